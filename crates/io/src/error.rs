@@ -1,0 +1,130 @@
+//! The I/O layer's error type.
+//!
+//! [`Error`] carries the path it concerns and an [`ErrorKind`] that tells
+//! callers (and `main`, which maps kinds to exit codes) what went wrong
+//! without parsing messages: a missing file, a directory given as a file,
+//! a file whose size is not a whole number of elements, a full disk, io_uring
+//! being unavailable, and plain system errors with the operation that failed.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// A specialized `Result` for the I/O layer.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// An error of the I/O layer: what went wrong and on which file.
+#[derive(Debug)]
+pub struct Error(Box<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    kind: ErrorKind,
+    path: PathBuf,
+    source: Option<io::Error>,
+}
+
+/// What went wrong, as a value callers can match on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The file does not exist.
+    NotFound,
+    /// A directory was given where a file was expected.
+    IsADirectory,
+    /// The process may not read or write the path.
+    PermissionDenied,
+    /// The file's size is not a whole number of elements.
+    BadSize {
+        /// The file's size in bytes.
+        size: u64,
+        /// The element size in bytes.
+        element_size: usize,
+    },
+    /// No space left on the device (`ENOSPC`, `EDQUOT`).
+    DiskFull,
+    /// The file would exceed the process's file size limit (`EFBIG`, `RLIMIT_FSIZE`).
+    FileTooLarge,
+    /// io_uring cannot be used here (kernel without it, disabled by
+    /// `io_uring_disabled`, or refused by a seccomp filter).
+    UringUnavailable,
+    /// The stream was used after `close` or after an earlier error.
+    Closed,
+    /// Any other system error; the string names the operation (`read`, `mmap`, …).
+    Io(&'static str),
+}
+
+impl Error {
+    /// Makes an error of `kind` about `path`.
+    pub fn new(kind: ErrorKind, path: impl AsRef<Path>) -> Error {
+        Error(Box::new(Inner { kind, path: path.as_ref().to_path_buf(), source: None }))
+    }
+
+    /// Classifies a system error from operation `op` on `path`: `ENOENT`,
+    /// `EISDIR`, `EACCES`/`EPERM`, `ENOSPC`/`EDQUOT` and `EFBIG` get their own
+    /// kinds, everything else becomes [`ErrorKind::Io`].
+    pub fn from_io(op: &'static str, path: impl AsRef<Path>, err: io::Error) -> Error {
+        let kind = match err.raw_os_error() {
+            Some(libc::ENOENT) => ErrorKind::NotFound,
+            Some(libc::EISDIR) => ErrorKind::IsADirectory,
+            Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => {
+                ErrorKind::PermissionDenied
+            }
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => ErrorKind::DiskFull,
+            Some(libc::EFBIG) => ErrorKind::FileTooLarge,
+            _ => ErrorKind::Io(op),
+        };
+        Error(Box::new(Inner { kind, path: path.as_ref().to_path_buf(), source: Some(err) }))
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.0.kind
+    }
+
+    /// The file the error concerns.
+    pub fn path(&self) -> &Path {
+        &self.0.path
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.0.path.display();
+        match &self.0.kind {
+            ErrorKind::NotFound => write!(f, "{p}: no such file")?,
+            ErrorKind::IsADirectory => write!(f, "{p}: is a directory, not a file")?,
+            ErrorKind::PermissionDenied => write!(f, "{p}: permission denied")?,
+            ErrorKind::BadSize { size, element_size } => write!(
+                f,
+                "{p}: size {size} bytes is not a multiple of the element size {element_size} \
+                 ({} trailing bytes)",
+                size % *element_size as u64
+            )?,
+            ErrorKind::DiskFull => write!(f, "{p}: no space left on device")?,
+            ErrorKind::FileTooLarge => {
+                write!(f, "{p}: file too large (exceeds the file size limit, RLIMIT_FSIZE)")?
+            }
+            ErrorKind::UringUnavailable => write!(
+                f,
+                "{p}: io_uring is unavailable on this system (kernel support missing, \
+                 disabled by /proc/sys/kernel/io_uring_disabled, or blocked by seccomp); \
+                 use another stream kind"
+            )?,
+            ErrorKind::Closed => write!(f, "{p}: stream used after close or after an error")?,
+            ErrorKind::Io(op) => write!(f, "{p}: {op} failed")?,
+        }
+        if let Some(src) = &self.0.source {
+            if !matches!(self.0.kind, ErrorKind::NotFound | ErrorKind::IsADirectory) {
+                write!(f, ": {src}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source.as_ref().map(|e| e as _)
+    }
+}

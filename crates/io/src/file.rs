@@ -1,0 +1,88 @@
+//! Opening files for streams, with the checks every kind shares.
+//!
+//! [`open_for_read`] refuses directories and files whose size is not a whole
+//! number of elements (never silently dropping a tail); [`create_for_write`]
+//! creates or truncates a file, adding flags such as `O_DIRECT`. Both count
+//! the system calls they make.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use crate::{Error, ErrorKind, Result, SyscallCounts};
+
+/// Opens `path` read-only with extra `flags` (e.g. `libc::O_DIRECT`) and
+/// checks that it is a regular file of a whole number of `element_size`
+/// elements. Returns the file and its length in bytes.
+pub(crate) fn open_for_read(
+    path: &Path,
+    element_size: usize,
+    flags: i32,
+    counts: &mut SyscallCounts,
+) -> Result<(File, u64)> {
+    counts.open += 1;
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| Error::from_io("open", path, e))?;
+    counts.open += 1; // fstat
+    let md = f.metadata().map_err(|e| Error::from_io("fstat", path, e))?;
+    if md.is_dir() {
+        return Err(Error::new(ErrorKind::IsADirectory, path));
+    }
+    let size = md.len();
+    if size % element_size as u64 != 0 {
+        return Err(Error::new(ErrorKind::BadSize { size, element_size }, path));
+    }
+    Ok((f, size))
+}
+
+/// Creates or truncates `path` for writing (and reading, which `mmap` needs)
+/// with extra `flags`.
+pub(crate) fn create_for_write(path: &Path, flags: i32, counts: &mut SyscallCounts) -> Result<File> {
+    counts.open += 1;
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| Error::from_io("open", path, e))
+}
+
+/// `read(2)` into `buf`, retrying on `EINTR`; returns bytes read (0 at end).
+pub(crate) fn read_retry(f: &File, buf: &mut [u8], counts: &mut SyscallCounts) -> std::io::Result<usize> {
+    loop {
+        counts.read += 1;
+        match rustix::io::read(f, &mut *buf) {
+            Ok(n) => return Ok(n),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Writes all of `buf` with `write(2)`, retrying on `EINTR` and short writes.
+pub(crate) fn write_all_retry(f: &File, mut buf: &[u8], counts: &mut SyscallCounts) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        counts.write += 1;
+        match rustix::io::write(f, buf) {
+            Ok(0) => return Err(std::io::Error::from_raw_os_error(libc::ENOSPC)),
+            Ok(n) => buf = &buf[n..],
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// `fsync` when asked, counting it.
+pub(crate) fn maybe_sync(f: &File, yes: bool, path: &Path, counts: &mut SyscallCounts) -> Result<()> {
+    if yes {
+        counts.other += 1;
+        f.sync_all().map_err(|e| Error::from_io("fsync", path, e))?;
+    }
+    Ok(())
+}

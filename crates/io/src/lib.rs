@@ -1,0 +1,60 @@
+//! emsort's I/O layer.
+//!
+//! Everything that touches a file goes through this crate:
+//!
+//! - **Element streams** ([`InputStream`], [`OutputStream`]), six kinds
+//!   ([`StreamKind`]), each really its technique: a system call per element
+//!   (`syscall`), libc's `FILE` (`stdio`), an own buffer of B bytes
+//!   (`buffered`), `mmap` windows of B bytes (`mmap`), `O_DIRECT` with aligned
+//!   buffers (`direct`) and io_uring with Q requests in flight (`uring`).
+//!   Open one with [`open_input`] / [`create_output`] and a [`StreamConfig`].
+//!   Each stream counts its own system calls ([`SyscallCounts`]).
+//! - **Cache control** ([`cache`]): dropping the page cache or evicting one
+//!   file, for cold-cache measurements.
+//! - **Sizes** ([`parse_size`], [`format_size`]): `64K`, `1M`, … as GNU
+//!   `sort -S` takes them.
+//!
+//! Errors are [`Error`] values with an [`ErrorKind`] and the path concerned.
+//!
+//! ```no_run
+//! use emsort_io::{create_output, InputStream, OutputStream, StreamConfig, StreamKind};
+//! # fn main() -> emsort_io::Result<()> {
+//! let cfg = StreamConfig::new(StreamKind::Mmap).block_size(1 << 20);
+//! let mut out = create_output::<u32>("x.bin".as_ref(), &cfg)?;
+//! out.write(42)?;
+//! out.close()?;
+//! println!("{}", out.syscalls());
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+pub mod cache;
+mod config;
+mod counts;
+mod element;
+mod error;
+pub mod progress;
+mod file;
+mod size;
+mod stream;
+
+mod buffered_stream;
+mod direct_stream;
+mod mmap_stream;
+mod stdio_stream;
+mod syscall_stream;
+mod uring_stream;
+
+pub use buffered_stream::{BufferedInput, BufferedOutput};
+pub use config::{StreamConfig, StreamInfo, StreamKind};
+pub use counts::SyscallCounts;
+pub use direct_stream::{DirectInput, DirectOutput};
+pub use element::{as_bytes, as_bytes_mut, from_bytes, Element};
+pub use error::{Error, ErrorKind, Result};
+pub use progress::{NoProgress, Progress};
+pub use mmap_stream::{MmapInput, MmapOutput};
+pub use size::{format_size, parse_size};
+pub use stdio_stream::{StdioInput, StdioOutput};
+pub use stream::{create_output, open_input, AnyInput, AnyOutput, InputStream, OutputStream};
+pub use syscall_stream::{SyscallInput, SyscallOutput};
+pub use uring_stream::{UringInput, UringOutput};

@@ -1,0 +1,216 @@
+//! The element stream interface and dispatch over the six kinds.
+//!
+//! [`InputStream`] and [`OutputStream`] are SPEC part 1's interface
+//! (`open`, `read_next`, `end_of_stream`, `close`; `create`, `write`,
+//! `close`), plus bulk calls ([`InputStream::read_into`],
+//! [`OutputStream::write_all`]) that the sort uses. [`open_input`] and
+//! [`create_output`] pick the kind from a [`StreamConfig`] and return an
+//! [`AnyInput`] / [`AnyOutput`], an enum whose `match` per call the compiler
+//! keeps cheap and predictable (no virtual call per element).
+//!
+//! # Contract of an output stream dropped without `close`
+//!
+//! Dropping an output stream without calling `close` makes a best-effort
+//! close: the elements written so far are flushed and the file is trimmed to
+//! their exact length, but any error is lost (as with `std::io::BufWriter`).
+//! Call `close` to learn whether the data reached the file. `close` is
+//! idempotent (a second call returns `Ok`); `write` after `close`, or after a
+//! write that failed, returns [`ErrorKind::Closed`](crate::ErrorKind::Closed).
+//!
+//! ```no_run
+//! use emsort_io::{create_output, open_input, InputStream, OutputStream, StreamConfig, StreamKind};
+//! # fn main() -> emsort_io::Result<()> {
+//! let cfg = StreamConfig::new(StreamKind::Buffered).block_size(64 << 10);
+//! let mut out = create_output::<u32>("numbers.bin".as_ref(), &cfg)?;
+//! for x in 0..1000u32 { out.write(x)?; }
+//! out.close()?;
+//! let mut inp = open_input::<u32>("numbers.bin".as_ref(), &cfg)?;
+//! let mut sum = 0u64;
+//! while let Some(x) = inp.read_next()? { sum += x as u64; }
+//! inp.close()?;
+//! # Ok(()) }
+//! ```
+
+use std::path::Path;
+
+use crate::buffered_stream::{BufferedInput, BufferedOutput};
+use crate::direct_stream::{DirectInput, DirectOutput};
+use crate::mmap_stream::{MmapInput, MmapOutput};
+use crate::stdio_stream::{StdioInput, StdioOutput};
+use crate::syscall_stream::{SyscallInput, SyscallOutput};
+use crate::uring_stream::{UringInput, UringOutput};
+use crate::{Element, Result, StreamConfig, StreamInfo, StreamKind, SyscallCounts};
+
+/// A stream of elements read from a file, front to back.
+pub trait InputStream<T: Element> {
+    /// The next element, or `None` at the end of the stream.
+    fn read_next(&mut self) -> Result<Option<T>>;
+
+    /// Whether every element has been read.
+    fn end_of_stream(&mut self) -> Result<bool>;
+
+    /// Reads up to `buf.len()` elements into `buf` and returns how many; 0
+    /// only at the end of the stream (or for an empty `buf`).
+    fn read_into(&mut self, buf: &mut [T]) -> Result<usize> {
+        let mut n = 0;
+        while n < buf.len() {
+            match self.read_next()? {
+                Some(x) => {
+                    buf[n] = x;
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        Ok(n)
+    }
+
+    /// Number of elements in the file.
+    fn len(&self) -> u64;
+
+    /// Whether the file holds no element.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Releases the file and its buffers; idempotent.
+    fn close(&mut self) -> Result<()>;
+
+    /// System calls made so far on the stream's behalf.
+    fn syscalls(&self) -> SyscallCounts;
+
+    /// What the stream really does (rounded block size, fallbacks).
+    fn info(&self) -> &StreamInfo;
+}
+
+/// A stream of elements written to a new file, front to back.
+pub trait OutputStream<T: Element> {
+    /// Appends one element.
+    fn write(&mut self, x: T) -> Result<()>;
+
+    /// Appends every element of `xs`.
+    fn write_all(&mut self, xs: &[T]) -> Result<()> {
+        for &x in xs {
+            self.write(x)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes what is buffered, trims the file to its exact length, syncs
+    /// it when the config asks, and closes it; idempotent. Errors (a full
+    /// disk, a file size limit) are reported here at the latest.
+    fn close(&mut self) -> Result<()>;
+
+    /// System calls made so far on the stream's behalf.
+    fn syscalls(&self) -> SyscallCounts;
+
+    /// What the stream really does (rounded block size, fallbacks).
+    fn info(&self) -> &StreamInfo;
+}
+
+macro_rules! dispatch {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self {
+            Self::Syscall($s) => $e,
+            Self::Stdio($s) => $e,
+            Self::Buffered($s) => $e,
+            Self::Mmap($s) => $e,
+            Self::Direct($s) => $e,
+            Self::Uring($s) => $e,
+        }
+    };
+}
+
+/// An input stream of any kind (see [`open_input`]).
+#[allow(missing_docs)]
+pub enum AnyInput<T: Element> {
+    Syscall(SyscallInput<T>),
+    Stdio(StdioInput<T>),
+    Buffered(BufferedInput<T>),
+    Mmap(MmapInput<T>),
+    Direct(DirectInput<T>),
+    Uring(UringInput<T>),
+}
+
+/// An output stream of any kind (see [`create_output`]).
+#[allow(missing_docs)]
+pub enum AnyOutput<T: Element> {
+    Syscall(SyscallOutput<T>),
+    Stdio(StdioOutput<T>),
+    Buffered(BufferedOutput<T>),
+    Mmap(MmapOutput<T>),
+    Direct(DirectOutput<T>),
+    Uring(UringOutput<T>),
+}
+
+/// Opens `path` for reading as a stream of `T` with the kind `cfg` names.
+///
+/// Fails with a clear error when the file is missing, is a directory, cannot
+/// be read, or its size is not a multiple of `T`'s size.
+pub fn open_input<T: Element>(path: &Path, cfg: &StreamConfig) -> Result<AnyInput<T>> {
+    Ok(match cfg.kind {
+        StreamKind::Syscall => AnyInput::Syscall(SyscallInput::open(path, cfg)?),
+        StreamKind::Stdio => AnyInput::Stdio(StdioInput::open(path, cfg)?),
+        StreamKind::Buffered => AnyInput::Buffered(BufferedInput::open(path, cfg)?),
+        StreamKind::Mmap => AnyInput::Mmap(MmapInput::open(path, cfg)?),
+        StreamKind::Direct => AnyInput::Direct(DirectInput::open(path, cfg)?),
+        StreamKind::Uring => AnyInput::Uring(UringInput::open(path, cfg)?),
+    })
+}
+
+/// Creates (or truncates) `path` for writing a stream of `T` with the kind
+/// `cfg` names.
+pub fn create_output<T: Element>(path: &Path, cfg: &StreamConfig) -> Result<AnyOutput<T>> {
+    Ok(match cfg.kind {
+        StreamKind::Syscall => AnyOutput::Syscall(SyscallOutput::create(path, cfg)?),
+        StreamKind::Stdio => AnyOutput::Stdio(StdioOutput::create(path, cfg)?),
+        StreamKind::Buffered => AnyOutput::Buffered(BufferedOutput::create(path, cfg)?),
+        StreamKind::Mmap => AnyOutput::Mmap(MmapOutput::create(path, cfg)?),
+        StreamKind::Direct => AnyOutput::Direct(DirectOutput::create(path, cfg)?),
+        StreamKind::Uring => AnyOutput::Uring(UringOutput::create(path, cfg)?),
+    })
+}
+
+impl<T: Element> InputStream<T> for AnyInput<T> {
+    #[inline]
+    fn read_next(&mut self) -> Result<Option<T>> {
+        dispatch!(self, s => s.read_next())
+    }
+    fn end_of_stream(&mut self) -> Result<bool> {
+        dispatch!(self, s => s.end_of_stream())
+    }
+    fn read_into(&mut self, buf: &mut [T]) -> Result<usize> {
+        dispatch!(self, s => s.read_into(buf))
+    }
+    fn len(&self) -> u64 {
+        dispatch!(self, s => s.len())
+    }
+    fn close(&mut self) -> Result<()> {
+        dispatch!(self, s => s.close())
+    }
+    fn syscalls(&self) -> SyscallCounts {
+        dispatch!(self, s => s.syscalls())
+    }
+    fn info(&self) -> &StreamInfo {
+        dispatch!(self, s => s.info())
+    }
+}
+
+impl<T: Element> OutputStream<T> for AnyOutput<T> {
+    #[inline]
+    fn write(&mut self, x: T) -> Result<()> {
+        dispatch!(self, s => s.write(x))
+    }
+    fn write_all(&mut self, xs: &[T]) -> Result<()> {
+        dispatch!(self, s => s.write_all(xs))
+    }
+    fn close(&mut self) -> Result<()> {
+        dispatch!(self, s => s.close())
+    }
+    fn syscalls(&self) -> SyscallCounts {
+        dispatch!(self, s => s.syscalls())
+    }
+    fn info(&self) -> &StreamInfo {
+        dispatch!(self, s => s.info())
+    }
+}
