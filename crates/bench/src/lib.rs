@@ -1,1 +1,42 @@
-//! placeholder
+//! emsort's experiment harness.
+//!
+//! Each experiment of the SPEC is a *campaign*: a list of points, each run
+//! `reps` times on a cold cache. A campaign writes its raw measurements to a
+//! CSV file row by row as runs finish, then makes every table and plot from
+//! that CSV, never from numbers held only in memory, so a crashed or edited
+//! campaign can be summarised and redrawn later.
+//!
+//! - [`streams`]: experiment 1, the six element-stream kinds read and
+//!   written with k streams of N elements and block size B
+//!   ([`streams::Campaign`], [`streams::plots_from_csv`]).
+//! - [`machine`]: the facts about the machine recorded beside every result
+//!   (`machine.json`).
+//! - [`stats`]: min / median / max of repeated runs.
+//! - [`scratch`]: temporary directories on a disk, not in memory.
+//! - [`Error`]: what can go wrong, with the file and line concerned.
+//!
+//! The library never prints; it reports through the
+//! [`Progress`](emsort_io::Progress) the caller supplies.
+//!
+//! ```no_run
+//! use emsort_bench::streams::Campaign;
+//! use emsort_io::{cache::CacheMethod, NoProgress};
+//! use std::sync::atomic::AtomicBool;
+//! # fn main() -> Result<(), emsort_bench::Error> {
+//! let outcome = Campaign::quick()
+//!     .cache(CacheMethod::Fadvise)
+//!     .out_dir("results/quick")
+//!     .run(&NoProgress, &AtomicBool::new(false))?;
+//! println!("{}", outcome.raw_csv.display());
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod chart;
+mod error;
+pub mod machine;
+pub mod scratch;
+pub mod stats;
+pub mod streams;
+
+pub use error::{Error, Result};

@@ -1,1 +1,56 @@
-fn main() {}
+//! The `emsort` command: argument parsing, progress bars and exit codes.
+//! Every algorithm lives in the library crates; this binary only glues.
+
+mod cmd;
+mod interrupt;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Sort and stream data larger than memory, and measure what each I/O
+/// strategy costs on this machine.
+#[derive(Parser)]
+#[command(name = "emsort", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate a seeded data file (binary numbers, records or text lines).
+    Gen(cmd::gen::GenArgs),
+    /// Check that a file is sorted (and, with --input, a permutation of the original).
+    Verify(cmd::verify::VerifyArgs),
+    /// Run an experiment campaign and write raw CSV, a summary, machine facts and plots.
+    #[command(subcommand)]
+    Bench(cmd::bench::BenchCommand),
+    /// Run the main job on built-in data: a quick stream campaign in a temp directory.
+    Demo(cmd::demo::DemoArgs),
+}
+
+/// Exit codes: 0 success, 1 a check failed (verify), 2 bad usage or input,
+/// 3 an I/O failure (full disk, permissions …), 130 interrupted.
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    interrupt::install();
+    let result = match cli.command {
+        Command::Gen(a) => cmd::gen::run(a),
+        Command::Verify(a) => cmd::verify::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
+        Command::Demo(a) => cmd::demo::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) if interrupt::interrupted() => {
+            eprintln!("emsort: interrupted; temporary files removed ({e:#})");
+            ExitCode::from(130)
+        }
+        Err(e) => {
+            eprintln!("emsort: {e:#}");
+            ExitCode::from(cmd::exit_code(&e))
+        }
+    }
+}

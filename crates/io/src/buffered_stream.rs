@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use crate::file::{create_for_write, maybe_sync, open_for_read, read_retry, write_all_retry};
 use crate::{
-    as_bytes, from_bytes, Element, Error, ErrorKind, InputStream, OutputStream, Result,
-    StreamConfig, StreamInfo, StreamKind, SyscallCounts,
+    as_bytes, from_bytes, Element, Error, ErrorKind, InputStream, OutputStream, Result, StreamConfig,
+    StreamInfo, StreamKind, SyscallCounts,
 };
 
 fn rounded_block<T: Element>(cfg: &StreamConfig) -> usize {
@@ -56,10 +56,10 @@ impl<T: Element> BufferedInput<T> {
     /// Refills the buffer, keeping any partial element at its front; returns
     /// false at the end of the file.
     fn fill(&mut self) -> Result<bool> {
+        let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
         if self.eof {
             return Ok(false);
         }
-        let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
         let rest = self.filled - self.pos;
         self.buf.copy_within(self.pos..self.filled, 0);
         self.pos = 0;
@@ -108,8 +108,7 @@ impl<T: Element> InputStream<T> for BufferedInput<T> {
             let avail = (self.filled - self.pos) / T::SIZE;
             let take = avail.min(out.len() - n);
             let bytes = take * T::SIZE;
-            crate::as_bytes_mut(&mut out[n..n + take])
-                .copy_from_slice(&self.buf[self.pos..self.pos + bytes]);
+            crate::as_bytes_mut(&mut out[n..n + take]).copy_from_slice(&self.buf[self.pos..self.pos + bytes]);
             self.pos += bytes;
             n += take;
         }
@@ -200,7 +199,7 @@ impl<T: Element> BufferedOutput<T> {
 impl<T: Element> OutputStream<T> for BufferedOutput<T> {
     #[inline]
     fn write(&mut self, x: T) -> Result<()> {
-        if self.closed {
+        if self.closed || self.file.is_none() {
             return Err(Error::new(ErrorKind::Closed, &self.path));
         }
         self.buf.extend_from_slice(as_bytes(std::slice::from_ref(&x)));
@@ -211,7 +210,7 @@ impl<T: Element> OutputStream<T> for BufferedOutput<T> {
     }
 
     fn write_all(&mut self, xs: &[T]) -> Result<()> {
-        if self.closed {
+        if self.closed || self.file.is_none() {
             return Err(Error::new(ErrorKind::Closed, &self.path));
         }
         let mut bytes = as_bytes(xs);

@@ -10,8 +10,12 @@
 //! | `stdio`    | ignored: libc's own `FILE` buffer (`BUFSIZ`, 8 KiB on glibc)         |
 //! | `buffered` | B rounded up to a whole number of elements (at least one)           |
 //! | `mmap`     | B rounded up to a multiple of the page size (at least one page)     |
-//! | `direct`   | B rounded up to a multiple of the device's O_DIRECT alignment (`statx` `STATX_DIOALIGN`, else 4096) |
-//! | `uring`    | B rounded up to a whole number of elements; Q buffers of B in flight |
+//! | `direct`   | B rounded up to a multiple of A = max(offset alignment, memory alignment, element size), at least A; alignments from `statx` `STATX_DIOALIGN` (4096 when unknown) |
+//! | `uring`    | B rounded up to a whole number of elements; Q (at least 1) buffers of B in flight |
+//!
+//! [`StreamInfo::fallback`] says when a kind could not use its technique
+//! fully: `direct` on a file system that refuses `O_DIRECT`, `mmap` output on
+//! one without `fallocate`.
 
 use std::fmt;
 use std::str::FromStr;

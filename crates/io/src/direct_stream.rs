@@ -1,81 +1,211 @@
-//! TEMPORARY scaffold (a copy of buffered_stream.rs): to be replaced by the real direct technique.
+//! The `direct` kind: `O_DIRECT` with aligned buffers of B bytes.
+//!
+//! With `O_DIRECT` the kernel moves data between the device and the user's
+//! buffer without the page cache, and refuses (`EINVAL`) any transfer whose
+//! buffer address, file offset or length is not aligned to what the device
+//! requires.
+//!
+//! # Alignment and block size
+//!
+//! After opening, `statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN)` (Linux ≥ 6.1)
+//! gives the memory alignment `stx_dio_mem_align` and the offset/length
+//! alignment `stx_dio_offset_align`. When either is 0 or the call is not
+//! supported, 4096 is used for both (the largest logical block size in
+//! common use). With A = max(offset alignment, memory alignment, element
+//! size) — all powers of two, so A is also their least common multiple — the
+//! block size is B rounded up to a multiple of A (at least A), reported in
+//! [`StreamInfo::block_size`]. The buffer is one block allocated with
+//! alignment A (`std::alloc::Layout`).
+//!
+//! # Input
+//!
+//! Blocks are read front to back with `read(2)`, each into the whole
+//! aligned buffer. Every read but the last returns a full block; the last
+//! returns the short rest of the file. The size is known from the open, so
+//! the stream does not issue a final read that returns 0: a file of S bytes
+//! costs exactly ⌈S/B⌉ reads.
+//!
+//! # Output
+//!
+//! Elements are copied into the buffer; a full block is written with one
+//! `write(2)`. At `close` a partial last block of p bytes is zero-padded to
+//! a multiple of the offset alignment and written, then the file is trimmed
+//! with `ftruncate` to its exact length (only when padding was written).
+//! Writing S bytes costs ⌈S/B⌉ writes, plus one `ftruncate` when S is not a
+//! multiple of the offset alignment.
+//!
+//! # Fallback
+//!
+//! Some file systems refuse `O_DIRECT` at `open` with `EINVAL` (ramfs, for
+//! example). The stream then opens the file without `O_DIRECT`, does the same
+//! block I/O through the page cache and says so in [`StreamInfo::fallback`]
+//! ([`FALLBACK`]). Any other open error is reported as is.
 
+use std::alloc::Layout;
 use std::fs::File;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
 
-use crate::file::{create_for_write, maybe_sync, open_for_read, read_retry, write_all_retry};
+use rustix::fs::{AtFlags, StatxFlags};
+
+use crate::file::{create_for_write, ftruncate, maybe_sync, open_for_read, read_retry, write_all_retry};
 use crate::{
-    as_bytes, from_bytes, Element, Error, ErrorKind, InputStream, OutputStream, Result,
+    as_bytes, as_bytes_mut, from_bytes, Element, Error, ErrorKind, InputStream, OutputStream, Result,
     StreamConfig, StreamInfo, StreamKind, SyscallCounts,
 };
 
-fn rounded_block<T: Element>(cfg: &StreamConfig) -> usize {
-    cfg.block_size.max(T::SIZE).div_ceil(T::SIZE) * T::SIZE
+/// [`StreamInfo::fallback`] when the file system refused `O_DIRECT`.
+pub(crate) const FALLBACK: &str =
+    "file system refused O_DIRECT (EINVAL); using buffered I/O with the same block size";
+
+/// Alignment used when `STATX_DIOALIGN` gives nothing.
+const DEFAULT_ALIGN: usize = 4096;
+
+/// Whether an `open` error means "this file system refuses `O_DIRECT`".
+fn o_direct_refused(err: &Error) -> bool {
+    matches!(err.kind(), ErrorKind::Io("open")) && err.raw_os_error() == Some(libc::EINVAL)
 }
 
-/// Input stream of the `buffered` kind.
+/// Runs `open` with `O_DIRECT`; if the file system refuses it, runs it again
+/// without and returns the fallback note.
+fn open_direct<F>(mut open: F) -> Result<(File, Option<String>)>
+where
+    F: FnMut(i32) -> Result<File>,
+{
+    match open(libc::O_DIRECT) {
+        Ok(f) => Ok((f, None)),
+        Err(e) if o_direct_refused(&e) => Ok((open(0)?, Some(FALLBACK.to_string()))),
+        Err(e) => Err(e),
+    }
+}
+
+/// `(memory alignment, offset alignment)` for direct I/O on `file`.
+fn dio_alignment(file: &File, counts: &mut SyscallCounts) -> (usize, usize) {
+    counts.open += 1; // statx
+    match rustix::fs::statx(file, c"", AtFlags::EMPTY_PATH, StatxFlags::DIOALIGN) {
+        Ok(st)
+            if st.stx_mask & StatxFlags::DIOALIGN.bits() != 0
+                && st.stx_dio_mem_align > 0
+                && st.stx_dio_offset_align > 0 =>
+        {
+            (st.stx_dio_mem_align as usize, st.stx_dio_offset_align as usize)
+        }
+        _ => (DEFAULT_ALIGN, DEFAULT_ALIGN),
+    }
+}
+
+/// Block size and alignment: B rounded up to a multiple of
+/// A = max(offset alignment, memory alignment, element size).
+fn block_and_align(b: usize, mem: usize, off: usize, elem: usize) -> (usize, usize) {
+    let a = mem.max(off).max(elem);
+    (b.max(1).div_ceil(a) * a, a)
+}
+
+/// A zeroed heap buffer aligned for direct I/O.
+struct AlignedBuf {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: the buffer is plain memory owned by this value.
+unsafe impl Send for AlignedBuf {}
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    fn new(len: usize, align: usize) -> AlignedBuf {
+        let layout = Layout::from_size_align(len, align).expect("block size and alignment are valid");
+        // SAFETY: `len` > 0 (block sizes are at least one alignment unit).
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        AlignedBuf { ptr, layout }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        // SAFETY: `ptr` is a live allocation of `layout.size()` initialised bytes.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// Input stream of the `direct` kind.
 pub struct DirectInput<T: Element> {
     path: PathBuf,
     file: Option<File>,
-    len: u64,
-    buf: Vec<u8>,
+    size: u64,
+    /// Bytes read from the file so far.
+    file_pos: u64,
+    buf: AlignedBuf,
     pos: usize,
     filled: usize,
-    eof: bool,
     counts: SyscallCounts,
     info: StreamInfo,
     _t: PhantomData<T>,
 }
 
 impl<T: Element> DirectInput<T> {
-    /// Opens `path`; the buffer holds `cfg.block_size` bytes rounded up to
-    /// whole elements.
+    /// Opens `path` with `O_DIRECT` (or without, see the module docs).
     pub fn open(path: &Path, cfg: &StreamConfig) -> Result<Self> {
         let mut counts = SyscallCounts::default();
-        let (file, size) = open_for_read(path, T::SIZE, 0, &mut counts)?;
-        let b = rounded_block::<T>(cfg);
+        let mut size = 0;
+        let (file, fallback) = open_direct(|flags| {
+            let (f, s) = open_for_read(path, T::SIZE, flags, &mut counts)?;
+            size = s;
+            Ok(f)
+        })?;
+        let (mem, off) = dio_alignment(&file, &mut counts);
+        let (block, align) = block_and_align(cfg.block_size, mem, off, T::SIZE);
         Ok(DirectInput {
             path: path.to_path_buf(),
             file: Some(file),
-            len: size / T::SIZE as u64,
-            buf: vec![0; b],
+            size,
+            file_pos: 0,
+            buf: AlignedBuf::new(block, align),
             pos: 0,
             filled: 0,
-            eof: false,
             counts,
-            info: StreamInfo { kind: StreamKind::Direct, block_size: b, queue_depth: 1, fallback: None },
+            info: StreamInfo { kind: StreamKind::Direct, block_size: block, queue_depth: 1, fallback },
             _t: PhantomData,
         })
     }
 
-    /// Refills the buffer, keeping any partial element at its front; returns
-    /// false at the end of the file.
+    /// Reads the next block; false at the end of the file.
     fn fill(&mut self) -> Result<bool> {
-        if self.eof {
+        let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
+        if self.file_pos >= self.size {
             return Ok(false);
         }
-        let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
-        let rest = self.filled - self.pos;
-        self.buf.copy_within(self.pos..self.filled, 0);
-        self.pos = 0;
-        self.filled = rest;
-        // Loop until at least one whole element is buffered: a read may
-        // return fewer bytes than asked (pipes, signals).
-        while self.filled < T::SIZE {
-            let n = read_retry(file, &mut self.buf[self.filled..], &mut self.counts)
+        let want = (self.size - self.file_pos).min(self.buf.layout.size() as u64) as usize;
+        let buf = self.buf.as_mut_slice();
+        let mut got = 0;
+        // Ask for whole blocks (O_DIRECT lengths must be aligned); a regular
+        // file returns short only at its end.
+        while got < want {
+            let n = read_retry(file, &mut buf[got..], &mut self.counts)
                 .map_err(|e| Error::from_io("read", &self.path, e))?;
             if n == 0 {
-                self.eof = true;
-                if self.filled != 0 {
-                    // The file shrank or grew by a partial element since open.
-                    let size = self.len * T::SIZE as u64 + self.filled as u64;
-                    return Err(Error::new(ErrorKind::BadSize { size, element_size: T::SIZE }, &self.path));
-                }
-                return Ok(false);
+                let e = std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!("file shrank to {} bytes while open", self.file_pos + got as u64),
+                );
+                return Err(Error::from_io("read", &self.path, e));
             }
-            self.filled += n;
+            got += n;
         }
+        self.filled = want;
+        self.pos = 0;
+        self.file_pos += want as u64;
         Ok(true)
     }
 }
@@ -83,43 +213,43 @@ impl<T: Element> DirectInput<T> {
 impl<T: Element> InputStream<T> for DirectInput<T> {
     #[inline]
     fn read_next(&mut self) -> Result<Option<T>> {
-        if self.filled - self.pos < T::SIZE && !self.fill()? {
+        if self.pos == self.filled && !self.fill()? {
             return Ok(None);
         }
-        let x = from_bytes::<T>(&self.buf[self.pos..]);
+        let x = from_bytes::<T>(&self.buf.as_slice()[self.pos..]);
         self.pos += T::SIZE;
         Ok(Some(x))
     }
 
     fn end_of_stream(&mut self) -> Result<bool> {
-        Ok(self.filled - self.pos < T::SIZE && !self.fill()?)
+        if self.file.is_none() {
+            return Err(Error::new(ErrorKind::Closed, &self.path));
+        }
+        Ok(self.pos == self.filled && self.file_pos >= self.size)
     }
 
     fn read_into(&mut self, out: &mut [T]) -> Result<usize> {
+        let out = as_bytes_mut(out);
         let mut n = 0;
         while n < out.len() {
-            if self.filled - self.pos < T::SIZE && !self.fill()? {
+            if self.pos == self.filled && !self.fill()? {
                 break;
             }
-            let avail = (self.filled - self.pos) / T::SIZE;
-            let take = avail.min(out.len() - n);
-            let bytes = take * T::SIZE;
-            crate::as_bytes_mut(&mut out[n..n + take])
-                .copy_from_slice(&self.buf[self.pos..self.pos + bytes]);
-            self.pos += bytes;
+            let take = (self.filled - self.pos).min(out.len() - n);
+            out[n..n + take].copy_from_slice(&self.buf.as_slice()[self.pos..self.pos + take]);
+            self.pos += take;
             n += take;
         }
-        Ok(n)
+        Ok(n / T::SIZE)
     }
 
     fn len(&self) -> u64 {
-        self.len
+        self.size / T::SIZE as u64
     }
 
     fn close(&mut self) -> Result<()> {
         if self.file.take().is_some() {
             self.counts.close += 1;
-            self.buf = Vec::new();
         }
         Ok(())
     }
@@ -133,11 +263,15 @@ impl<T: Element> InputStream<T> for DirectInput<T> {
     }
 }
 
-/// Output stream of the `buffered` kind.
+/// Output stream of the `direct` kind.
 pub struct DirectOutput<T: Element> {
     path: PathBuf,
     file: Option<File>,
-    buf: Vec<u8>,
+    buf: AlignedBuf,
+    filled: usize,
+    /// Bytes written to the file so far (whole blocks).
+    flushed: u64,
+    offset_align: usize,
     sync: bool,
     closed: bool,
     counts: SyscallCounts,
@@ -146,32 +280,44 @@ pub struct DirectOutput<T: Element> {
 }
 
 impl<T: Element> DirectOutput<T> {
-    /// Creates or truncates `path`.
+    /// Creates or truncates `path` with `O_DIRECT` (or without, see the
+    /// module docs).
     pub fn create(path: &Path, cfg: &StreamConfig) -> Result<Self> {
         let mut counts = SyscallCounts::default();
-        let file = create_for_write(path, 0, &mut counts)?;
-        let b = rounded_block::<T>(cfg);
+        let (file, fallback) = open_direct(|flags| create_for_write(path, flags, &mut counts))?;
+        let (mem, off) = dio_alignment(&file, &mut counts);
+        let (block, align) = block_and_align(cfg.block_size, mem, off, T::SIZE);
         Ok(DirectOutput {
             path: path.to_path_buf(),
             file: Some(file),
-            buf: Vec::with_capacity(b),
+            buf: AlignedBuf::new(block, align),
+            filled: 0,
+            flushed: 0,
+            offset_align: off,
             sync: cfg.sync_on_close,
             closed: false,
             counts,
-            info: StreamInfo { kind: StreamKind::Direct, block_size: b, queue_depth: 1, fallback: None },
+            info: StreamInfo { kind: StreamKind::Direct, block_size: block, queue_depth: 1, fallback },
             _t: PhantomData,
         })
     }
 
-    fn flush(&mut self) -> Result<()> {
+    /// Writes the first `len` bytes of the buffer (an aligned length).
+    fn flush(&mut self, len: usize) -> Result<()> {
         let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
-        let r = write_all_retry(file, &self.buf, &mut self.counts);
-        self.buf.clear();
-        r.map_err(|e| {
-            // A failed stream accepts nothing more.
-            self.file = None;
-            Error::from_io("write", &self.path, e)
-        })
+        let r = write_all_retry(file, &self.buf.as_slice()[..len], &mut self.counts);
+        self.filled = 0;
+        match r {
+            Ok(()) => {
+                self.flushed += len as u64;
+                Ok(())
+            }
+            Err(e) => {
+                // A failed stream accepts nothing more.
+                self.file = None;
+                Err(Error::from_io("write", &self.path, e))
+            }
+        }
     }
 
     fn finish(&mut self) -> Result<()> {
@@ -182,10 +328,17 @@ impl<T: Element> DirectOutput<T> {
         if self.file.is_none() {
             return Err(Error::new(ErrorKind::Closed, &self.path));
         }
-        if !self.buf.is_empty() {
-            self.flush()?;
+        let exact = self.flushed + self.filled as u64;
+        if self.filled > 0 {
+            let padded = self.filled.div_ceil(self.offset_align) * self.offset_align;
+            let p = self.filled;
+            self.buf.as_mut_slice()[p..padded].fill(0);
+            self.flush(padded)?;
         }
         let file = self.file.take().expect("checked above");
+        if self.flushed != exact {
+            ftruncate(&file, exact, &self.path, &mut self.counts)?;
+        }
         maybe_sync(&file, self.sync, &self.path, &mut self.counts)?;
         self.counts.close += 1;
         drop(file);
@@ -196,28 +349,31 @@ impl<T: Element> DirectOutput<T> {
 impl<T: Element> OutputStream<T> for DirectOutput<T> {
     #[inline]
     fn write(&mut self, x: T) -> Result<()> {
-        if self.closed {
+        if self.closed || self.file.is_none() {
             return Err(Error::new(ErrorKind::Closed, &self.path));
         }
-        self.buf.extend_from_slice(as_bytes(std::slice::from_ref(&x)));
-        if self.buf.len() >= self.info.block_size {
-            self.flush()?;
+        let p = self.filled;
+        self.buf.as_mut_slice()[p..p + T::SIZE].copy_from_slice(as_bytes(std::slice::from_ref(&x)));
+        self.filled += T::SIZE;
+        if self.filled == self.info.block_size {
+            self.flush(self.filled)?;
         }
         Ok(())
     }
 
     fn write_all(&mut self, xs: &[T]) -> Result<()> {
-        if self.closed {
+        if self.closed || self.file.is_none() {
             return Err(Error::new(ErrorKind::Closed, &self.path));
         }
         let mut bytes = as_bytes(xs);
         while !bytes.is_empty() {
-            let room = self.info.block_size - self.buf.len();
-            let take = room.min(bytes.len());
-            self.buf.extend_from_slice(&bytes[..take]);
+            let p = self.filled;
+            let take = (self.info.block_size - p).min(bytes.len());
+            self.buf.as_mut_slice()[p..p + take].copy_from_slice(&bytes[..take]);
+            self.filled += take;
             bytes = &bytes[take..];
-            if self.buf.len() >= self.info.block_size {
-                self.flush()?;
+            if self.filled == self.info.block_size {
+                self.flush(self.filled)?;
             }
         }
         Ok(())
@@ -240,5 +396,72 @@ impl<T: Element> Drop for DirectOutput<T> {
     fn drop(&mut self) {
         // Best effort, see the contract in `stream.rs`.
         let _ = self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_rounding() {
+        assert_eq!(block_and_align(1, 512, 512, 4), (512, 512));
+        assert_eq!(block_and_align(0, 512, 512, 4), (512, 512));
+        assert_eq!(block_and_align(5000, 512, 512, 4), (5120, 512));
+        assert_eq!(block_and_align(4096, 4, 512, 4096), (4096, 4096));
+        assert_eq!(block_and_align(1 << 20, 4096, 512, 8), (1 << 20, 4096));
+        assert_eq!(block_and_align(12, 8, 4, 16), (16, 16));
+    }
+
+    #[test]
+    fn buffer_is_aligned() {
+        for align in [512, 4096, 65536] {
+            let b = AlignedBuf::new(align * 2, align);
+            assert_eq!(b.as_slice().as_ptr() as usize % align, 0);
+            assert!(b.as_slice().iter().all(|&x| x == 0));
+        }
+    }
+
+    #[test]
+    fn only_einval_at_open_means_refused() {
+        let einval = Error::from_io("open", "x", std::io::Error::from_raw_os_error(libc::EINVAL));
+        assert!(o_direct_refused(&einval));
+        let other = Error::from_io("read", "x", std::io::Error::from_raw_os_error(libc::EINVAL));
+        assert!(!o_direct_refused(&other));
+        let enoent = Error::from_io("open", "x", std::io::Error::from_raw_os_error(libc::ENOENT));
+        assert!(!o_direct_refused(&enoent));
+    }
+
+    /// `O_DIRECT` really is on the descriptor (the kernel's view, from
+    /// `/proc/self/fdinfo`) unless the stream reported a fallback.
+    #[test]
+    fn o_direct_is_really_set() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x");
+        let flags = |f: &File| {
+            let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", f.as_raw_fd())).unwrap();
+            let line = info.lines().find(|l| l.starts_with("flags:")).unwrap().to_string();
+            i32::from_str_radix(line.trim_start_matches("flags:").trim(), 8).unwrap()
+        };
+        let cfg = StreamConfig::new(StreamKind::Direct).block_size(4096);
+        let mut out = DirectOutput::<u32>::create(&p, &cfg).unwrap();
+        let direct = flags(out.file.as_ref().unwrap()) & libc::O_DIRECT != 0;
+        assert_eq!(direct, out.info().fallback.is_none());
+        out.write_all(&[1, 2, 3]).unwrap();
+        out.close().unwrap();
+        let inp = DirectInput::<u32>::open(&p, &cfg).unwrap();
+        let direct = flags(inp.file.as_ref().unwrap()) & libc::O_DIRECT != 0;
+        assert_eq!(direct, inp.info().fallback.is_none());
+    }
+
+    #[test]
+    fn statx_reports_an_alignment_here() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = File::create(dir.path().join("x")).unwrap();
+        let mut c = SyscallCounts::default();
+        let (mem, off) = dio_alignment(&f, &mut c);
+        assert!(mem.is_power_of_two() && off.is_power_of_two(), "{mem} {off}");
+        assert_eq!(c.open, 1);
     }
 }

@@ -50,6 +50,8 @@ pub enum ErrorKind {
     UringUnavailable,
     /// The stream was used after `close` or after an earlier error.
     Closed,
+    /// The work was cancelled (Ctrl-C, SIGTERM) before it finished.
+    Interrupted,
     /// Any other system error; the string names the operation (`read`, `mmap`, …).
     Io(&'static str),
 }
@@ -67,14 +69,31 @@ impl Error {
         let kind = match err.raw_os_error() {
             Some(libc::ENOENT) => ErrorKind::NotFound,
             Some(libc::EISDIR) => ErrorKind::IsADirectory,
-            Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => {
-                ErrorKind::PermissionDenied
-            }
+            Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => ErrorKind::PermissionDenied,
             Some(libc::ENOSPC) | Some(libc::EDQUOT) => ErrorKind::DiskFull,
             Some(libc::EFBIG) => ErrorKind::FileTooLarge,
             _ => ErrorKind::Io(op),
         };
         Error(Box::new(Inner { kind, path: path.as_ref().to_path_buf(), source: Some(err) }))
+    }
+
+    /// Makes an error of `kind` about `path` that keeps the system error
+    /// behind it (e.g. the `ENOSYS` that made io_uring unavailable).
+    pub(crate) fn with_source(kind: ErrorKind, path: impl AsRef<Path>, err: io::Error) -> Error {
+        Error(Box::new(Inner { kind, path: path.as_ref().to_path_buf(), source: Some(err) }))
+    }
+
+    /// Classifies a raw `errno` value from operation `op`, as [`Error::from_io`].
+    pub(crate) fn from_errno(op: &'static str, path: impl AsRef<Path>, errno: i32) -> Error {
+        // An error flag without a saved errno should not happen; EIO is the
+        // honest "something failed below us".
+        let errno = if errno == 0 { libc::EIO } else { errno };
+        Error::from_io(op, path, io::Error::from_raw_os_error(errno))
+    }
+
+    /// The `errno` behind this error, if it came from a system call.
+    pub(crate) fn raw_os_error(&self) -> Option<i32> {
+        self.0.source.as_ref().and_then(|e| e.raw_os_error())
     }
 
     /// What went wrong.
@@ -112,6 +131,7 @@ impl fmt::Display for Error {
                  use another stream kind"
             )?,
             ErrorKind::Closed => write!(f, "{p}: stream used after close or after an error")?,
+            ErrorKind::Interrupted => write!(f, "{p}: interrupted")?,
             ErrorKind::Io(op) => write!(f, "{p}: {op} failed")?,
         }
         if let Some(src) = &self.0.source {

@@ -3,7 +3,8 @@
 //! [`open_for_read`] refuses directories and files whose size is not a whole
 //! number of elements (never silently dropping a tail); [`create_for_write`]
 //! creates or truncates a file, adding flags such as `O_DIRECT`. Both count
-//! the system calls they make.
+//! the system calls they make. The rest are small counted wrappers
+//! (`read`, `write`, `fsync`, `ftruncate`) the kinds share.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -85,4 +86,26 @@ pub(crate) fn maybe_sync(f: &File, yes: bool, path: &Path, counts: &mut SyscallC
         f.sync_all().map_err(|e| Error::from_io("fsync", path, e))?;
     }
     Ok(())
+}
+
+/// `ftruncate(2)` to `len` bytes, counted as a truncate.
+pub(crate) fn ftruncate(f: &File, len: u64, path: &Path, counts: &mut SyscallCounts) -> Result<()> {
+    loop {
+        counts.truncate += 1;
+        match rustix::fs::ftruncate(f, len) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(Error::from_io("ftruncate", path, e.into())),
+        }
+    }
+}
+
+/// The page size, the granularity of `mmap` offsets.
+pub(crate) fn page_size() -> usize {
+    rustix::param::page_size()
+}
+
+/// `n` rounded up to a multiple of `m` (`m` > 0), at least `m`.
+pub(crate) fn round_up_at_least(n: usize, m: usize) -> usize {
+    n.max(1).div_ceil(m) * m
 }

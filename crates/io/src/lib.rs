@@ -28,13 +28,14 @@
 //! ```
 #![deny(missing_docs)]
 
+mod atomic;
 pub mod cache;
 mod config;
 mod counts;
 mod element;
 mod error;
-pub mod progress;
 mod file;
+pub mod progress;
 mod size;
 mod stream;
 
@@ -45,14 +46,15 @@ mod stdio_stream;
 mod syscall_stream;
 mod uring_stream;
 
+pub use atomic::AtomicFile;
 pub use buffered_stream::{BufferedInput, BufferedOutput};
 pub use config::{StreamConfig, StreamInfo, StreamKind};
 pub use counts::SyscallCounts;
 pub use direct_stream::{DirectInput, DirectOutput};
 pub use element::{as_bytes, as_bytes_mut, from_bytes, Element};
 pub use error::{Error, ErrorKind, Result};
-pub use progress::{NoProgress, Progress};
 pub use mmap_stream::{MmapInput, MmapOutput};
+pub use progress::{NoProgress, Progress};
 pub use size::{format_size, parse_size};
 pub use stdio_stream::{StdioInput, StdioOutput};
 pub use stream::{create_output, open_input, AnyInput, AnyOutput, InputStream, OutputStream};

@@ -1,81 +1,173 @@
-//! TEMPORARY scaffold (a copy of buffered_stream.rs): to be replaced by the real mmap technique.
+//! The `mmap` kind: a window of W bytes of the file mapped at a time.
+//!
+//! W is B rounded up to a multiple of the page size (at least one page).
+//! Elements are powers of two no larger than 4096 bytes, so they divide the
+//! page size and a window never splits an element. Elements are copied in
+//! and out of the mapping; the kernel moves pages between the page cache and
+//! the disk.
+//!
+//! # Input
+//!
+//! ```text
+//! file  |<--- W --->|<--- W --->|<--- W --->|<- rest ->|
+//!        window 0    window 1    window 2    window 3 (mapped length = rest)
+//! ```
+//!
+//! 1. At open nothing is mapped (an empty file is never mapped).
+//! 2. When the current window is used up, `munmap` it and `mmap` the next one,
+//!    `[off, off + W) ∩ [0, size)`, read-only and `MAP_SHARED`.
+//! 3. `close` unmaps the last window.
+//!
+//! Reading a file of S bytes costs ⌈S/W⌉ `mmap` and as many `munmap` calls
+//! and no `read` at all.
+//!
+//! # Output
+//!
+//! 1. When a window is full (or at the first write), `munmap` it, grow the
+//!    file by one window with `fallocate(fd, 0, off, W)` and map
+//!    `[off, off + W)` read-write, `MAP_SHARED`.
+//! 2. `close` unmaps the window, trims the file with `ftruncate` to the exact
+//!    number of bytes written, `fsync`s when asked and closes.
+//!
+//! The file grows with `fallocate`, not `ftruncate`: `ftruncate` would leave
+//! a sparse hole, and on a full disk touching a page of the hole kills the
+//! process with `SIGBUS`. `fallocate` reserves the blocks first and fails
+//! cleanly with `ENOSPC` ([`ErrorKind::DiskFull`]) or `EFBIG`
+//! ([`ErrorKind::FileTooLarge`]). Where the file system does not implement
+//! `fallocate` (`EOPNOTSUPP`, e.g. ramfs), the stream falls back to
+//! `ftruncate` and says so in [`StreamInfo::fallback`].
+//!
+//! Writing S bytes costs w = ⌈S/W⌉ windows: w `mmap`, w `munmap`, w
+//! `fallocate` plus one final `ftruncate` when w > 0 (counted together as
+//! `truncate`: w + 1).
+//!
+//! Another process truncating the file while it is mapped makes the next
+//! access raise `SIGBUS`; streams assume they own their files.
 
+use std::ffi::c_void;
 use std::fs::File;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
-use crate::file::{create_for_write, maybe_sync, open_for_read, read_retry, write_all_retry};
+use rustix::fs::FallocateFlags;
+use rustix::mm::{MapFlags, ProtFlags};
+
+use crate::file::{create_for_write, ftruncate, maybe_sync, open_for_read, page_size, round_up_at_least};
 use crate::{
-    as_bytes, from_bytes, Element, Error, ErrorKind, InputStream, OutputStream, Result,
+    as_bytes, as_bytes_mut, from_bytes, Element, Error, ErrorKind, InputStream, OutputStream, Result,
     StreamConfig, StreamInfo, StreamKind, SyscallCounts,
 };
 
-fn rounded_block<T: Element>(cfg: &StreamConfig) -> usize {
-    cfg.block_size.max(T::SIZE).div_ceil(T::SIZE) * T::SIZE
+/// The message in [`StreamInfo::fallback`] when `fallocate` is unsupported.
+const FALLOCATE_FALLBACK: &str =
+    "file system does not support fallocate (EOPNOTSUPP); growing the file with ftruncate \
+     (a full disk may raise SIGBUS)";
+
+/// One mapped window.
+struct Window {
+    ptr: *mut u8,
+    len: usize,
 }
 
-/// Input stream of the `buffered` kind.
+impl Window {
+    fn map(
+        file: &File,
+        off: u64,
+        len: usize,
+        write: bool,
+        path: &Path,
+        counts: &mut SyscallCounts,
+    ) -> Result<Window> {
+        let prot = if write { ProtFlags::READ | ProtFlags::WRITE } else { ProtFlags::READ };
+        counts.mmap += 1;
+        // SAFETY: a fresh mapping chosen by the kernel (null hint); `off` is
+        // page aligned and `len` > 0. The memory is only accessed through this
+        // `Window` while it is mapped.
+        let ptr = unsafe { rustix::mm::mmap(std::ptr::null_mut(), len, prot, MapFlags::SHARED, file, off) }
+            .map_err(|e| Error::from_io("mmap", path, e.into()))?;
+        Ok(Window { ptr: ptr.cast(), len })
+    }
+
+    fn unmap(self, path: &Path, counts: &mut SyscallCounts) -> Result<()> {
+        counts.munmap += 1;
+        // SAFETY: `ptr`/`len` are a live mapping made by `map`, consumed here.
+        unsafe { rustix::mm::munmap(self.ptr.cast::<c_void>(), self.len) }
+            .map_err(|e| Error::from_io("munmap", path, e.into()))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the window is mapped readable for `len` bytes.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: output windows are mapped writable for `len` bytes and no
+        // other reference to them exists.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+fn window_size(cfg: &StreamConfig) -> usize {
+    round_up_at_least(cfg.block_size, page_size())
+}
+
+fn info(w: usize, fallback: Option<String>) -> StreamInfo {
+    StreamInfo { kind: StreamKind::Mmap, block_size: w, queue_depth: 1, fallback }
+}
+
+/// Input stream of the `mmap` kind.
 pub struct MmapInput<T: Element> {
     path: PathBuf,
     file: Option<File>,
-    len: u64,
-    buf: Vec<u8>,
+    size: u64,
+    win: Option<Window>,
+    /// File offset just past the mapped window (or 0 before the first).
+    mapped_end: u64,
+    /// Read position inside the window.
     pos: usize,
-    filled: usize,
-    eof: bool,
     counts: SyscallCounts,
     info: StreamInfo,
     _t: PhantomData<T>,
 }
 
+// SAFETY: the window is memory owned by this stream alone.
+unsafe impl<T: Element> Send for MmapInput<T> {}
+
 impl<T: Element> MmapInput<T> {
-    /// Opens `path`; the buffer holds `cfg.block_size` bytes rounded up to
-    /// whole elements.
+    /// Opens `path`; windows are `cfg.block_size` rounded up to whole pages.
     pub fn open(path: &Path, cfg: &StreamConfig) -> Result<Self> {
         let mut counts = SyscallCounts::default();
         let (file, size) = open_for_read(path, T::SIZE, 0, &mut counts)?;
-        let b = rounded_block::<T>(cfg);
         Ok(MmapInput {
             path: path.to_path_buf(),
             file: Some(file),
-            len: size / T::SIZE as u64,
-            buf: vec![0; b],
+            size,
+            win: None,
+            mapped_end: 0,
             pos: 0,
-            filled: 0,
-            eof: false,
             counts,
-            info: StreamInfo { kind: StreamKind::Mmap, block_size: b, queue_depth: 1, fallback: None },
+            info: info(window_size(cfg), None),
             _t: PhantomData,
         })
     }
 
-    /// Refills the buffer, keeping any partial element at its front; returns
-    /// false at the end of the file.
-    fn fill(&mut self) -> Result<bool> {
-        if self.eof {
+    fn left_in_window(&self) -> usize {
+        self.win.as_ref().map_or(0, |w| w.len - self.pos)
+    }
+
+    /// Unmaps the used-up window and maps the next; false at the end.
+    fn next_window(&mut self) -> Result<bool> {
+        let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
+        if self.mapped_end >= self.size {
             return Ok(false);
         }
-        let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
-        let rest = self.filled - self.pos;
-        self.buf.copy_within(self.pos..self.filled, 0);
-        self.pos = 0;
-        self.filled = rest;
-        // Loop until at least one whole element is buffered: a read may
-        // return fewer bytes than asked (pipes, signals).
-        while self.filled < T::SIZE {
-            let n = read_retry(file, &mut self.buf[self.filled..], &mut self.counts)
-                .map_err(|e| Error::from_io("read", &self.path, e))?;
-            if n == 0 {
-                self.eof = true;
-                if self.filled != 0 {
-                    // The file shrank or grew by a partial element since open.
-                    let size = self.len * T::SIZE as u64 + self.filled as u64;
-                    return Err(Error::new(ErrorKind::BadSize { size, element_size: T::SIZE }, &self.path));
-                }
-                return Ok(false);
-            }
-            self.filled += n;
+        if let Some(w) = self.win.take() {
+            w.unmap(&self.path, &mut self.counts)?;
         }
+        let len = (self.size - self.mapped_end).min(self.info.block_size as u64) as usize;
+        self.win = Some(Window::map(file, self.mapped_end, len, false, &self.path, &mut self.counts)?);
+        self.mapped_end += len as u64;
+        self.pos = 0;
         Ok(true)
     }
 }
@@ -83,45 +175,51 @@ impl<T: Element> MmapInput<T> {
 impl<T: Element> InputStream<T> for MmapInput<T> {
     #[inline]
     fn read_next(&mut self) -> Result<Option<T>> {
-        if self.filled - self.pos < T::SIZE && !self.fill()? {
+        if self.left_in_window() == 0 && !self.next_window()? {
             return Ok(None);
         }
-        let x = from_bytes::<T>(&self.buf[self.pos..]);
+        let w = self.win.as_ref().expect("a window is mapped");
+        let x = from_bytes::<T>(&w.bytes()[self.pos..]);
         self.pos += T::SIZE;
         Ok(Some(x))
     }
 
     fn end_of_stream(&mut self) -> Result<bool> {
-        Ok(self.filled - self.pos < T::SIZE && !self.fill()?)
+        if self.file.is_none() {
+            return Err(Error::new(ErrorKind::Closed, &self.path));
+        }
+        Ok(self.left_in_window() == 0 && self.mapped_end >= self.size)
     }
 
     fn read_into(&mut self, out: &mut [T]) -> Result<usize> {
+        let out = as_bytes_mut(out);
         let mut n = 0;
         while n < out.len() {
-            if self.filled - self.pos < T::SIZE && !self.fill()? {
+            if self.left_in_window() == 0 && !self.next_window()? {
                 break;
             }
-            let avail = (self.filled - self.pos) / T::SIZE;
-            let take = avail.min(out.len() - n);
-            let bytes = take * T::SIZE;
-            crate::as_bytes_mut(&mut out[n..n + take])
-                .copy_from_slice(&self.buf[self.pos..self.pos + bytes]);
-            self.pos += bytes;
+            let w = self.win.as_ref().expect("a window is mapped");
+            let take = (w.len - self.pos).min(out.len() - n);
+            out[n..n + take].copy_from_slice(&w.bytes()[self.pos..self.pos + take]);
+            self.pos += take;
             n += take;
         }
-        Ok(n)
+        Ok(n / T::SIZE)
     }
 
     fn len(&self) -> u64 {
-        self.len
+        self.size / T::SIZE as u64
     }
 
     fn close(&mut self) -> Result<()> {
+        let r = match self.win.take() {
+            Some(w) => w.unmap(&self.path, &mut self.counts),
+            None => Ok(()),
+        };
         if self.file.take().is_some() {
             self.counts.close += 1;
-            self.buf = Vec::new();
         }
-        Ok(())
+        r
     }
 
     fn syscalls(&self) -> SyscallCounts {
@@ -133,92 +231,166 @@ impl<T: Element> InputStream<T> for MmapInput<T> {
     }
 }
 
-/// Output stream of the `buffered` kind.
+impl<T: Element> Drop for MmapInput<T> {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+/// Output stream of the `mmap` kind.
 pub struct MmapOutput<T: Element> {
     path: PathBuf,
     file: Option<File>,
-    buf: Vec<u8>,
+    win: Option<Window>,
+    /// Write position inside the window.
+    pos: usize,
+    /// Bytes written so far (the file's length at close).
+    written: u64,
+    /// Bytes the file has been grown to.
+    allocated: u64,
     sync: bool,
-    closed: bool,
+    failed: bool,
     counts: SyscallCounts,
     info: StreamInfo,
     _t: PhantomData<T>,
 }
 
+// SAFETY: the window is memory owned by this stream alone.
+unsafe impl<T: Element> Send for MmapOutput<T> {}
+
 impl<T: Element> MmapOutput<T> {
-    /// Creates or truncates `path`.
+    /// Creates or truncates `path`; windows are `cfg.block_size` rounded up
+    /// to whole pages.
     pub fn create(path: &Path, cfg: &StreamConfig) -> Result<Self> {
         let mut counts = SyscallCounts::default();
         let file = create_for_write(path, 0, &mut counts)?;
-        let b = rounded_block::<T>(cfg);
         Ok(MmapOutput {
             path: path.to_path_buf(),
             file: Some(file),
-            buf: Vec::with_capacity(b),
+            win: None,
+            pos: 0,
+            written: 0,
+            allocated: 0,
             sync: cfg.sync_on_close,
-            closed: false,
+            failed: false,
             counts,
-            info: StreamInfo { kind: StreamKind::Mmap, block_size: b, queue_depth: 1, fallback: None },
+            info: info(window_size(cfg), None),
             _t: PhantomData,
         })
     }
 
-    fn flush(&mut self) -> Result<()> {
+    fn room(&self) -> usize {
+        self.win.as_ref().map_or(0, |w| w.len - self.pos)
+    }
+
+    /// Unmaps the full window, grows the file by one window and maps it.
+    fn next_window(&mut self) -> Result<()> {
+        if self.failed {
+            return Err(Error::new(ErrorKind::Closed, &self.path));
+        }
         let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
-        let r = write_all_retry(file, &self.buf, &mut self.counts);
-        self.buf.clear();
-        r.map_err(|e| {
-            // A failed stream accepts nothing more.
-            self.file = None;
-            Error::from_io("write", &self.path, e)
-        })
+        let r = (|| {
+            if let Some(w) = self.win.take() {
+                w.unmap(&self.path, &mut self.counts)?;
+            }
+            let w = self.info.block_size;
+            let off = self.allocated;
+            grow(file, off, w as u64, &self.path, &mut self.counts, &mut self.info)?;
+            self.allocated = off + w as u64;
+            self.win = Some(Window::map(file, off, w, true, &self.path, &mut self.counts)?);
+            self.pos = 0;
+            Ok(())
+        })();
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
     }
 
     fn finish(&mut self) -> Result<()> {
-        if self.closed {
+        let Some(file) = self.file.take() else {
             return Ok(());
+        };
+        let mut r = match self.win.take() {
+            Some(w) => w.unmap(&self.path, &mut self.counts),
+            None => Ok(()),
+        };
+        if self.allocated > 0 {
+            let t = ftruncate(&file, self.written, &self.path, &mut self.counts);
+            r = r.and(t);
         }
-        self.closed = true;
-        if self.file.is_none() {
-            return Err(Error::new(ErrorKind::Closed, &self.path));
+        if self.failed {
+            r = Err(Error::new(ErrorKind::Closed, &self.path));
         }
-        if !self.buf.is_empty() {
-            self.flush()?;
+        if r.is_ok() {
+            r = maybe_sync(&file, self.sync, &self.path, &mut self.counts);
         }
-        let file = self.file.take().expect("checked above");
-        maybe_sync(&file, self.sync, &self.path, &mut self.counts)?;
         self.counts.close += 1;
         drop(file);
-        Ok(())
+        r
     }
+}
+
+/// Grows the file to `off + len` bytes with `fallocate`, or `ftruncate`
+/// when the file system does not support it (noted in `info.fallback`).
+fn grow(
+    file: &File,
+    off: u64,
+    len: u64,
+    path: &Path,
+    counts: &mut SyscallCounts,
+    info: &mut StreamInfo,
+) -> Result<()> {
+    if info.fallback.is_none() {
+        loop {
+            counts.truncate += 1;
+            match rustix::fs::fallocate(file, FallocateFlags::empty(), off, len) {
+                Ok(()) => return Ok(()),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(rustix::io::Errno::OPNOTSUPP) => {
+                    info.fallback = Some(FALLOCATE_FALLBACK.to_string());
+                    break;
+                }
+                Err(e) => return Err(Error::from_io("fallocate", path, e.into())),
+            }
+        }
+    }
+    ftruncate(file, off + len, path, counts)
 }
 
 impl<T: Element> OutputStream<T> for MmapOutput<T> {
     #[inline]
     fn write(&mut self, x: T) -> Result<()> {
-        if self.closed {
+        if self.file.is_none() || self.failed {
             return Err(Error::new(ErrorKind::Closed, &self.path));
         }
-        self.buf.extend_from_slice(as_bytes(std::slice::from_ref(&x)));
-        if self.buf.len() >= self.info.block_size {
-            self.flush()?;
+        if self.room() == 0 {
+            self.next_window()?;
         }
+        let pos = self.pos;
+        let w = self.win.as_mut().expect("a window is mapped");
+        w.bytes_mut()[pos..pos + T::SIZE].copy_from_slice(as_bytes(std::slice::from_ref(&x)));
+        self.pos += T::SIZE;
+        self.written += T::SIZE as u64;
         Ok(())
     }
 
     fn write_all(&mut self, xs: &[T]) -> Result<()> {
-        if self.closed {
+        if self.file.is_none() || self.failed {
             return Err(Error::new(ErrorKind::Closed, &self.path));
         }
         let mut bytes = as_bytes(xs);
         while !bytes.is_empty() {
-            let room = self.info.block_size - self.buf.len();
-            let take = room.min(bytes.len());
-            self.buf.extend_from_slice(&bytes[..take]);
-            bytes = &bytes[take..];
-            if self.buf.len() >= self.info.block_size {
-                self.flush()?;
+            if self.room() == 0 {
+                self.next_window()?;
             }
+            let take = self.room().min(bytes.len());
+            let pos = self.pos;
+            let w = self.win.as_mut().expect("a window is mapped");
+            w.bytes_mut()[pos..pos + take].copy_from_slice(&bytes[..take]);
+            self.pos += take;
+            self.written += take as u64;
+            bytes = &bytes[take..];
         }
         Ok(())
     }
@@ -240,5 +412,37 @@ impl<T: Element> Drop for MmapOutput<T> {
     fn drop(&mut self) {
         // Best effort, see the contract in `stream.rs`.
         let _ = self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_is_whole_pages() {
+        let p = page_size();
+        for (b, w) in [(0, p), (1, p), (p, p), (p + 1, 2 * p), (3 * p, 3 * p)] {
+            assert_eq!(window_size(&StreamConfig::new(StreamKind::Mmap).block_size(b)), w, "B={b}");
+        }
+    }
+
+    #[test]
+    fn output_grows_one_window_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x");
+        let cfg = StreamConfig::new(StreamKind::Mmap).block_size(page_size());
+        let mut out = MmapOutput::<u64>::create(&p, &cfg).unwrap();
+        let per_window = page_size() / 8;
+        for i in 0..per_window as u64 + 1 {
+            out.write(i).unwrap();
+        }
+        // Two windows allocated, the file is two windows long until close.
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 2 * page_size() as u64);
+        out.close().unwrap();
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), (per_window as u64 + 1) * 8);
+        let c = out.syscalls();
+        assert_eq!((c.mmap, c.munmap, c.truncate), (2, 2, 3));
+        assert!(out.info().fallback.is_none());
     }
 }

@@ -16,6 +16,9 @@
 //! Call `close` to learn whether the data reached the file. `close` is
 //! idempotent (a second call returns `Ok`); `write` after `close`, or after a
 //! write that failed, returns [`ErrorKind::Closed`](crate::ErrorKind::Closed).
+//! After a failed write, `close` releases the file and also returns
+//! `Closed` (the first error already said what went wrong). Input streams
+//! return `Closed` from every read after `close`.
 //!
 //! ```no_run
 //! use emsort_io::{create_output, open_input, InputStream, OutputStream, StreamConfig, StreamKind};

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use crate::file::{create_for_write, maybe_sync, open_for_read, read_retry, write_all_retry};
 use crate::{
-    as_bytes, as_bytes_mut, Element, Error, ErrorKind, InputStream, OutputStream, Result,
-    StreamConfig, StreamInfo, StreamKind, SyscallCounts,
+    as_bytes, as_bytes_mut, Element, Error, ErrorKind, InputStream, OutputStream, Result, StreamConfig,
+    StreamInfo, StreamKind, SyscallCounts,
 };
 
 /// Input stream of the `syscall` kind.
@@ -35,7 +35,12 @@ impl<T: Element> SyscallInput<T> {
             len: size / T::SIZE as u64,
             read: 0,
             counts,
-            info: StreamInfo { kind: StreamKind::Syscall, block_size: T::SIZE, queue_depth: 1, fallback: None },
+            info: StreamInfo {
+                kind: StreamKind::Syscall,
+                block_size: T::SIZE,
+                queue_depth: 1,
+                fallback: None,
+            },
             _t: PhantomData,
         })
     }
@@ -110,7 +115,12 @@ impl<T: Element> SyscallOutput<T> {
             sync: cfg.sync_on_close,
             closed: false,
             counts,
-            info: StreamInfo { kind: StreamKind::Syscall, block_size: T::SIZE, queue_depth: 1, fallback: None },
+            info: StreamInfo {
+                kind: StreamKind::Syscall,
+                block_size: T::SIZE,
+                queue_depth: 1,
+                fallback: None,
+            },
             _t: PhantomData,
         })
     }
@@ -143,5 +153,14 @@ impl<T: Element> OutputStream<T> for SyscallOutput<T> {
 
     fn info(&self) -> &StreamInfo {
         &self.info
+    }
+}
+
+impl<T: Element> Drop for SyscallOutput<T> {
+    fn drop(&mut self) {
+        // Nothing is buffered: every element already reached the file. Close
+        // (and sync when asked) as `close` would; errors are lost (see the
+        // contract in `stream.rs`).
+        let _ = self.close();
     }
 }

@@ -1,126 +1,416 @@
-//! TEMPORARY scaffold (a copy of buffered_stream.rs): to be replaced by the real uring technique.
+//! The `uring` kind: io_uring with Q requests of B bytes in flight.
+//!
+//! B is rounded up to a whole number of elements (at least one); Q is
+//! [`StreamConfig::queue_depth`] (at least 1). The stream owns one ring (Q
+//! submission entries, rounded up to a power of two) and Q buffers of B
+//! bytes, allocated when first used. Every request names its file offset, so
+//! requests are independent and may complete in any order; a completion is
+//! matched to its buffer by `user_data` (the buffer's index).
+//!
+//! # Input: read-ahead
+//!
+//! ```text
+//! blocks   0   1   2   3   4   5   6 …      (block b lives in buffer b mod Q)
+//!          ^consumed    ^^^^^^^^^^^ in flight (Q = 4): reads of b+1 … b+Q
+//! ```
+//!
+//! 1. At open, queue reads of blocks 0 … Q−1 (or fewer for a short file) and
+//!    submit them with one `io_uring_enter`.
+//! 2. To consume block b, reap completions (from shared memory, no system
+//!    call); while block b's buffer is not complete, `io_uring_enter` to
+//!    submit and wait for at least one completion.
+//! 3. When block b is used up, its buffer is free: queue the read of block
+//!    b + Q into it and submit at once, so the device always has up to Q reads.
+//!
+//! A short read (fewer bytes than asked, before the end of the file) is
+//! resubmitted for the rest; a negative result is the `errno` of the failed
+//! read ([`Error::from_io`]); a read returning 0 before the size found at
+//! open means the file shrank.
+//!
+//! # Output: write-behind
+//!
+//! 1. Elements are copied into the current buffer.
+//! 2. When it is full, queue a write of it at its file offset, submit, and
+//!    continue in the next free buffer. When all Q buffers are in flight,
+//!    `io_uring_enter` to wait for one completion.
+//! 3. `close` submits the partial last buffer (its exact length, so no
+//!    truncation is needed), waits for every write, `fsync`s when asked and
+//!    drops the ring.
+//!
+//! Short writes are resubmitted for the rest; a failed write (`ENOSPC`,
+//! `EFBIG`, …) is reported by the next `write` or by `close`, and the stream
+//! accepts nothing more.
+//!
+//! # Counted calls
+//!
+//! Reads and writes go through the ring, so `read` and `write` stay 0. Ring
+//! setup (`io_uring_setup`) counts as `open`, the ring's descriptor as one
+//! `close`, and every `submit` / `submit_and_wait` as one `uring_enter`. For
+//! a file of nb = ⌈S/B⌉ blocks, input makes s = (1 if nb > 0) + max(0, nb − Q)
+//! submissions plus at most nb waits (each wait reaps at least one
+//! completion); output makes nb submissions plus at most nb waits.
+//!
+//! # Unavailable io_uring
+//!
+//! If `io_uring_setup` fails with `ENOSYS` (no kernel support, or a seccomp
+//! filter), `EPERM` or `EACCES` (`/proc/sys/kernel/io_uring_disabled`), the
+//! stream fails with [`ErrorKind::UringUnavailable`] naming the file.
+//!
+//! # Safety
+//!
+//! The kernel writes into (or reads from) a buffer until its completion is
+//! reaped. Buffers are separate heap allocations, so moving the stream does
+//! not move them, and `close` and `Drop` wait for every request in flight
+//! before freeing them. Should that wait fail, the buffers are leaked
+//! rather than freed under the kernel's feet.
 
 use std::fs::File;
 use std::marker::PhantomData;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use crate::file::{create_for_write, maybe_sync, open_for_read, read_retry, write_all_retry};
+use io_uring::{opcode, squeue, types, IoUring};
+
+use crate::file::{create_for_write, maybe_sync, open_for_read};
 use crate::{
-    as_bytes, from_bytes, Element, Error, ErrorKind, InputStream, OutputStream, Result,
+    as_bytes, as_bytes_mut, from_bytes, Element, Error, ErrorKind, InputStream, OutputStream, Result,
     StreamConfig, StreamInfo, StreamKind, SyscallCounts,
 };
+
+/// Largest length of one request; longer blocks go in several requests
+/// (the kernel moves at most about 2 GiB per read or write anyway).
+const MAX_OP: usize = 1 << 30;
+
+/// A ring and the number of requests queued or in flight on it.
+struct Ring {
+    /// Boxed: the ring's handle is large and streams sit in an enum.
+    ring: Box<IoUring>,
+    inflight: usize,
+    cqes: Vec<(u64, i32)>,
+}
+
+impl Ring {
+    fn new(q: u32, path: &Path, counts: &mut SyscallCounts) -> Result<Ring> {
+        counts.open += 1;
+        let ring = IoUring::new(q.next_power_of_two()).map_err(|e| match e.raw_os_error() {
+            Some(libc::ENOSYS) | Some(libc::EPERM) | Some(libc::EACCES) => {
+                Error::with_source(ErrorKind::UringUnavailable, path, e)
+            }
+            _ => Error::from_io("io_uring_setup", path, e),
+        })?;
+        Ok(Ring { ring: Box::new(ring), inflight: 0, cqes: Vec::new() })
+    }
+
+    /// Queues `e` (not yet submitted).
+    ///
+    /// # Safety
+    ///
+    /// The buffer `e` names must stay valid until its completion is reaped.
+    unsafe fn push(&mut self, e: &squeue::Entry) {
+        // The queue holds at least Q entries and each buffer has at most one
+        // request, so it is never full.
+        // SAFETY: forwarded to the caller.
+        unsafe { self.ring.submission().push(e) }.expect("submission queue has room for Q requests");
+        self.inflight += 1;
+    }
+
+    /// `io_uring_enter`: submits what is queued and, with `wait`, waits for at
+    /// least one completion.
+    fn enter(&mut self, wait: bool, counts: &mut SyscallCounts) -> std::io::Result<()> {
+        loop {
+            counts.uring_enter += 1;
+            let r = if wait { self.ring.submit_and_wait(1) } else { self.ring.submit() };
+            match r {
+                Ok(_) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Takes the available completions as `(user_data, result)` pairs.
+    fn reap(&mut self) -> Vec<(u64, i32)> {
+        let mut out = std::mem::take(&mut self.cqes);
+        out.clear();
+        out.extend(self.ring.completion().map(|c| (c.user_data(), c.result())));
+        self.inflight -= out.len();
+        out
+    }
+
+    /// Hands the completion vector back for reuse.
+    fn recycle(&mut self, v: Vec<(u64, i32)>) {
+        self.cqes = v;
+    }
+
+    /// Waits for every request in flight; false if waiting failed (the
+    /// caller must then leak its buffers).
+    fn drain(&mut self, counts: &mut SyscallCounts) -> bool {
+        while self.inflight > 0 {
+            if self.enter(true, counts).is_err() {
+                return false;
+            }
+            let v = self.reap();
+            self.recycle(v);
+        }
+        true
+    }
+}
 
 fn rounded_block<T: Element>(cfg: &StreamConfig) -> usize {
     cfg.block_size.max(T::SIZE).div_ceil(T::SIZE) * T::SIZE
 }
 
-/// Input stream of the `buffered` kind.
+fn info(block: usize, q: u32) -> StreamInfo {
+    StreamInfo { kind: StreamKind::Uring, block_size: block, queue_depth: q, fallback: None }
+}
+
+/// One buffer and the request that fills or drains it.
+#[derive(Default)]
+struct Slot {
+    buf: Vec<u8>,
+    /// File offset of the buffer's first byte.
+    off: u64,
+    /// Bytes the request moves in total.
+    want: usize,
+    /// Bytes moved so far.
+    done: usize,
+    /// A request for this buffer is queued or in flight.
+    busy: bool,
+}
+
+/// Queues the rest of `slot`'s request (read or write) as request `index`.
+fn push_rest(ring: &mut Ring, fd: types::Fd, slot: &mut Slot, index: usize, write: bool) {
+    let len = (slot.want - slot.done).min(MAX_OP) as u32;
+    let off = slot.off + slot.done as u64;
+    // SAFETY: `done < want <= buf.len()`, so the range is inside the buffer;
+    // the buffer stays allocated (and untouched) until the completion is
+    // reaped, which `close`/`Drop` guarantee.
+    let e = unsafe {
+        let p = slot.buf.as_mut_ptr().add(slot.done);
+        if write {
+            opcode::Write::new(fd, p, len).offset(off).build()
+        } else {
+            opcode::Read::new(fd, p, len).offset(off).build()
+        }
+    };
+    slot.busy = true;
+    // SAFETY: see above.
+    unsafe { ring.push(&e.user_data(index as u64)) };
+}
+
+/// Input stream of the `uring` kind.
 pub struct UringInput<T: Element> {
     path: PathBuf,
     file: Option<File>,
-    len: u64,
-    buf: Vec<u8>,
+    ring: Option<Ring>,
+    slots: Vec<Slot>,
+    block: usize,
+    size: u64,
+    nblocks: u64,
+    /// Next block whose read is to be queued.
+    next_submit: u64,
+    /// Next block to hand out.
+    next_consume: u64,
+    /// The buffer being consumed and the position in it.
+    cur: Option<usize>,
     pos: usize,
-    filled: usize,
-    eof: bool,
+    failed: bool,
     counts: SyscallCounts,
     info: StreamInfo,
     _t: PhantomData<T>,
 }
 
 impl<T: Element> UringInput<T> {
-    /// Opens `path`; the buffer holds `cfg.block_size` bytes rounded up to
-    /// whole elements.
+    /// Opens `path`, sets up a ring of Q entries and starts reading ahead.
     pub fn open(path: &Path, cfg: &StreamConfig) -> Result<Self> {
         let mut counts = SyscallCounts::default();
         let (file, size) = open_for_read(path, T::SIZE, 0, &mut counts)?;
-        let b = rounded_block::<T>(cfg);
-        Ok(UringInput {
+        let q = cfg.queue_depth.max(1);
+        let ring = Ring::new(q, path, &mut counts)?;
+        let block = rounded_block::<T>(cfg);
+        let nblocks = size.div_ceil(block as u64);
+        let nslots = (q as u64).min(nblocks) as usize;
+        let mut s = UringInput {
             path: path.to_path_buf(),
             file: Some(file),
-            len: size / T::SIZE as u64,
-            buf: vec![0; b],
+            ring: Some(ring),
+            slots: (0..nslots).map(|_| Slot::default()).collect(),
+            block,
+            size,
+            nblocks,
+            next_submit: 0,
+            next_consume: 0,
+            cur: None,
             pos: 0,
-            filled: 0,
-            eof: false,
+            failed: false,
             counts,
-            info: StreamInfo { kind: StreamKind::Uring, block_size: b, queue_depth: 1, fallback: None },
+            info: info(block, q),
             _t: PhantomData,
+        };
+        if nslots > 0 {
+            for _ in 0..nslots {
+                s.queue_next();
+            }
+            s.submit()?;
+        }
+        Ok(s)
+    }
+
+    /// Queues the read of block `next_submit` into its buffer.
+    fn queue_next(&mut self) {
+        let b = self.next_submit;
+        let i = (b % self.slots.len() as u64) as usize;
+        let fd = types::Fd(self.file.as_ref().expect("open").as_raw_fd());
+        let slot = &mut self.slots[i];
+        if slot.buf.len() < self.block {
+            slot.buf = vec![0; self.block];
+        }
+        slot.off = b * self.block as u64;
+        slot.want = (self.size - slot.off).min(self.block as u64) as usize;
+        slot.done = 0;
+        push_rest(self.ring.as_mut().expect("open"), fd, slot, i, false);
+        self.next_submit += 1;
+    }
+
+    fn submit(&mut self) -> Result<()> {
+        let ring = self.ring.as_mut().expect("open");
+        ring.enter(false, &mut self.counts).map_err(|e| {
+            self.failed = true;
+            Error::from_io("io_uring_enter", &self.path, e)
         })
     }
 
-    /// Refills the buffer, keeping any partial element at its front; returns
-    /// false at the end of the file.
-    fn fill(&mut self) -> Result<bool> {
-        if self.eof {
+    /// Processes the available completions: finished buffers become ready,
+    /// short reads are resubmitted, the first error is returned.
+    fn reap(&mut self) -> Result<()> {
+        let ring = self.ring.as_mut().expect("open");
+        let fd = types::Fd(self.file.as_ref().expect("open").as_raw_fd());
+        let cqes = ring.reap();
+        let mut err = None;
+        let mut resubmit = false;
+        for &(ud, res) in &cqes {
+            let i = ud as usize;
+            let slot = &mut self.slots[i];
+            slot.busy = false;
+            if res < 0 {
+                err.get_or_insert_with(|| Error::from_errno("read", &self.path, -res));
+            } else if res == 0 {
+                err.get_or_insert_with(|| {
+                    let e = std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!("file shrank below {} bytes while open", slot.off + slot.done as u64),
+                    );
+                    Error::from_io("read", &self.path, e)
+                });
+            } else {
+                slot.done += res as usize;
+                if slot.done < slot.want && err.is_none() {
+                    push_rest(ring, fd, slot, i, false);
+                    resubmit = true;
+                }
+            }
+        }
+        ring.recycle(cqes);
+        if let Some(e) = err {
+            self.failed = true;
+            return Err(e);
+        }
+        if resubmit {
+            self.submit()?;
+        }
+        Ok(())
+    }
+
+    /// Frees the used-up buffer (queuing the next read into it) and waits
+    /// for the next block; false at the end of the file.
+    fn next_block(&mut self) -> Result<bool> {
+        if self.failed || self.file.is_none() {
+            return Err(Error::new(ErrorKind::Closed, &self.path));
+        }
+        if self.cur.take().is_some() && self.next_submit < self.nblocks {
+            self.queue_next();
+            self.submit()?;
+        }
+        if self.next_consume >= self.nblocks {
             return Ok(false);
         }
-        let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
-        let rest = self.filled - self.pos;
-        self.buf.copy_within(self.pos..self.filled, 0);
-        self.pos = 0;
-        self.filled = rest;
-        // Loop until at least one whole element is buffered: a read may
-        // return fewer bytes than asked (pipes, signals).
-        while self.filled < T::SIZE {
-            let n = read_retry(file, &mut self.buf[self.filled..], &mut self.counts)
-                .map_err(|e| Error::from_io("read", &self.path, e))?;
-            if n == 0 {
-                self.eof = true;
-                if self.filled != 0 {
-                    // The file shrank or grew by a partial element since open.
-                    let size = self.len * T::SIZE as u64 + self.filled as u64;
-                    return Err(Error::new(ErrorKind::BadSize { size, element_size: T::SIZE }, &self.path));
-                }
-                return Ok(false);
+        let i = (self.next_consume % self.slots.len() as u64) as usize;
+        loop {
+            self.reap()?;
+            let s = &self.slots[i];
+            if !s.busy && s.done == s.want {
+                break;
             }
-            self.filled += n;
+            let ring = self.ring.as_mut().expect("open");
+            if let Err(e) = ring.enter(true, &mut self.counts) {
+                self.failed = true;
+                return Err(Error::from_io("io_uring_enter", &self.path, e));
+            }
         }
+        self.cur = Some(i);
+        self.pos = 0;
+        self.next_consume += 1;
         Ok(true)
+    }
+
+    fn left(&self) -> usize {
+        self.cur.map_or(0, |i| self.slots[i].want - self.pos)
     }
 }
 
 impl<T: Element> InputStream<T> for UringInput<T> {
     #[inline]
     fn read_next(&mut self) -> Result<Option<T>> {
-        if self.filled - self.pos < T::SIZE && !self.fill()? {
+        if self.left() == 0 && !self.next_block()? {
             return Ok(None);
         }
-        let x = from_bytes::<T>(&self.buf[self.pos..]);
+        let i = self.cur.expect("a block is current");
+        let x = from_bytes::<T>(&self.slots[i].buf[self.pos..]);
         self.pos += T::SIZE;
         Ok(Some(x))
     }
 
     fn end_of_stream(&mut self) -> Result<bool> {
-        Ok(self.filled - self.pos < T::SIZE && !self.fill()?)
+        if self.file.is_none() {
+            return Err(Error::new(ErrorKind::Closed, &self.path));
+        }
+        Ok(self.left() == 0 && self.next_consume >= self.nblocks)
     }
 
     fn read_into(&mut self, out: &mut [T]) -> Result<usize> {
+        let out = as_bytes_mut(out);
         let mut n = 0;
         while n < out.len() {
-            if self.filled - self.pos < T::SIZE && !self.fill()? {
+            if self.left() == 0 && !self.next_block()? {
                 break;
             }
-            let avail = (self.filled - self.pos) / T::SIZE;
-            let take = avail.min(out.len() - n);
-            let bytes = take * T::SIZE;
-            crate::as_bytes_mut(&mut out[n..n + take])
-                .copy_from_slice(&self.buf[self.pos..self.pos + bytes]);
-            self.pos += bytes;
+            let i = self.cur.expect("a block is current");
+            let take = self.left().min(out.len() - n);
+            out[n..n + take].copy_from_slice(&self.slots[i].buf[self.pos..self.pos + take]);
+            self.pos += take;
             n += take;
         }
-        Ok(n)
+        Ok(n / T::SIZE)
     }
 
     fn len(&self) -> u64 {
-        self.len
+        self.size / T::SIZE as u64
     }
 
     fn close(&mut self) -> Result<()> {
+        let Some(mut ring) = self.ring.take() else {
+            return Ok(());
+        };
+        if !ring.drain(&mut self.counts) {
+            // The kernel may still write into the buffers: never free them.
+            std::mem::forget(std::mem::take(&mut self.slots));
+        }
+        self.counts.close += 1;
+        drop(ring);
         if self.file.take().is_some() {
             self.counts.close += 1;
-            self.buf = Vec::new();
         }
+        self.cur = None;
         Ok(())
     }
 
@@ -133,91 +423,213 @@ impl<T: Element> InputStream<T> for UringInput<T> {
     }
 }
 
-/// Output stream of the `buffered` kind.
+impl<T: Element> Drop for UringInput<T> {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+/// Output stream of the `uring` kind.
 pub struct UringOutput<T: Element> {
     path: PathBuf,
     file: Option<File>,
-    buf: Vec<u8>,
+    ring: Option<Ring>,
+    slots: Vec<Slot>,
+    block: usize,
+    /// The buffer being filled and the bytes in it.
+    cur: usize,
+    filled: usize,
+    /// File offset of the next buffer to write.
+    next_off: u64,
     sync: bool,
-    closed: bool,
+    failed: bool,
     counts: SyscallCounts,
     info: StreamInfo,
     _t: PhantomData<T>,
 }
 
 impl<T: Element> UringOutput<T> {
-    /// Creates or truncates `path`.
+    /// Creates or truncates `path` and sets up a ring of Q entries.
     pub fn create(path: &Path, cfg: &StreamConfig) -> Result<Self> {
         let mut counts = SyscallCounts::default();
         let file = create_for_write(path, 0, &mut counts)?;
-        let b = rounded_block::<T>(cfg);
+        let q = cfg.queue_depth.max(1);
+        let ring = Ring::new(q, path, &mut counts)?;
+        let block = rounded_block::<T>(cfg);
+        let mut slots: Vec<Slot> = (0..q).map(|_| Slot::default()).collect();
+        slots[0].buf = vec![0; block];
         Ok(UringOutput {
             path: path.to_path_buf(),
             file: Some(file),
-            buf: Vec::with_capacity(b),
+            ring: Some(ring),
+            slots,
+            block,
+            cur: 0,
+            filled: 0,
+            next_off: 0,
             sync: cfg.sync_on_close,
-            closed: false,
+            failed: false,
             counts,
-            info: StreamInfo { kind: StreamKind::Uring, block_size: b, queue_depth: 1, fallback: None },
+            info: info(block, q),
             _t: PhantomData,
         })
     }
 
-    fn flush(&mut self) -> Result<()> {
-        let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
-        let r = write_all_retry(file, &self.buf, &mut self.counts);
-        self.buf.clear();
-        r.map_err(|e| {
-            // A failed stream accepts nothing more.
-            self.file = None;
-            Error::from_io("write", &self.path, e)
-        })
+    fn check_open(&self) -> Result<()> {
+        if self.failed || self.ring.is_none() {
+            return Err(Error::new(ErrorKind::Closed, &self.path));
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, e: Error) -> Error {
+        self.failed = true;
+        e
+    }
+
+    /// Queues and submits the write of the current buffer's `filled` bytes.
+    fn submit_current(&mut self) -> Result<()> {
+        let fd = types::Fd(self.file.as_ref().expect("open").as_raw_fd());
+        let ring = self.ring.as_mut().expect("open");
+        let i = self.cur;
+        let slot = &mut self.slots[i];
+        slot.off = self.next_off;
+        slot.want = self.filled;
+        slot.done = 0;
+        push_rest(ring, fd, slot, i, true);
+        self.next_off += self.filled as u64;
+        self.filled = 0;
+        ring.enter(false, &mut self.counts)
+            .map_err(|e| Error::from_io("io_uring_enter", &self.path, e))
+            .map_err(|e| self.fail(e))
+    }
+
+    /// Processes the available completions: resubmits short writes, returns
+    /// the first error.
+    fn reap(&mut self) -> Result<()> {
+        let fd = types::Fd(self.file.as_ref().expect("open").as_raw_fd());
+        let ring = self.ring.as_mut().expect("open");
+        let cqes = ring.reap();
+        let mut err = None;
+        let mut resubmit = false;
+        for &(ud, res) in &cqes {
+            let i = ud as usize;
+            let slot = &mut self.slots[i];
+            slot.busy = false;
+            if res <= 0 {
+                // A write of 0 bytes for a non-empty request: no room.
+                let errno = if res == 0 { libc::ENOSPC } else { -res };
+                err.get_or_insert_with(|| Error::from_errno("write", &self.path, errno));
+            } else {
+                slot.done += res as usize;
+                if slot.done < slot.want && err.is_none() {
+                    push_rest(ring, fd, slot, i, true);
+                    resubmit = true;
+                }
+            }
+        }
+        ring.recycle(cqes);
+        if let Some(e) = err {
+            return Err(self.fail(e));
+        }
+        if resubmit {
+            let ring = self.ring.as_mut().expect("open");
+            ring.enter(false, &mut self.counts)
+                .map_err(|e| Error::from_io("io_uring_enter", &self.path, e))
+                .map_err(|e| self.fail(e))?;
+        }
+        Ok(())
+    }
+
+    /// Writes the full current buffer behind and moves to a free buffer,
+    /// waiting for a completion when all Q are in flight.
+    fn flush_full(&mut self) -> Result<()> {
+        self.submit_current()?;
+        loop {
+            self.reap()?;
+            if let Some(i) = self.slots.iter().position(|s| !s.busy) {
+                if self.slots[i].buf.len() < self.block {
+                    self.slots[i].buf = vec![0; self.block];
+                }
+                self.cur = i;
+                return Ok(());
+            }
+            let ring = self.ring.as_mut().expect("open");
+            ring.enter(true, &mut self.counts)
+                .map_err(|e| Error::from_io("io_uring_enter", &self.path, e))
+                .map_err(|e| self.fail(e))?;
+        }
     }
 
     fn finish(&mut self) -> Result<()> {
-        if self.closed {
+        if self.ring.is_none() {
             return Ok(());
         }
-        self.closed = true;
-        if self.file.is_none() {
-            return Err(Error::new(ErrorKind::Closed, &self.path));
+        let mut r = if self.failed { Err(Error::new(ErrorKind::Closed, &self.path)) } else { Ok(()) };
+        if r.is_ok() && self.filled > 0 {
+            r = self.submit_current();
         }
-        if !self.buf.is_empty() {
-            self.flush()?;
+        // Wait for every write; keep the first error.
+        while self.ring.as_ref().expect("open").inflight > 0 {
+            let ring = self.ring.as_mut().expect("open");
+            if let Err(e) = ring.enter(true, &mut self.counts) {
+                // Cannot wait: the kernel may still read the buffers.
+                std::mem::forget(std::mem::take(&mut self.slots));
+                let e = Error::from_io("io_uring_enter", &self.path, e);
+                r = r.and(Err(e));
+                break;
+            }
+            let reaped = if self.failed {
+                // Only drain; no resubmission after an error.
+                let ring = self.ring.as_mut().expect("open");
+                let v = ring.reap();
+                for &(ud, _) in &v {
+                    self.slots[ud as usize].busy = false;
+                }
+                ring.recycle(v);
+                Ok(())
+            } else {
+                self.reap()
+            };
+            r = r.and(reaped);
         }
-        let file = self.file.take().expect("checked above");
-        maybe_sync(&file, self.sync, &self.path, &mut self.counts)?;
-        self.counts.close += 1;
+        self.failed = true;
+        let ring = self.ring.take().expect("open");
+        let file = self.file.take().expect("open");
+        if r.is_ok() {
+            r = maybe_sync(&file, self.sync, &self.path, &mut self.counts);
+        }
+        self.counts.close += 2; // the ring and the file
+        drop(ring);
         drop(file);
-        Ok(())
+        r
     }
 }
 
 impl<T: Element> OutputStream<T> for UringOutput<T> {
     #[inline]
     fn write(&mut self, x: T) -> Result<()> {
-        if self.closed {
-            return Err(Error::new(ErrorKind::Closed, &self.path));
-        }
-        self.buf.extend_from_slice(as_bytes(std::slice::from_ref(&x)));
-        if self.buf.len() >= self.info.block_size {
-            self.flush()?;
+        self.check_open()?;
+        let p = self.filled;
+        self.slots[self.cur].buf[p..p + T::SIZE].copy_from_slice(as_bytes(std::slice::from_ref(&x)));
+        self.filled += T::SIZE;
+        if self.filled == self.block {
+            self.flush_full()?;
         }
         Ok(())
     }
 
     fn write_all(&mut self, xs: &[T]) -> Result<()> {
-        if self.closed {
-            return Err(Error::new(ErrorKind::Closed, &self.path));
-        }
+        self.check_open()?;
         let mut bytes = as_bytes(xs);
         while !bytes.is_empty() {
-            let room = self.info.block_size - self.buf.len();
-            let take = room.min(bytes.len());
-            self.buf.extend_from_slice(&bytes[..take]);
+            let p = self.filled;
+            let take = (self.block - p).min(bytes.len());
+            self.slots[self.cur].buf[p..p + take].copy_from_slice(&bytes[..take]);
+            self.filled += take;
             bytes = &bytes[take..];
-            if self.buf.len() >= self.info.block_size {
-                self.flush()?;
+            if self.filled == self.block {
+                self.flush_full()?;
             }
         }
         Ok(())
@@ -238,7 +650,7 @@ impl<T: Element> OutputStream<T> for UringOutput<T> {
 
 impl<T: Element> Drop for UringOutput<T> {
     fn drop(&mut self) {
-        // Best effort, see the contract in `stream.rs`.
+        // Best effort, see the contract in `stream.rs`; waits for every write.
         let _ = self.finish();
     }
 }

@@ -1,0 +1,237 @@
+//! Facts about the machine, recorded beside every result (`machine.json`).
+//!
+//! A time measured on a shared virtual machine means little without the
+//! machine: [`Machine::collect`] reads the CPU model and core count, the
+//! memory, the kernel, the file system type of the work directory
+//! (`statfs` `f_type`, named by [`fs_type_name`]), the device's
+//! `read_ahead_kb`, and records the tool's version, the exact command line,
+//! the date and how the page cache was emptied.
+//!
+//! ```no_run
+//! use emsort_bench::machine::Machine;
+//! use emsort_io::cache::CacheMethod;
+//! let m = Machine::collect("/tmp".as_ref(), CacheMethod::Fadvise, "emsort bench streams", "0.1.0");
+//! println!("{}", serde_json::to_string_pretty(&m).unwrap());
+//! ```
+
+use std::path::Path;
+
+use emsort_io::cache::{self, CacheMethod};
+use serde::Serialize;
+
+/// What `machine.json` holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Machine {
+    /// CPU model name (`/proc/cpuinfo`), when known.
+    pub cpu_model: Option<String>,
+    /// Logical CPUs this process may use.
+    pub cores: usize,
+    /// Physical memory in bytes (`/proc/meminfo` `MemTotal`), when known.
+    pub memory_bytes: Option<u64>,
+    /// Memory available for new work in bytes (`MemAvailable`) at the start.
+    pub memory_available_bytes: Option<u64>,
+    /// Kernel name and release (`uname`).
+    pub kernel: String,
+    /// The directory the data files were written to.
+    pub work_dir: String,
+    /// File system type of the work directory (`ext4`, `xfs`, `tmpfs` …).
+    pub fs_type: String,
+    /// The file system's magic number (`statfs` `f_type`), in hex.
+    pub fs_magic: String,
+    /// Read-ahead of the work directory's block device in KiB, when found.
+    pub read_ahead_kb: Option<u64>,
+    /// emsort's version.
+    pub emsort_version: String,
+    /// The command line that started the campaign.
+    pub command_line: String,
+    /// Local date and time at the start, ISO 8601 with the UTC offset.
+    pub date: String,
+    /// How the page cache was emptied before each run (`drop`, `fadvise`, `none`).
+    pub cache_method: String,
+    /// Whether this process could write `/proc/sys/vm/drop_caches`.
+    pub drop_caches_possible: bool,
+    /// The element type of the data files.
+    pub element: String,
+}
+
+impl Machine {
+    /// Collects the facts for a campaign working in `work_dir`.
+    pub fn collect(work_dir: &Path, cache: CacheMethod, command_line: &str, version: &str) -> Machine {
+        let (fs_type, fs_magic) = fs_type(work_dir);
+        let uname = rustix::system::uname();
+        Machine {
+            cpu_model: cpu_model(),
+            cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            memory_bytes: meminfo("MemTotal:"),
+            memory_available_bytes: meminfo("MemAvailable:"),
+            kernel: format!("{} {}", uname.sysname().to_string_lossy(), uname.release().to_string_lossy()),
+            work_dir: work_dir.display().to_string(),
+            fs_type,
+            fs_magic,
+            read_ahead_kb: cache::read_ahead_kb(work_dir),
+            emsort_version: version.to_string(),
+            command_line: command_line.to_string(),
+            date: local_datetime(),
+            cache_method: cache.name().to_string(),
+            drop_caches_possible: cache::can_drop_caches(),
+            element: "u32 (native byte order)".to_string(),
+        }
+    }
+}
+
+/// The name of a file system from its `statfs` magic number
+/// (`linux/magic.h`), or `"unknown"`.
+pub fn fs_type_name(magic: u64) -> &'static str {
+    match magic {
+        0xEF53 => "ext2/3/4",
+        0x5846_5342 => "xfs",
+        0x9123_683E => "btrfs",
+        0x0102_1994 => "tmpfs",
+        0x8584_58f6 => "ramfs",
+        0x794c_7630 => "overlayfs",
+        0x2fc1_2fc1 => "zfs",
+        0xF2F5_2010 => "f2fs",
+        0x6969 => "nfs",
+        0xFF53_4D42 | 0xFE53_4D42 => "cifs/smb",
+        0x6573_5546 => "fuse",
+        0x0102_1997 => "9p",
+        0x5346_544e => "ntfs",
+        0x4d44 => "vfat",
+        0x2011_BAB0 => "exfat",
+        0x7275 => "romfs",
+        0x7371_7368 => "squashfs",
+        0x3153_464a => "jfs",
+        0x5265_4973 => "reiserfs",
+        0xCA45_1A4E => "bcachefs",
+        _ => "unknown",
+    }
+}
+
+/// The file system type of `path` and its `statfs` magic number in hex.
+///
+/// The name comes from `/proc/self/mounts` (the mount holding `path`), which
+/// tells ext4 from ext2; the magic number is the fallback.
+pub fn fs_type(path: &Path) -> (String, String) {
+    let magic = rustix::fs::statfs(path).ok().map(|s| s.f_type as u64);
+    let name = mount_fs_type(path)
+        .or_else(|| magic.map(|m| fs_type_name(m).to_string()))
+        .unwrap_or_else(|| "unknown".to_string());
+    (name, magic.map(|m| format!("0x{m:x}")).unwrap_or_default())
+}
+
+/// The type of the mount whose mount point is the longest prefix of `path`.
+fn mount_fs_type(path: &Path) -> Option<String> {
+    let path = std::fs::canonicalize(path).ok()?;
+    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (_dev, point, ty) = (f.next()?, f.next()?, f.next()?);
+            // /proc/mounts escapes blanks as octal (\040 for a space).
+            let point = point.replace("\\040", " ").replace("\\011", "\t");
+            path.starts_with(&point).then(|| (point.len(), ty.to_string()))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, ty)| ty)
+}
+
+/// Whether a file system type keeps its files in memory (page-cache
+/// measurements there say nothing about a disk).
+pub fn is_memory_fs(fs_type: &str) -> bool {
+    matches!(fs_type, "tmpfs" | "ramfs")
+}
+
+fn cpu_model() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    text.lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+}
+
+/// A `/proc/meminfo` field (given in kB there) in bytes.
+pub(crate) fn meminfo(field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line[field.len()..].trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Local time as `YYYY-MM-DDTHH:MM:SS+HH:MM`.
+pub fn local_datetime() -> String {
+    match local_tm() {
+        Some(tm) => {
+            let off = tm.tm_gmtoff;
+            let sign = if off < 0 { '-' } else { '+' };
+            let off = off.unsigned_abs();
+            format!(
+                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{sign}{:02}:{:02}",
+                tm.tm_year + 1900,
+                tm.tm_mon + 1,
+                tm.tm_mday,
+                tm.tm_hour,
+                tm.tm_min,
+                tm.tm_sec,
+                off / 3600,
+                off % 3600 / 60
+            )
+        }
+        None => String::from("unknown"),
+    }
+}
+
+/// Local date as `YYYY-MM-DD` (for dated result folders).
+pub fn local_date() -> String {
+    let dt = local_datetime();
+    dt.get(..10).unwrap_or(&dt).to_string()
+}
+
+fn local_tm() -> Option<libc::tm> {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?;
+    let t = now.as_secs() as libc::time_t;
+    // SAFETY: `tm` is plain old data, zero is a valid value for every field,
+    // and localtime_r writes only into the `tm` it is given (thread safe,
+    // unlike localtime).
+    unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&t, &mut tm).is_null() {
+            None
+        } else {
+            Some(tm)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_common_file_systems() {
+        assert_eq!(fs_type_name(0xEF53), "ext2/3/4");
+        assert_eq!(fs_type_name(0x0102_1994), "tmpfs");
+        assert_eq!(fs_type_name(0x1234), "unknown");
+        assert!(is_memory_fs("tmpfs"));
+        assert!(!is_memory_fs("xfs"));
+    }
+
+    #[test]
+    fn date_looks_like_iso_8601() {
+        let d = local_datetime();
+        assert_eq!(d.len(), 25, "{d}");
+        assert_eq!(&d[4..5], "-");
+        assert_eq!(&d[10..11], "T");
+        assert_eq!(local_date().len(), 10);
+    }
+
+    #[test]
+    fn collects_on_this_machine() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Machine::collect(dir.path(), CacheMethod::None, "emsort x", "9.9.9");
+        assert!(m.cores >= 1);
+        assert_ne!(m.fs_type, "");
+        assert_eq!(m.cache_method, "none");
+        assert_eq!(m.emsort_version, "9.9.9");
+    }
+}

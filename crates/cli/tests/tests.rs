@@ -1,0 +1,39 @@
+//! Integration tests of the `emsort` binary: one test binary, modules per
+//! subcommand, helpers here.
+
+mod cli {
+    mod gen_verify;
+}
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// The `emsort` binary built for these tests.
+pub fn emsort() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_emsort"))
+}
+
+/// Runs `emsort args…` and returns its output.
+pub fn run(args: &[&str]) -> Output {
+    emsort().args(args).output().expect("run emsort")
+}
+
+/// Standard error as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Standard output as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Names of the entries of `dir`, sorted.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}

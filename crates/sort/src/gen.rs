@@ -1,0 +1,434 @@
+//! Seeded data generation for every format.
+//!
+//! [`generate`] writes a file of items drawn from a [`Distribution`]. The
+//! file is cut into chunks of 1 Mi items (4 MiB of text for `lines`); chunk
+//! *c* draws from its own generator seeded by `(seed, c)`, so chunks are made
+//! in parallel on all cores and the same seed gives the same bytes whatever
+//! the thread count. A writer thread drains finished chunks while the next
+//! batch is generated, so the disk rarely waits.
+//!
+//! How a distribution becomes items: every fixed-size item is the image of a
+//! 64-bit *position* p under a monotone map of its format (u32: the top 32
+//! bits; i32/i64: the sign bit flipped; floats: a point of [−1e9, 1e9);
+//! records: the key's first 8 bytes hold p big-endian). `uniform` draws p at
+//! random; `sorted` makes p strictly increase with the item's index
+//! (p_i ∈ [i·2⁶⁴/N, (i+1)·2⁶⁴/N)); `reverse` is `sorted` backwards;
+//! `few-distinct` picks one of 16 random positions; `zipf` picks a rank
+//! from Zipf(10⁶ values, s = 1.1) and hashes it to a position. Text lines
+//! take printable ASCII (0x20–0x7E); `sorted`/`reverse` lines start with 16
+//! hex digits that increase (decrease) from line to line, so they are at
+//! least 16 bytes long.
+
+use std::fmt;
+use std::io::Write;
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::sync_channel;
+
+use emsort_io::{AtomicFile, Error, ErrorKind, Progress};
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution as _, Zipf};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rayon::prelude::*;
+
+use crate::format::{Format, RecordFormat};
+
+/// How item values are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Distribution {
+    /// Independent uniform values.
+    #[default]
+    Uniform,
+    /// Already in ascending order.
+    Sorted,
+    /// In descending order.
+    Reverse,
+    /// Only 16 distinct values, uniformly mixed.
+    FewDistinct,
+    /// Zipf-distributed over a million values (a few values very frequent).
+    Zipf,
+}
+
+impl Distribution {
+    /// All distributions.
+    pub const ALL: [Distribution; 5] = [
+        Distribution::Uniform,
+        Distribution::Sorted,
+        Distribution::Reverse,
+        Distribution::FewDistinct,
+        Distribution::Zipf,
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Distribution::Uniform => "uniform",
+            Distribution::Sorted => "sorted",
+            Distribution::Reverse => "reverse",
+            Distribution::FewDistinct => "few-distinct",
+            Distribution::Zipf => "zipf",
+        }
+    }
+}
+
+impl fmt::Display for Distribution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Distribution {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Distribution, String> {
+        Distribution::ALL.iter().copied().find(|d| d.name() == s).ok_or_else(|| {
+            format!("unknown distribution '{s}' (expected uniform, sorted, reverse, few-distinct or zipf)")
+        })
+    }
+}
+
+/// What to generate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenSpec {
+    /// The format.
+    pub format: Format,
+    /// Number of items (fixed-size formats).
+    pub count: u64,
+    /// Total size in bytes (`lines`); the last line is cut to fit exactly.
+    pub bytes: u64,
+    /// Line length range without the newline, inclusive (`lines`).
+    pub line_len: (usize, usize),
+    /// The distribution.
+    pub dist: Distribution,
+    /// The seed: same seed, same bytes.
+    pub seed: u64,
+}
+
+impl GenSpec {
+    /// `count` items of a fixed-size `format`, uniform, seed 42.
+    pub fn items(format: Format, count: u64) -> GenSpec {
+        GenSpec { format, count, bytes: 0, line_len: (10, 100), dist: Distribution::Uniform, seed: 42 }
+    }
+
+    /// `bytes` bytes of text lines, uniform, seed 42.
+    pub fn lines(bytes: u64) -> GenSpec {
+        GenSpec {
+            format: Format::Lines,
+            count: 0,
+            bytes,
+            line_len: (10, 100),
+            dist: Distribution::Uniform,
+            seed: 42,
+        }
+    }
+
+    /// Total size of the file this spec makes.
+    pub fn total_bytes(&self) -> u64 {
+        match self.format.item_size() {
+            Some(s) => self.count * s as u64,
+            None => self.bytes,
+        }
+    }
+}
+
+const CHUNK_ITEMS: u64 = 1 << 20;
+const CHUNK_TEXT: u64 = 4 << 20;
+const ZIPF_VALUES: f64 = 1e6;
+const ZIPF_S: f64 = 1.1;
+const FEW: u64 = 16;
+
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn chunk_rng(seed: u64, chunk: u64) -> Xoshiro256PlusPlus {
+    Xoshiro256PlusPlus::seed_from_u64(mix(seed ^ mix(chunk.wrapping_add(1))))
+}
+
+/// Draws the 64-bit position of item `i` of `n`.
+fn position(dist: Distribution, i: u64, n: u64, seed: u64, rng: &mut impl Rng, zipf: &Zipf<f64>) -> u64 {
+    match dist {
+        Distribution::Uniform => rng.next_u64(),
+        Distribution::Sorted | Distribution::Reverse => {
+            let j = if dist == Distribution::Sorted { i } else { n - 1 - i };
+            let lo = ((j as u128) << 64) / n as u128;
+            let hi = (((j + 1) as u128) << 64) / n as u128;
+            let width = (hi - lo) as u64; // ≥ 1 while n ≤ 2⁶⁴
+            lo as u64 + if width > 1 { rng.next_u64() % width } else { 0 }
+        }
+        Distribution::FewDistinct => mix(seed ^ mix(rng.random_range(0..FEW))),
+        Distribution::Zipf => mix(seed ^ mix(zipf.sample(rng) as u64)),
+    }
+}
+
+/// Appends the item at position `p` in a fixed-size format.
+fn emit(format: Format, p: u64, i: u64, rng: &mut impl Rng, exact_order: bool, out: &mut Vec<u8>) {
+    match format {
+        Format::U32 => out.extend_from_slice(&((p >> 32) as u32).to_ne_bytes()),
+        Format::I32 => out.extend_from_slice(&(((p >> 32) as u32 ^ (1 << 31)) as i32).to_ne_bytes()),
+        Format::U64 => out.extend_from_slice(&p.to_ne_bytes()),
+        Format::I64 => out.extend_from_slice(&((p ^ (1 << 63)) as i64).to_ne_bytes()),
+        Format::F32 => out.extend_from_slice(&(float_of(p) as f32).to_ne_bytes()),
+        Format::F64 => out.extend_from_slice(&float_of(p).to_ne_bytes()),
+        Format::Rec(r) => emit_record(r, p, i, rng, exact_order, out),
+        Format::Lines => unreachable!("lines are generated by gen_lines"),
+    }
+}
+
+fn float_of(p: u64) -> f64 {
+    (p >> 11) as f64 / (1u64 << 53) as f64 * 2e9 - 1e9
+}
+
+/// A record: key = p big-endian (then random bytes, or zeros when the
+/// order must be exact), payload = the item index in hex, padded with '.'.
+fn emit_record(r: RecordFormat, p: u64, i: u64, rng: &mut impl Rng, exact_order: bool, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.resize(start + r.size, b'.');
+    let rec = &mut out[start..];
+    let label = format!("{i:016x}");
+    for (dst, src) in rec.iter_mut().zip(label.bytes()) {
+        *dst = src;
+    }
+    let key = &mut rec[r.key_offset..r.key_offset + r.key_len];
+    let pb = p.to_be_bytes();
+    let n = key.len().min(8);
+    key[..n].copy_from_slice(&pb[..n]);
+    if exact_order {
+        key[n..].fill(0);
+    } else {
+        rng.fill_bytes(&mut key[n..]);
+    }
+}
+
+fn gen_fixed_chunk(spec: &GenSpec, chunk: u64, zipf: &Zipf<f64>) -> Vec<u8> {
+    let size = spec.format.item_size().expect("fixed format");
+    let first = chunk * CHUNK_ITEMS;
+    let last = (first + CHUNK_ITEMS).min(spec.count);
+    let mut rng = chunk_rng(spec.seed, chunk);
+    let mut out = Vec::with_capacity((last - first) as usize * size);
+    let exact = matches!(spec.dist, Distribution::Sorted | Distribution::Reverse);
+    for i in first..last {
+        let p = position(spec.dist, i, spec.count, spec.seed, &mut rng, zipf);
+        emit(spec.format, p, i, &mut rng, exact, &mut out);
+    }
+    out
+}
+
+fn random_line(rng: &mut impl Rng, len: usize, out: &mut Vec<u8>) {
+    out.extend((0..len).map(|_| rng.random_range(0x20u8..=0x7e)));
+}
+
+fn gen_text_chunk(spec: &GenSpec, chunk: u64, zipf: &Zipf<f64>) -> Vec<u8> {
+    let start = chunk * CHUNK_TEXT;
+    let size = (spec.bytes - start).min(CHUNK_TEXT) as usize;
+    let mut rng = chunk_rng(spec.seed, chunk);
+    let (lo, hi) = spec.line_len;
+    let mut out = Vec::with_capacity(size + hi + 32);
+    let mut j: u64 = 0;
+    while out.len() < size {
+        let len = rng.random_range(lo..=hi);
+        let line_start = out.len();
+        match spec.dist {
+            Distribution::Uniform => random_line(&mut rng, len, &mut out),
+            Distribution::Sorted | Distribution::Reverse => {
+                let key = (chunk << 32) | j;
+                let key = if spec.dist == Distribution::Sorted { key } else { !key };
+                out.extend_from_slice(format!("{key:016x}").as_bytes());
+                random_line(&mut rng, len.saturating_sub(16), &mut out);
+            }
+            Distribution::FewDistinct | Distribution::Zipf => {
+                let v = if spec.dist == Distribution::Zipf {
+                    zipf.sample(&mut rng) as u64
+                } else {
+                    rng.random_range(0..FEW)
+                };
+                // The line for value v is the same wherever it is drawn.
+                let mut vr = chunk_rng(spec.seed ^ 0x11AE, v);
+                let vlen = vr.random_range(lo..=hi);
+                random_line(&mut vr, vlen, &mut out);
+            }
+        }
+        j += 1;
+        if out.len() >= size {
+            // Cut the last line so the chunk is exactly `size` bytes.
+            out.truncate(size.max(line_start + 1) - 1);
+            if out.len() < line_start {
+                out.truncate(line_start);
+            }
+        }
+        out.push(b'\n');
+    }
+    debug_assert_eq!(out.len(), size);
+    out
+}
+
+/// What [`generate`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GenStats {
+    /// Bytes written.
+    pub bytes: u64,
+    /// Items written (lines for `lines`).
+    pub items: u64,
+}
+
+/// Makes chunk `c` of a spec's file.
+type ChunkFn = fn(&GenSpec, u64, &Zipf<f64>) -> Vec<u8>;
+
+/// Generates the file `spec` describes at `out`: written beside it and
+/// renamed when complete, removed on error or when `cancel` is set.
+///
+/// # Panics
+/// If `spec.line_len` has MIN > MAX.
+pub fn generate(
+    spec: &GenSpec,
+    out: &Path,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<GenStats, Error> {
+    assert!(spec.line_len.0 <= spec.line_len.1, "line length range MIN..MAX needs MIN ≤ MAX");
+    let zipf = Zipf::new(ZIPF_VALUES, ZIPF_S).expect("valid Zipf parameters");
+    let (chunks, chunk_fn): (u64, ChunkFn) = match spec.format {
+        Format::Lines => (spec.bytes.div_ceil(CHUNK_TEXT), gen_text_chunk),
+        _ => (spec.count.div_ceil(CHUNK_ITEMS), gen_fixed_chunk),
+    };
+    let atomic = AtomicFile::create(out)?;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(atomic.path())
+        .map_err(|e| Error::from_io("open", atomic.path(), e))?;
+    progress.phase("gen", Some(spec.total_bytes()));
+    let batch = (rayon::current_num_threads() as u64 * 2).max(2);
+    let temp = atomic.path().to_path_buf();
+    let (tx, rx) = sync_channel::<Vec<Vec<u8>>>(1);
+    let (bytes, items) = std::thread::scope(|s| -> Result<(u64, u64), Error> {
+        let writer = s.spawn(move || -> Result<(), Error> {
+            let mut file = file;
+            for chunks in rx {
+                for c in chunks {
+                    file.write_all(&c).map_err(|e| Error::from_io("write", &temp, e))?;
+                    progress.advance(c.len() as u64);
+                }
+            }
+            Ok(())
+        });
+        let (mut bytes, mut items) = (0u64, 0u64);
+        let mut c0 = 0;
+        let mut send_failed = false;
+        while c0 < chunks {
+            if cancel.load(Ordering::Relaxed) {
+                break;
+            }
+            let c1 = (c0 + batch).min(chunks);
+            let made: Vec<Vec<u8>> = (c0..c1).into_par_iter().map(|c| chunk_fn(spec, c, &zipf)).collect();
+            for c in &made {
+                bytes += c.len() as u64;
+                items += match spec.format.item_size() {
+                    Some(s) => (c.len() / s) as u64,
+                    None => c.iter().filter(|&&b| b == b'\n').count() as u64,
+                };
+            }
+            if tx.send(made).is_err() {
+                send_failed = true;
+                break;
+            }
+            c0 = c1;
+        }
+        drop(tx);
+        writer.join().expect("writer thread")?;
+        if send_failed {
+            return Err(Error::new(ErrorKind::Io("write"), out));
+        }
+        Ok((bytes, items))
+    })?;
+    progress.finish_phase();
+    if cancel.load(Ordering::Relaxed) {
+        return Err(Error::new(ErrorKind::Interrupted, out));
+    }
+    atomic.commit()?;
+    Ok(GenStats { bytes, items })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::verify;
+    use emsort_io::NoProgress;
+
+    fn gen(spec: &GenSpec) -> Vec<u8> {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("g");
+        generate(spec, &p, &NoProgress, &AtomicBool::new(false)).unwrap();
+        std::fs::read(p).unwrap()
+    }
+
+    #[test]
+    fn same_seed_same_bytes_and_sizes() {
+        for f in ["u32", "i64", "f32", "rec:100:0:10", "rec:7:3:2"] {
+            let mut s = GenSpec::items(f.parse().unwrap(), CHUNK_ITEMS + 17);
+            let a = gen(&s);
+            assert_eq!(a.len() as u64, s.total_bytes());
+            assert_eq!(a, gen(&s), "{f}");
+            s.seed = 7;
+            assert_ne!(a, gen(&s), "{f}");
+        }
+        let s = GenSpec::lines(CHUNK_TEXT + 12345);
+        let a = gen(&s);
+        assert_eq!(a.len() as u64, s.bytes);
+        assert_eq!(a.last(), Some(&b'\n'));
+        assert!(a.iter().all(|&b| b == b'\n' || (0x20..=0x7e).contains(&b)));
+        assert_eq!(a, gen(&s));
+    }
+
+    #[test]
+    fn sorted_and_reverse_are_in_order() {
+        let no = AtomicBool::new(false);
+        for f in ["u32", "i32", "u64", "i64", "f32", "f64", "rec:100:0:10", "rec:16:4:12", "lines"] {
+            let format: Format = f.parse().unwrap();
+            for (dist, rev) in [(Distribution::Sorted, false), (Distribution::Reverse, true)] {
+                let mut s = if format == Format::Lines {
+                    GenSpec::lines(300_000)
+                } else {
+                    GenSpec::items(format, 50_000)
+                };
+                s.dist = dist;
+                let d = tempfile::tempdir().unwrap();
+                let p = d.path().join("g");
+                generate(&s, &p, &NoProgress, &no).unwrap();
+                let r = verify(&p, format, rev, None, &no).unwrap();
+                assert!(r.disorder.is_none(), "{f} {dist}: {r:?}");
+                let r = verify(&p, format, !rev, None, &no).unwrap();
+                assert!(r.disorder.is_some(), "{f} {dist} should not be in the other order");
+            }
+        }
+    }
+
+    #[test]
+    fn few_distinct_and_zipf_repeat_values() {
+        for dist in [Distribution::FewDistinct, Distribution::Zipf] {
+            let mut s = GenSpec::items(Format::U64, 10_000);
+            s.dist = dist;
+            let a = gen(&s);
+            let mut v: Vec<u64> =
+                a.chunks_exact(8).map(|c| u64::from_ne_bytes(c.try_into().unwrap())).collect();
+            v.sort_unstable();
+            v.dedup();
+            assert!(v.len() < 5000, "{dist}: {} distinct", v.len());
+            if dist == Distribution::FewDistinct {
+                assert!(v.len() <= 16);
+            }
+        }
+    }
+
+    #[test]
+    fn cancelled_generation_leaves_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("g");
+        let e = generate(&GenSpec::items(Format::U32, 1000), &p, &NoProgress, &AtomicBool::new(true))
+            .unwrap_err();
+        assert_eq!(*e.kind(), ErrorKind::Interrupted);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+}
