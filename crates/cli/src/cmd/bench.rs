@@ -110,7 +110,7 @@ pub struct StreamsArgs {
     /// its file system), removed at the end.
     #[arg(long = "dir", value_name = "WORKDIR")]
     work_dir: Option<PathBuf>,
-    /// Output directory. Default: emsort-results/<YYYY-MM-DD>-streams in the current
+    /// Output directory. Default: emsort-results/YYYY-MM-DD-streams in the current
     /// directory (-2, -3 … appended if that one already holds a campaign).
     #[arg(short = 'o', long = "output", value_name = "OUTDIR")]
     out_dir: Option<PathBuf>,
