@@ -55,7 +55,7 @@ pub use element::{as_bytes, as_bytes_mut, from_bytes, Element};
 pub use error::{Error, ErrorKind, Result};
 pub use mmap_stream::{MmapInput, MmapOutput};
 pub use progress::{NoProgress, Progress};
-pub use size::{format_size, parse_size};
+pub use size::{format_size, parse_count, parse_size};
 pub use stdio_stream::{StdioInput, StdioOutput};
 pub use stream::{create_output, open_input, AnyInput, AnyOutput, InputStream, OutputStream};
 pub use syscall_stream::{SyscallInput, SyscallOutput};

@@ -37,6 +37,46 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     Ok(v.round() as u64)
 }
 
+/// Parses a count of items: `1000000`, `1_000_000`, `1e6`, `2.5e3`, or a
+/// binary multiple `1K`, `1M`, `1G` (2¹⁰, 2²⁰, 2³⁰). A count with a
+/// fractional part (`1.5`) is refused.
+///
+/// ```
+/// use emsort_io::parse_count;
+/// assert_eq!(parse_count("1e6"), Ok(1_000_000));
+/// assert_eq!(parse_count("2.5e3"), Ok(2500));
+/// assert_eq!(parse_count("1M"), Ok(1 << 20));
+/// assert_eq!(parse_count("0"), Ok(0));
+/// assert!(parse_count("1.5").is_err());
+/// ```
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    if let Some(last) = s.trim().chars().last() {
+        if last.is_ascii_alphabetic() && !matches!(last, 'e' | 'E') {
+            // 1K, 1M, 1G: binary multiples, as sizes take them.
+            return parse_size(s)
+                .map_err(|_| format!("invalid count '{}': expected e.g. 1000000, 1e6 or 1M", s.trim()));
+        }
+    }
+    let t = s.trim().replace('_', "");
+    let err = |why: &str| format!("invalid count '{}': {why}", s.trim());
+    if t.is_empty() {
+        return Err(err("empty"));
+    }
+    let (mant, exp) = match t.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<u32>().map_err(|_| err("bad exponent"))?),
+        None => (t.as_str(), 0),
+    };
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    let frac = frac.trim_end_matches('0');
+    if int.is_empty() && frac.is_empty() || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return Err(err("expected digits, optionally with an exponent such as 1e6"));
+    }
+    let digits: u64 = format!("{int}{frac}").parse().map_err(|_| err("too large"))?;
+    let shift = exp.checked_sub(frac.len() as u32).ok_or_else(|| err("not a whole number"))?;
+    let n = 10u64.checked_pow(shift).and_then(|p| digits.checked_mul(p)).ok_or_else(|| err("too large"))?;
+    Ok(n)
+}
+
 /// Formats `bytes` with the largest binary unit that divides it evenly
 /// (`65536` → `64K`, `1000` → `1000`).
 pub fn format_size(bytes: u64) -> String {

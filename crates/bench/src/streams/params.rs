@@ -47,27 +47,10 @@ pub const MAX_K: u32 = 500;
 /// assert!(parse_count("1.5").is_err());
 /// ```
 pub fn parse_count(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim().replace('_', "");
-    let err = |why: &str| format!("invalid count '{}': {why}", s.trim());
-    if t.is_empty() {
-        return Err(err("empty"));
+    match emsort_io::parse_count(s)? {
+        0 => Err(format!("invalid count '{}': must be at least 1", s.trim())),
+        n => Ok(n),
     }
-    let (mant, exp) = match t.split_once(['e', 'E']) {
-        Some((m, e)) => (m, e.parse::<u32>().map_err(|_| err("bad exponent"))?),
-        None => (t.as_str(), 0),
-    };
-    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
-    let frac = frac.trim_end_matches('0');
-    if int.is_empty() && frac.is_empty() || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
-        return Err(err("expected digits, optionally with an exponent such as 1e6"));
-    }
-    let digits: u64 = format!("{int}{frac}").parse().map_err(|_| err("too large"))?;
-    let shift = exp.checked_sub(frac.len() as u32).ok_or_else(|| err("not a whole number"))?;
-    let n = 10u64.checked_pow(shift).and_then(|p| digits.checked_mul(p)).ok_or_else(|| err("too large"))?;
-    if n == 0 {
-        return Err(err("must be at least 1"));
-    }
-    Ok(n)
 }
 
 /// Parses a comma-separated list of element counts (`1e3,1e6`).

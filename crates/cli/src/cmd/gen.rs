@@ -25,7 +25,7 @@ pub struct GenArgs {
     #[arg(long, short = 'f', default_value = "u32", value_parser = clap::value_parser!(Format))]
     format: Format,
     /// Number of items (fixed-size formats); accepts 1e6, 1000000, 1M (= 2^20).
-    #[arg(long, short = 'n', value_parser = parse_count)]
+    #[arg(long, short = 'n', value_parser = emsort_io::parse_count)]
     count: Option<u64>,
     /// Total size for `--format lines`, with K/M/G suffixes.
     #[arg(long, value_parser = parse_bytes)]
@@ -45,21 +45,6 @@ pub struct GenArgs {
     /// No progress bar and no summary line.
     #[arg(short, long)]
     quiet: bool,
-}
-
-/// Parses a count: plain digits, scientific notation (1e6) or a size suffix.
-pub fn parse_count(s: &str) -> Result<u64, String> {
-    if let Ok(n) = s.parse::<u64>() {
-        return Ok(n);
-    }
-    if s.contains(['e', 'E']) {
-        if let Ok(f) = s.parse::<f64>() {
-            if f >= 0.0 && f.fract() == 0.0 && f < 1.8e19 {
-                return Ok(f as u64);
-            }
-        }
-    }
-    emsort_io::parse_size(s).map_err(|_| format!("invalid count '{s}' (expected e.g. 1000000, 1e6 or 1M)"))
 }
 
 fn parse_bytes(s: &str) -> Result<u64, String> {
