@@ -39,6 +39,14 @@ pub struct GenArgs {
     /// Seed of the generator.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// How to write: a stream kind (syscall, stdio, buffered, mmap, direct, uring).
+    /// O_DIRECT by default: on many virtual machines the page cache's write-back
+    /// is slower than the device.
+    #[arg(long, default_value = "direct", value_parser = clap::value_parser!(emsort_io::StreamKind))]
+    io: emsort_io::StreamKind,
+    /// Block size for --io, with K/M/G suffixes.
+    #[arg(long, default_value = "8M", value_parser = parse_bytes)]
+    block_size: u64,
     /// The file to write (written beside and renamed when complete).
     #[arg(short = 'o', long)]
     output: PathBuf,
@@ -71,6 +79,7 @@ pub fn run(a: GenArgs) -> anyhow::Result<ExitCode> {
     spec.line_len = a.line_len;
     spec.dist = a.dist;
     spec.seed = a.seed;
+    spec.io = emsort_io::StreamConfig::new(a.io).block_size(a.block_size as usize);
     let bar = Bar::new(a.quiet);
     let t = Instant::now();
     let stats = generate(&spec, &a.output, &bar, crate::interrupt::flag())
