@@ -2,6 +2,7 @@
 //! subcommand, helpers here.
 
 mod cli {
+    mod bench;
     mod gen_verify;
 }
 
