@@ -20,6 +20,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Sort a file larger than memory (numbers, records or text lines) with an external merge sort.
+    Sort(cmd::sort::SortArgs),
     /// Generate a seeded data file (binary numbers, records or text lines).
     Gen(cmd::gen::GenArgs),
     /// Check that a file is sorted (and, with --input, a permutation of the original).
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     interrupt::install();
     let result = match cli.command {
+        Command::Sort(a) => cmd::sort::run(a),
         Command::Gen(a) => cmd::gen::run(a),
         Command::Verify(a) => cmd::verify::run(a),
         Command::Bench(a) => cmd::bench::run(a),

@@ -4,6 +4,7 @@
 mod cli {
     mod bench;
     mod gen_verify;
+    mod sort;
 }
 
 use std::path::Path;

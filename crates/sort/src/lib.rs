@@ -1,28 +1,58 @@
-//! emsort's sort engine.
+//! emsort's sort engine: an external multiway merge sort over every data
+//! format, and the tools around it.
 //!
-//! So far: data [`Format`]s and their order, seeded data generation
-//! ([`gen::generate`]) and streamed verification ([`verify::verify`]) with an
-//! order-independent multiset [`Fingerprint`]. Run formation, the loser tree
-//! and the merge policies come next (SPEC part 2).
+//! - [`sort_file`] sorts a file larger than its memory budget: run formation
+//!   ([`run_formation`]), then d-way merges with a loser tree ([`merge`],
+//!   [`loser_tree`]) following a [`merge_policy`]. It returns
+//!   [`SortStats`] ([`stats`]) and fails with a [`SortError`]. [`sort`]
+//!   also takes a reader and a writer (standard input and output) ([`spool`]).
+//! - [`SortPlan`] ([`plan`]) holds every budget and parameter of a sort
+//!   (memory M, fan-in d, block size B, stream kinds, order, policy,
+//!   threads, temp dirs), derives the run length, the number of runs and
+//!   the passes in one place, and prints itself.
+//! - Data [`Format`]s and their order, normalised number keys ([`key`]),
+//!   seeded data generation ([`gen::generate`]) and streamed verification
+//!   ([`verify::verify`]) with an order-independent multiset [`Fingerprint`].
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;
-//! use emsort_sort::{gen, verify, Format};
-//! # fn main() -> Result<(), emsort_io::Error> {
+//! use emsort_sort::{gen, sort_file, verify, Format, SortPlan};
+//! # fn main() -> Result<(), emsort_sort::SortError> {
+//! let no = AtomicBool::new(false);
 //! let spec = gen::GenSpec::items(Format::U32, 1_000_000);
-//! gen::generate(&spec, "data.bin".as_ref(), &emsort_io::NoProgress, &AtomicBool::new(false))?;
-//! let report = verify::verify("data.bin".as_ref(), Format::U32, false, None, &AtomicBool::new(false))?;
-//! assert_eq!(report.items, 1_000_000);
+//! gen::generate(&spec, "data.bin".as_ref(), &emsort_io::NoProgress, &no)?;
+//! let plan = SortPlan::builder(Format::U32).memory(1 << 20).build()?;
+//! let stats = sort_file(&plan, "data.bin".as_ref(), "sorted.bin".as_ref(), &emsort_io::NoProgress, &no)?;
+//! assert!(stats.runs > 1);
+//! let report = verify::verify("sorted.bin".as_ref(), Format::U32, false, Some("data.bin".as_ref()), &no)?;
+//! assert!(report.ok());
 //! # Ok(()) }
 //! ```
 #![deny(missing_docs)]
 
+mod byte_stream;
+mod error;
 mod fingerprint;
 mod format;
 pub mod gen;
+pub mod key;
+mod key_tree;
 pub mod loser_tree;
+pub mod merge;
 pub mod merge_policy;
+pub mod plan;
+mod read_ahead;
+pub mod run_formation;
+mod sorter;
+pub mod spool;
+pub mod stats;
 pub mod verify;
+mod write_behind;
 
+pub use error::SortError;
 pub use fingerprint::Fingerprint;
 pub use format::{f32_key, f64_key, Format, RecordFormat};
+pub use plan::{Derived, SortPlan, SortPlanBuilder};
+pub use sorter::sort_file;
+pub use spool::{sort, Sink, Source};
+pub use stats::SortStats;

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod demo;
 pub mod gen;
+pub mod sort;
 pub mod verify;
 
 /// Maps an error to the process exit code: 2 for bad input or usage, 3 for

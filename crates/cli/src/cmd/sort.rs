@@ -1,0 +1,204 @@
+//! `emsort sort`: the external merge sort of a file (or standard input).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use emsort_io::StreamKind;
+use emsort_sort::merge_policy::MergePolicy;
+use emsort_sort::{sort, Format, Sink, SortError, SortPlan, SortStats, Source};
+
+use crate::progress::Bar;
+
+/// Sort a file larger than memory: numbers, fixed-size records or text lines.
+///
+/// Run formation reads M bytes at a time, sorts them on all cores and writes
+/// sorted runs to a temporary directory; d-way merges (a loser tree) then
+/// combine the runs into the output. The output is written beside its target
+/// and renamed when complete, so OUTPUT may be INPUT itself, and an error or
+/// Ctrl-C leaves neither a partial output nor temporary files. `lines` output
+/// is byte for byte that of `LC_ALL=C sort`.
+#[derive(Args)]
+#[command(after_help = "Examples:\n  \
+    emsort gen --count 268435456 -o data.u32 && emsort sort data.u32 -o sorted.u32 -S 256M\n  \
+    emsort sort --format lines -S 25% -T /mnt/scratch big.txt -o big.sorted.txt\n  \
+    emsort sort -f rec:100:0:10 -d 16 --io direct --stats stats.json recs.bin -o recs.sorted\n  \
+    cat words.txt | emsort sort -f lines -r - > words.sorted\n\n\
+    Sizes take K, M, G, T suffixes (powers of 1024) or N% of the machine's RAM.\n\
+    Exit status: 0 sorted, 2 bad usage or input, 3 I/O failure (full disk …), 130 interrupted.")]
+pub struct SortArgs {
+    /// u32, i32, u64, i64, f32, f64 (NaNs last), rec:SIZE:KEY_OFFSET:KEY_LEN (bytewise key) or lines.
+    #[arg(long, short = 'f', default_value = "u32", value_parser = clap::value_parser!(Format))]
+    format: Format,
+    /// Memory M for the sort's buffers and in-memory sorting [default: 25% of the available RAM, at most about twice the input].
+    #[arg(short = 'S', long, value_name = "SIZE", value_parser = parse_memory)]
+    memory: Option<u64>,
+    /// Fan-in d: how many runs one merge reads (≥ 2) [default: as many as M allows, at most 64].
+    #[arg(short = 'd', long, value_name = "D")]
+    fan_in: Option<usize>,
+    /// Directory for temporary runs; repeat to spread runs over several disks [default: $TMPDIR or /tmp].
+    #[arg(short = 'T', long = "temp-dir", value_name = "DIR")]
+    temp_dirs: Vec<PathBuf>,
+    /// Threads for in-memory sorting [default: all cores].
+    #[arg(long, value_name = "N")]
+    parallel: Option<usize>,
+    /// Sort in descending order.
+    #[arg(short, long)]
+    reverse: bool,
+    /// Merge policy: fifo (the seeds' queue) or optimal (fewest passes, smallest runs first).
+    #[arg(long, default_value = "optimal", value_parser = clap::value_parser!(MergePolicy))]
+    policy: MergePolicy,
+    /// Stream kind for every read and write: syscall, stdio, buffered, mmap, direct or uring.
+    #[arg(long = "io", value_name = "KIND", default_value = "buffered", value_parser = clap::value_parser!(StreamKind))]
+    io: StreamKind,
+    /// Block size B of every stream [default: M/16 as a power of two, within 4K … 1M].
+    #[arg(long, value_name = "SIZE", value_parser = parse_block)]
+    block_size: Option<usize>,
+    /// Write the statistics (runs, passes, bytes and seconds per phase, peak RSS, context switches, page faults) as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    stats: Option<PathBuf>,
+    /// Print the sort plan (M, d, B, run length, runs, passes) on standard error before sorting.
+    #[arg(long)]
+    show_plan: bool,
+    /// No progress bar and no summary line.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Write the result to OUTPUT (may be INPUT itself) instead of standard output.
+    #[arg(short = 'o', long, value_name = "OUTPUT")]
+    output: Option<PathBuf>,
+    /// The file to sort; `-` reads standard input.
+    input: PathBuf,
+}
+
+/// A line of /proc/meminfo in bytes.
+fn meminfo(field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// A size with K/M/G suffixes, or `N%` of the machine's total RAM.
+fn parse_memory(s: &str) -> Result<u64, String> {
+    if let Some(p) = s.strip_suffix('%') {
+        let pct: f64 = p.trim().parse().map_err(|_| format!("invalid percentage '{s}'"))?;
+        if !(pct > 0.0 && pct <= 100.0) {
+            return Err(format!("invalid percentage '{s}' (expected more than 0% and at most 100%)"));
+        }
+        let total = meminfo("MemTotal:").ok_or("cannot read the total RAM from /proc/meminfo")?;
+        return Ok((total as f64 * pct / 100.0) as u64);
+    }
+    emsort_io::parse_size(s)
+}
+
+fn parse_block(s: &str) -> Result<usize, String> {
+    let b = emsort_io::parse_size(s)?;
+    if b == 0 {
+        return Err("the block size must be at least 1 byte".into());
+    }
+    usize::try_from(b).map_err(|_| format!("block size '{s}' is too large"))
+}
+
+/// The default M: a quarter of the available RAM, but no more than twice
+/// the input plus 16 MiB (a small input needs no more).
+fn default_memory(input_bytes: Option<u64>) -> u64 {
+    let quarter = meminfo("MemAvailable:").unwrap_or(1 << 30) / 4;
+    match input_bytes {
+        Some(n) => quarter.min(n.saturating_mul(2).saturating_add(16 << 20)),
+        None => quarter,
+    }
+}
+
+/// Keeps the I/O error at the top of the chain, so `exit_code` and the
+/// message see it as it is.
+fn to_anyhow(e: SortError) -> anyhow::Error {
+    match e.into_io() {
+        Ok(io) => anyhow::Error::new(io),
+        Err(other) => anyhow::Error::new(other),
+    }
+}
+
+pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
+    let stdin = a.input.as_os_str() == "-";
+    // Pipes and devices named as files are streamed: their size is unknown.
+    let input_bytes =
+        if stdin { None } else { std::fs::metadata(&a.input).ok().filter(|m| m.is_file()).map(|m| m.len()) };
+    let memory = a.memory.unwrap_or_else(|| default_memory(input_bytes));
+    let mut b = SortPlan::builder(a.format).memory(memory).io(a.io).reverse(a.reverse).policy(a.policy);
+    if let Some(d) = a.fan_in {
+        b = b.fan_in(d);
+    }
+    if let Some(bs) = a.block_size {
+        b = b.block_size(bs);
+    }
+    if let Some(n) = a.parallel {
+        b = b.threads(n);
+    }
+    for t in &a.temp_dirs {
+        b = b.temp_dir(t);
+    }
+    if let Some(n) = input_bytes {
+        b = b.input_bytes(n);
+    }
+    let plan = b.build().map_err(to_anyhow).context("cannot plan the sort")?;
+    if a.show_plan {
+        eprint!("{plan}");
+    }
+    let bar = Bar::new(a.quiet);
+    let flag = crate::interrupt::flag();
+    let (mut stdin_lock, mut stdout_lock) = (std::io::stdin().lock(), std::io::stdout().lock());
+    let source = if stdin { Source::Reader(&mut stdin_lock) } else { Source::Path(&a.input) };
+    let sink = match &a.output {
+        Some(o) => Sink::Path(o),
+        None => Sink::Writer(&mut stdout_lock),
+    };
+    let stats = match sort(&plan, source, sink, &bar, flag) {
+        Ok(s) => s,
+        // The reader of standard output went away (`emsort sort … | head`):
+        // stop quietly, as other filters do; temporary files are gone.
+        Err(e) if is_broken_pipe(&e) => return Ok(ExitCode::SUCCESS),
+        Err(e) => {
+            let what = if stdin { "standard input".into() } else { a.input.display().to_string() };
+            return Err(to_anyhow(e).context(format!("cannot sort {what}")));
+        }
+    };
+    if let Some(path) = &a.stats {
+        write_stats(path, &stats)?;
+    }
+    if !a.quiet {
+        summary(&stats);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn is_broken_pipe(e: &SortError) -> bool {
+    let src = e.io().and_then(std::error::Error::source);
+    src.and_then(|s| s.downcast_ref::<std::io::Error>())
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+fn write_stats(path: &std::path::Path, stats: &SortStats) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(stats)?;
+    std::fs::write(path, json + "\n")
+        .with_context(|| format!("cannot write the statistics to {}", path.display()))
+}
+
+fn summary(s: &SortStats) {
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    eprintln!(
+        "sorted {:.1} MiB of {} in {:.2} s ({:.0} MiB/s): {} runs, {} merges of at most {} runs, \
+         {:.2} passes; run formation {:.2} s, merge {:.2} s; peak RSS {:.1} MiB",
+        mib(s.input_bytes),
+        s.plan.format,
+        s.total_seconds,
+        mib(s.input_bytes) / s.total_seconds.max(1e-9),
+        s.runs,
+        s.merges,
+        s.merge_order,
+        s.passes,
+        s.run_formation.seconds,
+        s.merge.seconds,
+        mib(s.rusage.peak_rss_bytes),
+    );
+}

@@ -1,0 +1,309 @@
+//! `emsort sort` against oracles (`emsort verify`, `LC_ALL=C sort`) and its
+//! promises: no partial output, no temporary files left, clear refusals.
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{emsort, entries, run, stderr, stdout};
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// A test directory with an (inspected) temp dir `tmp` inside.
+fn setup() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    (d, tmp)
+}
+
+fn gen(args: &[&str], out: &Path) {
+    let mut a = vec!["gen", "-q", "-o", p(out)];
+    a.extend_from_slice(args);
+    let o = run(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// `LC_ALL=C sort [-r] file` as bytes.
+fn gnu_sort(file: &Path, reverse: bool) -> Vec<u8> {
+    let mut c = Command::new("sort");
+    c.env("LC_ALL", "C").arg(file);
+    if reverse {
+        c.arg("-r");
+    }
+    let o = c.output().unwrap();
+    assert!(o.status.success());
+    o.stdout
+}
+
+#[test]
+fn sorts_numbers_and_records_that_verify() {
+    let (d, tmp) = setup();
+    for (f, extra) in [("u32", "-r"), ("f64", "--policy=fifo"), ("rec:100:0:10", "-d2"), ("i64", "--io=mmap")]
+    {
+        let input = d.path().join("in");
+        let out = d.path().join("out");
+        gen(&["-f", f, "-n", "60000", "--dist", "zipf"], &input);
+        let stats = d.path().join("stats.json");
+        let o = run(&[
+            "sort",
+            "-q",
+            "-f",
+            f,
+            "-S",
+            "256K",
+            "-T",
+            p(&tmp),
+            extra,
+            p(&input),
+            "-o",
+            p(&out),
+            "--stats",
+            p(&stats),
+        ]);
+        assert!(o.status.success(), "{f}: {}", stderr(&o));
+        let mut v = vec!["verify", "-f", f, p(&out), "--input", p(&input)];
+        if extra == "-r" {
+            v.push("-r");
+        }
+        let o = run(&v);
+        assert!(o.status.success(), "{f}: {}", stdout(&o));
+        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        assert!(json["runs"].as_u64().unwrap() > 2, "{f}: {json}");
+        assert_eq!(json["runs"], json["plan"]["expected_runs"], "{f}");
+        for key in
+            ["passes", "merge_order", "peak_rss_bytes", "voluntary_context_switches", "minor_page_faults"]
+        {
+            assert!(json[key].is_number(), "{key} missing: {json}");
+        }
+        assert_eq!(json["run_formation"]["bytes_read"], json["input_bytes"]);
+        // A number where perf events can be read, else null; never missing.
+        assert!(json.get("cpu_migrations").is_some_and(|m| m.is_number() || m.is_null()), "{json}");
+        assert!(entries(&tmp).is_empty(), "{f}: left behind {:?}", entries(&tmp));
+    }
+}
+
+#[test]
+fn output_may_name_the_input_with_two_temp_dirs() {
+    let (d, tmp) = setup();
+    let f = d.path().join("data");
+    let orig = d.path().join("orig");
+    gen(&["-f", "u64", "-n", "50000"], &orig);
+    std::fs::copy(&orig, &f).unwrap();
+    // Two temp dirs: runs go round-robin across them.
+    let tmp2 = d.path().join("tmp2");
+    std::fs::create_dir(&tmp2).unwrap();
+    let o =
+        run(&["sort", "-q", "-f", "u64", "-S", "128K", "-T", p(&tmp), "-T", p(&tmp2), p(&f), "-o", p(&f)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["verify", "-f", "u64", p(&f), "--input", p(&orig)]);
+    assert!(o.status.success(), "{}", stdout(&o));
+    assert_eq!(entries(d.path()), ["data", "orig", "tmp", "tmp2"]);
+    assert!(entries(&tmp).is_empty() && entries(&tmp2).is_empty());
+}
+
+#[test]
+fn stdin_to_stdout_like_gnu_sort() {
+    let (d, tmp) = setup();
+    let input = d.path().join("in.txt");
+    gen(&["-f", "lines", "--bytes", "300K", "--line-len", "0..40"], &input);
+    for reverse in [false, true] {
+        let mut c = emsort();
+        // `-` and a device named as a file both read standard input.
+        c.args(["sort", "-q", "-f", "lines", "-S", "64K", "-T", p(&tmp)]);
+        if reverse {
+            c.args(["-r", "/dev/stdin"]);
+        } else {
+            c.arg("-");
+        }
+        let mut child =
+            c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let data = std::fs::read(&input).unwrap();
+        let mut sin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || sin.write_all(&data).unwrap());
+        let o = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(o.stdout == gnu_sort(&input, reverse), "differs from LC_ALL=C sort (reverse: {reverse})");
+        assert!(entries(&tmp).is_empty(), "left behind {:?}", entries(&tmp));
+    }
+}
+
+#[test]
+fn lines_are_byte_identical_to_gnu_sort_on_adversarial_text() {
+    let (d, tmp) = setup();
+    let mut text: Vec<u8> = Vec::new();
+    for i in 0..3000u32 {
+        match i % 11 {
+            0 => text.extend_from_slice(b"\n"),
+            1 => text.extend_from_slice(b"dup line\n"),
+            2 => text.extend_from_slice(format!("a\0b{}\n", i % 7).as_bytes()),
+            3 => text.extend_from_slice(&[0xff, 0x80, b'x', b'\n']),
+            4 => text.extend_from_slice(format!("\u{e9}t\u{e9} {i}\n").as_bytes()),
+            5 => text.extend_from_slice(b"A\n"),
+            6 => text.extend_from_slice(b"a\n"),
+            7 => text.extend_from_slice(b" \t leading blanks\n"),
+            8 => text.extend_from_slice(format!("{}\n", i * 7919 % 1000).as_bytes()),
+            9 => text.extend_from_slice(b"dup line\0\n"),
+            _ => text.extend_from_slice(format!("zz{i:x}\n").as_bytes()),
+        }
+        if i == 1500 {
+            // A line far longer than the block size (and than a run buffer).
+            text.extend(std::iter::repeat_n(b'm', 100_000));
+            text.push(b'\n');
+        }
+    }
+    text.extend_from_slice(b"no final newline \x80");
+    let input = d.path().join("adv.txt");
+    std::fs::write(&input, &text).unwrap();
+    for reverse in [false, true] {
+        let out = d.path().join("out.txt");
+        let mut args = vec!["sort", "-q", "-f", "lines", "-S", "48K", "--block-size", "4K", "-d", "3"];
+        args.extend(["-T", p(&tmp), p(&input), "-o", p(&out)]);
+        if reverse {
+            args.push("-r");
+        }
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            std::fs::read(&out).unwrap() == gnu_sort(&input, reverse),
+            "differs from LC_ALL=C sort (reverse: {reverse})"
+        );
+        assert!(entries(&tmp).is_empty());
+    }
+}
+
+#[test]
+fn refusals_are_clear() {
+    let (d, tmp) = setup();
+    let input = d.path().join("in");
+    gen(&["-n", "1000"], &input);
+    // M too small for d + 1 buffers: the message names the minimum.
+    let o =
+        run(&["sort", "-S", "100K", "-d", "64", "--block-size", "64K", "-T", p(&tmp), p(&input), "-o", "x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("needs at least 4160K"), "{}", stderr(&o));
+    // A binary file that is not a whole number of items names the file.
+    let odd = d.path().join("odd.bin");
+    std::fs::write(&odd, [1u8; 10]).unwrap();
+    let o = run(&["sort", "-f", "u64", "-T", p(&tmp), p(&odd), "-o", p(&d.path().join("o"))]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("odd.bin") && e.contains("size 10 bytes"), "{e}");
+    let o = run(&["sort", "-T", p(&tmp), p(&d.path().join("missing")), "-o", p(&d.path().join("o"))]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no such file"), "{}", stderr(&o));
+    // A temp dir that does not exist.
+    let o = run(&["sort", "-T", p(&d.path().join("nodir")), p(&input), "-o", p(&d.path().join("o"))]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nodir: no such file"), "{}", stderr(&o));
+    assert!(!d.path().join("o").exists());
+    assert!(entries(&tmp).is_empty());
+}
+
+#[test]
+fn full_disk_gives_exit_3_and_leaves_nothing() {
+    // RLIMIT_FSIZE = 1 MiB stands in for a full disk. With -S 600K the runs
+    // (256K) fit and the 4 MiB output does not; with -S 3M the first run
+    // (1.4M, in the temp dir) does not.
+    for memory in ["600K", "3M"] {
+        let (d, tmp) = setup();
+        let input = d.path().join("in.u32");
+        gen(&["-n", "1M"], &input);
+        let out_dir = d.path().join("out");
+        std::fs::create_dir(&out_dir).unwrap();
+        let out = out_dir.join("sorted.u32");
+        let mut cmd = emsort();
+        cmd.args(["sort", "-q", "-S", memory, "-T", p(&tmp), p(&input), "-o", p(&out)]);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                let lim = libc::rlimit { rlim_cur: 1 << 20, rlim_max: 1 << 20 };
+                libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+        let o = cmd.output().unwrap();
+        assert_eq!(o.status.code(), Some(3), "{memory}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("file too large"), "{memory}: {e}");
+        let culprit = if memory == "3M" { "run-000000" } else { "sorted.u32" };
+        assert!(e.contains(culprit), "{memory}: {e}");
+        assert!(entries(&out_dir).is_empty(), "{memory}: partial output: {:?}", entries(&out_dir));
+        assert!(entries(&tmp).is_empty(), "{memory}: left behind: {:?}", entries(&tmp));
+    }
+}
+
+#[test]
+fn ctrl_c_mid_sort_exits_130_and_leaves_nothing() {
+    let (d, tmp) = setup();
+    let input = d.path().join("big.u32");
+    gen(&["-n", "32M"], &input); // 128 MiB
+    let out = d.path().join("sorted.u32");
+    let child = emsort()
+        .args(["sort", "-q", "-S", "4M", "-T", p(&tmp), p(&input), "-o", p(&out)])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until run formation has written a run.
+    let t = Instant::now();
+    let runs = || -> usize {
+        entries(&tmp).iter().map(|e| std::fs::read_dir(tmp.join(e)).map_or(0, |r| r.count())).sum()
+    };
+    while runs() < 2 && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(runs() >= 2, "no run appeared");
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(entries(&tmp).is_empty(), "left behind: {:?}", entries(&tmp));
+    assert_eq!(entries(d.path()), ["big.u32", "tmp"]);
+}
+
+#[test]
+fn peak_rss_stays_within_memory_plus_overhead() {
+    // The documented overhead above M (SortPlan docs): the process's own
+    // baseline (binary, libc, thread stacks), a few MiB.
+    const OVERHEAD: u64 = 8 << 20;
+    const M: u64 = 12 << 20;
+    let (d, tmp) = setup();
+    for (f, size) in [("u32", "-n"), ("rec:100:0:10", "-n"), ("lines", "--bytes")] {
+        let input = d.path().join("in");
+        let amount = match f {
+            "u32" => "12M",             // 48 MiB
+            "rec:100:0:10" => "400000", // 38 MiB
+            _ => "40M",
+        };
+        gen(&["-f", f, size, amount], &input);
+        let stats = d.path().join("stats.json");
+        let out = d.path().join("out");
+        let o = run(&[
+            "sort",
+            "-q",
+            "-f",
+            f,
+            "-S",
+            "12M",
+            "-T",
+            p(&tmp),
+            p(&input),
+            "-o",
+            p(&out),
+            "--stats",
+            p(&stats),
+        ]);
+        assert!(o.status.success(), "{f}: {}", stderr(&o));
+        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        let rss = json["peak_rss_bytes"].as_u64().unwrap();
+        assert!(json["runs"].as_u64().unwrap() > 2, "{f}: {json}");
+        assert!(rss <= M + OVERHEAD, "{f}: peak RSS {rss} > M {M} + {OVERHEAD}");
+        // And the budget is really used: more than half of M is resident.
+        assert!(rss > M / 2, "{f}: peak RSS {rss}");
+    }
+}

@@ -1,0 +1,134 @@
+//! Byte-level access to emsort-io's element streams, and aligned buffers.
+//!
+//! The I/O layer's streams carry fixed-size elements whose size is a power of
+//! two. The sort moves bytes: numbers, records of any size, text. A
+//! [`ByteInput`] / [`ByteOutput`] wraps a stream of the format's *unit*
+//! ([`SortPlan::unit`](crate::SortPlan::unit): 8, 4 or 1 bytes) and moves
+//! whole units between it and a byte slice, so a `syscall` stream still makes
+//! one system call per element of the format's natural size. [`AlignedBuf`]
+//! is a byte buffer aligned to 8, so any of its unit-aligned parts can be
+//! viewed as units.
+
+use std::path::Path;
+
+use emsort_io::{
+    create_output, open_input, AnyInput, AnyOutput, InputStream, OutputStream, Result, StreamConfig,
+};
+
+/// A growable byte buffer whose start is 8-byte aligned.
+#[derive(Debug, Default)]
+pub(crate) struct AlignedBuf {
+    words: Vec<u64>,
+}
+
+impl AlignedBuf {
+    /// A zeroed buffer of at least `bytes` bytes (pages are only touched
+    /// when written).
+    pub fn new(bytes: usize) -> AlignedBuf {
+        AlignedBuf { words: vec![0u64; bytes.div_ceil(8)] }
+    }
+
+    /// Capacity in bytes.
+    pub fn capacity(&self) -> usize {
+        self.words.len() * 8
+    }
+
+    /// Grows the buffer to at least `bytes` bytes, keeping its contents.
+    pub fn grow_to(&mut self, bytes: usize) {
+        if bytes > self.capacity() {
+            self.words.resize(bytes.div_ceil(8), 0);
+        }
+    }
+
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(&self.words)
+    }
+
+    /// The bytes, mutable.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        bytemuck::cast_slice_mut(&mut self.words)
+    }
+}
+
+/// An input stream read as bytes, a whole unit at a time.
+pub(crate) enum ByteInput {
+    U8(AnyInput<u8>),
+    U32(AnyInput<u32>),
+    U64(AnyInput<u64>),
+}
+
+/// An output stream written as bytes, a whole unit at a time.
+pub(crate) enum ByteOutput {
+    U8(AnyOutput<u8>),
+    U32(AnyOutput<u32>),
+    U64(AnyOutput<u64>),
+}
+
+impl ByteInput {
+    /// Opens `path` as a stream of `unit`-byte elements.
+    pub fn open(path: &Path, unit: usize, cfg: &StreamConfig) -> Result<ByteInput> {
+        Ok(match unit {
+            8 => ByteInput::U64(open_input(path, cfg)?),
+            4 => ByteInput::U32(open_input(path, cfg)?),
+            _ => ByteInput::U8(open_input(path, cfg)?),
+        })
+    }
+
+    /// Reads into `buf` (whose length is a multiple of the unit and whose
+    /// start is unit-aligned); returns the bytes read, 0 only at the end.
+    pub fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        Ok(match self {
+            ByteInput::U8(s) => s.read_into(buf)?,
+            ByteInput::U32(s) => s.read_into(bytemuck::cast_slice_mut(buf))? * 4,
+            ByteInput::U64(s) => s.read_into(bytemuck::cast_slice_mut(buf))? * 8,
+        })
+    }
+
+    /// Size of the file in bytes.
+    pub fn len_bytes(&self) -> u64 {
+        match self {
+            ByteInput::U8(s) => s.len(),
+            ByteInput::U32(s) => s.len() * 4,
+            ByteInput::U64(s) => s.len() * 8,
+        }
+    }
+
+    /// Closes the stream.
+    pub fn close(&mut self) -> Result<()> {
+        match self {
+            ByteInput::U8(s) => s.close(),
+            ByteInput::U32(s) => s.close(),
+            ByteInput::U64(s) => s.close(),
+        }
+    }
+}
+
+impl ByteOutput {
+    /// Creates `path` as a stream of `unit`-byte elements.
+    pub fn create(path: &Path, unit: usize, cfg: &StreamConfig) -> Result<ByteOutput> {
+        Ok(match unit {
+            8 => ByteOutput::U64(create_output(path, cfg)?),
+            4 => ByteOutput::U32(create_output(path, cfg)?),
+            _ => ByteOutput::U8(create_output(path, cfg)?),
+        })
+    }
+
+    /// Writes `bytes` (a whole number of units).
+    pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        match self {
+            ByteOutput::U8(s) => s.write_all(bytes),
+            ByteOutput::U32(s) => s.write_all(bytemuck::cast_slice(bytes)),
+            ByteOutput::U64(s) => s.write_all(bytemuck::cast_slice(bytes)),
+        }
+    }
+
+    /// Flushes and closes the stream; errors (a full disk) show here.
+    pub fn close(&mut self) -> Result<()> {
+        match self {
+            ByteOutput::U8(s) => s.close(),
+            ByteOutput::U32(s) => s.close(),
+            ByteOutput::U64(s) => s.close(),
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! One merge: up to d sorted runs in, one sorted run out.
+//!
+//! # Algorithm
+//!
+//! 1. Open an input stream (the plan's input kind) on each run and
+//!    read its first item: these are the leaves of a
+//!    [loser tree](crate::loser_tree::LoserTree) (a tournament tree).
+//! 2. Repeatedly: the tree's winner is the smallest head (the largest, in
+//!    descending order); write it to the output stream, replace it with the
+//!    next item of the same run, replay that leaf's path (⌈log₂ d⌉
+//!    comparisons). An exhausted run's leaf loses every match.
+//! 3. Close the output: a full disk is reported here at the latest.
+//!
+//! The output is written behind (module `write_behind`): the merge fills
+//! blocks of B/4 that a writer thread writes through an output stream of
+//! B/2, so the output's memory stays B and its copies and system calls run
+//! on another core. The runs are read ahead (module `read_ahead`): each run
+//! is a stream of B/2 and two blocks of B/4 that a reader thread keeps
+//! filled, so each input also stays within B.
+//!
+//! ```text
+//!   run 0 ──► [head] ┐   (reader thread)               (writer thread)
+//!   run 1 ──► [head] ├─► loser tree ──► winner ──► output stream ──► new run
+//!    …               │
+//!   run d−1 ► [head] ┘
+//! ```
+//!
+//! Numbers are merged through a branch-free loser tree over their packed
+//! normalised keys (module `key_tree`). Records and lines go through the
+//! general tree; each head is an owned byte vector, and the vector of the
+//! item just written is reused for the next item of its run, so the merge
+//! allocates nothing per item. Equal items are
+//! all written (the tree breaks ties by run index); the merge does not need
+//! stability for correctness.
+//!
+//! The cancel flag is polled every 64 Ki items.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use emsort_io::{Error, ErrorKind, Progress, Result};
+
+use crate::byte_stream::{ByteInput, ByteOutput};
+use crate::key::{ordered_key, NumKey};
+use crate::key_tree::{KeyTree, Packed};
+use crate::loser_tree::LoserTree;
+use crate::read_ahead::{self, BlockReader};
+use crate::write_behind::WriteBehind;
+use crate::{Format, SortPlan};
+
+/// Items between two polls of the cancel flag (and progress reports).
+const POLL: u64 = 1 << 16;
+
+/// Bytes read and written by one merge.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Moved {
+    pub read: u64,
+    pub written: u64,
+}
+
+/// Merges the sorted runs `inputs` into `output` with `plan`'s format,
+/// order and streams.
+pub(crate) fn merge_runs(
+    plan: &SortPlan,
+    inputs: &[PathBuf],
+    output: &Path,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<Moved> {
+    let ctx = Ctx { plan, output, progress, cancel };
+    match (plan.format, plan.reverse) {
+        (Format::U32, false) => ctx.numbers::<u32, false>(inputs),
+        (Format::U32, true) => ctx.numbers::<u32, true>(inputs),
+        (Format::I32, false) => ctx.numbers::<i32, false>(inputs),
+        (Format::I32, true) => ctx.numbers::<i32, true>(inputs),
+        (Format::U64, false) => ctx.numbers::<u64, false>(inputs),
+        (Format::U64, true) => ctx.numbers::<u64, true>(inputs),
+        (Format::I64, false) => ctx.numbers::<i64, false>(inputs),
+        (Format::I64, true) => ctx.numbers::<i64, true>(inputs),
+        (Format::F32, false) => ctx.numbers::<f32, false>(inputs),
+        (Format::F32, true) => ctx.numbers::<f32, true>(inputs),
+        (Format::F64, false) => ctx.numbers::<f64, false>(inputs),
+        (Format::F64, true) => ctx.numbers::<f64, true>(inputs),
+        (Format::Rec(_) | Format::Lines, _) => ctx.bytes(inputs),
+    }
+}
+
+/// A number type with the packed form of its key for the [`KeyTree`].
+trait MergeKey: NumKey {
+    type P: Packed<Key = Self::Key>;
+}
+
+impl MergeKey for u32 {
+    type P = u64;
+}
+impl MergeKey for i32 {
+    type P = u64;
+}
+impl MergeKey for f32 {
+    type P = u64;
+}
+impl MergeKey for u64 {
+    type P = u128;
+}
+impl MergeKey for i64 {
+    type P = u128;
+}
+impl MergeKey for f64 {
+    type P = u128;
+}
+
+struct Ctx<'a> {
+    plan: &'a SortPlan,
+    output: &'a Path,
+    progress: &'a dyn Progress,
+    cancel: &'a AtomicBool,
+}
+
+impl Ctx<'_> {
+    /// The output: a stream of the plan's output kind with blocks of B/2,
+    /// fed by two blocks of B/4 through a writer thread.
+    fn write_behind<'scope>(
+        &self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+    ) -> Result<WriteBehind<'scope>> {
+        let unit = self.plan.unit();
+        let b = self.plan.block_size;
+        let cfg = self.plan.stream_config(false).block_size((b / 2).max(unit));
+        let out = ByteOutput::create(self.output, unit, &cfg)?;
+        Ok(WriteBehind::new(scope, out, b / 4, self.output))
+    }
+
+    fn poll(&self, bytes: u64) -> Result<()> {
+        self.progress.advance(bytes);
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(Error::new(ErrorKind::Interrupted, self.output));
+        }
+        Ok(())
+    }
+
+    /// Opens the runs as streams of the format's unit with blocks of B/2;
+    /// read ahead in two blocks of B/4 each.
+    fn open_runs(&self, inputs: &[PathBuf]) -> Result<(Vec<(ByteInput, PathBuf)>, usize)> {
+        let unit = self.plan.unit();
+        let b = self.plan.block_size;
+        let cfg = self.plan.stream_config(true).block_size((b / 2).max(unit));
+        let runs = inputs
+            .iter()
+            .map(|p| Ok((ByteInput::open(p, unit, &cfg)?, p.clone())))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((runs, (b / 4).max(unit)))
+    }
+
+    fn numbers<T: MergeKey, const REV: bool>(&self, inputs: &[PathBuf]) -> Result<Moved> {
+        let (runs, block) = self.open_runs(inputs)?;
+        let n = std::thread::scope(|scope| -> Result<u64> {
+            let mut ins: Vec<RunReader> = read_ahead::start(scope, runs, block)
+                .into_iter()
+                .map(|src| RunReader { src, format: self.plan.format })
+                .collect();
+            // Heads: the values here, their packed keys in the tree.
+            let mut vals: Vec<T> = Vec::with_capacity(ins.len());
+            let mut packed = Vec::with_capacity(ins.len());
+            for (s, inp) in ins.iter_mut().enumerate() {
+                let x = inp.next_number::<T>()?;
+                vals.push(x.unwrap_or_else(T::zeroed));
+                packed.push(x.map_or(T::P::DONE, |x| T::P::pack(ordered_key::<T, REV>(x), s)));
+            }
+            let mut tree = KeyTree::new(&packed);
+            let mut out = self.write_behind(scope)?;
+            let mut n = 0u64;
+            while let Some(w) = tree.winner() {
+                let s = w.source();
+                out.push(bytemuck::bytes_of(&vals[s]))?;
+                let next = match ins[s].next_number::<T>()? {
+                    Some(x) => {
+                        vals[s] = x;
+                        T::P::pack(ordered_key::<T, REV>(x), s)
+                    }
+                    None => T::P::DONE,
+                };
+                tree.replace_winner(next);
+                n += 1;
+                if n % POLL == 0 {
+                    self.poll(POLL * T::SIZE as u64)?;
+                }
+            }
+            out.finish()?;
+            Ok(n)
+        })?;
+        self.progress.advance(n % POLL * T::SIZE as u64);
+        let bytes = n * T::SIZE as u64;
+        Ok(Moved { read: bytes, written: bytes })
+    }
+
+    fn bytes(&self, inputs: &[PathBuf]) -> Result<Moved> {
+        let (runs, block) = self.open_runs(inputs)?;
+        std::thread::scope(|scope| self.merge_items(scope, runs, block))
+    }
+
+    fn merge_items<'scope>(
+        &self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        runs: Vec<(ByteInput, PathBuf)>,
+        block: usize,
+    ) -> Result<Moved> {
+        let plan = self.plan;
+        let mut readers: Vec<RunReader> = read_ahead::start(scope, runs, block)
+            .into_iter()
+            .map(|src| RunReader { src, format: plan.format })
+            .collect();
+        let mut heads = Vec::with_capacity(readers.len());
+        for r in &mut readers {
+            let mut v = Vec::new();
+            heads.push(r.next_item(&mut v)?.then_some(v));
+        }
+        let format = plan.format;
+        let rev = plan.reverse;
+        let less = move |a: &Vec<u8>, b: &Vec<u8>| {
+            let o = match format {
+                Format::Rec(r) => {
+                    a[r.key_offset..r.key_offset + r.key_len].cmp(&b[r.key_offset..r.key_offset + r.key_len])
+                }
+                _ => a.as_slice().cmp(b.as_slice()),
+            };
+            if rev {
+                o.is_gt()
+            } else {
+                o.is_lt()
+            }
+        };
+        let mut tree = LoserTree::new(heads, less);
+        let lines = format == Format::Lines;
+        let mut out = self.write_behind(scope)?;
+        let (mut n, mut written, mut reported) = (0u64, 0u64, 0u64);
+        let mut spare = Vec::new();
+        while let Some(w) = tree.winner() {
+            let next = readers[w].next_item(&mut spare)?.then_some(std::mem::take(&mut spare));
+            let item = tree.replace_winner(next).expect("the winner has a head");
+            out.push(&item)?;
+            written += item.len() as u64;
+            if lines {
+                out.push(b"\n")?;
+                written += 1;
+            }
+            spare = item;
+            n += 1;
+            if n % POLL == 0 {
+                self.poll(written - reported)?;
+                reported = written;
+            }
+        }
+        out.finish()?;
+        self.progress.advance(written - reported);
+        Ok(Moved { read: written, written })
+    }
+}
+
+/// Reads numbers, records or lines of one run from its read-ahead blocks.
+struct RunReader {
+    src: BlockReader,
+    format: Format,
+}
+
+impl RunReader {
+    /// The next number of the run (blocks hold whole numbers).
+    #[inline]
+    fn next_number<T: NumKey>(&mut self) -> Result<Option<T>> {
+        let s = &mut self.src;
+        if s.pos == s.end && !s.refill()? {
+            return Ok(None);
+        }
+        let x = bytemuck::pod_read_unaligned(&s.buf.bytes()[s.pos..s.pos + T::SIZE]);
+        s.pos += T::SIZE;
+        Ok(Some(x))
+    }
+
+    /// Reads the next item into `item` (a line without its `\n`); false at
+    /// the end of the run.
+    fn next_item(&mut self, item: &mut Vec<u8>) -> Result<bool> {
+        item.clear();
+        let s = &mut self.src;
+        match self.format {
+            Format::Rec(r) => {
+                while item.len() < r.size {
+                    if s.pos == s.end && !s.refill()? {
+                        if item.is_empty() {
+                            return Ok(false);
+                        }
+                        let size = item.len() as u64;
+                        return Err(Error::new(ErrorKind::BadSize { size, element_size: r.size }, s.path()));
+                    }
+                    let take = (r.size - item.len()).min(s.end - s.pos);
+                    item.extend_from_slice(&s.buf.bytes()[s.pos..s.pos + take]);
+                    s.pos += take;
+                }
+                Ok(true)
+            }
+            _ => loop {
+                if s.pos == s.end && !s.refill()? {
+                    // Runs end with '\n'; a tail without one is still a line.
+                    return Ok(!item.is_empty());
+                }
+                let avail = &s.buf.bytes()[s.pos..s.end];
+                match memchr::memchr(b'\n', avail) {
+                    Some(p) => {
+                        item.extend_from_slice(&avail[..p]);
+                        s.pos += p + 1;
+                        return Ok(true);
+                    }
+                    None => {
+                        item.extend_from_slice(avail);
+                        s.pos = s.end;
+                    }
+                }
+            },
+        }
+    }
+}

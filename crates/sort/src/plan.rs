@@ -1,0 +1,590 @@
+//! The sort plan: every budget and parameter of one sort, as a value.
+//!
+//! A [`SortPlan`] holds the format, the memory M, the fan-in d, the block
+//! size B, the stream kinds, the order, the merge policy, the threads and the
+//! temporary directories. It is made by a [`SortPlanBuilder`], which fills in
+//! defaults (B from M, d from M and B) and refuses plans that cannot work.
+//! Like TPIE's `sort_parameters::dump()`, a plan prints itself
+//! (`Display`), including the numbers derived from it.
+//!
+//! # Where M goes
+//!
+//! Every number derived from the plan is computed in one place,
+//! [`SortPlan::derived`]. With F = the bytes one open stream buffers (B
+//! rounded up as its kind rounds it, times Q for `uring`):
+//!
+//! ```text
+//!  run formation                              merge (one d-way merge)
+//!  ┌──────────────────────────────────┐       ┌──────────────────────────────┐
+//!  │ input stream             F       │       │ d input streams     d · F    │
+//!  │ run output stream        F       │       │ output stream           F    │
+//!  │ partial line carry (lines)  B    │       └──────────────────────────────┘
+//!  │ chunk buffer 1   ┐ the rest,     │       needs M ≥ (d + 1) · F
+//!  │ chunk buffer 2   ┘ split in two  │
+//!  └──────────────────────────────────┘
+//! ```
+//!
+//! In a merge, F per stream is split where it helps: the output is a stream
+//! of B/2 fed by two write-behind blocks of B/4, each run a stream of B/2
+//! read ahead into two blocks of B/4.
+//!
+//! Run formation reads into one chunk buffer while the other is sorted and
+//! written, so each gets half of what is left; when the whole input fits in
+//! one buffer, one buffer gets everything and the single run is the output.
+//! A chunk buffer holds the data and, for records and lines, the sort index
+//! of 16 bytes per item (an 8-byte key prefix and the item's position):
+//! records take `SIZE + 16` bytes each; lines get ¾ of the buffer for text
+//! and ¼ for the index, so a run ends early when its lines average under 47
+//! bytes. A line longer than the text buffer is not refused: the buffer grows
+//! to hold it (memory then exceeds M by about that line's length); only a
+//! line of 4 GiB or more is refused. A run holds at most 2³² − 1 records or
+//! bytes of text (32-bit positions in the index).
+//!
+//! Beyond M, the process needs its own baseline: the binary, libc, thread
+//! stacks, a few MiB in all (about 5 MiB measured; the binary's tests check
+//! that the peak RSS stays within M + 8 MiB).
+//!
+//! ```
+//! use emsort_sort::{Format, SortPlan};
+//! let plan = SortPlan::builder(Format::U32)
+//!     .memory(64 << 20)
+//!     .fan_in(8)
+//!     .block_size(1 << 20)
+//!     .input_bytes(1 << 30)
+//!     .build()
+//!     .unwrap();
+//! let d = plan.derived();
+//! assert_eq!(d.chunk_buffers, 2);
+//! assert_eq!(d.items_per_run, Some(31 << 18)); // (64M − 2 · 1M) / 2 / 4 bytes
+//! println!("{plan}");
+//! ```
+
+use std::fmt;
+use std::path::PathBuf;
+
+use emsort_io::{format_size, StreamConfig, StreamKind};
+
+use crate::merge_policy::{schedule, MergePolicy, Schedule};
+use crate::{Format, SortError};
+
+/// Bytes of sort index per record or line: an 8-byte key prefix and a
+/// position.
+pub const INDEX_ENTRY_BYTES: u64 = 16;
+
+/// The most records, or bytes of text, in one run: the index keeps 32-bit
+/// record numbers and line offsets.
+pub const MAX_CHUNK_ITEMS: u64 = u32::MAX as u64;
+
+/// The parameters of one sort. Make one with [`SortPlan::builder`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortPlan {
+    /// The data format (and so the order).
+    pub format: Format,
+    /// Memory M in bytes for buffers and in-memory sorting.
+    pub memory: u64,
+    /// Fan-in d: the most runs one merge reads (≥ 2).
+    pub fan_in: usize,
+    /// Block size B in bytes of every stream.
+    pub block_size: usize,
+    /// Stream kind that reads the input and the runs.
+    pub input_kind: StreamKind,
+    /// Stream kind that writes the runs and the output.
+    pub output_kind: StreamKind,
+    /// io_uring queue depth Q (`uring` streams only).
+    pub queue_depth: u32,
+    /// Descending order.
+    pub reverse: bool,
+    /// Which runs each merge takes.
+    pub policy: MergePolicy,
+    /// Threads of the sort's own pool (in-memory sorting).
+    pub threads: usize,
+    /// Directories for temporary runs (runs go round-robin across them).
+    pub temp_dirs: Vec<PathBuf>,
+    /// Size of the input in bytes, when known (for the derived numbers).
+    pub input_bytes: Option<u64>,
+}
+
+/// Numbers that follow from a [`SortPlan`], computed by [`SortPlan::derived`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Derived {
+    /// F: bytes one open stream buffers (B rounded per kind, × Q for `uring`).
+    pub stream_buffer: u64,
+    /// Memory one d-way merge needs: (d + 1) · F.
+    pub merge_memory: u64,
+    /// The least M this plan's d and B can work with.
+    pub minimum_memory: u64,
+    /// Memory for the chunk buffers of run formation.
+    pub run_memory: u64,
+    /// Chunk buffers in run formation: 2 (read one while sorting the other),
+    /// or 1 when the whole input fits in it.
+    pub chunk_buffers: usize,
+    /// Capacity of one chunk buffer in bytes (data and index).
+    pub chunk_bytes: u64,
+    /// Data bytes in one full run.
+    pub run_bytes: u64,
+    /// Items in one full run (fixed-size formats).
+    pub items_per_run: Option<u64>,
+    /// The most lines in one run (`lines`: the index's share of the buffer).
+    pub max_lines_per_run: Option<u64>,
+    /// Runs U that run formation makes, when the input size is known:
+    /// exact for fixed-size formats, an estimate for `lines` (lines shorter
+    /// than 47 bytes on average end runs early; a line longer than the
+    /// buffer makes its run larger).
+    pub expected_runs: Option<u64>,
+    /// The merge schedule for those runs.
+    pub schedule: Option<Schedule>,
+    /// Passes over the data, run formation counting as the first (see
+    /// [`Schedule::passes`]).
+    pub passes: Option<f64>,
+}
+
+impl SortPlan {
+    /// A builder with defaults: M = 64 MiB, B from M, d from M and B,
+    /// `buffered` streams, ascending, `optimal`, all cores, the system's
+    /// temporary directory (`$TMPDIR` or `/tmp`).
+    pub fn builder(format: Format) -> SortPlanBuilder {
+        SortPlanBuilder {
+            format,
+            memory: 64 << 20,
+            fan_in: None,
+            block_size: None,
+            input_kind: StreamKind::Buffered,
+            output_kind: StreamKind::Buffered,
+            queue_depth: StreamConfig::DEFAULT_QUEUE_DEPTH,
+            reverse: false,
+            policy: MergePolicy::Optimal,
+            threads: None,
+            temp_dirs: Vec::new(),
+            input_bytes: None,
+        }
+    }
+
+    /// The I/O unit of the format: the element type its streams carry
+    /// (the item for numbers; the largest of 8, 4, 1 that divides a record;
+    /// a byte for lines).
+    pub fn unit(&self) -> usize {
+        match self.format {
+            Format::Lines => 1,
+            Format::Rec(r) if r.size % 8 == 0 => 8,
+            Format::Rec(r) if r.size % 4 == 0 => 4,
+            Format::Rec(_) => 1,
+            f => f.item_size().expect("fixed-size format"),
+        }
+    }
+
+    /// The stream configuration for reading (`input`) or writing.
+    pub fn stream_config(&self, input: bool) -> StreamConfig {
+        StreamConfig::new(if input { self.input_kind } else { self.output_kind })
+            .block_size(self.block_size)
+            .queue_depth(self.queue_depth)
+    }
+
+    /// Bytes one stream of `kind` buffers with block size `b`.
+    fn footprint(&self, kind: StreamKind, b: usize) -> u64 {
+        let page = 4096;
+        let b = b.max(self.unit()) as u64;
+        match kind {
+            StreamKind::Mmap | StreamKind::Direct => b.div_ceil(page) * page,
+            StreamKind::Uring => b * self.queue_depth.max(1) as u64,
+            _ => b,
+        }
+    }
+
+    /// Memory reserved outside the chunk buffers during run formation.
+    fn run_formation_reserve(&self) -> u64 {
+        let carry = if self.format == Format::Lines { self.block_size as u64 } else { 0 };
+        self.footprint(self.input_kind, self.block_size)
+            + self.footprint(self.output_kind, self.block_size)
+            + carry
+    }
+
+    /// The smallest useful chunk buffer (a few items).
+    fn minimum_chunk(&self) -> u64 {
+        match self.format {
+            Format::Lines => 4 * INDEX_ENTRY_BYTES,
+            Format::Rec(r) => r.size as u64 + INDEX_ENTRY_BYTES,
+            f => f.item_size().expect("fixed-size format") as u64,
+        }
+    }
+
+    /// Every number that follows from the plan.
+    pub fn derived(&self) -> Derived {
+        let f = self
+            .footprint(self.input_kind, self.block_size)
+            .max(self.footprint(self.output_kind, self.block_size));
+        let merge_memory = (self.fan_in as u64 + 1) * f;
+        let reserve = self.run_formation_reserve();
+        let minimum_memory = merge_memory.max(reserve + 2 * self.minimum_chunk());
+        let run_memory = self.memory.saturating_sub(reserve);
+        // Data bytes a chunk buffer of `cap` bytes holds.
+        let data_in = |cap: u64| -> u64 {
+            match self.format {
+                // The index holds 32-bit offsets and record numbers.
+                Format::Lines => (cap / 4 * 3).min(MAX_CHUNK_ITEMS),
+                Format::Rec(r) => {
+                    (cap / (r.size as u64 + INDEX_ENTRY_BYTES)).min(MAX_CHUNK_ITEMS) * r.size as u64
+                }
+                fmt => {
+                    let s = fmt.item_size().expect("fixed-size format") as u64;
+                    cap / s * s
+                }
+            }
+        };
+        // One buffer when the whole input fits in it (lines: plus the
+        // newline a last line may need).
+        let fits_one = match self.input_bytes {
+            Some(n) => n + u64::from(self.format == Format::Lines) <= data_in(run_memory),
+            None => false,
+        };
+        let chunk_buffers = if fits_one { 1 } else { 2 };
+        let chunk_bytes = run_memory / chunk_buffers as u64;
+        let run_bytes = data_in(chunk_bytes);
+        let items_per_run = self.format.item_size().map(|s| run_bytes / s as u64);
+        let max_lines_per_run =
+            (self.format == Format::Lines).then(|| (chunk_bytes / 4 / INDEX_ENTRY_BYTES).max(1));
+        let expected_runs = match self.input_bytes {
+            Some(0) => Some(0),
+            Some(_) if fits_one => Some(1),
+            Some(n) if run_bytes > 0 => Some(n.div_ceil(run_bytes)),
+            _ => None,
+        };
+        let schedule = match (expected_runs, self.input_bytes) {
+            (Some(u), Some(n)) if self.fan_in >= 2 => {
+                // Full runs, and whatever is left in the last one.
+                let u = u as usize;
+                let mut sizes = vec![run_bytes.min(n); u];
+                if let Some(last) = sizes.last_mut() {
+                    *last = n - run_bytes.min(n) * (u as u64 - 1);
+                }
+                Some(schedule(&sizes, self.fan_in, self.policy))
+            }
+            _ => None,
+        };
+        let passes = match (&schedule, self.input_bytes) {
+            (Some(s), Some(n)) => Some(s.passes(n)),
+            _ => None,
+        };
+        Derived {
+            stream_buffer: f,
+            merge_memory,
+            minimum_memory,
+            run_memory,
+            chunk_buffers,
+            chunk_bytes,
+            run_bytes,
+            items_per_run,
+            max_lines_per_run,
+            expected_runs,
+            schedule,
+            passes,
+        }
+    }
+
+    /// Checks that the plan can work: d ≥ 2, B ≥ 1, threads ≥ 1, a
+    /// temporary directory, and M at least [`Derived::minimum_memory`].
+    pub fn validate(&self) -> Result<(), SortError> {
+        if self.fan_in < 2 {
+            return Err(SortError::BadPlan(format!("fan-in d must be at least 2 (got {})", self.fan_in)));
+        }
+        if self.block_size == 0 {
+            return Err(SortError::BadPlan("block size B must be at least 1 byte".into()));
+        }
+        if self.threads == 0 {
+            return Err(SortError::BadPlan("the sort needs at least 1 thread".into()));
+        }
+        if self.temp_dirs.is_empty() {
+            return Err(SortError::BadPlan("no temporary directory given".into()));
+        }
+        let d = self.derived();
+        if self.memory < d.minimum_memory {
+            return Err(SortError::MemoryTooSmall {
+                memory: self.memory,
+                minimum: d.minimum_memory,
+                fan_in: self.fan_in,
+                block_size: self.block_size,
+                stream_buffer: d.stream_buffer,
+            });
+        }
+        Ok(())
+    }
+
+    /// The same plan for an input of `bytes` bytes.
+    pub fn with_input_bytes(&self, bytes: u64) -> SortPlan {
+        SortPlan { input_bytes: Some(bytes), ..self.clone() }
+    }
+}
+
+/// Builds a [`SortPlan`]; see [`SortPlan::builder`] for the defaults.
+#[derive(Debug, Clone)]
+pub struct SortPlanBuilder {
+    format: Format,
+    memory: u64,
+    fan_in: Option<usize>,
+    block_size: Option<usize>,
+    input_kind: StreamKind,
+    output_kind: StreamKind,
+    queue_depth: u32,
+    reverse: bool,
+    policy: MergePolicy,
+    threads: Option<usize>,
+    temp_dirs: Vec<PathBuf>,
+    input_bytes: Option<u64>,
+}
+
+impl SortPlanBuilder {
+    /// Largest default fan-in.
+    pub const MAX_AUTO_FAN_IN: usize = 64;
+    /// Largest default block size (1 MiB).
+    pub const MAX_AUTO_BLOCK: usize = 1 << 20;
+    /// Smallest default block size (4 KiB).
+    pub const MIN_AUTO_BLOCK: usize = 4 << 10;
+
+    /// Sets the memory M in bytes.
+    pub fn memory(mut self, bytes: u64) -> Self {
+        self.memory = bytes;
+        self
+    }
+    /// Sets the fan-in d (default: as many as M allows, up to 64).
+    pub fn fan_in(mut self, d: usize) -> Self {
+        self.fan_in = Some(d);
+        self
+    }
+    /// Sets the block size B (default: M / 16, or less if d + 1 streams of
+    /// it would not fit in M, rounded down to a power of two, within
+    /// 4 KiB … 1 MiB).
+    pub fn block_size(mut self, bytes: usize) -> Self {
+        self.block_size = Some(bytes);
+        self
+    }
+    /// Sets the stream kind for reading and for writing.
+    pub fn io(mut self, kind: StreamKind) -> Self {
+        self.input_kind = kind;
+        self.output_kind = kind;
+        self
+    }
+    /// Sets the stream kind that reads the input and the runs.
+    pub fn input_kind(mut self, kind: StreamKind) -> Self {
+        self.input_kind = kind;
+        self
+    }
+    /// Sets the stream kind that writes the runs and the output.
+    pub fn output_kind(mut self, kind: StreamKind) -> Self {
+        self.output_kind = kind;
+        self
+    }
+    /// Sets the io_uring queue depth Q.
+    pub fn queue_depth(mut self, q: u32) -> Self {
+        self.queue_depth = q;
+        self
+    }
+    /// Sorts in descending order.
+    pub fn reverse(mut self, yes: bool) -> Self {
+        self.reverse = yes;
+        self
+    }
+    /// Sets the merge policy.
+    pub fn policy(mut self, policy: MergePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+    /// Sets the number of threads (default: all cores).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
+        self
+    }
+    /// Adds a temporary directory (default: `$TMPDIR` or `/tmp`).
+    pub fn temp_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.temp_dirs.push(dir.into());
+        self
+    }
+    /// Sets the input size, for the derived numbers (the sort sets it from
+    /// the file).
+    pub fn input_bytes(mut self, bytes: u64) -> Self {
+        self.input_bytes = Some(bytes);
+        self
+    }
+
+    /// Fills in the defaults and validates the plan.
+    pub fn build(self) -> Result<SortPlan, SortError> {
+        let block_size = self.block_size.unwrap_or_else(|| {
+            // M/16, and small enough for d + 1 streams (of Q blocks each,
+            // with io_uring) when d is given.
+            let uring = self.input_kind == StreamKind::Uring || self.output_kind == StreamKind::Uring;
+            let q = if uring { self.queue_depth.max(1) as u64 } else { 1 };
+            let per_stream = match self.fan_in {
+                Some(d) => self.memory / ((d as u64).max(2) + 1) / q,
+                None => self.memory / 16 / q,
+            };
+            let b = (self.memory / 16).min(per_stream).max(1);
+            let pow2 = 1usize << (63 - b.leading_zeros());
+            pow2.clamp(Self::MIN_AUTO_BLOCK, Self::MAX_AUTO_BLOCK)
+        });
+        let threads =
+            self.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let temp_dirs = if self.temp_dirs.is_empty() { vec![std::env::temp_dir()] } else { self.temp_dirs };
+        let mut plan = SortPlan {
+            format: self.format,
+            memory: self.memory,
+            fan_in: self.fan_in.unwrap_or(2),
+            block_size,
+            input_kind: self.input_kind,
+            output_kind: self.output_kind,
+            queue_depth: self.queue_depth,
+            reverse: self.reverse,
+            policy: self.policy,
+            threads,
+            temp_dirs,
+            input_bytes: self.input_bytes,
+        };
+        if self.fan_in.is_none() {
+            let f = plan.derived().stream_buffer.max(1);
+            plan.fan_in = ((plan.memory / f).saturating_sub(1) as usize).clamp(2, Self::MAX_AUTO_FAN_IN);
+        }
+        plan.validate()?;
+        Ok(plan)
+    }
+}
+
+/// A size in the largest binary unit: exact (`64K`) when it divides, else
+/// with one decimal (`28.6M`).
+fn human(b: u64) -> String {
+    let exact = format_size(b);
+    if b < 1024 || !exact.chars().all(|c| c.is_ascii_digit()) {
+        return exact;
+    }
+    let (mut v, mut unit) = (b as f64, 0);
+    while v >= 1024.0 && unit < 4 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{v:.1}{}", ["", "K", "M", "G", "T"][unit])
+}
+
+impl fmt::Display for SortPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = self.derived();
+        let sz = |b: u64| format!("{} ({b} bytes)", human(b));
+        writeln!(f, "sort plan")?;
+        writeln!(
+            f,
+            "  format            {} ({}), {}",
+            self.format,
+            match self.format.item_size() {
+                Some(s) => format!("{s}-byte items"),
+                None => "newline-terminated lines".into(),
+            },
+            if self.reverse { "descending" } else { "ascending" }
+        )?;
+        writeln!(f, "  memory M          {}", sz(self.memory))?;
+        writeln!(f, "  fan-in d          {}", self.fan_in)?;
+        writeln!(f, "  block size B      {}", sz(self.block_size as u64))?;
+        writeln!(
+            f,
+            "  streams           input {}, output {} (F = {} buffered per stream{})",
+            self.input_kind,
+            self.output_kind,
+            human(d.stream_buffer),
+            if self.input_kind == StreamKind::Uring || self.output_kind == StreamKind::Uring {
+                format!(", Q = {}", self.queue_depth)
+            } else {
+                String::new()
+            }
+        )?;
+        writeln!(f, "  merge policy      {}", self.policy)?;
+        writeln!(f, "  threads           {}", self.threads)?;
+        let dirs: Vec<String> = self.temp_dirs.iter().map(|p| p.display().to_string()).collect();
+        writeln!(f, "  temp dirs         {}", dirs.join(", "))?;
+        writeln!(f, "  minimum M         {} for this d and B", sz(d.minimum_memory))?;
+        writeln!(f, "  merge memory      {} = (d + 1) · F", sz(d.merge_memory))?;
+        writeln!(
+            f,
+            "  run formation     {} chunk buffer(s) of {}, {} of data per run{}",
+            d.chunk_buffers,
+            human(d.chunk_bytes),
+            human(d.run_bytes),
+            match (d.items_per_run, d.max_lines_per_run) {
+                (Some(n), _) => format!(", {n} items per run"),
+                (None, Some(l)) => format!(", at most {l} lines per run"),
+                _ => String::new(),
+            }
+        )?;
+        match self.input_bytes {
+            Some(n) => {
+                let items = self.format.item_size().map(|s| format!(", {} items", n / s as u64));
+                writeln!(f, "  input             {}{}", sz(n), items.unwrap_or_default())?;
+            }
+            None => writeln!(f, "  input             size unknown")?,
+        }
+        if let (Some(u), Some(s), Some(p)) = (d.expected_runs, &d.schedule, d.passes) {
+            writeln!(
+                f,
+                "  runs U            {u}{}",
+                if self.format == Format::Lines { " (estimate)" } else { "" }
+            )?;
+            let order = s.merges.iter().map(|m| m.inputs.len()).max().unwrap_or(0);
+            writeln!(
+                f,
+                "  merges            {} in {} level(s), at most {order} runs each; {:.2} passes over the data",
+                s.merges.len(),
+                s.levels,
+                p
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(format: Format, m: u64, d: usize, b: usize) -> Result<SortPlan, SortError> {
+        SortPlan::builder(format).memory(m).fan_in(d).block_size(b).build()
+    }
+
+    #[test]
+    fn refuses_memory_below_d_plus_one_buffers_and_names_the_minimum() {
+        let e = plan(Format::U32, 4 << 20, 8, 1 << 20).unwrap_err();
+        match e {
+            SortError::MemoryTooSmall { minimum, fan_in: 8, .. } => assert_eq!(minimum, 9 << 20),
+            other => panic!("{other}"),
+        }
+        assert!(e_msg(Format::U32, 4 << 20, 8, 1 << 20).contains("needs at least 9M"));
+        assert!(plan(Format::U32, 9 << 20, 8, 1 << 20).is_ok());
+        assert!(matches!(plan(Format::U32, 1 << 30, 1, 1 << 20), Err(SortError::BadPlan(_))));
+    }
+
+    fn e_msg(f: Format, m: u64, d: usize, b: usize) -> String {
+        plan(f, m, d, b).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn derives_runs_and_passes_in_one_place() {
+        let p = plan(Format::U64, 10 * 1024, 3, 1024).unwrap().with_input_bytes(80_000);
+        let d = p.derived();
+        // (10K − 2K) / 2 buffers = 4K per chunk = 512 u64 per run.
+        assert_eq!(d.chunk_buffers, 2);
+        assert_eq!(d.items_per_run, Some(512));
+        assert_eq!(d.expected_runs, Some(20)); // 10000 items / 512
+        let s = d.schedule.as_ref().unwrap();
+        assert!(s.merges.iter().all(|m| m.inputs.len() <= 3));
+        assert_eq!(s.merges.iter().map(|m| m.size).max(), Some(80_000));
+        let small = p.with_input_bytes(8000);
+        assert_eq!(small.derived().chunk_buffers, 1);
+        assert_eq!(small.derived().expected_runs, Some(1));
+        assert!(small.derived().schedule.unwrap().merges.is_empty());
+        let text = format!("{p}");
+        assert!(text.contains("fan-in d          3") && text.contains("runs U            20"), "{text}");
+    }
+
+    #[test]
+    fn defaults_shrink_the_block_and_pick_the_fan_in() {
+        let p = SortPlan::builder(Format::U32).memory(1 << 20).build().unwrap();
+        assert_eq!(p.block_size, 64 << 10);
+        assert_eq!(p.fan_in, 15);
+        let p = SortPlan::builder(Format::U32).memory(1 << 30).build().unwrap();
+        assert_eq!((p.block_size, p.fan_in), (1 << 20, 64));
+        let r = SortPlan::builder("rec:100:0:10".parse().unwrap()).memory(1 << 20).build().unwrap();
+        assert_eq!(r.unit(), 4);
+    }
+}

@@ -1,0 +1,236 @@
+//! What a sort did: the statistics value [`sort_file`](crate::sort_file)
+//! returns.
+//!
+//! [`SortStats`] holds the counts the cost model predicts (runs U, merge
+//! passes, merge order), the bytes read and written and the seconds of each
+//! phase ([`PhaseStats`]), and what the operating system saw
+//! ([`Rusage`]: peak resident memory, context switches, page faults, from
+//! `getrusage(RUSAGE_SELF)`, so they cover every thread of the process) and,
+//! where the kernel lets a process count its own software events, CPU
+//! migrations ([`MigrationCounter`], `perf_event_open`). The plan is included
+//! as a [`PlanRecord`]. Everything serialises with serde
+//! (the binary writes it as JSON with `--stats`).
+
+use serde::Serialize;
+
+use crate::plan::{Derived, SortPlan};
+
+/// Time and bytes of one phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct PhaseStats {
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Bytes read from files.
+    pub bytes_read: u64,
+    /// Bytes written to files.
+    pub bytes_written: u64,
+}
+
+/// The plan, as plain values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanRecord {
+    /// Format name (`u32`, `rec:100:0:10`, `lines` …).
+    pub format: String,
+    /// Memory M in bytes.
+    pub memory: u64,
+    /// Fan-in d.
+    pub fan_in: usize,
+    /// Block size B in bytes.
+    pub block_size: usize,
+    /// Input stream kind.
+    pub input_kind: String,
+    /// Output stream kind.
+    pub output_kind: String,
+    /// Descending order.
+    pub reverse: bool,
+    /// Merge policy name.
+    pub policy: String,
+    /// Threads of the sort's pool.
+    pub threads: usize,
+    /// Temporary directories.
+    pub temp_dirs: Vec<String>,
+    /// Chunk buffers in run formation (1 or 2).
+    pub chunk_buffers: usize,
+    /// Data bytes in a full run.
+    pub run_bytes: u64,
+    /// Items in a full run (fixed-size formats).
+    pub items_per_run: Option<u64>,
+    /// Runs the plan predicts (exact for fixed-size formats).
+    pub expected_runs: Option<u64>,
+}
+
+impl PlanRecord {
+    /// The record of `plan` and its derived numbers.
+    pub fn new(plan: &SortPlan, d: &Derived) -> PlanRecord {
+        PlanRecord {
+            format: plan.format.to_string(),
+            memory: plan.memory,
+            fan_in: plan.fan_in,
+            block_size: plan.block_size,
+            input_kind: plan.input_kind.to_string(),
+            output_kind: plan.output_kind.to_string(),
+            reverse: plan.reverse,
+            policy: plan.policy.to_string(),
+            threads: plan.threads,
+            temp_dirs: plan.temp_dirs.iter().map(|p| p.display().to_string()).collect(),
+            chunk_buffers: d.chunk_buffers,
+            run_bytes: d.run_bytes,
+            items_per_run: d.items_per_run,
+            expected_runs: d.expected_runs,
+        }
+    }
+}
+
+/// Resource usage of the process, from `getrusage(RUSAGE_SELF)`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Rusage {
+    /// Peak resident set size in bytes (`ru_maxrss`).
+    pub peak_rss_bytes: u64,
+    /// Voluntary context switches (`ru_nvcsw`).
+    pub voluntary_context_switches: u64,
+    /// Involuntary context switches (`ru_nivcsw`).
+    pub involuntary_context_switches: u64,
+    /// Minor page faults (`ru_minflt`).
+    pub minor_page_faults: u64,
+    /// Major page faults (`ru_majflt`).
+    pub major_page_faults: u64,
+}
+
+impl Rusage {
+    /// The process's usage now (zeros if the call fails).
+    pub fn now() -> Rusage {
+        // SAFETY: getrusage fills the zeroed struct it is given.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+            return Rusage::default();
+        }
+        Rusage {
+            peak_rss_bytes: ru.ru_maxrss.max(0) as u64 * 1024,
+            voluntary_context_switches: ru.ru_nvcsw.max(0) as u64,
+            involuntary_context_switches: ru.ru_nivcsw.max(0) as u64,
+            minor_page_faults: ru.ru_minflt.max(0) as u64,
+            major_page_faults: ru.ru_majflt.max(0) as u64,
+        }
+    }
+
+    /// The counts accumulated since `earlier` (the peak RSS stays the
+    /// process's peak).
+    pub fn since(&self, earlier: &Rusage) -> Rusage {
+        Rusage {
+            peak_rss_bytes: self.peak_rss_bytes,
+            voluntary_context_switches: self.voluntary_context_switches - earlier.voluntary_context_switches,
+            involuntary_context_switches: self.involuntary_context_switches
+                - earlier.involuntary_context_switches,
+            minor_page_faults: self.minor_page_faults - earlier.minor_page_faults,
+            major_page_faults: self.major_page_faults - earlier.major_page_faults,
+        }
+    }
+}
+
+/// Counts the CPU migrations of this thread and of the threads it starts
+/// afterwards (`perf_event_open` with the software event
+/// `PERF_COUNT_SW_CPU_MIGRATIONS`, inherited by new threads).
+///
+/// Opening fails quietly (`None` from [`MigrationCounter::start`]) where
+/// perf events are not allowed (`perf_event_paranoid`, seccomp) or
+/// supported.
+#[derive(Debug)]
+pub struct MigrationCounter {
+    fd: std::os::fd::OwnedFd,
+}
+
+/// `struct perf_event_attr`, its first version (`PERF_ATTR_SIZE_VER0`, 64
+/// bytes), which every kernel with perf events accepts.
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttr {
+    kind: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+}
+
+impl MigrationCounter {
+    /// Starts counting, or `None` when perf events are unavailable.
+    pub fn start() -> Option<MigrationCounter> {
+        const PERF_TYPE_SOFTWARE: u32 = 1;
+        const PERF_COUNT_SW_CPU_MIGRATIONS: u64 = 4;
+        const INHERIT: u64 = 1 << 1;
+        const EXCLUDE_HV: u64 = 1 << 6;
+        const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+        let attr = PerfEventAttr {
+            kind: PERF_TYPE_SOFTWARE,
+            size: std::mem::size_of::<PerfEventAttr>() as u32,
+            config: PERF_COUNT_SW_CPU_MIGRATIONS,
+            flags: INHERIT | EXCLUDE_HV,
+            ..PerfEventAttr::default()
+        };
+        // SAFETY: perf_event_open reads `attr` (a valid, fully initialised
+        // VER0 struct); pid 0 / cpu −1 = this thread on any CPU.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_perf_event_open,
+                &attr as *const PerfEventAttr,
+                0 as libc::c_long,
+                -1 as libc::c_long,
+                -1 as libc::c_long,
+                PERF_FLAG_FD_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: a fresh descriptor that nothing else owns.
+        Some(MigrationCounter { fd: unsafe { std::os::fd::FromRawFd::from_raw_fd(fd as i32) } })
+    }
+
+    /// Migrations counted so far (`None` if the read fails).
+    pub fn read(&self) -> Option<u64> {
+        let mut v = [0u8; 8];
+        match rustix::io::read(&self.fd, &mut v) {
+            Ok(8) => Some(u64::from_ne_bytes(v)),
+            _ => None,
+        }
+    }
+}
+
+/// What one sort did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SortStats {
+    /// The plan the sort ran with.
+    pub plan: PlanRecord,
+    /// Size of the input in bytes.
+    pub input_bytes: u64,
+    /// Size of the output in bytes (`lines` may add a final newline).
+    pub output_bytes: u64,
+    /// Runs U formed.
+    pub runs: u64,
+    /// Passes over the data, run formation counting as the first: 1 +
+    /// bytes merged / input bytes (the schedule's
+    /// [`passes`](crate::merge_policy::Schedule::passes)).
+    pub passes: f64,
+    /// Depth of the merge tree (the most merges any item went through).
+    pub merge_levels: u32,
+    /// Number of merges.
+    pub merges: usize,
+    /// The most runs one merge read.
+    pub merge_order: usize,
+    /// Run formation.
+    pub run_formation: PhaseStats,
+    /// All merges.
+    pub merge: PhaseStats,
+    /// Wall-clock seconds of the whole sort.
+    pub total_seconds: f64,
+    /// Peak resident memory and the counts accumulated during the sort.
+    #[serde(flatten)]
+    pub rusage: Rusage,
+    /// CPU migrations of the sort's threads (all of them: the pool's
+    /// threads are waited for), where perf events can be read.
+    pub cpu_migrations: Option<u64>,
+}

@@ -1,0 +1,135 @@
+//! Write-behind: a merge hands full blocks to a writer thread and goes on
+//! merging while they are written.
+//!
+//! ```text
+//!  merge thread:  fill block A ─┐ fill block B ─┐ fill block A …
+//!                               ▼               ▼
+//!  writer thread:          write A         write B        (output stream)
+//! ```
+//!
+//! Two blocks circulate: the merge fills one while the writer thread writes
+//! the other through the output stream, so the copy into the stream and the
+//! `write` system calls run on another core. Blocks are filled to their exact
+//! capacity (a multiple of 8), so every block but the last holds whole
+//! stream units even when an item straddles two blocks. The writer's error
+//! (a full disk) surfaces at the next block handed over, or at
+//! [`WriteBehind::finish`].
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+use std::thread::{Scope, ScopedJoinHandle};
+
+use emsort_io::{Error, ErrorKind, Result};
+
+use crate::byte_stream::{AlignedBuf, ByteOutput};
+
+/// An output stream written by a helper thread, fed in blocks.
+pub(crate) struct WriteBehind<'scope> {
+    block: AlignedBuf,
+    len: usize,
+    cap: usize,
+    full_tx: Option<SyncSender<(AlignedBuf, usize)>>,
+    empty_rx: Receiver<AlignedBuf>,
+    writer: Option<ScopedJoinHandle<'scope, Result<()>>>,
+    path: PathBuf,
+    written: u64,
+}
+
+impl<'scope> WriteBehind<'scope> {
+    /// Starts a writer thread in `scope` that writes blocks of `block`
+    /// bytes (rounded up to a multiple of 8) to `out`.
+    pub fn new<'env>(
+        scope: &'scope Scope<'scope, 'env>,
+        mut out: ByteOutput,
+        block: usize,
+        path: &Path,
+    ) -> Self {
+        let cap = block.max(8).div_ceil(8) * 8;
+        let (full_tx, full_rx) = sync_channel::<(AlignedBuf, usize)>(1);
+        let (empty_tx, empty_rx) = channel::<AlignedBuf>();
+        let _ = empty_tx.send(AlignedBuf::new(cap));
+        let writer = scope.spawn(move || {
+            for (buf, len) in full_rx {
+                out.write(&buf.bytes()[..len])?;
+                let _ = empty_tx.send(buf);
+            }
+            out.close()
+        });
+        WriteBehind {
+            block: AlignedBuf::new(cap),
+            len: 0,
+            cap,
+            full_tx: Some(full_tx),
+            empty_rx,
+            writer: Some(writer),
+            path: path.to_path_buf(),
+            written: 0,
+        }
+    }
+
+    /// Appends `bytes`.
+    #[inline]
+    pub fn push(&mut self, bytes: &[u8]) -> Result<()> {
+        if self.cap - self.len >= bytes.len() {
+            self.block.bytes_mut()[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+            self.len += bytes.len();
+            return Ok(());
+        }
+        self.push_slow(bytes)
+    }
+
+    #[cold]
+    fn push_slow(&mut self, mut bytes: &[u8]) -> Result<()> {
+        while !bytes.is_empty() {
+            if self.len == self.cap {
+                self.hand_over()?;
+            }
+            let take = (self.cap - self.len).min(bytes.len());
+            self.block.bytes_mut()[self.len..self.len + take].copy_from_slice(&bytes[..take]);
+            self.len += take;
+            bytes = &bytes[take..];
+        }
+        Ok(())
+    }
+
+    /// Sends the current block to the writer and takes the free one.
+    fn hand_over(&mut self) -> Result<()> {
+        let Ok(fresh) = self.empty_rx.recv() else { return Err(self.writer_error()) };
+        let full = std::mem::replace(&mut self.block, fresh);
+        let tx = self.full_tx.as_ref().expect("open until finish");
+        if tx.send((full, self.len)).is_err() {
+            return Err(self.writer_error());
+        }
+        self.written += self.len as u64;
+        self.len = 0;
+        Ok(())
+    }
+
+    /// The writer thread stopped early: its error.
+    fn writer_error(&mut self) -> Error {
+        self.full_tx = None;
+        match self.writer.take().map(|h| h.join()) {
+            Some(Ok(Err(e))) => e,
+            _ => Error::new(ErrorKind::Io("write (the writer thread stopped)"), &self.path),
+        }
+    }
+
+    /// Writes the last block, closes the stream and returns the bytes
+    /// written; a full disk is reported here at the latest.
+    pub fn finish(mut self) -> Result<u64> {
+        if self.len > 0 {
+            let len = self.len;
+            let tx = self.full_tx.as_ref().expect("open until finish");
+            let block = std::mem::take(&mut self.block);
+            if tx.send((block, len)).is_err() {
+                return Err(self.writer_error());
+            }
+            self.written += len as u64;
+        }
+        self.full_tx = None;
+        match self.writer.take().map(|h| h.join()) {
+            Some(Ok(r)) => r.map(|()| self.written),
+            _ => Err(Error::new(ErrorKind::Io("write (the writer thread panicked)"), &self.path)),
+        }
+    }
+}
