@@ -48,12 +48,29 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) if interrupt::interrupted() => {
-            eprintln!("emsort: interrupted; temporary files removed ({e:#})");
+            eprintln!("emsort: interrupted; temporary files removed ({})", describe(&e));
             ExitCode::from(130)
         }
         Err(e) => {
-            eprintln!("emsort: {e:#}");
+            eprintln!("emsort: {}", describe(&e));
             ExitCode::from(cmd::exit_code(&e))
         }
     }
+}
+
+/// The error and its causes, `: `-separated, leaving out a cause whose text
+/// an outer message already includes (library errors put the system error in
+/// their message and also return it as their source).
+fn describe(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let c = cause.to_string();
+        if !text.contains(&c) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&c);
+        }
+    }
+    text
 }

@@ -22,8 +22,8 @@ impl Bar {
     }
 }
 
-impl Progress for Bar {
-    fn phase(&self, name: &str, total: Option<u64>) {
+impl Bar {
+    fn start(&self, name: &str, total: Option<u64>, bytes: bool) {
         if !self.enabled {
             return;
         }
@@ -31,18 +31,32 @@ impl Progress for Bar {
         if let Some(b) = slot.take() {
             b.finish_and_clear();
         }
-        let b = match total {
-            Some(t) => ProgressBar::new(t).with_style(
-                ProgressStyle::with_template(
-                    "{prefix:>12} [{bar:30}] {pos}/{len} {per_sec} ETA {eta} {wide_msg}",
-                )
-                .unwrap()
-                .progress_chars("=> "),
-            ),
-            None => ProgressBar::new_spinner(),
+        let template = match (total, bytes) {
+            (Some(_), true) => {
+                "{prefix:>14} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta} {wide_msg}"
+            }
+            (Some(_), false) => "{prefix:>14} [{bar:30}] {pos}/{len} {per_sec} ETA {eta} {wide_msg}",
+            (None, true) => "{prefix:>14} {spinner} {bytes} {binary_bytes_per_sec} {wide_msg}",
+            (None, false) => "{prefix:>14} {spinner} {pos} {wide_msg}",
         };
+        let style = ProgressStyle::with_template(template).unwrap().progress_chars("=> ");
+        let b = match total {
+            Some(t) => ProgressBar::new(t),
+            None => ProgressBar::new_spinner(),
+        }
+        .with_style(style);
         b.set_prefix(name.to_string());
         *slot = Some(b);
+    }
+}
+
+impl Progress for Bar {
+    fn phase(&self, name: &str, total: Option<u64>) {
+        self.start(name, total, false)
+    }
+
+    fn phase_bytes(&self, name: &str, total: Option<u64>) {
+        self.start(name, total, true)
     }
 
     fn advance(&self, units: u64) {

@@ -40,7 +40,8 @@ impl AtomicFile {
         static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let temp = dir.join(format!(".{name}.emsort-{}-{seq}.tmp", std::process::id()));
-        File::create(&temp).map_err(|e| Error::from_io("create", &temp, e))?;
+        // Errors name the target: the temporary name means nothing to the user.
+        File::create(&temp).map_err(|e| Error::from_io("create", target, e))?;
         Ok(AtomicFile { target: target.to_path_buf(), temp, committed: false })
     }
 

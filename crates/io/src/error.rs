@@ -144,7 +144,12 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {
+    /// The system error, except for kinds whose message says it all
+    /// (`NotFound`, `IsADirectory`), so a printed chain does not repeat it.
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.0.source.as_ref().map(|e| e as _)
+        match self.0.kind {
+            ErrorKind::NotFound | ErrorKind::IsADirectory => None,
+            _ => self.0.source.as_ref().map(|e| e as _),
+        }
     }
 }

@@ -10,6 +10,11 @@ pub trait Progress: Send + Sync {
     /// A new phase begins (`"write"`, `"run formation"` …) with `total`
     /// units of work (bytes, runs …) when known.
     fn phase(&self, _name: &str, _total: Option<u64>) {}
+    /// Like [`phase`](Progress::phase), for work counted in bytes (a
+    /// terminal shows sizes and a data rate).
+    fn phase_bytes(&self, name: &str, total: Option<u64>) {
+        self.phase(name, total)
+    }
     /// `units` more units of the current phase are done.
     fn advance(&self, _units: u64) {}
     /// A one-line note about the current item (e.g. the point being measured).

@@ -49,11 +49,27 @@ fn hash(bytes: &[u8], seed: u64) -> u64 {
 
 impl Fingerprint {
     /// Adds one item (its bytes; for `lines`, without the `\n`).
-    #[inline]
+    #[inline(always)]
     pub fn add(&mut self, item: &[u8]) {
         self.count += 1;
-        self.sum_a = self.sum_a.wrapping_add(hash(item, K0));
-        self.sum_b = self.sum_b.wrapping_add(hash(item, K1 ^ K2));
+        if item.len() <= 8 {
+            // Fast path for numbers: one word, two independent finalizers.
+            let w = match item.len() {
+                8 => u64::from_le_bytes(item.try_into().unwrap()),
+                4 => u32::from_le_bytes(item.try_into().unwrap()) as u64,
+                n => {
+                    let mut w = [0u8; 8];
+                    w[..n].copy_from_slice(item);
+                    u64::from_le_bytes(w)
+                }
+            };
+            let x = w ^ ((item.len() as u64) << 59);
+            self.sum_a = self.sum_a.wrapping_add(mix(x.wrapping_mul(K0) ^ K1));
+            self.sum_b = self.sum_b.wrapping_add(mix(x.wrapping_add(K2).wrapping_mul(K1)));
+        } else {
+            self.sum_a = self.sum_a.wrapping_add(hash(item, K0));
+            self.sum_b = self.sum_b.wrapping_add(hash(item, K1 ^ K2));
+        }
     }
 
     /// Combines the fingerprints of two disjoint parts.

@@ -307,7 +307,7 @@ pub fn generate(
     };
     let atomic = AtomicFile::create(out)?;
     let mut file = create_output::<u8>(atomic.path(), &spec.io)?;
-    progress.phase("gen", Some(spec.total_bytes()));
+    progress.phase_bytes("gen", Some(spec.total_bytes()));
     let batch = (rayon::current_num_threads() as u64 * 2).max(2);
     let (tx, rx) = sync_channel::<Vec<Vec<u8>>>(1);
     let (bytes, items) = std::thread::scope(|s| -> Result<(u64, u64), Error> {

@@ -91,7 +91,7 @@ pub fn sort_file(
 
     // Run formation.
     let t = Instant::now();
-    progress.phase("run formation", Some(input_bytes));
+    progress.phase_bytes("run formation", Some(input_bytes));
     let formation = RunFormation { plan: &plan, derived: &derived, pool: &pool, progress, cancel };
     let formed =
         formation.form(input, |i, single| if single { out.path().to_path_buf() } else { run_path(i) })?;
@@ -116,12 +116,12 @@ pub fn sort_file(
             // the output: an empty output, or a one-way "merge" (a copy).
             let inputs: Vec<PathBuf> = table.iter().flatten().map(|r| r.path.clone()).collect();
             if !inputs.is_empty() {
-                progress.phase("merge", Some(output_bytes));
+                progress.phase_bytes("merge", Some(output_bytes));
                 let moved = merge_runs(&plan, &inputs, out.path(), progress, cancel)?;
                 (merge.bytes_read, merge.bytes_written) = (moved.read, moved.written);
             }
         } else {
-            progress.phase("merge", Some(sched.merged));
+            progress.phase_bytes("merge", Some(sched.merged));
         }
         for (k, m) in sched.merges.iter().enumerate() {
             let inputs: Vec<Run> =

@@ -75,7 +75,7 @@ pub fn sort(
         (None, None) => unreachable!("a path or a reader"),
         (None, Some(r)) => {
             let path = spool.path().join("input");
-            progress.phase("read input", None);
+            progress.phase_bytes("read input", None);
             let mut out = ByteOutput::create(&path, 1, &plan.stream_config(false))?;
             let mut buf = vec![0u8; block];
             loop {
@@ -101,7 +101,7 @@ pub fn sort(
         Sink::Writer(w) => {
             let path = spool.path().join("output");
             let stats = sort_file(plan, &input, &path, progress, cancel)?;
-            progress.phase("write output", Some(stats.output_bytes));
+            progress.phase_bytes("write output", Some(stats.output_bytes));
             let mut inp = ByteInput::open(&path, 1, &plan.stream_config(true))?;
             let mut buf = vec![0u8; block];
             let stdout = "<standard output>";
