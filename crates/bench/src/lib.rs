@@ -9,6 +9,10 @@
 //! - [`streams`]: experiment 1, the six element-stream kinds read and
 //!   written with k streams of N elements and block size B
 //!   ([`streams::Campaign`], [`streams::plots_from_csv`]).
+//! - [`sort`]: experiment 2, the external merge sort over a grid of N, M,
+//!   d, policy, stream kind and threads, beside its cost model, an I/O lower
+//!   bound and its peers (GNU sort, an in-memory sort)
+//!   ([`sort::Campaign`], [`sort::plots_from_csv`]).
 //! - [`machine`]: the facts about the machine recorded beside every result
 //!   (`machine.json`).
 //! - [`stats`]: min / median / max of repeated runs.
@@ -36,6 +40,7 @@ mod chart;
 mod error;
 pub mod machine;
 pub mod scratch;
+pub mod sort;
 pub mod stats;
 pub mod streams;
 

@@ -3,6 +3,7 @@
 
 mod cli {
     mod bench;
+    mod bench_sort;
     mod gen_verify;
     mod sort;
 }

@@ -1,4 +1,5 @@
-//! `emsort bench …`: experiment campaigns. `streams` is SPEC experiment 1.
+//! `emsort bench …`: experiment campaigns. `streams` is SPEC experiment 1,
+//! `sort` experiment 2.
 //!
 //! The measuring, the CSV files and the plots are in `emsort-bench`; this
 //! module turns flags into a [`Campaign`], draws the progress bar and
@@ -23,6 +24,9 @@ use crate::progress::Bar;
 pub enum BenchCommand {
     /// Experiment 1: read and write k streams of N elements with every stream kind.
     Streams(StreamsArgs),
+    /// Experiment 2: emsort's external sort over a grid of N, M, d, policy, I/O kind and
+    /// threads, beside the cost model, an I/O lower bound, GNU sort and an in-memory sort.
+    Sort(SortBenchArgs),
 }
 
 const STREAMS_AFTER_HELP: &str = "\
@@ -128,6 +132,7 @@ pub struct StreamsArgs {
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Streams(a) => streams(a),
+        BenchCommand::Sort(a) => sort_bench(a),
     }
 }
 
@@ -252,6 +257,198 @@ fn plot_only(dir: &Path) -> anyhow::Result<ExitCode> {
         dir.join("summary.csv").display(),
         plots.len(),
         dir.join("plots").display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+const SORT_AFTER_HELP: &str = "\
+The grid: every combination of --formats x --sizes x -M x -d x --policies x --io x
+--threads is a point, run --reps times. Each input (format, N) is generated once
+(seeded, emsort's generator) in WORKDIR; the page cache is emptied (--cache) before
+every run; every emsort output is verified (sorted, same multiset as the input) and
+a failed check stops the campaign.
+
+Peers, on the same input in the same run (once per repetition):
+  io-bound   read the input once and write as many bytes once with O_DIRECT streams
+             of 8 MiB blocks; a sort that reads and writes its data twice cannot beat
+             2 x this, the I/O lower bound (summary: io_bound_s, ratio_to_io_bound)
+  in-memory  read the whole file, par_sort_unstable on all cores, write: the floor,
+             where 2-3 x N fits in half the memory available
+  gnu-sort   for lines: LC_ALL=C sort -S M --parallel=P -T TMP -o OUT at every (M, P)
+             of the grid; its output must equal emsort's byte for byte
+  STXXL      detected (/usr/include/stxxl.h or /usr/include/stxxl/) and recorded in
+             machine.json; no driver runs yet
+Every tool's time includes an fsync of its output.
+
+Cost model: predicted_blocks = ceil(2 * N * passes / B) block transfers, with passes
+from the plan's merge schedule (run formation counts as the first pass) and B the
+plan's block size; blocks_moved = ceil((bytes_read + bytes_written) / B) is what
+emsort really moved.
+
+Seed 004's question: with --threads 1,all the raw CSV shows voluntary and involuntary
+context switches, CPU migrations (perf, where allowed) and page faults beside the time,
+for emsort and GNU sort; plots/threads_*.svg draws them.
+
+Parameter file (--params FILE.csv), a header line then one row per grid:
+  format;sizes;M list;d list;policies;io kinds;reps;threads
+  u32,lines;256M,1G;64M,256M;2,8,32;optimal;buffered,direct;3;1,all
+'#' starts a comment; the threads field may be left out (all cores).
+
+Files written into OUTDIR:
+  raw.csv       a row per run of every tool: tool, format, bytes, items, memory,
+                fan_in, block_size, policy, io, threads, rep, seconds,
+                run_formation_s, merge_s, runs, passes, merge_order, bytes_read,
+                bytes_written, predicted_passes, predicted_blocks, blocks_moved,
+                peak_rss_bytes, rss_before_bytes, voluntary_cs, involuntary_cs, minor_faults,
+                major_faults, cpu_migrations, cache, note (flushed per run)
+  summary.csv   a row per point: min/median/max seconds, median phases and counts,
+                ratio to the I/O bound, speedup over GNU sort (same M and threads),
+                ratio to the in-memory sort
+  machine.json  CPU, cores, memory, kernel, file system, command line, date, cache
+                method, GNU sort's version, whether STXXL is installed
+  README.md     the columns, the tools and the cost model
+  plots/*.svg   time vs M per d, time vs d per M, time per phase vs M, emsort vs
+                peers per N, context switches / migrations / faults vs threads
+Plots are made from raw.csv; --plot-only DIR redraws them (and summary.csv).
+
+Examples:
+  emsort bench sort --quick
+  emsort bench sort --formats u32 --sizes 1G -M 64M,256M -d 2,8,32 --io buffered,direct
+  emsort bench sort --formats lines --sizes 1G -M 256M --threads 1,all --reps 3
+  emsort bench sort --plot-only emsort-results/2026-01-01-sort";
+
+/// Sort inputs over a grid of N, M, d, policy, I/O kind and threads on a cold cache,
+/// with the I/O lower bound, GNU sort and an in-memory sort as peers; write raw CSV, a
+/// summary, machine facts and plots.
+#[derive(Args)]
+#[command(after_long_help = SORT_AFTER_HELP)]
+pub struct SortBenchArgs {
+    /// Formats, comma-separated: u32, i32, u64, i64, f32, f64, rec:SIZE:OFF:LEN, lines.
+    #[arg(long, value_name = "LIST", default_value = "u32,lines")]
+    formats: String,
+    /// Input sizes N in bytes, K/M/G suffixes (e.g. 64M,256M,1G).
+    #[arg(long, value_name = "LIST", default_value = "64M")]
+    sizes: String,
+    /// Memory budgets M, K/M/G suffixes (e.g. 16M,64M).
+    #[arg(short = 'M', long = "memory", value_name = "LIST", default_value = "8M,32M")]
+    memory: String,
+    /// Fan-ins d (e.g. 2,8,32 or 2..8).
+    #[arg(short = 'd', long = "fan-in", value_name = "LIST", default_value = "2,8,32")]
+    fan_in: String,
+    /// Merge policies: fifo, optimal.
+    #[arg(long, value_name = "LIST", default_value = "optimal")]
+    policies: String,
+    /// Stream kinds for reading and writing: buffered, direct, uring, mmap, syscall, stdio, all.
+    #[arg(long, value_name = "LIST", default_value = "buffered")]
+    io: String,
+    /// Threads (--parallel of emsort and GNU sort), e.g. 1,all or 1,2.
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    threads: String,
+    /// Repetitions of each point.
+    #[arg(long, value_name = "R", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    reps: u32,
+    /// How to empty the page cache before each run: drop (whole machine, root), fadvise
+    /// (evict the input), none (warm). Default: drop when this process can write
+    /// /proc/sys/vm/drop_caches, else fadvise.
+    #[arg(long, value_name = "METHOD", value_parser = clap::value_parser!(CacheMethod))]
+    cache: Option<CacheMethod>,
+    /// Take the whole grid from a parameter file (see below); replaces the list flags.
+    #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["formats", "sizes", "memory", "fan_in", "policies", "io", "threads", "reps", "quick"])]
+    params: Option<PathBuf>,
+    /// A small grid (u32 and lines of 64 MiB, M = 8M and 32M, d = 2 and 16, 1 thread
+    /// and all cores, fifo and direct once) that runs in well under a minute.
+    #[arg(long, conflicts_with_all = ["formats", "sizes", "memory", "fan_in", "policies", "io", "threads", "reps"])]
+    quick: bool,
+    /// Directory for the inputs, runs and outputs. Default: a temporary directory inside
+    /// OUTDIR (so on its file system), removed at the end.
+    #[arg(long = "dir", value_name = "WORKDIR")]
+    work_dir: Option<PathBuf>,
+    /// Output directory. Default: emsort-results/YYYY-MM-DD-sort in the current
+    /// directory (-2, -3 … appended if that one already holds a campaign).
+    #[arg(short = 'o', long = "output", value_name = "OUTDIR")]
+    out_dir: Option<PathBuf>,
+    /// Measure nothing: redraw summary.csv and the plots of an earlier campaign from its raw.csv.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["params", "quick", "work_dir", "out_dir", "cache"])]
+    plot_only: Option<PathBuf>,
+    /// No progress bar and no warnings; the final table is still printed.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// A parsed list flag, or an error naming the flag.
+fn list<T>(flag: &str, r: Result<Vec<T>, String>) -> anyhow::Result<Vec<T>> {
+    r.map_err(anyhow::Error::msg).with_context(|| flag.to_string())
+}
+
+fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
+    use emsort_bench::sort::{self as sb, Campaign as SortCampaign};
+    if let Some(dir) = &a.plot_only {
+        let summary = sb::summary_from_csv(dir)?;
+        let plots = sb::plots_from_csv(dir)?;
+        print!("{}", sb::format_table(&sb::headline(&summary)));
+        let threads = sb::threads_reading(&summary);
+        if !threads.is_empty() {
+            print!("\nFewest vs most threads (seed 004; medians per run):\n{threads}");
+        }
+        println!(
+            "\nRewrote {} and {} plots in {}",
+            dir.join("summary.csv").display(),
+            plots.len(),
+            dir.join("plots").display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let campaign = if a.quick {
+        SortCampaign::quick()
+    } else if let Some(p) = &a.params {
+        SortCampaign::from_params_file(p)?
+    } else {
+        let grid = sb::Grid {
+            formats: list("--formats", sb::parse_formats(&a.formats))?,
+            sizes: list("--sizes", sb::parse_sizes(&a.sizes))?,
+            memories: list("-M", sb::parse_sizes(&a.memory))?,
+            fan_ins: list("-d", sb::parse_fan_ins(&a.fan_in))?,
+            policies: list("--policies", sb::parse_policies(&a.policies))?,
+            io: list("--io", sb::parse_io(&a.io))?,
+            threads: list("--threads", sb::parse_threads(&a.threads))?,
+            reps: a.reps,
+        };
+        SortCampaign::new(&[grid])?
+    };
+    let out_dir = match &a.out_dir {
+        Some(d) => d.clone(),
+        None => fresh_dir(&SortCampaign::default_out_dir()),
+    };
+    let cache = a.cache.unwrap_or_else(CacheMethod::best_available);
+    let mut campaign = campaign
+        .cache(cache)
+        .out_dir(&out_dir)
+        .command_line(command_line())
+        .version(env!("CARGO_PKG_VERSION"));
+    if let Some(w) = &a.work_dir {
+        campaign = campaign.work_dir(w);
+    }
+    let bar = Bar::new(a.quiet);
+    let o = campaign.run(&bar, interrupt::flag())?;
+    if !a.quiet {
+        for w in &o.warnings {
+            eprintln!("emsort: warning: {w}");
+        }
+    }
+    println!(
+        "\nSort campaign: {} runs in {:.1} s, page cache emptied with '{}' before each run.\n\
+         Per input, emsort's fastest point (median of the repetitions) and its peers:\n",
+        o.runs, o.seconds, cache
+    );
+    print!("{}", sb::format_table(&sb::headline(&o.summary)));
+    let threads = sb::threads_reading(&o.summary);
+    if !threads.is_empty() {
+        print!("\nFewest vs most threads (seed 004; medians per run):\n{threads}");
+    }
+    println!(
+        "\nResults in {}: raw.csv, summary.csv, machine.json, README.md, plots/ ({} SVG)",
+        o.out_dir.display(),
+        o.plots.len()
     );
     Ok(ExitCode::SUCCESS)
 }

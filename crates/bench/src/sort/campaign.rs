@@ -1,0 +1,869 @@
+//! A sort campaign (SPEC experiment 2): the points, the peers, and where
+//! results go.
+//!
+//! [`Campaign::run`] proceeds in numbered steps:
+//!
+//! 1. **Check** that the campaign can run: the cache method is usable
+//!    (`drop` needs root), the output directory holds no earlier
+//!    `raw.csv`, no M exceeds half of the memory available, and the work
+//!    directory's file system holds four copies of the largest input
+//!    (input, runs, output, a peer's output).
+//! 2. **Record the machine** (`machine.json`, with GNU sort's version and
+//!    whether STXXL is installed) and the `README.md`.
+//! 3. **Run, data set by data set** (format, N): the input is generated
+//!    once ([`emsort_sort::gen`], seed 42) and fingerprinted. Then, for each
+//!    repetition: every emsort point, then the peers — the I/O bound, the
+//!    in-memory sort where N fits in memory, GNU sort for `lines` at each
+//!    (M, threads) of the grid. Before every run the page cache is emptied
+//!    (`--cache`). Every output is checked: emsort's and the in-memory
+//!    sort's with [`verify`](emsort_sort::verify::verify) (in order, same
+//!    multiset as the input), GNU sort's byte for byte against emsort's. A
+//!    failed check stops the campaign with an error; it never becomes a row.
+//!    Each run appends a row to `raw.csv` and flushes it.
+//! 4. **Clean up** the data set and the outputs, also on error.
+//! 5. **Report from the CSV**: `summary.csv` and the plots are made by
+//!    reading `raw.csv` back.
+//!
+//! ```text
+//!  (format, N) ──► generate ──► fingerprint
+//!       for rep: emsort (M × d × policy × io × threads) ─► verify ─► raw.csv
+//!                io-bound, in-memory ─► verify, gnu-sort ─► cmp ─► raw.csv
+//!  raw.csv ──► summary.csv (ratios), plots/*.svg
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use emsort_io::cache::{self, CacheMethod};
+use emsort_io::{format_size, ErrorKind, NoProgress, Progress, StreamKind};
+use emsort_sort::gen::{generate, GenSpec};
+use emsort_sort::merge_policy::MergePolicy;
+use emsort_sort::verify::{fingerprint_file, verify};
+use emsort_sort::{sort_file, Fingerprint, Format, SortError, SortPlan};
+use serde::Serialize;
+
+use super::params::{parse_params, read_params, Grid};
+use super::peers::{self, PeakRss, IO_BOUND_BLOCK};
+use super::plots::plots_from_csv;
+use super::record::{summary_from_csv, RawRow, RawWriter, SummaryRow};
+use crate::machine::{is_memory_fs, meminfo, Machine};
+use crate::{Error, Result};
+
+/// The parameter file of the `--quick` campaign (u32 and lines of 64 MiB,
+/// M = 8M and 32M, d = 2 and 16, 1 thread and all cores, fifo and direct
+/// once; well under a minute).
+pub const QUICK_PARAMS: &str = include_str!("../../params/sort-quick.csv");
+
+/// One emsort setting on one input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// Data format.
+    pub format: Format,
+    /// Input size N in bytes (a whole number of items).
+    pub bytes: u64,
+    /// Memory M.
+    pub memory: u64,
+    /// Fan-in d.
+    pub fan_in: usize,
+    /// Merge policy.
+    pub policy: MergePolicy,
+    /// Stream kind.
+    pub io: StreamKind,
+    /// Threads.
+    pub threads: usize,
+    /// Repetitions.
+    pub reps: u32,
+}
+
+impl Point {
+    /// emsort's plan for this point (B = the plan's default for M and d),
+    /// temporary files in `tmp`; a plan that cannot work is an error naming
+    /// the point.
+    pub fn plan(&self, tmp: &Path) -> Result<SortPlan> {
+        SortPlan::builder(self.format)
+            .memory(self.memory)
+            .fan_in(self.fan_in)
+            .policy(self.policy)
+            .io(self.io)
+            .threads(self.threads)
+            .temp_dir(tmp)
+            .input_bytes(self.bytes)
+            .build()
+            .map_err(|e| Error::Campaign(format!("{}: {e}", self.label())))
+    }
+
+    /// `u32 N=64M M=16M d=8 optimal buffered t=2`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} N={} M={} d={} {} {} t={}",
+            self.format,
+            format_size(self.bytes),
+            format_size(self.memory),
+            self.fan_in,
+            self.policy,
+            self.io,
+            self.threads
+        )
+    }
+}
+
+/// A sort campaign; see the module docs for what [`run`](Campaign::run) does.
+#[derive(Debug, Clone)]
+pub struct Campaign {
+    points: Vec<Point>,
+    cache: CacheMethod,
+    out_dir: PathBuf,
+    work_dir: Option<PathBuf>,
+    command_line: String,
+    version: String,
+}
+
+/// What a finished campaign produced.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The output directory.
+    pub out_dir: PathBuf,
+    /// `raw.csv`: a row per run.
+    pub raw_csv: PathBuf,
+    /// `summary.csv`: a row per point.
+    pub summary_csv: PathBuf,
+    /// `machine.json`.
+    pub machine_json: PathBuf,
+    /// `README.md`.
+    pub readme: PathBuf,
+    /// The SVG plots drawn.
+    pub plots: Vec<PathBuf>,
+    /// The summary rows.
+    pub summary: Vec<SummaryRow>,
+    /// Things the user should know (skipped peers, a work dir in memory).
+    pub warnings: Vec<String>,
+    /// Runs done (every tool).
+    pub runs: u64,
+    /// Wall time of the whole campaign, seconds.
+    pub seconds: f64,
+}
+
+/// `machine.json` of a sort campaign: the common facts and the peers'.
+#[derive(Debug, Clone, Serialize)]
+pub struct SortMachine {
+    /// CPU, memory, kernel, file system, command line …
+    #[serde(flatten)]
+    pub machine: Machine,
+    /// First line of `sort --version`, or `not installed`.
+    pub gnu_sort_version: String,
+    /// `installed` or `not installed` (`/usr/include/stxxl.h` or `/usr/include/stxxl/`);
+    /// no STXXL driver runs yet.
+    pub stxxl: String,
+    /// Whether `/proc/self/clear_refs` can reset the peak RSS between runs.
+    pub peak_rss_resettable: bool,
+    /// Whether perf events count CPU migrations here.
+    pub cpu_migrations_countable: bool,
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// The size of an input of `format` at most `bytes` long: whole items.
+fn whole_items(format: Format, bytes: u64) -> u64 {
+    match format.item_size() {
+        Some(s) => bytes / s as u64 * s as u64,
+        None => bytes,
+    }
+}
+
+impl Campaign {
+    /// A campaign of every point of `grids` (threads 0 = all cores); a
+    /// point listed twice runs once with the larger reps. Fails when there
+    /// is no point or a size holds no whole item.
+    pub fn new(grids: &[Grid]) -> Result<Campaign> {
+        type Key = (String, u64, u64, usize, &'static str, &'static str, usize);
+        let mut by_key: BTreeMap<Key, Point> = BTreeMap::new();
+        for g in grids {
+            for &format in &g.formats {
+                for &size in &g.sizes {
+                    let bytes = whole_items(format, size);
+                    if bytes == 0 {
+                        return Err(Error::Campaign(format!("size {size} holds no whole {format} item")));
+                    }
+                    for &memory in &g.memories {
+                        for &fan_in in &g.fan_ins {
+                            for &policy in &g.policies {
+                                for &io in &g.io {
+                                    for &t in &g.threads {
+                                        let threads = if t == 0 { cores() } else { t };
+                                        let p = Point {
+                                            format,
+                                            bytes,
+                                            memory,
+                                            fan_in,
+                                            policy,
+                                            io,
+                                            threads,
+                                            reps: g.reps,
+                                        };
+                                        let key = (
+                                            format.to_string(),
+                                            bytes,
+                                            memory,
+                                            fan_in,
+                                            policy.name(),
+                                            io.name(),
+                                            threads,
+                                        );
+                                        by_key
+                                            .entry(key)
+                                            .and_modify(|q| q.reps = q.reps.max(p.reps))
+                                            .or_insert(p);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if by_key.is_empty() {
+            return Err(Error::Campaign("the campaign has no point to measure".into()));
+        }
+        Ok(Campaign {
+            points: by_key.into_values().collect(),
+            cache: CacheMethod::best_available(),
+            out_dir: Campaign::default_out_dir(),
+            work_dir: None,
+            command_line: String::new(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        })
+    }
+
+    /// The campaign a parameter file describes (see [`parse_params`]).
+    pub fn from_params_file(path: &Path) -> Result<Campaign> {
+        Campaign::new(&read_params(path)?)
+    }
+
+    /// The quick campaign ([`QUICK_PARAMS`]).
+    pub fn quick() -> Campaign {
+        let grids = parse_params(QUICK_PARAMS, Path::new("<built-in sort-quick.csv>"))
+            .expect("the built-in quick parameter file parses (checked by a test)");
+        Campaign::new(&grids).expect("the built-in quick campaign is valid")
+    }
+
+    /// `emsort-results/<YYYY-MM-DD>-sort`, relative to the current directory.
+    pub fn default_out_dir() -> PathBuf {
+        PathBuf::from("emsort-results").join(format!("{}-sort", crate::machine::local_date()))
+    }
+
+    /// How to empty the page cache before each run.
+    pub fn cache(mut self, m: CacheMethod) -> Campaign {
+        self.cache = m;
+        self
+    }
+
+    /// Where the outputs go.
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Campaign {
+        self.out_dir = dir.into();
+        self
+    }
+
+    /// Where the data, runs and outputs go (default: a temporary directory
+    /// inside the output directory, removed at the end).
+    pub fn work_dir(mut self, dir: impl Into<PathBuf>) -> Campaign {
+        self.work_dir = Some(dir.into());
+        self
+    }
+
+    /// The command line recorded in `machine.json`.
+    pub fn command_line(mut self, line: impl Into<String>) -> Campaign {
+        self.command_line = line.into();
+        self
+    }
+
+    /// The emsort version recorded in `machine.json`.
+    pub fn version(mut self, v: impl Into<String>) -> Campaign {
+        self.version = v.into();
+        self
+    }
+
+    /// The emsort points, in the order they run.
+    pub fn points(&self) -> &[Point] {
+        &self.points
+    }
+
+    /// The cache method.
+    pub fn cache_method(&self) -> CacheMethod {
+        self.cache
+    }
+
+    /// The distinct inputs (format, N), in run order.
+    fn data_sets(&self) -> Vec<(Format, u64)> {
+        let mut v: Vec<(Format, u64)> = Vec::new();
+        for p in &self.points {
+            if !v.contains(&(p.format, p.bytes)) {
+                v.push((p.format, p.bytes));
+            }
+        }
+        v
+    }
+
+    fn points_of(&self, format: Format, bytes: u64) -> Vec<&Point> {
+        self.points.iter().filter(|p| p.format == format && p.bytes == bytes).collect()
+    }
+
+    /// Whether the in-memory peer runs on an input of `bytes` of `format`:
+    /// its data, index and copy must fit in half of the memory available.
+    pub fn in_memory_fits(format: Format, bytes: u64) -> bool {
+        let factor = if format.item_size().map(|s| s <= 8).unwrap_or(false) { 2 } else { 3 };
+        match meminfo("MemAvailable:") {
+            Some(avail) => bytes.saturating_mul(factor) <= avail / 2,
+            None => false,
+        }
+    }
+
+    /// GNU sort's settings (M, threads) on a `lines` input.
+    fn gnu_settings(points: &[&Point]) -> Vec<(u64, usize)> {
+        let mut v: Vec<(u64, usize)> = points.iter().map(|p| (p.memory, p.threads)).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Peer runs per repetition on one input.
+    fn peer_runs(format: Format, bytes: u64, points: &[&Point], gnu: bool) -> u64 {
+        let mut n = 1 + u64::from(Self::in_memory_fits(format, bytes));
+        if gnu && format == Format::Lines {
+            n += Self::gnu_settings(points).len() as u64;
+        }
+        n
+    }
+
+    /// Total runs of every tool.
+    pub fn runs(&self) -> u64 {
+        let gnu = peers::gnu_sort_version().is_some();
+        self.data_sets()
+            .into_iter()
+            .map(|(f, n)| {
+                let ps = self.points_of(f, n);
+                let reps = ps.iter().map(|p| p.reps).max().unwrap_or(1);
+                ps.iter().map(|p| u64::from(p.reps)).sum::<u64>()
+                    + u64::from(reps) * Self::peer_runs(f, n, &ps, gnu)
+            })
+            .sum()
+    }
+
+    /// Runs the campaign (see the module docs), one unit of progress per
+    /// run in phase `"sort bench"`. Setting `cancel` stops it within a run
+    /// with an [`Interrupted`](emsort_io::ErrorKind::Interrupted) error;
+    /// the work files are removed and `raw.csv` keeps the finished runs.
+    pub fn run(&self, progress: &dyn Progress, cancel: &AtomicBool) -> Result<Outcome> {
+        let started = Instant::now();
+        // 1. Checks.
+        if self.cache == CacheMethod::Drop && !cache::can_drop_caches() {
+            return Err(Error::Campaign(
+                "cache method 'drop' needs write access to /proc/sys/vm/drop_caches (root); \
+                 use 'fadvise' instead"
+                    .into(),
+            ));
+        }
+        let out = &self.out_dir;
+        std::fs::create_dir_all(out).map_err(|e| Error::io("create directory", out, e))?;
+        let raw_csv = out.join("raw.csv");
+        if raw_csv.exists() {
+            return Err(Error::Campaign(format!(
+                "{} already holds a campaign's raw.csv: choose another output directory \
+                 (or redraw its plots with --plot-only)",
+                out.display()
+            )));
+        }
+        if let (Some(avail), Some(p)) =
+            (meminfo("MemAvailable:"), self.points.iter().max_by_key(|p| p.memory))
+        {
+            if p.memory > avail / 2 {
+                return Err(Error::Campaign(format!(
+                    "M = {} is more than half of the {} of memory available",
+                    format_size(p.memory),
+                    format_size(avail)
+                )));
+            }
+        }
+        // Every plan must be valid before any data is made (M ≥ (d + 1) buffers …).
+        for p in &self.points {
+            p.plan(Path::new("."))?;
+        }
+        let mut temp = None;
+        let work = match &self.work_dir {
+            Some(d) => {
+                std::fs::create_dir_all(d).map_err(|e| Error::io("create directory", d, e))?;
+                d.clone()
+            }
+            None => {
+                let t = tempfile::Builder::new()
+                    .prefix(".emsort-work-")
+                    .tempdir_in(out)
+                    .map_err(|e| Error::io("create directory", out, e))?;
+                let p = t.path().to_path_buf();
+                temp = Some(t);
+                p
+            }
+        };
+        let largest = self.points.iter().map(|p| p.bytes).max().unwrap_or(0);
+        if let Ok(s) = rustix::fs::statvfs(&work) {
+            let avail = s.f_bavail * s.f_frsize;
+            let need = 4 * largest + (64 << 20);
+            if avail < need {
+                return Err(Error::DiskSpace {
+                    what: format!("a sort of {} in {}", format_size(largest), work.display()),
+                    need,
+                    avail,
+                    source: emsort_io::Error::new(ErrorKind::DiskFull, &work),
+                });
+            }
+        }
+
+        // 2. The machine and the README.
+        let gnu_version = peers::gnu_sort_version();
+        let mut machine = Machine::collect(&work, self.cache, &self.command_line, &self.version);
+        let mut formats: Vec<String> = self.points.iter().map(|p| p.format.to_string()).collect();
+        formats.dedup();
+        machine.element = format!("formats: {}", formats.join(", "));
+        let memory_fs = is_memory_fs(&machine.fs_type);
+        let facts = SortMachine {
+            gnu_sort_version: gnu_version.clone().unwrap_or_else(|| "not installed".into()),
+            stxxl: if peers::stxxl_installed() { "installed" } else { "not installed" }.into(),
+            peak_rss_resettable: PeakRss::reset(),
+            cpu_migrations_countable: emsort_sort::stats::MigrationCounter::start().is_some(),
+            machine,
+        };
+        let machine_json = out.join("machine.json");
+        let json = serde_json::to_string_pretty(&facts).expect("SortMachine serialises");
+        std::fs::write(&machine_json, json + "\n").map_err(|e| Error::io("write", &machine_json, e))?;
+        let readme = out.join("README.md");
+        std::fs::write(&readme, self.readme_text(&facts)).map_err(|e| Error::io("write", &readme, e))?;
+        let mut warnings = Vec::new();
+        if memory_fs {
+            warnings.push(format!(
+                "the work directory {} is on {}: its files live in memory, so the times say \
+                 nothing about a disk (use --dir on a disk)",
+                work.display(),
+                facts.machine.fs_type
+            ));
+        }
+        if facts.stxxl == "not installed" {
+            warnings.push("STXXL is not installed: no STXXL peer (recorded in machine.json)".into());
+        }
+        if gnu_version.is_none() && self.points.iter().any(|p| p.format == Format::Lines) {
+            warnings.push("GNU sort could not run: no GNU sort peer".into());
+        }
+
+        // 3. The runs; 4. clean up whatever happened.
+        let mut writer = RawWriter::create(&raw_csv)?;
+        let ctx = RunCtx { work: &work, writer: &mut writer, progress, cancel, gnu: gnu_version.as_deref() };
+        let result = self.run_all(ctx, &mut warnings);
+        drop(writer);
+        let _ = std::fs::remove_dir_all(work.join("tmp"));
+        for (f, n) in self.data_sets() {
+            let _ = std::fs::remove_file(input_path(&work, f, n));
+        }
+        drop(temp);
+        let runs = result?;
+
+        // 5. Reports from the CSV.
+        let summary = summary_from_csv(out)?;
+        let plots = plots_from_csv(out)?;
+        Ok(Outcome {
+            out_dir: out.clone(),
+            raw_csv,
+            summary_csv: out.join("summary.csv"),
+            machine_json,
+            readme,
+            plots,
+            summary,
+            warnings,
+            runs,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Step 3: every data set, every repetition; returns the runs done.
+    fn run_all(&self, mut ctx: RunCtx<'_>, warnings: &mut Vec<String>) -> Result<u64> {
+        ctx.progress.phase("sort bench", Some(self.runs()));
+        let tmp = ctx.work.join("tmp");
+        std::fs::create_dir_all(&tmp).map_err(|e| Error::io("create directory", &tmp, e))?;
+        let mut runs = 0;
+        for (format, bytes) in self.data_sets() {
+            let input = input_path(ctx.work, format, bytes);
+            let res = self.run_data_set(&mut ctx, format, bytes, &input, &tmp, warnings, &mut runs);
+            for name in ["emsort.out", "reference.out", "peer.out"] {
+                let _ = std::fs::remove_file(ctx.work.join(name));
+            }
+            let _ = std::fs::remove_file(&input);
+            res?;
+        }
+        Ok(runs)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run_data_set(
+        &self,
+        ctx: &mut RunCtx<'_>,
+        format: Format,
+        bytes: u64,
+        input: &Path,
+        tmp: &Path,
+        warnings: &mut Vec<String>,
+        runs: &mut u64,
+    ) -> Result<()> {
+        let interrupted = || Error::Io(emsort_io::Error::new(ErrorKind::Interrupted, ctx.work));
+        ctx.progress.message(&format!("generating {format} N={}", format_size(bytes)));
+        let spec = match format.item_size() {
+            Some(s) => GenSpec::items(format, bytes / s as u64),
+            None => GenSpec::lines(bytes),
+        };
+        generate(&spec, input, &NoProgress, ctx.cancel)?;
+        let fp = fingerprint_file(input, format, ctx.cancel)?;
+        let points = self.points_of(format, bytes);
+        let reps = points.iter().map(|p| p.reps).max().unwrap_or(1);
+        let fits = Self::in_memory_fits(format, bytes);
+        if !fits {
+            warnings.push(format!(
+                "{format} N={}: no in-memory peer (the data do not fit in half the memory available)",
+                format_size(bytes)
+            ));
+        }
+        let out = ctx.work.join("emsort.out");
+        let reference = ctx.work.join("reference.out");
+        let peer_out = ctx.work.join("peer.out");
+        let fmt = format.to_string();
+        for rep in 1..=reps {
+            for p in points.iter().filter(|p| p.reps >= rep) {
+                if ctx.cancel.load(Ordering::Relaxed) {
+                    return Err(interrupted());
+                }
+                ctx.progress.message(&format!("emsort {} rep {rep}", p.label()));
+                let row = self.run_emsort(p, rep, input, &out, tmp, fp.count, ctx.cancel)?;
+                check_output(&out, format, &fp, ctx.cancel, &p.label())?;
+                ctx.writer.write(&row)?;
+                *runs += 1;
+                ctx.progress.advance(1);
+                if format == Format::Lines && !reference.exists() {
+                    std::fs::rename(&out, &reference).map_err(|e| Error::io("rename", &out, e))?;
+                } else {
+                    std::fs::remove_file(&out).map_err(|e| Error::io("remove", &out, e))?;
+                }
+            }
+            // The I/O bound.
+            if ctx.cancel.load(Ordering::Relaxed) {
+                return Err(interrupted());
+            }
+            ctx.progress.message(&format!("I/O bound {fmt} N={} rep {rep}", format_size(bytes)));
+            self.cache.apply(&[input])?;
+            let mut row = RawRow::new("io-bound", &fmt, bytes, fp.count, 1, rep);
+            row.cache = self.cache.name().into();
+            peers::io_bound(input, &peer_out, &mut row)?;
+            ctx.writer.write(&row)?;
+            *runs += 1;
+            ctx.progress.advance(1);
+            // The in-memory floor.
+            if fits {
+                if ctx.cancel.load(Ordering::Relaxed) {
+                    return Err(interrupted());
+                }
+                ctx.progress.message(&format!("in-memory {fmt} N={} rep {rep}", format_size(bytes)));
+                self.cache.apply(&[input])?;
+                let mut row = RawRow::new("in-memory", &fmt, bytes, fp.count, cores(), rep);
+                row.cache = self.cache.name().into();
+                peers::in_memory(format, input, &peer_out, cores(), &mut row)?;
+                check_output(&peer_out, format, &fp, ctx.cancel, "the in-memory sort")?;
+                ctx.writer.write(&row)?;
+                *runs += 1;
+                ctx.progress.advance(1);
+            }
+            // GNU sort on text.
+            if let (Some(version), Format::Lines) = (ctx.gnu, format) {
+                for (memory, threads) in Self::gnu_settings(&points) {
+                    if ctx.cancel.load(Ordering::Relaxed) {
+                        return Err(interrupted());
+                    }
+                    ctx.progress.message(&format!(
+                        "GNU sort N={} M={} t={threads} rep {rep}",
+                        format_size(bytes),
+                        format_size(memory)
+                    ));
+                    self.cache.apply(&[input])?;
+                    let mut row = RawRow::new("gnu-sort", &fmt, bytes, fp.count, threads, rep);
+                    row.memory = Some(memory);
+                    row.cache = self.cache.name().into();
+                    row.note = version.to_string();
+                    peers::gnu_sort(input, &peer_out, tmp, memory, threads, &mut row)?;
+                    if !peers::same_bytes(&peer_out, &reference)? {
+                        return Err(Error::Campaign(format!(
+                            "GNU sort's output on {fmt} N={} differs from emsort's",
+                            format_size(bytes)
+                        )));
+                    }
+                    ctx.writer.write(&row)?;
+                    *runs += 1;
+                    ctx.progress.advance(1);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One emsort run: cold cache, timed `sort_file` plus an `fsync` of
+    /// the output, the row.
+    #[allow(clippy::too_many_arguments)]
+    fn run_emsort(
+        &self,
+        p: &Point,
+        rep: u32,
+        input: &Path,
+        out: &Path,
+        tmp: &Path,
+        items: u64,
+        cancel: &AtomicBool,
+    ) -> Result<RawRow> {
+        let bad_plan = |e: SortError| Error::Campaign(format!("{}: {e}", p.label()));
+        let plan = p.plan(tmp)?;
+        self.cache.apply(&[input])?;
+        let before = PeakRss::start();
+        let t0 = Instant::now();
+        let stats = sort_file(&plan, input, out, &NoProgress, cancel).map_err(|e| match e {
+            SortError::Io(io) if *io.kind() == ErrorKind::Interrupted => Error::Io(io),
+            SortError::Io(io) => Error::Run { point: p.label(), rep, source: io },
+            other => bad_plan(other),
+        })?;
+        peers::sync_file(out)?;
+        let seconds = t0.elapsed().as_secs_f64();
+        let b = plan.block_size as u64;
+        let mut row = RawRow::new("emsort", &p.format.to_string(), p.bytes, items, p.threads, rep);
+        row.memory = Some(p.memory);
+        row.fan_in = Some(p.fan_in);
+        row.block_size = Some(b);
+        row.policy = p.policy.name().into();
+        row.io = p.io.name().into();
+        row.seconds = seconds;
+        row.run_formation_s = Some(stats.run_formation.seconds);
+        row.merge_s = Some(stats.merge.seconds);
+        row.runs = Some(stats.runs);
+        row.passes = Some(stats.passes);
+        row.merge_order = Some(stats.merge_order);
+        let read = stats.run_formation.bytes_read + stats.merge.bytes_read;
+        let written = stats.run_formation.bytes_written + stats.merge.bytes_written;
+        row.bytes_read = Some(read);
+        row.bytes_written = Some(written);
+        let predicted = plan.derived().passes;
+        row.predicted_passes = predicted;
+        row.predicted_blocks = predicted.map(|pp| predicted_blocks(p.bytes, pp, b));
+        row.blocks_moved = Some((read + written).div_ceil(b.max(1)));
+        row.rss_before_bytes = before;
+        row.peak_rss_bytes = match before {
+            Some(_) => PeakRss::read(),
+            None => Some(stats.rusage.peak_rss_bytes),
+        };
+        peers::put_usage(&mut row, &stats.rusage);
+        row.cpu_migrations = stats.cpu_migrations;
+        row.cache = self.cache.name().into();
+        Ok(row)
+    }
+
+    fn readme_text(&self, facts: &SortMachine) -> String {
+        let mut points = String::new();
+        for p in &self.points {
+            points.push_str(&format!("- {} × {} reps\n", p.label(), p.reps));
+        }
+        format!(
+            "# emsort sort campaign (SPEC experiment 2)\n\n\
+             Command: `{cmd}`\n\n\
+             Page cache emptied before every run with `{cache}`. GNU sort: {gnu}. STXXL: {stxxl}.\n\n\
+             ## Files\n\n\
+             - `raw.csv`: a row per run of every tool, written as the run finished.\n\
+             - `summary.csv`: a row per point (tool, format, N, M, d, policy, io, threads): \
+             min/median/max seconds, median phases and counts, and the ratios on the same input: \
+             `ratio_to_io_bound` = median / (2 × the I/O bound's median), \
+             `speedup_vs_gnu_sort` = GNU sort's median at the same M and threads / median, \
+             `ratio_to_in_memory` = median / the in-memory sort's median.\n\
+             - `machine.json`: the machine, the command, GNU sort's version, STXXL.\n\
+             - `plots/*.svg`: drawn from raw.csv (`emsort bench sort --plot-only DIR` redraws).\n\n\
+             ## Tools\n\n\
+             - `emsort`: `sort_file` with the point's M, d, policy, stream kind and threads \
+             (B = the plan's default for M and d); output verified (in order, same multiset).\n\
+             - `gnu-sort`: `LC_ALL=C sort -S M --parallel=P -T TMP -o OUT` on `lines` inputs; output \
+             compared byte for byte with emsort's.\n\
+             - `in-memory`: read the whole file, `par_sort_unstable` on all cores, write (where 2-3× N \
+             fits in half the memory available); output verified.\n\
+             - `io-bound`: read the input once and write as many bytes once with O_DIRECT streams of \
+             {iob} blocks (write synced); `run_formation_s` is the read, `merge_s` the write. A sort that \
+             reads and writes its data twice cannot beat 2 × this: the summary's `io_bound_s`.\n\n\
+             Every tool's `seconds` includes an `fsync` of its output.\n\n\
+             ## Cost model\n\n\
+             With N the input size in bytes, B emsort's block size and p = `predicted_passes` \
+             (run formation counts as the first pass, each merge level adds the fraction of the data \
+             it merges; from the plan's schedule), a sort moves\n\n\
+             `predicted_blocks = ceil(2 · N · p / B)`\n\n\
+             block transfers (each pass reads and writes the data once). `blocks_moved` = \
+             ceil((bytes_read + bytes_written) / B) is what emsort really moved.\n\n\
+             ## Columns of raw.csv\n\n{cols}\n\
+             ## Points\n\n{points}",
+            cmd = self.command_line,
+            cache = self.cache,
+            gnu = facts.gnu_sort_version,
+            stxxl = facts.stxxl,
+            iob = format_size(IO_BOUND_BLOCK as u64),
+            cols = RAW_COLUMNS,
+        )
+    }
+}
+
+/// The columns of `raw.csv`, as the README lists them.
+const RAW_COLUMNS: &str = "\
+- `tool`: emsort, gnu-sort, in-memory, io-bound
+- `format`, `bytes`, `items`: the input (items = lines for `lines`)
+- `memory`, `fan_in`, `block_size`, `policy`, `io`: emsort's M, d, B, merge policy, stream kind (GNU sort: M = its -S)
+- `threads`: emsort's and GNU sort's --parallel, the in-memory pool's threads
+- `rep`: repetition, from 1
+- `seconds`: wall time, including an fsync of the output
+- `run_formation_s`, `merge_s`: emsort's phases (io-bound: the read and the write)
+- `runs`, `passes`, `merge_order`: emsort's U, passes (run formation = 1), most runs in one merge
+- `bytes_read`, `bytes_written`: bytes read and written by emsort over both phases
+- `predicted_passes`, `predicted_blocks`, `blocks_moved`: the cost model (above)
+- `peak_rss_bytes`: peak resident memory of the run (in-process: VmHWM reset before the run; GNU sort: the child's VmHWM, read every 4 ms while it runs, as its ru_maxrss starts from the parent's peak)
+- `rss_before_bytes`: in-process tools: resident memory just before the run (the harness's own, after malloc_trim), included in peak_rss_bytes
+- `voluntary_cs`, `involuntary_cs`, `minor_faults`, `major_faults`: getrusage deltas (GNU sort: wait4 of the child)
+- `cpu_migrations`: perf software event cpu-migrations of the run's threads / child; empty where perf is not allowed
+- `cache`: how the page cache was emptied; `note`: the peer's version
+";
+
+/// The cost model: ⌈2 · N · passes / B⌉ block transfers.
+///
+/// ```
+/// assert_eq!(emsort_bench::sort::predicted_blocks(1 << 20, 2.0, 1 << 16), 64);
+/// ```
+pub fn predicted_blocks(bytes: u64, passes: f64, block: u64) -> u64 {
+    (2.0 * bytes as f64 * passes / block.max(1) as f64).ceil() as u64
+}
+
+struct RunCtx<'a> {
+    work: &'a Path,
+    writer: &'a mut RawWriter,
+    progress: &'a dyn Progress,
+    cancel: &'a AtomicBool,
+    gnu: Option<&'a str>,
+}
+
+fn input_path(work: &Path, format: Format, bytes: u64) -> PathBuf {
+    work.join(format!("data_{}_{bytes}.in", format.to_string().replace(':', "-")))
+}
+
+/// Verifies a sorted output against the input's fingerprint.
+fn check_output(out: &Path, format: Format, fp: &Fingerprint, cancel: &AtomicBool, who: &str) -> Result<()> {
+    let r = verify(out, format, false, None, cancel)?;
+    if let Some(d) = r.disorder {
+        return Err(Error::Campaign(format!(
+            "{who}: the output is not sorted (item {} at byte {})",
+            d.index, d.offset
+        )));
+    }
+    if r.fingerprint != *fp {
+        return Err(Error::Campaign(format!(
+            "{who}: the output does not hold the input's items ({} items, input {})",
+            r.fingerprint.count, fp.count
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sort::record::read_raw;
+
+    #[test]
+    fn quick_campaign_is_valid() {
+        let c = Campaign::quick();
+        assert!(c.points().iter().any(|p| p.format == Format::Lines));
+        assert!(c.points().iter().any(|p| p.format == Format::U32));
+        assert!(c.points().iter().all(|p| p.bytes <= 64 << 20));
+        assert!(c.runs() < 100, "{}", c.runs());
+    }
+
+    #[test]
+    fn shipped_parameter_files_parse() {
+        let text = include_str!("../../params/sort-1g.csv");
+        let c = Campaign::new(&parse_params(text, Path::new("sort-1g.csv")).unwrap()).unwrap();
+        assert!(c.points().iter().all(|p| p.bytes == 1 << 30));
+        assert!(c.points().iter().any(|p| p.io == StreamKind::Direct && p.memory == 256 << 20));
+    }
+
+    #[test]
+    fn duplicates_run_once_and_empty_sizes_are_refused() {
+        let text = "h\nu32;1M;1M;2;optimal;buffered;1;1\nu32;1M;1M;2;optimal;buffered;3;1\n";
+        let c = Campaign::new(&parse_params(text, Path::new("t")).unwrap()).unwrap();
+        assert_eq!(c.points().len(), 1);
+        assert_eq!(c.points()[0].reps, 3);
+        let g = parse_params("h\nu64;7;1M;2;optimal;buffered;1\n", Path::new("t")).unwrap();
+        assert!(Campaign::new(&g).unwrap_err().to_string().contains("no whole u64"));
+    }
+
+    #[test]
+    fn impossible_plans_are_refused_before_any_data_is_made() {
+        let tmp = tempfile::tempdir().unwrap();
+        let g = parse_params("h\nu32;1M;64K;64;optimal;buffered;1\n", Path::new("t")).unwrap();
+        let e = Campaign::new(&g)
+            .unwrap()
+            .cache(CacheMethod::None)
+            .out_dir(tmp.path().join("o"))
+            .run(&NoProgress, &AtomicBool::new(false))
+            .unwrap_err();
+        assert!(e.to_string().contains("u32 N=1M M=64K d=64"), "{e}");
+        assert!(!tmp.path().join("o/raw.csv").exists());
+    }
+
+    #[test]
+    fn cancel_keeps_raw_csv_and_removes_work_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("o");
+        let g = parse_params("h\nu32;1M;256K;2;optimal;buffered;1;1\n", Path::new("t")).unwrap();
+        let e = Campaign::new(&g)
+            .unwrap()
+            .cache(CacheMethod::None)
+            .out_dir(&out)
+            .run(&NoProgress, &AtomicBool::new(true))
+            .unwrap_err();
+        match e {
+            Error::Io(io) => assert_eq!(*io.kind(), ErrorKind::Interrupted),
+            other => panic!("{other}"),
+        }
+        assert!(out.join("raw.csv").exists() && out.join("machine.json").exists());
+        let left: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(left.iter().all(|n| !n.to_string_lossy().starts_with(".emsort-work")), "{left:?}");
+    }
+
+    #[test]
+    fn tiny_campaign_end_to_end() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("res");
+        let text = "h\nu32,lines;1M;256K,512K;2,8;optimal;buffered;1;1\n";
+        let c = Campaign::new(&parse_params(text, Path::new("t")).unwrap())
+            .unwrap()
+            .cache(CacheMethod::None)
+            .out_dir(&out)
+            .command_line("emsort bench sort test");
+        let o = c.run(&NoProgress, &AtomicBool::new(false)).unwrap();
+        let rows = read_raw(&o.raw_csv).unwrap();
+        assert_eq!(rows.len() as u64, o.runs);
+        assert_eq!(rows.iter().filter(|r| r.tool == "emsort").count(), 8);
+        assert_eq!(rows.iter().filter(|r| r.tool == "io-bound").count(), 2);
+        let e = rows.iter().find(|r| r.tool == "emsort" && r.memory == Some(256 << 10)).unwrap();
+        assert!(e.runs.unwrap() > 1 && e.passes.unwrap() >= 2.0, "{e:?}");
+        assert!(e.predicted_blocks.unwrap() > 0 && e.bytes_written.unwrap() >= 2 << 20);
+        if peers::gnu_sort_version().is_some() {
+            assert_eq!(rows.iter().filter(|r| r.tool == "gnu-sort").count(), 2);
+        }
+        assert!(o.summary.iter().any(|s| s.ratio_to_io_bound.is_some()));
+        assert!(!o.plots.is_empty());
+        let left: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(left.iter().all(|n| !n.to_string_lossy().starts_with(".emsort-work")), "{left:?}");
+    }
+}

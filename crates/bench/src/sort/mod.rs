@@ -1,0 +1,57 @@
+//! Experiment 2: the external merge sort against its cost model and its
+//! peers.
+//!
+//! A campaign is a grid over formats, input sizes N, memory M, fan-in d,
+//! merge policy, stream kind and threads ([`Grid`], from the command line
+//! or a parameter file, [`parse_params`]). Each input is generated once
+//! (seeded) and every emsort point runs on it `reps` times on a cold cache,
+//! its output verified. On the same input, in the same run, the peers run:
+//! the I/O lower bound (read once + write once with O_DIRECT, 8 MiB blocks,
+//! doubled for two passes), an in-memory sort where N fits, and GNU sort
+//! (`LC_ALL=C`, `-S` = M, `--parallel`, `-T`) on text, its output compared
+//! byte for byte with emsort's ([`peers`]). STXXL is detected and recorded
+//! in `machine.json`; no driver runs yet.
+//!
+//! - [`Campaign`]: the points, the cache method, the output directory;
+//!   [`Campaign::run`] measures and writes the outputs.
+//! - [`RawRow`] / [`SummaryRow`]: the rows of `raw.csv` and `summary.csv`
+//!   ([`summarise`] adds the ratios to the I/O bound and the peers).
+//! - [`predicted_blocks`]: the cost model, ⌈2 · N · passes / B⌉ block
+//!   transfers.
+//! - [`plots_from_csv`]: the SVG plots, drawn from `raw.csv` alone.
+//! - [`headline`], [`format_table`], [`threads_reading`]: the terminal
+//!   table and seed 004's threads comparison.
+//!
+//! Outputs in the output directory: `raw.csv`, `summary.csv`,
+//! `machine.json`, `README.md` and `plots/*.svg`.
+//!
+//! ```no_run
+//! use emsort_bench::sort::{format_table, headline, Campaign};
+//! use emsort_io::{cache::CacheMethod, NoProgress};
+//! use std::sync::atomic::AtomicBool;
+//! # fn main() -> Result<(), emsort_bench::Error> {
+//! let outcome = Campaign::quick()
+//!     .cache(CacheMethod::Fadvise)
+//!     .out_dir("results/sort-quick")
+//!     .run(&NoProgress, &AtomicBool::new(false))?;
+//! print!("{}", format_table(&headline(&outcome.summary)));
+//! # Ok(()) }
+//! ```
+
+mod campaign;
+mod params;
+pub mod peers;
+mod plots;
+mod record;
+mod report;
+
+pub use campaign::{predicted_blocks, Campaign, Outcome, Point, SortMachine, QUICK_PARAMS};
+pub use params::{
+    parse_fan_ins, parse_formats, parse_io, parse_params, parse_policies, parse_sizes, parse_threads,
+    read_params, Grid, MAX_FAN_IN,
+};
+pub use plots::plots_from_csv;
+pub use record::{
+    read_raw, summarise, summary_from_csv, write_summary, RawRow, RawWriter, SummaryRow, TOOLS,
+};
+pub use report::{format_table, headline, threads_reading, HeadlineRow};

@@ -1,0 +1,288 @@
+//! Parameter files and value lists for sort campaigns.
+//!
+//! A parameter file describes a whole campaign: a header line, then one row
+//! per [`Grid`], seven or eight `;`-separated fields:
+//!
+//! ```text
+//! # comments start with '#', blank lines are skipped
+//! format;sizes;M list;d list;policies;io kinds;reps;threads
+//! u32;64M,256M;16M,64M;2,8,32;optimal;buffered,direct;3;2
+//! lines;64M;16M,64M;8;fifo,optimal;buffered;3;1,2
+//! ```
+//!
+//! | field    | syntax |
+//! |----------|--------|
+//! | format   | one format emsort sorts: `u32`, `i32`, `u64`, `i64`, `f32`, `f64`, `rec:SIZE:OFF:LEN`, `lines` |
+//! | sizes    | input sizes N in bytes with K/M/G suffixes (`64M,1G`); fixed-size formats round down to whole items |
+//! | M list   | memory budgets with K/M/G suffixes |
+//! | d list   | fan-ins (≥ 2), `a..b` for every integer from a to b |
+//! | policies | `fifo`, `optimal` |
+//! | io kinds | stream kinds: `buffered`, `direct`, `uring`, `mmap`, `syscall`, `stdio` |
+//! | reps     | repetitions of each point |
+//! | threads  | optional: `--parallel` values (`1,2`); empty or absent = all cores |
+//!
+//! Points that appear in two rows run once, with the larger reps. Errors
+//! name the file, the line and the field. The same list syntaxes serve the
+//! command line ([`parse_formats`], [`parse_sizes`], [`parse_fan_ins`],
+//! [`parse_policies`], [`parse_threads`]).
+
+use std::path::Path;
+
+use emsort_io::{parse_size, StreamKind};
+use emsort_sort::merge_policy::MergePolicy;
+use emsort_sort::Format;
+
+use crate::{Error, Result};
+
+/// Largest fan-in accepted (each run open in a merge holds a descriptor).
+pub const MAX_FAN_IN: usize = 500;
+
+/// One row of a parameter file: every combination of its lists is a point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    /// Data formats.
+    pub formats: Vec<Format>,
+    /// Input sizes N in bytes.
+    pub sizes: Vec<u64>,
+    /// Memory budgets M in bytes.
+    pub memories: Vec<u64>,
+    /// Fan-ins d.
+    pub fan_ins: Vec<usize>,
+    /// Merge policies.
+    pub policies: Vec<MergePolicy>,
+    /// Stream kinds (reading and writing).
+    pub io: Vec<StreamKind>,
+    /// Threads (`--parallel`); 0 means all cores.
+    pub threads: Vec<usize>,
+    /// Repetitions of each point.
+    pub reps: u32,
+}
+
+fn split_list(s: &str) -> std::result::Result<Vec<&str>, String> {
+    let items: Vec<&str> = s.split(',').map(str::trim).collect();
+    if items.iter().any(|i| i.is_empty()) {
+        return Err(format!("empty item in list '{}'", s.trim()));
+    }
+    Ok(items)
+}
+
+/// Parses formats: `u32,lines,rec:100:0:10`.
+pub fn parse_formats(s: &str) -> std::result::Result<Vec<Format>, String> {
+    let mut v: Vec<Format> = Vec::new();
+    for f in split_list(s)? {
+        let f: Format = f.parse()?;
+        if !v.contains(&f) {
+            v.push(f);
+        }
+    }
+    Ok(v)
+}
+
+/// Parses byte sizes with K/M/G suffixes (`64M,1G`), each ≥ 1 byte; sorted.
+///
+/// ```
+/// use emsort_bench::sort::parse_sizes;
+/// assert_eq!(parse_sizes("1M,4K"), Ok(vec![4096, 1 << 20]));
+/// assert!(parse_sizes("0").is_err());
+/// ```
+pub fn parse_sizes(s: &str) -> std::result::Result<Vec<u64>, String> {
+    let mut v = Vec::new();
+    for item in split_list(s)? {
+        let b = parse_size(item)?;
+        if b == 0 {
+            return Err(format!("size '{item}' must be at least 1 byte"));
+        }
+        v.push(b);
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+/// Parses fan-ins: `2,8,32` or `2..8`, each in 2..=[`MAX_FAN_IN`].
+pub fn parse_fan_ins(s: &str) -> std::result::Result<Vec<usize>, String> {
+    let one = |x: &str| -> std::result::Result<usize, String> {
+        let d: usize = x.trim().parse().map_err(|_| format!("invalid fan-in '{}'", x.trim()))?;
+        if !(2..=MAX_FAN_IN).contains(&d) {
+            return Err(format!("fan-in d = {d} out of range (2..={MAX_FAN_IN})"));
+        }
+        Ok(d)
+    };
+    let mut v = Vec::new();
+    for item in split_list(s)? {
+        match item.split_once("..") {
+            Some((a, b)) => {
+                let (a, b) = (one(a)?, one(b)?);
+                if a > b {
+                    return Err(format!("empty fan-in range '{item}'"));
+                }
+                v.extend(a..=b);
+            }
+            None => v.push(one(item)?),
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+/// Parses merge policies: `fifo,optimal`.
+pub fn parse_policies(s: &str) -> std::result::Result<Vec<MergePolicy>, String> {
+    let mut v: Vec<MergePolicy> = Vec::new();
+    for p in split_list(s)? {
+        let p: MergePolicy = p.to_ascii_lowercase().parse()?;
+        if !v.contains(&p) {
+            v.push(p);
+        }
+    }
+    Ok(v)
+}
+
+/// Parses stream kinds: `buffered,direct` or `all`.
+pub fn parse_io(s: &str) -> std::result::Result<Vec<StreamKind>, String> {
+    crate::streams::parse_kinds(s)
+}
+
+/// Parses thread counts: `1,2`; empty, `-` or `all` mean all cores (0).
+pub fn parse_threads(s: &str) -> std::result::Result<Vec<usize>, String> {
+    let t = s.trim();
+    if t.is_empty() || t == "-" || t.eq_ignore_ascii_case("all") {
+        return Ok(vec![0]);
+    }
+    let mut v = Vec::new();
+    for item in split_list(t)? {
+        if item.eq_ignore_ascii_case("all") {
+            v.push(0);
+            continue;
+        }
+        let n: usize = item.parse().map_err(|_| format!("invalid thread count '{item}'"))?;
+        if n == 0 || n > 1024 {
+            return Err(format!("thread count {n} out of range (1..=1024, or 'all')"));
+        }
+        v.push(n);
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+/// Parses the text of a parameter file; `path` names it in errors.
+pub fn parse_params(text: &str, path: &Path) -> Result<Vec<Grid>> {
+    const HEADER: &str = "format;sizes;M list;d list;policies;io kinds;reps[;threads]";
+    let bad = |line: usize, msg: String| Error::Params { path: path.to_path_buf(), line, msg };
+    let mut grids = Vec::new();
+    let mut seen_header = false;
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut fields: Vec<&str> = line.split(';').map(str::trim).collect();
+        if fields.len() > 7 && fields.last() == Some(&"") {
+            fields.pop(); // a trailing ';'
+        }
+        if !seen_header {
+            seen_header = true;
+            if fields[0].parse::<Format>().is_ok() {
+                return Err(bad(line_no, format!("expected a header line ({HEADER}) before the rows")));
+            }
+            continue;
+        }
+        if fields.len() != 7 && fields.len() != 8 {
+            return Err(bad(
+                line_no,
+                format!("expected 7 or 8 ';'-separated fields ({HEADER}), found {}", fields.len()),
+            ));
+        }
+        let field =
+            |idx: usize, name: &str, e: String| bad(line_no, format!("field {} ({name}): {e}", idx + 1));
+        let formats = parse_formats(fields[0]).map_err(|e| field(0, "format", e))?;
+        let sizes = parse_sizes(fields[1]).map_err(|e| field(1, "sizes", e))?;
+        let memories = parse_sizes(fields[2]).map_err(|e| field(2, "M list", e))?;
+        let fan_ins = parse_fan_ins(fields[3]).map_err(|e| field(3, "d list", e))?;
+        let policies = parse_policies(fields[4]).map_err(|e| field(4, "policies", e))?;
+        let io = parse_io(fields[5]).map_err(|e| field(5, "io kinds", e))?;
+        let reps: u32 = fields[6].parse().ok().filter(|&r: &u32| r >= 1).ok_or_else(|| {
+            field(6, "reps", format!("invalid repetitions '{}' (a whole number ≥ 1)", fields[6]))
+        })?;
+        let threads =
+            parse_threads(fields.get(7).copied().unwrap_or("")).map_err(|e| field(7, "threads", e))?;
+        grids.push(Grid { formats, sizes, memories, fan_ins, policies, io, threads, reps });
+    }
+    if grids.is_empty() {
+        return Err(bad(text.lines().count().max(1), "no rows after the header line".into()));
+    }
+    Ok(grids)
+}
+
+/// Reads and parses a parameter file.
+pub fn read_params(path: &Path) -> Result<Vec<Grid>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+    parse_params(&text, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vec<Grid>> {
+        parse_params(text, Path::new("s.csv"))
+    }
+
+    #[test]
+    fn lists() {
+        assert_eq!(parse_formats("u32,lines,u32"), Ok(vec![Format::U32, Format::Lines]));
+        assert!(parse_formats("u33").is_err());
+        assert_eq!(parse_sizes("64M, 1G,64M"), Ok(vec![64 << 20, 1 << 30]));
+        assert!(parse_sizes("1X").is_err());
+        assert!(parse_sizes("1M,,2M").is_err());
+        assert_eq!(parse_fan_ins("8,2..4"), Ok(vec![2, 3, 4, 8]));
+        assert!(parse_fan_ins("1").is_err());
+        assert!(parse_fan_ins("9..3").is_err());
+        assert_eq!(parse_policies("optimal,FIFO"), Ok(vec![MergePolicy::Optimal, MergePolicy::Fifo]));
+        assert!(parse_policies("lifo").is_err());
+        assert_eq!(parse_io("direct,buffered"), Ok(vec![StreamKind::Buffered, StreamKind::Direct]));
+        assert_eq!(parse_threads(""), Ok(vec![0]));
+        assert_eq!(parse_threads("2,1,all"), Ok(vec![0, 1, 2]));
+        assert!(parse_threads("0").is_err());
+    }
+
+    #[test]
+    fn good_file() {
+        let g = parse(
+            "# c\nformat;sizes;M;d;policies;io;reps;threads\n\
+             u32,lines;64M;16M,32M;2,8;fifo,optimal;buffered;3;1,2\n\
+             rec:100:0:10;1M;1M;2..4;optimal;direct;1\n\
+             u64;1M;1M;8;optimal;buffered;2;;\n",
+        )
+        .unwrap();
+        assert_eq!(g.len(), 3);
+        assert_eq!(g[0].formats, vec![Format::U32, Format::Lines]);
+        assert_eq!(g[0].memories, vec![16 << 20, 32 << 20]);
+        assert_eq!(g[0].threads, vec![1, 2]);
+        assert_eq!(g[0].reps, 3);
+        assert_eq!(g[1].fan_ins, vec![2, 3, 4]);
+        assert_eq!(g[1].threads, vec![0]);
+        assert_eq!(g[2].threads, vec![0]);
+    }
+
+    #[test]
+    fn bad_lines_name_file_line_and_field() {
+        let msg = |t: &str| parse(t).unwrap_err().to_string();
+        let h = "format;sizes;M;d;policies;io;reps\n";
+        assert!(msg(&format!("{h}u32;1M;1M;8;optimal;buffered\n")).starts_with("s.csv:2: expected 7 or 8"));
+        assert!(msg(&format!("{h}u33;1M;1M;8;optimal;buffered;1")).starts_with("s.csv:2: field 1 (format)"));
+        assert!(msg(&format!("{h}u32;1Q;1M;8;optimal;buffered;1")).starts_with("s.csv:2: field 2 (sizes)"));
+        assert!(msg(&format!("{h}u32;1M;0;8;optimal;buffered;1")).starts_with("s.csv:2: field 3 (M list)"));
+        assert!(msg(&format!("{h}u32;1M;1M;1;optimal;buffered;1")).starts_with("s.csv:2: field 4 (d list)"));
+        assert!(msg(&format!("{h}u32;1M;1M;8;best;buffered;1")).starts_with("s.csv:2: field 5 (policies)"));
+        assert!(msg(&format!("{h}u32;1M;1M;8;optimal;fast;1")).starts_with("s.csv:2: field 6 (io kinds)"));
+        assert!(msg(&format!("{h}u32;1M;1M;8;optimal;buffered;0")).starts_with("s.csv:2: field 7 (reps)"));
+        assert!(
+            msg(&format!("{h}u32;1M;1M;8;optimal;buffered;1;x")).starts_with("s.csv:2: field 8 (threads)")
+        );
+        assert!(msg("u32;1M;1M;8;optimal;buffered;1").contains("expected a header line"));
+        assert!(msg(h).contains("no rows"));
+    }
+}

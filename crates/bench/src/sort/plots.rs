@@ -1,0 +1,363 @@
+//! Plots of a sort campaign, drawn from its `raw.csv`.
+//!
+//! [`plots_from_csv`] reads `DIR/raw.csv`, summarises it (medians of the
+//! repetitions) and writes SVG files into `DIR/plots/` (`{f}` = format,
+//! `{n}` = input size):
+//!
+//! | file | chart |
+//! |---|---|
+//! | `time_vs_m_{f}_{n}.svg` | emsort's time vs M, a line per d; GNU sort vs M; the I/O bound and the in-memory sort as flat lines |
+//! | `time_vs_d_{f}_{n}.svg` | emsort's time vs d, a line per M |
+//! | `phases_vs_m_{f}_{n}.svg` | run formation, merge and total time vs M, at the largest d |
+//! | `peers_{f}.svg` | time vs N: emsort's best point, GNU sort's best, the in-memory sort, the I/O bound |
+//! | `threads_{f}_{n}.svg` | context switches, CPU migrations and minor faults (+1, for the log axis) vs threads, emsort and GNU sort |
+//! | `time_vs_threads_{f}_{n}.svg` | emsort's and GNU sort's time vs threads |
+//!
+//! emsort's charts use one *reference setting* per input: the policy
+//! `optimal` (else the first), the stream kind `buffered` (else the first)
+//! and the most threads (time charts) — the other settings are in
+//! `summary.csv`. All axes are logarithmic; a chart with fewer than two
+//! distinct x values is skipped.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use emsort_io::format_size;
+
+use super::record::{read_raw, summarise, SummaryRow};
+use crate::chart::{Chart, Legend, Series, Ticks};
+use crate::{Error, Result};
+
+/// Reads `dir/raw.csv` and draws every plot into `dir/plots/`; returns the
+/// files drawn.
+pub fn plots_from_csv(dir: &Path) -> Result<Vec<PathBuf>> {
+    let rows = summarise(&read_raw(&dir.join("raw.csv"))?);
+    let out = dir.join("plots");
+    std::fs::create_dir_all(&out).map_err(|e| Error::io("create directory", &out, e))?;
+    let mut drawn = Vec::new();
+    for (name, chart) in charts(&rows) {
+        let path = out.join(format!("{name}.svg"));
+        if chart.draw(&path)? {
+            drawn.push(path);
+        }
+    }
+    Ok(drawn)
+}
+
+fn chart(
+    title: String,
+    x_label: &str,
+    x_ticks: Ticks,
+    y_label: &str,
+    y_ticks: Ticks,
+    series: Vec<Series>,
+) -> Chart {
+    Chart {
+        title,
+        x_label: x_label.into(),
+        y_label: y_label.into(),
+        x_ticks,
+        y_ticks,
+        series: series.into_iter().filter(|s| !s.points.is_empty()).collect(),
+        lines: true,
+        diagonal: false,
+        legend: Legend::UpperRight,
+    }
+}
+
+fn stem(format: &str, bytes: Option<u64>) -> String {
+    let f = format.replace(':', "-");
+    match bytes {
+        Some(b) => format!("{f}_{}", format_size(b)),
+        None => f,
+    }
+}
+
+/// The reference policy and stream kind of emsort's rows on one input.
+fn reference<'a>(em: &[&'a SummaryRow]) -> (String, String) {
+    let pick = |vals: Vec<&'a str>, want: &str| -> String {
+        if vals.contains(&want) {
+            want.to_string()
+        } else {
+            vals.first().map(|s| s.to_string()).unwrap_or_default()
+        }
+    };
+    (
+        pick(em.iter().map(|r| r.policy.as_str()).collect(), "optimal"),
+        pick(em.iter().map(|r| r.io.as_str()).collect(), "buffered"),
+    )
+}
+
+fn flat(label: String, y: Option<f64>, xs: &[f64]) -> Series {
+    let points = match (y, xs.iter().copied().reduce(f64::min), xs.iter().copied().reduce(f64::max)) {
+        (Some(y), Some(a), Some(b)) if a < b => vec![(a, y), (b, y)],
+        _ => Vec::new(),
+    };
+    Series { label, points }
+}
+
+/// Every chart of the module docs, with its file stem.
+fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
+    let mut out = Vec::new();
+    let mut inputs: Vec<(String, u64)> = Vec::new();
+    for r in rows {
+        if !inputs.contains(&(r.format.clone(), r.bytes)) {
+            inputs.push((r.format.clone(), r.bytes));
+        }
+    }
+    for (format, bytes) in &inputs {
+        let on: Vec<&SummaryRow> = rows.iter().filter(|r| &r.format == format && r.bytes == *bytes).collect();
+        let em_all: Vec<&SummaryRow> = on.iter().copied().filter(|r| r.tool == "emsort").collect();
+        if em_all.is_empty() {
+            continue;
+        }
+        let (policy, io) = reference(&em_all);
+        let at_ref: Vec<&SummaryRow> =
+            em_all.iter().copied().filter(|r| r.policy == policy && r.io == io).collect();
+        let tmax = at_ref.iter().map(|r| r.threads).max().unwrap_or(1);
+        let em: Vec<&SummaryRow> = at_ref.iter().copied().filter(|r| r.threads == tmax).collect();
+        let name = format!("{format} N = {}", format_size(*bytes));
+        let setting = format!("{policy}, {io}, {tmax} thread(s)");
+        let xs_m: Vec<f64> = em.iter().filter_map(|r| r.memory).map(|m| m as f64).collect();
+        let io_bound = on.iter().find_map(|r| r.io_bound_s);
+        let in_mem = on.iter().find(|r| r.tool == "in-memory").map(|r| r.median_s);
+
+        // Time vs M, a line per d, with the peers.
+        let mut per_d: BTreeMap<usize, Vec<(f64, f64)>> = BTreeMap::new();
+        for r in &em {
+            if let (Some(d), Some(m)) = (r.fan_in, r.memory) {
+                per_d.entry(d).or_default().push((m as f64, r.median_s));
+            }
+        }
+        let mut series: Vec<Series> = per_d
+            .into_iter()
+            .map(|(d, points)| Series { label: format!("emsort d = {d}"), points })
+            .collect();
+        series.push(Series {
+            label: format!("GNU sort, {tmax} thread(s)"),
+            points: on
+                .iter()
+                .filter(|r| r.tool == "gnu-sort" && r.threads == tmax)
+                .filter_map(|r| r.memory.map(|m| (m as f64, r.median_s)))
+                .collect(),
+        });
+        series.push(flat("I/O bound (2 passes)".into(), io_bound, &xs_m));
+        series.push(flat("in-memory sort".into(), in_mem, &xs_m));
+        out.push((
+            format!("time_vs_m_{}", stem(format, Some(*bytes))),
+            chart(
+                format!("{name}: time vs M ({setting})"),
+                "M (memory)",
+                Ticks::Bytes,
+                "median time",
+                Ticks::Seconds,
+                series,
+            ),
+        ));
+
+        // Time vs d, a line per M.
+        let mut per_m: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
+        for r in &em {
+            if let (Some(d), Some(m)) = (r.fan_in, r.memory) {
+                per_m.entry(m).or_default().push((d as f64, r.median_s));
+            }
+        }
+        let series = per_m
+            .into_iter()
+            .map(|(m, points)| Series { label: format!("M = {}", format_size(m)), points })
+            .collect();
+        out.push((
+            format!("time_vs_d_{}", stem(format, Some(*bytes))),
+            chart(
+                format!("{name}: time vs d ({setting})"),
+                "d (fan-in)",
+                Ticks::Plain,
+                "median time",
+                Ticks::Seconds,
+                series,
+            ),
+        ));
+
+        // Phases vs M at the largest d.
+        if let Some(dmax) = em.iter().filter_map(|r| r.fan_in).max() {
+            let at_d: Vec<&&SummaryRow> = em.iter().filter(|r| r.fan_in == Some(dmax)).collect();
+            let pts = |f: fn(&SummaryRow) -> Option<f64>| -> Vec<(f64, f64)> {
+                at_d.iter().filter_map(|r| Some((r.memory? as f64, f(r)?))).filter(|p| p.1 > 0.0).collect()
+            };
+            let series = vec![
+                Series { label: "run formation".into(), points: pts(|r| r.run_formation_s) },
+                Series { label: "merge".into(), points: pts(|r| r.merge_s) },
+                Series { label: "total (with fsync)".into(), points: pts(|r| Some(r.median_s)) },
+            ];
+            out.push((
+                format!("phases_vs_m_{}", stem(format, Some(*bytes))),
+                chart(
+                    format!("{name}: time per phase vs M (d = {dmax}, {setting})"),
+                    "M (memory)",
+                    Ticks::Bytes,
+                    "median time",
+                    Ticks::Seconds,
+                    series,
+                ),
+            ));
+        }
+
+        // Threads: counts and time, at one (M, d) measured with several thread counts.
+        let mut by_md: BTreeMap<(u64, usize), Vec<&SummaryRow>> = BTreeMap::new();
+        for r in &at_ref {
+            if let (Some(m), Some(d)) = (r.memory, r.fan_in) {
+                by_md.entry((m, d)).or_default().push(r);
+            }
+        }
+        if let Some(((m, d), ts)) = by_md.into_iter().find(|(_, v)| v.len() >= 2) {
+            let gnu: Vec<&&SummaryRow> =
+                on.iter().filter(|r| r.tool == "gnu-sort" && r.memory == Some(m)).collect();
+            let count = |v: &[&SummaryRow], f: fn(&SummaryRow) -> Option<u64>| -> Vec<(f64, f64)> {
+                v.iter().filter_map(|r| Some((r.threads as f64, f(r)? as f64 + 1.0))).collect()
+            };
+            let gnu_rows: Vec<&SummaryRow> = gnu.iter().map(|r| **r).collect();
+            let series = vec![
+                Series { label: "emsort voluntary cs".into(), points: count(&ts, |r| Some(r.voluntary_cs)) },
+                Series {
+                    label: "emsort involuntary cs".into(),
+                    points: count(&ts, |r| Some(r.involuntary_cs)),
+                },
+                Series { label: "emsort CPU migrations".into(), points: count(&ts, |r| r.cpu_migrations) },
+                Series { label: "emsort minor faults".into(), points: count(&ts, |r| Some(r.minor_faults)) },
+                Series {
+                    label: "GNU sort voluntary cs".into(),
+                    points: count(&gnu_rows, |r| Some(r.voluntary_cs)),
+                },
+                Series {
+                    label: "GNU sort involuntary cs".into(),
+                    points: count(&gnu_rows, |r| Some(r.involuntary_cs)),
+                },
+                Series {
+                    label: "GNU sort CPU migrations".into(),
+                    points: count(&gnu_rows, |r| r.cpu_migrations),
+                },
+                Series {
+                    label: "GNU sort minor faults".into(),
+                    points: count(&gnu_rows, |r| Some(r.minor_faults)),
+                },
+            ];
+            let title = format!(
+                "{name}: context switches, migrations, faults vs threads (M = {}, d = {d})",
+                format_size(m)
+            );
+            let mut c = chart(
+                title,
+                "threads (--parallel)",
+                Ticks::Plain,
+                "count + 1 (per run, median)",
+                Ticks::Count,
+                series,
+            );
+            c.legend = Legend::UpperLeft;
+            out.push((format!("threads_{}", stem(format, Some(*bytes))), c));
+            let series = vec![
+                Series {
+                    label: "emsort".into(),
+                    points: ts.iter().map(|r| (r.threads as f64, r.median_s)).collect(),
+                },
+                Series {
+                    label: "GNU sort".into(),
+                    points: gnu_rows.iter().map(|r| (r.threads as f64, r.median_s)).collect(),
+                },
+            ];
+            out.push((
+                format!("time_vs_threads_{}", stem(format, Some(*bytes))),
+                chart(
+                    format!("{name}: time vs threads (M = {}, d = {d})", format_size(m)),
+                    "threads (--parallel)",
+                    Ticks::Plain,
+                    "median time",
+                    Ticks::Seconds,
+                    series,
+                ),
+            ));
+        }
+    }
+
+    // Peers per format, vs N.
+    let mut formats: Vec<&str> = Vec::new();
+    for r in rows {
+        if !formats.contains(&r.format.as_str()) {
+            formats.push(&r.format);
+        }
+    }
+    for f in formats {
+        let best = |tool: &str| -> Vec<(f64, f64)> {
+            let mut m: BTreeMap<u64, f64> = BTreeMap::new();
+            for r in rows.iter().filter(|r| r.format == f && r.tool == tool) {
+                let t = if tool == "io-bound" { 2.0 * r.median_s } else { r.median_s };
+                let e = m.entry(r.bytes).or_insert(t);
+                *e = e.min(t);
+            }
+            m.into_iter().map(|(n, t)| (n as f64, t)).collect()
+        };
+        let series = vec![
+            Series { label: "emsort (best point)".into(), points: best("emsort") },
+            Series { label: "GNU sort (best point)".into(), points: best("gnu-sort") },
+            Series { label: "in-memory sort".into(), points: best("in-memory") },
+            Series { label: "I/O bound (2 passes)".into(), points: best("io-bound") },
+        ];
+        let mut c = chart(
+            format!("{f}: emsort and its peers vs N"),
+            "N (input bytes)",
+            Ticks::Bytes,
+            "median time",
+            Ticks::Seconds,
+            series,
+        );
+        c.legend = Legend::UpperLeft;
+        out.push((format!("peers_{}", stem(f, None)), c));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::{RawRow, RawWriter};
+    use super::*;
+
+    #[test]
+    fn draws_the_charts_the_data_allow() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = RawWriter::create(&dir.path().join("raw.csv")).unwrap();
+        for (m, d, t, s) in [
+            (1u64 << 20, 2usize, 2usize, 2.0),
+            (4 << 20, 2, 2, 1.0),
+            (1 << 20, 8, 2, 1.5),
+            (4 << 20, 8, 2, 0.8),
+            (1 << 20, 2, 1, 3.0),
+        ] {
+            let mut r = RawRow::new("emsort", "lines", 8 << 20, 100, t, 1);
+            (r.memory, r.fan_in, r.seconds) = (Some(m), Some(d), s);
+            (r.policy, r.io) = ("optimal".into(), "buffered".into());
+            (r.run_formation_s, r.merge_s) = (Some(s / 2.0), Some(s / 2.0));
+            r.voluntary_cs = 10 * t as u64;
+            w.write(&r).unwrap();
+        }
+        let mut g = RawRow::new("gnu-sort", "lines", 8 << 20, 100, 2, 1);
+        (g.memory, g.seconds) = (Some(1 << 20), 5.0);
+        w.write(&g).unwrap();
+        let mut io = RawRow::new("io-bound", "lines", 8 << 20, 100, 1, 1);
+        io.seconds = 0.2;
+        w.write(&io).unwrap();
+        drop(w);
+        let drawn = plots_from_csv(dir.path()).unwrap();
+        let names: Vec<String> =
+            drawn.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        for n in [
+            "time_vs_m_lines_8M.svg",
+            "time_vs_d_lines_8M.svg",
+            "phases_vs_m_lines_8M.svg",
+            "threads_lines_8M.svg",
+        ] {
+            assert!(names.contains(&n.to_string()), "{n} missing from {names:?}");
+        }
+        // One N only: no peers-vs-N chart.
+        assert!(!names.iter().any(|n| n.starts_with("peers_")), "{names:?}");
+    }
+}

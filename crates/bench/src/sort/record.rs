@@ -1,0 +1,423 @@
+//! The sort campaign's CSV files: `raw.csv` (a row per run) and
+//! `summary.csv` (a row per point, with the ratios to the I/O bound and to
+//! the peers).
+//!
+//! `raw.csv` columns, in order (empty where a column does not apply to the
+//! tool):
+//!
+//! | column | meaning |
+//! |---|---|
+//! | `tool` | `emsort`, `gnu-sort`, `in-memory` (read all, `par_sort_unstable`, write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks) |
+//! | `format`, `bytes`, `items` | the input: format, size N in bytes, items (lines for `lines`) |
+//! | `memory`, `fan_in`, `block_size`, `policy`, `io` | emsort's M, d, B, merge policy and stream kind; GNU sort: M (its `-S`) |
+//! | `threads` | threads used (emsort `--parallel`, GNU sort `--parallel`, the in-memory pool) |
+//! | `rep` | repetition, from 1 |
+//! | `seconds` | wall time measured by the harness, including an `fsync` of the output (for `io-bound`: the read plus the write, one pass) |
+//! | `run_formation_s`, `merge_s` | emsort's phases (`SortStats`); `io-bound`: the read and the write |
+//! | `runs`, `passes`, `merge_order` | emsort's U, passes over the data (run formation = 1), most runs in one merge |
+//! | `bytes_read`, `bytes_written` | bytes emsort read and wrote (both phases) |
+//! | `predicted_passes` | passes the plan predicts (`SortPlan::derived`) |
+//! | `predicted_blocks` | the cost model: ⌈2 · N · predicted_passes / B⌉ block transfers |
+//! | `blocks_moved` | ⌈(bytes_read + bytes_written) / B⌉, what emsort really moved |
+//! | `peak_rss_bytes` | peak resident memory of the run (emsort, in-memory: `VmHWM` reset before the run; GNU sort: the child's `VmHWM`, read every 4 ms while it runs) |
+//! | `rss_before_bytes` | in-process tools: resident memory just before the run (the harness's own, after `malloc_trim`), which `peak_rss_bytes` includes |
+//! | `voluntary_cs`, `involuntary_cs`, `minor_faults`, `major_faults` | `getrusage` deltas (the sort's process; GNU sort: `wait4`'s rusage of the child) |
+//! | `cpu_migrations` | perf software event `cpu-migrations` (inherited by threads and children), empty where perf events are not allowed |
+//! | `cache` | how the page cache was emptied before the run |
+//! | `note` | the tool's version (GNU sort) or what else the reader should know |
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::Stats;
+use crate::{Error, Result};
+
+/// The tools a campaign runs.
+pub const TOOLS: [&str; 4] = ["emsort", "gnu-sort", "in-memory", "io-bound"];
+
+/// One run, one row of `raw.csv` (see the module docs for the columns).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[allow(missing_docs)]
+pub struct RawRow {
+    pub tool: String,
+    pub format: String,
+    pub bytes: u64,
+    pub items: u64,
+    pub memory: Option<u64>,
+    pub fan_in: Option<usize>,
+    pub block_size: Option<u64>,
+    pub policy: String,
+    pub io: String,
+    pub threads: usize,
+    pub rep: u32,
+    pub seconds: f64,
+    pub run_formation_s: Option<f64>,
+    pub merge_s: Option<f64>,
+    pub runs: Option<u64>,
+    pub passes: Option<f64>,
+    pub merge_order: Option<usize>,
+    pub bytes_read: Option<u64>,
+    pub bytes_written: Option<u64>,
+    pub predicted_passes: Option<f64>,
+    pub predicted_blocks: Option<u64>,
+    pub blocks_moved: Option<u64>,
+    pub peak_rss_bytes: Option<u64>,
+    pub rss_before_bytes: Option<u64>,
+    pub voluntary_cs: u64,
+    pub involuntary_cs: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    pub cpu_migrations: Option<u64>,
+    pub cache: String,
+    pub note: String,
+}
+
+impl RawRow {
+    /// A row of `tool` on an input, every measurement empty or zero.
+    pub fn new(tool: &str, format: &str, bytes: u64, items: u64, threads: usize, rep: u32) -> RawRow {
+        RawRow {
+            tool: tool.into(),
+            format: format.into(),
+            bytes,
+            items,
+            memory: None,
+            fan_in: None,
+            block_size: None,
+            policy: String::new(),
+            io: String::new(),
+            threads,
+            rep,
+            seconds: 0.0,
+            run_formation_s: None,
+            merge_s: None,
+            runs: None,
+            passes: None,
+            merge_order: None,
+            bytes_read: None,
+            bytes_written: None,
+            predicted_passes: None,
+            predicted_blocks: None,
+            blocks_moved: None,
+            peak_rss_bytes: None,
+            rss_before_bytes: None,
+            voluntary_cs: 0,
+            involuntary_cs: 0,
+            minor_faults: 0,
+            major_faults: 0,
+            cpu_migrations: None,
+            cache: String::new(),
+            note: String::new(),
+        }
+    }
+
+    /// The point this run belongs to (everything but the repetition).
+    fn key(&self) -> PointKey {
+        PointKey {
+            format: self.format.clone(),
+            bytes: self.bytes,
+            tool_rank: TOOLS.iter().position(|t| *t == self.tool).unwrap_or(TOOLS.len()),
+            tool: self.tool.clone(),
+            memory: self.memory,
+            fan_in: self.fan_in,
+            policy: self.policy.clone(),
+            io: self.io.clone(),
+            threads: self.threads,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct PointKey {
+    format: String,
+    bytes: u64,
+    tool_rank: usize,
+    tool: String,
+    memory: Option<u64>,
+    fan_in: Option<usize>,
+    policy: String,
+    io: String,
+    threads: usize,
+}
+
+/// Writes `raw.csv` a row at a time, flushing after each.
+pub struct RawWriter {
+    path: PathBuf,
+    wtr: csv::Writer<File>,
+}
+
+impl RawWriter {
+    /// Creates `path` (which must not exist yet) and writes the header.
+    pub fn create(path: &Path) -> Result<RawWriter> {
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| Error::io("create", path, e))?;
+        Ok(RawWriter { path: path.to_path_buf(), wtr: csv::Writer::from_writer(file) })
+    }
+
+    /// Appends one row and flushes it to the file.
+    pub fn write(&mut self, row: &RawRow) -> Result<()> {
+        self.wtr.serialize(row).map_err(|e| Error::csv("write", &self.path, e))?;
+        self.wtr.flush().map_err(|e| Error::io("write", &self.path, e))
+    }
+}
+
+/// Reads every row of a `raw.csv`.
+pub fn read_raw(path: &Path) -> Result<Vec<RawRow>> {
+    let mut rdr = csv::Reader::from_path(path).map_err(|e| Error::csv("open", path, e))?;
+    rdr.deserialize().map(|r| r.map_err(|e| Error::csv("read", path, e))).collect()
+}
+
+/// One point, one row of `summary.csv`: the repetitions' min / median /
+/// max time, medians of the counts, and the ratios to the I/O bound and
+/// the peers on the same input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryRow {
+    /// Tool.
+    pub tool: String,
+    /// Format.
+    pub format: String,
+    /// Input size N in bytes.
+    pub bytes: u64,
+    /// M (emsort, GNU sort).
+    pub memory: Option<u64>,
+    /// d (emsort).
+    pub fan_in: Option<usize>,
+    /// B (emsort).
+    pub block_size: Option<u64>,
+    /// Merge policy (emsort).
+    pub policy: String,
+    /// Stream kind (emsort).
+    pub io: String,
+    /// Threads.
+    pub threads: usize,
+    /// Repetitions.
+    pub reps: usize,
+    /// Fastest run, seconds.
+    pub min_s: f64,
+    /// Median run, seconds.
+    pub median_s: f64,
+    /// Slowest run, seconds.
+    pub max_s: f64,
+    /// Median run formation (emsort) or read (io-bound) seconds.
+    pub run_formation_s: Option<f64>,
+    /// Median merge (emsort) or write (io-bound) seconds.
+    pub merge_s: Option<f64>,
+    /// Runs U (of the first repetition).
+    pub runs: Option<u64>,
+    /// Passes (of the first repetition).
+    pub passes: Option<f64>,
+    /// The cost model's block transfers.
+    pub predicted_blocks: Option<u64>,
+    /// Median peak RSS.
+    pub peak_rss_bytes: Option<u64>,
+    /// Median voluntary context switches.
+    pub voluntary_cs: u64,
+    /// Median involuntary context switches.
+    pub involuntary_cs: u64,
+    /// Median minor page faults.
+    pub minor_faults: u64,
+    /// Median major page faults.
+    pub major_faults: u64,
+    /// Median CPU migrations.
+    pub cpu_migrations: Option<u64>,
+    /// The I/O lower bound of this input: 2 × the median `io-bound` time
+    /// (two passes).
+    pub io_bound_s: Option<f64>,
+    /// median_s / io_bound_s.
+    pub ratio_to_io_bound: Option<f64>,
+    /// GNU sort's median on this input with the same M and threads.
+    pub gnu_sort_s: Option<f64>,
+    /// gnu_sort_s / median_s: how many times faster than GNU sort.
+    pub speedup_vs_gnu_sort: Option<f64>,
+    /// The in-memory sort's median on this input.
+    pub in_memory_s: Option<f64>,
+    /// median_s / in_memory_s.
+    pub ratio_to_in_memory: Option<f64>,
+}
+
+fn med_f(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = v.flatten().collect();
+    Stats::of(&v).map(|s| s.median)
+}
+
+fn med_u(v: impl Iterator<Item = u64>) -> u64 {
+    let v: Vec<f64> = v.map(|x| x as f64).collect();
+    Stats::of(&v).map(|s| s.median.round() as u64).unwrap_or(0)
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    }
+}
+
+/// Groups the runs by point (format, size, tool, M, d, policy, io,
+/// threads), and adds the ratios to the I/O bound and the peers measured
+/// on the same input (see [`SummaryRow`]).
+pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
+    let mut groups: BTreeMap<PointKey, Vec<&RawRow>> = BTreeMap::new();
+    for r in rows {
+        groups.entry(r.key()).or_default().push(r);
+    }
+    let mut out: Vec<SummaryRow> = groups
+        .into_values()
+        .filter_map(|runs| {
+            let first = runs[0];
+            let secs: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
+            let t = Stats::of(&secs)?;
+            Some(SummaryRow {
+                tool: first.tool.clone(),
+                format: first.format.clone(),
+                bytes: first.bytes,
+                memory: first.memory,
+                fan_in: first.fan_in,
+                block_size: first.block_size,
+                policy: first.policy.clone(),
+                io: first.io.clone(),
+                threads: first.threads,
+                reps: runs.len(),
+                min_s: t.min,
+                median_s: t.median,
+                max_s: t.max,
+                run_formation_s: med_f(runs.iter().map(|r| r.run_formation_s)),
+                merge_s: med_f(runs.iter().map(|r| r.merge_s)),
+                runs: first.runs,
+                passes: first.passes,
+                predicted_blocks: first.predicted_blocks,
+                peak_rss_bytes: med_f(runs.iter().map(|r| r.peak_rss_bytes.map(|x| x as f64)))
+                    .map(|x| x.round() as u64),
+                voluntary_cs: med_u(runs.iter().map(|r| r.voluntary_cs)),
+                involuntary_cs: med_u(runs.iter().map(|r| r.involuntary_cs)),
+                minor_faults: med_u(runs.iter().map(|r| r.minor_faults)),
+                major_faults: med_u(runs.iter().map(|r| r.major_faults)),
+                cpu_migrations: med_f(runs.iter().map(|r| r.cpu_migrations.map(|x| x as f64)))
+                    .map(|x| x.round() as u64),
+                io_bound_s: None,
+                ratio_to_io_bound: None,
+                gnu_sort_s: None,
+                speedup_vs_gnu_sort: None,
+                in_memory_s: None,
+                ratio_to_in_memory: None,
+            })
+        })
+        .collect();
+    let find = |out: &[SummaryRow], r: &SummaryRow, tool: &str, same_m: bool| -> Option<f64> {
+        out.iter()
+            .filter(|p| p.tool == tool && p.format == r.format && p.bytes == r.bytes)
+            .filter(|p| !same_m || (p.memory == r.memory && p.threads == r.threads))
+            .map(|p| p.median_s)
+            .next()
+    };
+    let peers: Vec<(Option<f64>, Option<f64>, Option<f64>)> = out
+        .iter()
+        .map(|r| {
+            let io = find(&out, r, "io-bound", false).map(|s| 2.0 * s);
+            let gnu = if r.tool == "emsort" { find(&out, r, "gnu-sort", true) } else { None };
+            let mem = find(&out, r, "in-memory", false);
+            (io, gnu, mem)
+        })
+        .collect();
+    for (r, (io, gnu, mem)) in out.iter_mut().zip(peers) {
+        if r.tool == "io-bound" {
+            continue;
+        }
+        r.io_bound_s = io;
+        r.ratio_to_io_bound = ratio(Some(r.median_s), io);
+        r.gnu_sort_s = gnu;
+        r.speedup_vs_gnu_sort = ratio(gnu, Some(r.median_s));
+        if r.tool != "in-memory" {
+            r.in_memory_s = mem;
+            r.ratio_to_in_memory = ratio(Some(r.median_s), mem);
+        }
+    }
+    out
+}
+
+/// Writes `summary.csv`.
+pub fn write_summary(path: &Path, rows: &[SummaryRow]) -> Result<()> {
+    let mut w = csv::Writer::from_path(path).map_err(|e| Error::csv("create", path, e))?;
+    for r in rows {
+        w.serialize(r).map_err(|e| Error::csv("write", path, e))?;
+    }
+    w.flush().map_err(|e| Error::io("write", path, e))
+}
+
+/// Reads `dir/raw.csv`, writes `dir/summary.csv`, and returns its rows.
+pub fn summary_from_csv(dir: &Path) -> Result<Vec<SummaryRow>> {
+    let rows = summarise(&read_raw(&dir.join("raw.csv"))?);
+    write_summary(&dir.join("summary.csv"), &rows)?;
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn row(tool: &str, m: Option<u64>, threads: usize, rep: u32, secs: f64) -> RawRow {
+        let mut r = RawRow::new(tool, "lines", 1000, 10, threads, rep);
+        r.memory = m;
+        r.seconds = secs;
+        if tool == "emsort" {
+            r.fan_in = Some(8);
+            r.policy = "optimal".into();
+            r.io = "buffered".into();
+        }
+        r
+    }
+
+    #[test]
+    fn summary_ratios() {
+        let rows = vec![
+            row("emsort", Some(100), 2, 1, 1.0),
+            row("emsort", Some(100), 2, 2, 3.0),
+            row("emsort", Some(100), 2, 3, 2.0),
+            row("emsort", Some(200), 2, 1, 1.5),
+            row("gnu-sort", Some(100), 2, 1, 8.0),
+            row("gnu-sort", Some(200), 1, 1, 9.0),
+            row("in-memory", None, 2, 1, 0.5),
+            row("io-bound", None, 0, 1, 0.4),
+            row("io-bound", None, 0, 2, 0.6),
+        ];
+        let s = summarise(&rows);
+        assert_eq!(s.len(), 6);
+        let e = &s[0];
+        assert_eq!((e.tool.as_str(), e.memory, e.reps), ("emsort", Some(100), 3));
+        assert_eq!((e.min_s, e.median_s, e.max_s), (1.0, 2.0, 3.0));
+        assert_eq!(e.io_bound_s, Some(1.0)); // 2 × median(0.4, 0.6)
+        assert_eq!(e.ratio_to_io_bound, Some(2.0));
+        assert_eq!(e.gnu_sort_s, Some(8.0));
+        assert_eq!(e.speedup_vs_gnu_sort, Some(4.0));
+        assert_eq!(e.ratio_to_in_memory, Some(4.0));
+        // M = 200 with 2 threads: GNU sort ran only with 1 thread there.
+        assert_eq!(s[1].gnu_sort_s, None);
+        assert_eq!(s[1].ratio_to_io_bound, Some(1.5));
+        let io = s.iter().find(|r| r.tool == "io-bound").unwrap();
+        assert_eq!(io.ratio_to_io_bound, None);
+        let gnu = s.iter().find(|r| r.tool == "gnu-sort").unwrap();
+        assert_eq!(gnu.ratio_to_io_bound, Some(8.0));
+        assert_eq!(gnu.speedup_vs_gnu_sort, None);
+    }
+
+    #[test]
+    fn csv_round_trip() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("raw.csv");
+        let mut w = RawWriter::create(&p).unwrap();
+        let mut r = row("emsort", Some(1 << 20), 1, 1, 0.25);
+        r.cpu_migrations = Some(3);
+        w.write(&r).unwrap();
+        w.write(&row("io-bound", None, 0, 1, 0.1)).unwrap();
+        drop(w);
+        assert!(RawWriter::create(&p).is_err());
+        assert_eq!(read_raw(&p).unwrap(), vec![r, row("io-bound", None, 0, 1, 0.1)]);
+        let s = summary_from_csv(d.path()).unwrap();
+        assert_eq!(s.len(), 2);
+        assert!(d.path().join("summary.csv").exists());
+    }
+}

@@ -1,0 +1,244 @@
+//! The terminal table at the end of a sort campaign.
+//!
+//! [`headline`] picks, per input (format, N) and emsort stream kind (so
+//! `buffered` and `direct` each get a line), emsort's fastest point and
+//! sets it beside the I/O lower bound (2 × one O_DIRECT read + write), GNU
+//! sort (at the same M and threads when measured there, else its fastest)
+//! and the in-memory sort; [`format_table`] lays the rows out. Every number
+//! comes from the summary rows given.
+
+use emsort_io::format_size;
+
+use super::record::SummaryRow;
+use crate::chart::format_seconds;
+
+/// One line of the headline table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeadlineRow {
+    /// Format.
+    pub format: String,
+    /// Input size N in bytes.
+    pub bytes: u64,
+    /// emsort's fastest median, seconds.
+    pub emsort_s: f64,
+    /// Its setting (`M=16M d=8 optimal buffered t=2`).
+    pub setting: String,
+    /// The I/O lower bound, seconds.
+    pub io_bound_s: Option<f64>,
+    /// GNU sort's median, seconds.
+    pub gnu_sort_s: Option<f64>,
+    /// The in-memory sort's median, seconds.
+    pub in_memory_s: Option<f64>,
+}
+
+impl HeadlineRow {
+    /// emsort / I/O bound.
+    pub fn ratio_to_io_bound(&self) -> Option<f64> {
+        self.io_bound_s.filter(|b| *b > 0.0).map(|b| self.emsort_s / b)
+    }
+    /// GNU sort / emsort.
+    pub fn speedup_vs_gnu_sort(&self) -> Option<f64> {
+        self.gnu_sort_s.map(|g| g / self.emsort_s)
+    }
+    /// emsort / in-memory.
+    pub fn ratio_to_in_memory(&self) -> Option<f64> {
+        self.in_memory_s.filter(|m| *m > 0.0).map(|m| self.emsort_s / m)
+    }
+}
+
+/// Per input and emsort stream kind, emsort's fastest point and the peers
+/// (see the module docs).
+pub fn headline(rows: &[SummaryRow]) -> Vec<HeadlineRow> {
+    let mut keys: Vec<(&str, u64, &str)> = Vec::new();
+    for r in rows.iter().filter(|r| r.tool == "emsort") {
+        if !keys.contains(&(r.format.as_str(), r.bytes, r.io.as_str())) {
+            keys.push((&r.format, r.bytes, &r.io));
+        }
+    }
+    keys.into_iter()
+        .filter_map(|(f, n, io)| {
+            let on: Vec<&SummaryRow> = rows.iter().filter(|r| r.format == f && r.bytes == n).collect();
+            let best = on
+                .iter()
+                .filter(|r| r.tool == "emsort" && r.io == io)
+                .min_by(|a, b| a.median_s.total_cmp(&b.median_s))?;
+            let gnu_best =
+                on.iter().filter(|r| r.tool == "gnu-sort").map(|r| r.median_s).min_by(f64::total_cmp);
+            Some(HeadlineRow {
+                format: f.to_string(),
+                bytes: n,
+                emsort_s: best.median_s,
+                setting: format!(
+                    "M={} d={} {} {} t={}",
+                    best.memory.map(format_size).unwrap_or_default(),
+                    best.fan_in.unwrap_or(0),
+                    best.policy,
+                    best.io,
+                    best.threads
+                ),
+                io_bound_s: best.io_bound_s,
+                gnu_sort_s: best.gnu_sort_s.or(gnu_best),
+                in_memory_s: best.in_memory_s,
+            })
+        })
+        .collect()
+}
+
+/// The headline rows as an aligned text table (ends with a newline).
+pub fn format_table(rows: &[HeadlineRow]) -> String {
+    let opt = |x: Option<f64>| x.map(format_seconds).unwrap_or_else(|| "-".into());
+    let ratio = |x: Option<f64>| x.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "-".into());
+    let mut s = format!(
+        "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>8} {:>9} {:>7}\n",
+        "format",
+        "N",
+        "emsort",
+        "best setting",
+        "I/O bound",
+        "ratio",
+        "GNU sort",
+        "speedup",
+        "in-memory",
+        "ratio"
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>8} {:>9} {:>7}\n",
+            r.format,
+            format_size(r.bytes),
+            format_seconds(r.emsort_s),
+            r.setting,
+            opt(r.io_bound_s),
+            ratio(r.ratio_to_io_bound()),
+            opt(r.gnu_sort_s),
+            ratio(r.speedup_vs_gnu_sort()),
+            opt(r.in_memory_s),
+            ratio(r.ratio_to_in_memory()),
+        ));
+    }
+    s.push_str(
+        "ratio = emsort / I/O bound (2 x one O_DIRECT read + write) and emsort / in-memory sort; \
+         speedup = GNU sort / emsort.\n",
+    );
+    s
+}
+
+/// Seed 004's question in a few lines: per input, at the first (M, d,
+/// policy, stream kind) measured with several thread counts, emsort's time,
+/// context switches, CPU migrations and minor faults with the fewest and the
+/// most threads, and GNU sort's at the same M. Empty when no point was
+/// measured with two thread counts.
+pub fn threads_reading(rows: &[SummaryRow]) -> String {
+    let mut out = String::new();
+    let mut seen: Vec<(&str, u64)> = Vec::new();
+    for r in rows.iter().filter(|r| r.tool == "emsort") {
+        if seen.contains(&(r.format.as_str(), r.bytes)) {
+            continue;
+        }
+        let same = |x: &&SummaryRow| {
+            x.tool == "emsort"
+                && x.format == r.format
+                && x.bytes == r.bytes
+                && x.memory == r.memory
+                && x.fan_in == r.fan_in
+                && x.policy == r.policy
+                && x.io == r.io
+        };
+        let group: Vec<&SummaryRow> = rows.iter().filter(same).collect();
+        let (Some(lo), Some(hi)) =
+            (group.iter().min_by_key(|x| x.threads), group.iter().max_by_key(|x| x.threads))
+        else {
+            continue;
+        };
+        if lo.threads == hi.threads {
+            continue;
+        }
+        seen.push((&r.format, r.bytes));
+        let mig = |x: &SummaryRow| x.cpu_migrations.map(|m| m.to_string()).unwrap_or_else(|| "-".into());
+        let line = |tool: &str, a: &SummaryRow, b: &SummaryRow| {
+            format!(
+                "  {tool:<8} threads {} -> {}: time {} -> {}, voluntary cs {} -> {}, involuntary cs {} -> {}, \
+                 migrations {} -> {}, minor faults {} -> {}\n",
+                a.threads,
+                b.threads,
+                format_seconds(a.median_s),
+                format_seconds(b.median_s),
+                a.voluntary_cs,
+                b.voluntary_cs,
+                a.involuntary_cs,
+                b.involuntary_cs,
+                mig(a),
+                mig(b),
+                a.minor_faults,
+                b.minor_faults
+            )
+        };
+        out.push_str(&format!(
+            "{} N={} M={} d={} {} {}:\n",
+            r.format,
+            format_size(r.bytes),
+            r.memory.map(format_size).unwrap_or_default(),
+            r.fan_in.unwrap_or(0),
+            r.policy,
+            r.io
+        ));
+        out.push_str(&line("emsort", lo, hi));
+        let gnu: Vec<&SummaryRow> = rows
+            .iter()
+            .filter(|g| {
+                g.tool == "gnu-sort" && g.format == r.format && g.bytes == r.bytes && g.memory == r.memory
+            })
+            .collect();
+        if let (Some(a), Some(b)) =
+            (gnu.iter().min_by_key(|x| x.threads), gnu.iter().max_by_key(|x| x.threads))
+        {
+            if a.threads != b.threads {
+                out.push_str(&line("GNU sort", a, b));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::{summarise, RawRow};
+    use super::*;
+
+    #[test]
+    fn picks_the_fastest_point_and_its_peers() {
+        let mut rows = Vec::new();
+        for (m, s) in [(1u64 << 20, 2.0), (4 << 20, 1.0)] {
+            let mut r = RawRow::new("emsort", "lines", 8 << 20, 9, 2, 1);
+            (r.memory, r.fan_in, r.seconds, r.policy, r.io) =
+                (Some(m), Some(8), s, "optimal".into(), "buffered".into());
+            rows.push(r);
+        }
+        let mut g = RawRow::new("gnu-sort", "lines", 8 << 20, 9, 2, 1);
+        (g.memory, g.seconds) = (Some(4 << 20), 5.0);
+        rows.push(g);
+        let mut io = RawRow::new("io-bound", "lines", 8 << 20, 9, 1, 1);
+        io.seconds = 0.25;
+        rows.push(io);
+        let h = headline(&summarise(&rows));
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].emsort_s, 1.0);
+        assert_eq!(h[0].setting, "M=4M d=8 optimal buffered t=2");
+        assert_eq!(h[0].ratio_to_io_bound(), Some(2.0));
+        assert_eq!(h[0].speedup_vs_gnu_sort(), Some(5.0));
+        assert_eq!(h[0].ratio_to_in_memory(), None);
+        assert_eq!(threads_reading(&summarise(&rows)), "");
+        let mut one = rows[1].clone();
+        (one.threads, one.seconds, one.voluntary_cs) = (1, 1.5, 7);
+        rows.push(one);
+        let mut g1 = rows[2].clone();
+        (g1.threads, g1.seconds) = (1, 6.0);
+        rows.push(g1);
+        let text = threads_reading(&summarise(&rows));
+        assert!(text.starts_with("lines N=8M M=4M d=8 optimal buffered:\n"), "{text}");
+        assert!(text.contains("emsort   threads 1 -> 2: time 1.5 s -> 1 s, voluntary cs 7 -> 0"), "{text}");
+        assert!(text.contains("GNU sort threads 1 -> 2: time 6 s -> 5 s"), "{text}");
+        let t = format_table(&h);
+        assert!(t.contains("5.00x") && t.contains("2.00x"), "{t}");
+    }
+}

@@ -1,0 +1,116 @@
+//! `emsort bench sort`: a tiny grid end to end (raw.csv rows, GNU sort rows
+//! for text, machine facts, plots), `--plot-only`, and bad parameter files.
+
+use std::path::Path;
+
+use crate::{run, stderr, stdout};
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn gnu_sort_available() -> bool {
+    std::process::Command::new("sort").arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+}
+
+#[test]
+fn tiny_grid_writes_rows_peers_machine_facts_and_plots() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("res");
+    let o = run(&[
+        "bench",
+        "sort",
+        "--formats",
+        "u32,lines",
+        "--sizes",
+        "2M",
+        "-M",
+        "256K,1M",
+        "-d",
+        "2,8",
+        "--threads",
+        "1",
+        "--reps",
+        "1",
+        "--cache",
+        "none",
+        "-q",
+        "-o",
+        p(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let raw = std::fs::read_to_string(out.join("raw.csv")).unwrap();
+    let header = raw.lines().next().unwrap();
+    for col in [
+        "tool",
+        "seconds",
+        "run_formation_s",
+        "merge_s",
+        "runs",
+        "passes",
+        "predicted_blocks",
+        "peak_rss_bytes",
+        "voluntary_cs",
+        "involuntary_cs",
+        "minor_faults",
+        "cpu_migrations",
+        "threads",
+    ] {
+        assert!(header.split(',').any(|c| c == col), "raw.csv lacks {col}: {header}");
+    }
+    let tool = |line: &str| line.split(',').next().unwrap().to_string();
+    let tools: Vec<String> = raw.lines().skip(1).map(tool).collect();
+    // 2 formats × 2 M × 2 d emsort runs; an I/O bound per input.
+    assert_eq!(tools.iter().filter(|t| *t == "emsort").count(), 8, "{raw}");
+    assert_eq!(tools.iter().filter(|t| *t == "io-bound").count(), 2, "{raw}");
+    if gnu_sort_available() {
+        let gnu: Vec<&str> = raw.lines().filter(|l| l.starts_with("gnu-sort,lines,")).collect();
+        assert_eq!(gnu.len(), 2, "{raw}");
+    }
+    let machine: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("machine.json")).unwrap()).unwrap();
+    for key in [
+        "cpu_model",
+        "cores",
+        "kernel",
+        "fs_type",
+        "command_line",
+        "cache_method",
+        "gnu_sort_version",
+        "stxxl",
+    ] {
+        assert!(machine.get(key).is_some(), "machine.json lacks {key}");
+    }
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.lines().next().unwrap().contains("ratio_to_io_bound"), "{summary}");
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(readme.contains("predicted_blocks = ceil(2 · N · p / B)"), "{readme}");
+    let svgs = std::fs::read_dir(out.join("plots")).unwrap().count();
+    assert!(svgs > 0);
+    let text = stdout(&o);
+    assert!(text.contains("I/O bound") && text.contains("lines") && text.contains("u32"), "{text}");
+    assert!(std::fs::read_dir(&out).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with(".emsort-work")));
+    std::fs::remove_dir_all(out.join("plots")).unwrap();
+    let o = run(&["bench", "sort", "--plot-only", p(&out), "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(out.join("plots")).unwrap().count(), svgs);
+}
+
+#[test]
+fn bad_parameter_files_and_lists_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let params = d.path().join("p.csv");
+    std::fs::write(&params, "format;sizes;M;d;policies;io;reps\nu32;1M;1M;1;optimal;buffered;1\n").unwrap();
+    let o = run(&["bench", "sort", "--params", p(&params), "-o", p(&d.path().join("o"))]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("p.csv:2: field 4 (d list)"), "{}", stderr(&o));
+    let o = run(&["bench", "sort", "--sizes", "1Q", "-o", p(&d.path().join("o2"))]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--sizes"), "{}", stderr(&o));
+    let o = run(&["bench", "sort", "--help"]);
+    assert!(stdout(&o).contains("Cost model") && stdout(&o).contains("gnu-sort"), "{}", stdout(&o));
+}
