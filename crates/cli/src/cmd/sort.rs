@@ -166,7 +166,9 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &a.stats {
         write_stats(path, &stats)?;
     }
-    if !a.quiet {
+    // Like the progress bar: a summary for a person at a terminal, silence
+    // in scripts and pipelines (GNU sort prints nothing).
+    if !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         summary(&stats);
     }
     Ok(ExitCode::SUCCESS)
