@@ -38,6 +38,7 @@
 
 mod chart;
 mod error;
+mod list;
 pub mod machine;
 pub mod scratch;
 pub mod sort;

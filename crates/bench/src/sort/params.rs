@@ -32,6 +32,7 @@ use emsort_io::{parse_size, StreamKind};
 use emsort_sort::merge_policy::MergePolicy;
 use emsort_sort::Format;
 
+use crate::list::{parse_int_list, split_list};
 use crate::{Error, Result};
 
 /// Largest fan-in accepted (each run open in a merge holds a descriptor).
@@ -56,14 +57,6 @@ pub struct Grid {
     pub threads: Vec<usize>,
     /// Repetitions of each point.
     pub reps: u32,
-}
-
-fn split_list(s: &str) -> std::result::Result<Vec<&str>, String> {
-    let items: Vec<&str> = s.split(',').map(str::trim).collect();
-    if items.iter().any(|i| i.is_empty()) {
-        return Err(format!("empty item in list '{}'", s.trim()));
-    }
-    Ok(items)
 }
 
 /// Parses formats: `u32,lines,rec:100:0:10`.
@@ -101,29 +94,7 @@ pub fn parse_sizes(s: &str) -> std::result::Result<Vec<u64>, String> {
 
 /// Parses fan-ins: `2,8,32` or `2..8`, each in 2..=[`MAX_FAN_IN`].
 pub fn parse_fan_ins(s: &str) -> std::result::Result<Vec<usize>, String> {
-    let one = |x: &str| -> std::result::Result<usize, String> {
-        let d: usize = x.trim().parse().map_err(|_| format!("invalid fan-in '{}'", x.trim()))?;
-        if !(2..=MAX_FAN_IN).contains(&d) {
-            return Err(format!("fan-in d = {d} out of range (2..={MAX_FAN_IN})"));
-        }
-        Ok(d)
-    };
-    let mut v = Vec::new();
-    for item in split_list(s)? {
-        match item.split_once("..") {
-            Some((a, b)) => {
-                let (a, b) = (one(a)?, one(b)?);
-                if a > b {
-                    return Err(format!("empty fan-in range '{item}'"));
-                }
-                v.extend(a..=b);
-            }
-            None => v.push(one(item)?),
-        }
-    }
-    v.sort_unstable();
-    v.dedup();
-    Ok(v)
+    Ok(parse_int_list(s, "fan-in d", 2, MAX_FAN_IN as u64)?.into_iter().map(|d| d as usize).collect())
 }
 
 /// Parses merge policies: `fifo,optimal`.

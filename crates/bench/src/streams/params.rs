@@ -32,6 +32,7 @@ use std::path::Path;
 use emsort_io::{parse_size, StreamKind};
 
 use super::point::{BlockSize, Op, Sweep};
+use crate::list::{parse_int_list, split_list};
 use crate::{Error, Result};
 
 /// Largest k accepted: each stream holds a file descriptor (and `uring` a
@@ -63,29 +64,7 @@ pub fn parse_counts(s: &str) -> std::result::Result<Vec<u64>, String> {
 
 /// Parses a list of stream counts: `1,2,4`, `1..4` (every integer), or a mix.
 pub fn parse_ks(s: &str) -> std::result::Result<Vec<u32>, String> {
-    let one = |x: &str| -> std::result::Result<u32, String> {
-        let k: u32 = x.trim().parse().map_err(|_| format!("invalid k '{}'", x.trim()))?;
-        if k == 0 || k > MAX_K {
-            return Err(format!("k = {k} out of range (1..={MAX_K})"));
-        }
-        Ok(k)
-    };
-    let mut v = Vec::new();
-    for item in split_list(s)? {
-        match item.split_once("..") {
-            Some((a, b)) => {
-                let (a, b) = (one(a)?, one(b)?);
-                if a > b {
-                    return Err(format!("empty k range '{item}'"));
-                }
-                v.extend(a..=b);
-            }
-            None => v.push(one(item)?),
-        }
-    }
-    v.sort_unstable();
-    v.dedup();
-    Ok(v)
+    Ok(parse_int_list(s, "k", 1, u64::from(MAX_K))?.into_iter().map(|k| k as u32).collect())
 }
 
 /// Parses block sizes: `64K,1M`, `4..64M` (every power of two from 4 bytes
@@ -156,14 +135,6 @@ pub fn parse_kinds(s: &str) -> std::result::Result<Vec<StreamKind>, String> {
     v.sort_unstable();
     v.dedup();
     Ok(v)
-}
-
-fn split_list(s: &str) -> std::result::Result<Vec<&str>, String> {
-    let items: Vec<&str> = s.split(',').map(str::trim).collect();
-    if items.iter().any(|i| i.is_empty()) {
-        return Err(format!("empty item in list '{}'", s.trim()));
-    }
-    Ok(items)
 }
 
 /// Checks that a sweep gives B where its kind needs one.
