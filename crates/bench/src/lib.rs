@@ -37,6 +37,7 @@
 #![deny(missing_docs)]
 
 mod chart;
+mod csv_log;
 mod error;
 mod list;
 pub mod machine;

@@ -27,8 +27,7 @@
 //! | `note` | the tool's version (GNU sort) or what else the reader should know |
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -143,33 +142,11 @@ struct PointKey {
 }
 
 /// Writes `raw.csv` a row at a time, flushing after each.
-pub struct RawWriter {
-    path: PathBuf,
-    wtr: csv::Writer<File>,
-}
-
-impl RawWriter {
-    /// Creates `path` (which must not exist yet) and writes the header.
-    pub fn create(path: &Path) -> Result<RawWriter> {
-        let file = File::options()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|e| Error::io("create", path, e))?;
-        Ok(RawWriter { path: path.to_path_buf(), wtr: csv::Writer::from_writer(file) })
-    }
-
-    /// Appends one row and flushes it to the file.
-    pub fn write(&mut self, row: &RawRow) -> Result<()> {
-        self.wtr.serialize(row).map_err(|e| Error::csv("write", &self.path, e))?;
-        self.wtr.flush().map_err(|e| Error::io("write", &self.path, e))
-    }
-}
+pub type RawWriter = crate::csv_log::RawWriter<RawRow>;
 
 /// Reads every row of a `raw.csv`.
 pub fn read_raw(path: &Path) -> Result<Vec<RawRow>> {
-    let mut rdr = csv::Reader::from_path(path).map_err(|e| Error::csv("open", path, e))?;
-    rdr.deserialize().map(|r| r.map_err(|e| Error::csv("read", path, e))).collect()
+    crate::csv_log::read_rows(path)
 }
 
 /// One point, one row of `summary.csv`: the repetitions' min / median /
