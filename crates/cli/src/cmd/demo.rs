@@ -120,8 +120,8 @@ fn sort(a: &DemoArgs, dir: &std::path::Path) -> anyhow::Result<()> {
         stats.merge.seconds, stats.merges, stats.merge_order, stats.passes
     );
     println!(
-        "       peak memory {} (M = {}), {} voluntary / {} involuntary context switches",
-        format_size(stats.rusage.peak_rss_bytes),
+        "       peak memory {:.0} MiB (M = {}), {} voluntary / {} involuntary context switches",
+        stats.rusage.peak_rss_bytes as f64 / (1 << 20) as f64,
         format_size(memory),
         stats.rusage.voluntary_context_switches,
         stats.rusage.involuntary_context_switches
