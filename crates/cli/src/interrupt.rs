@@ -1,16 +1,18 @@
 //! Ctrl-C and SIGTERM: ask the work to stop, so it can remove its temporary
-//! files and exit with status 130.
+//! files and exit with status 128 + the signal (130, 143).
 //!
 //! The handler only sets a flag (all a signal handler may safely do); the
 //! libraries poll it between chunks of work and return an `Interrupted`
 //! error, and the unwinding drops remove temporary files. The handler is
 //! installed with `SA_RESETHAND`, so a second Ctrl-C kills at once.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static SIGNAL: AtomicI32 = AtomicI32::new(libc::SIGINT);
 
-extern "C" fn on_signal(_: libc::c_int) {
+extern "C" fn on_signal(sig: libc::c_int) {
+    SIGNAL.store(sig, Ordering::SeqCst);
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
@@ -30,6 +32,12 @@ pub fn install() {
 /// The flag the libraries poll.
 pub fn flag() -> &'static AtomicBool {
     &INTERRUPTED
+}
+
+/// The shell's exit status for the signal that arrived: 128 + its number
+/// (130 for SIGINT, 143 for SIGTERM).
+pub fn exit_code() -> u8 {
+    (128 + SIGNAL.load(Ordering::SeqCst)) as u8
 }
 
 /// Whether a signal arrived.

@@ -34,7 +34,8 @@ enum Command {
 }
 
 /// Exit codes: 0 success, 1 a check failed (verify), 2 bad usage or input,
-/// 3 an I/O failure (full disk, permissions …), 130 interrupted.
+/// 3 an I/O failure (full disk, permissions …), 130 interrupted by
+/// Ctrl-C (SIGINT), 143 by SIGTERM.
 fn main() -> ExitCode {
     let cli = Cli::parse();
     interrupt::install();
@@ -49,7 +50,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if interrupt::interrupted() => {
             eprintln!("emsort: interrupted; temporary files removed ({})", describe(&e));
-            ExitCode::from(130)
+            ExitCode::from(interrupt::exit_code())
         }
         Err(e) => {
             eprintln!("emsort: {}", describe(&e));

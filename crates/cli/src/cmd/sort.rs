@@ -26,7 +26,7 @@ use crate::progress::Bar;
     emsort sort -f rec:100:0:10 -d 16 --io direct --stats stats.json recs.bin -o recs.sorted\n  \
     cat words.txt | emsort sort -f lines -r - > words.sorted\n\n\
     Sizes take K, M, G, T suffixes (powers of 1024) or N% of the machine's RAM.\n\
-    Exit status: 0 sorted, 2 bad usage or input, 3 I/O failure (full disk …), 130 interrupted.")]
+    Exit status: 0 sorted, 2 bad usage or input, 3 I/O failure (full disk …), 130 Ctrl-C, 143 SIGTERM.")]
 pub struct SortArgs {
     /// u32, i32, u64, i64, f32, f64 (NaNs last), rec:SIZE:KEY_OFFSET:KEY_LEN (bytewise key) or lines.
     #[arg(long, short = 'f', default_value = "u32", value_parser = clap::value_parser!(Format))]

@@ -240,30 +240,32 @@ fn full_disk_gives_exit_3_and_leaves_nothing() {
 }
 
 #[test]
-fn ctrl_c_mid_sort_exits_130_and_leaves_nothing() {
+fn ctrl_c_or_sigterm_mid_sort_exits_128_plus_signal_and_leaves_nothing() {
     let (d, tmp) = setup();
     let input = d.path().join("big.u32");
     gen(&["-n", "32M"], &input); // 128 MiB
     let out = d.path().join("sorted.u32");
-    let child = emsort()
-        .args(["sort", "-q", "-S", "4M", "-T", p(&tmp), p(&input), "-o", p(&out)])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until run formation has written a run.
-    let t = Instant::now();
-    let runs = || -> usize {
-        entries(&tmp).iter().map(|e| std::fs::read_dir(tmp.join(e)).map_or(0, |r| r.count())).sum()
-    };
-    while runs() < 2 && t.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(10));
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let child = emsort()
+            .args(["sort", "-q", "-S", "4M", "-T", p(&tmp), p(&input), "-o", p(&out)])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until run formation has written a run.
+        let t = Instant::now();
+        let runs = || -> usize {
+            entries(&tmp).iter().map(|e| std::fs::read_dir(tmp.join(e)).map_or(0, |r| r.count())).sum()
+        };
+        while runs() < 2 && t.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(runs() >= 2, "no run appeared");
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(code), "signal {signal}: {}", stderr(&o));
+        assert!(entries(&tmp).is_empty(), "signal {signal}: left behind: {:?}", entries(&tmp));
+        assert_eq!(entries(d.path()), ["big.u32", "tmp"]);
     }
-    assert!(runs() >= 2, "no run appeared");
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
-    assert!(entries(&tmp).is_empty(), "left behind: {:?}", entries(&tmp));
-    assert_eq!(entries(d.path()), ["big.u32", "tmp"]);
 }
 
 #[test]
