@@ -283,6 +283,23 @@ fn log_key_points(lo: f64, hi: f64, base: f64) -> Vec<f64> {
     v.into_iter().step_by(step).collect()
 }
 
+/// Draws each named chart as `out/<name>.svg` (creating `out`), skipping
+/// charts with too little data; returns the files drawn.
+pub(crate) fn draw_all(
+    out: &std::path::Path,
+    charts: impl IntoIterator<Item = (String, Chart)>,
+) -> crate::Result<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(out).map_err(|e| crate::Error::io("create directory", out, e))?;
+    let mut drawn = Vec::new();
+    for (name, chart) in charts {
+        let path = out.join(format!("{name}.svg"));
+        if chart.draw(&path)? {
+            drawn.push(path);
+        }
+    }
+    Ok(drawn)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

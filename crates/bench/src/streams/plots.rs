@@ -23,23 +23,14 @@ use emsort_io::format_size;
 
 use super::point::format_count;
 use super::record::{read_raw, summarise, SummaryRow};
-use crate::chart::{Chart, Legend, Series, Ticks};
-use crate::{Error, Result};
+use crate::chart::{draw_all, Chart, Legend, Series, Ticks};
+use crate::Result;
 
 /// Reads `dir/raw.csv` and draws every plot into `dir/plots/`; returns the
 /// files drawn.
 pub fn plots_from_csv(dir: &Path) -> Result<Vec<PathBuf>> {
     let rows = summarise(&read_raw(&dir.join("raw.csv"))?);
-    let out = dir.join("plots");
-    std::fs::create_dir_all(&out).map_err(|e| Error::io("create directory", &out, e))?;
-    let mut drawn = Vec::new();
-    for (name, chart) in charts(&rows) {
-        let path = out.join(format!("{name}.svg"));
-        if chart.draw(&path)? {
-            drawn.push(path);
-        }
-    }
-    Ok(drawn)
+    draw_all(&dir.join("plots"), charts(&rows))
 }
 
 /// The reference B of a kind and op (see the module docs); `None` for kinds
