@@ -32,7 +32,7 @@ use crate::{f32_key, f64_key};
 /// A number format's item with its normalised unsigned key.
 pub trait NumKey: Element {
     /// The unsigned key type.
-    type Key: Ord + Copy + Send + Sync + Not<Output = Self::Key>;
+    type Key: Ord + Copy + Send + Sync + Not<Output = Self::Key> + Into<u64>;
     /// The key: unsigned order equals the format's order.
     fn key(self) -> Self::Key;
 }

@@ -11,12 +11,15 @@
 //!    comparisons). An exhausted run's leaf loses every match.
 //! 3. Close the output: a full disk is reported here at the latest.
 //!
-//! The output is written behind (module `write_behind`): the merge fills
-//! blocks of B/4 that a writer thread writes through an output stream of
-//! B/2, so the output's memory stays B and its copies and system calls run
-//! on another core. The runs are read ahead (module `read_ahead`): each run
-//! is a stream of B/2 and two blocks of B/4 that a reader thread keeps
-//! filled, so each input also stays within B.
+//! Each stream of a merge of k runs gets b bytes: the plan's block size B,
+//! or M/(2(k+1)) when M leaves room (a power of two, at most 16 MiB:
+//! [`SortPlan::merge_block`]), so a final merge moves data in requests of
+//! megabytes. The output is written behind (module `write_behind`): the
+//! merge fills blocks of b/4 that a writer thread writes through an output
+//! stream of b/2, so the output's memory stays b and its copies and system
+//! calls run on another core. The runs are read ahead (module
+//! `read_ahead`): each run is a stream of b/2 and two blocks of b/4 that a
+//! reader thread keeps filled, so each input also stays within b.
 //!
 //! ```text
 //!   run 0 ──► [head] ┐   (reader thread)               (writer thread)
@@ -25,8 +28,13 @@
 //!   run d−1 ► [head] ┘
 //! ```
 //!
-//! Numbers are merged through a branch-free loser tree over their packed
-//! normalised keys (module `key_tree`). Records and lines go through the
+//! Numbers are merged in rounds over the blocks in memory, on all the
+//! sort's threads (module `multiway`): each round takes every item no
+//! larger than the smallest last key among the runs' current blocks, splits
+//! it into one part per thread by multi-sequence selection, and each thread
+//! merges its part through a branch-free loser tree over packed normalised
+//! keys (module `key_tree`) straight into its piece of the output block.
+//! Records and lines go through the
 //! general tree; each head is an owned byte vector, and the vector of the
 //! item just written is reused for the next item of its run, so the merge
 //! allocates nothing per item. Equal items are
@@ -41,9 +49,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use emsort_io::{Error, ErrorKind, Progress, Result};
 
 use crate::byte_stream::{ByteInput, ByteOutput};
-use crate::key::{ordered_key, NumKey};
-use crate::key_tree::{KeyTree, Packed};
 use crate::loser_tree::LoserTree;
+use crate::multiway::{self, MergeKey};
 use crate::read_ahead::{self, BlockReader};
 use crate::write_behind::WriteBehind;
 use crate::{Format, SortPlan};
@@ -62,12 +69,14 @@ pub(crate) struct Moved {
 /// order and streams.
 pub(crate) fn merge_runs(
     plan: &SortPlan,
+    pool: &rayon::ThreadPool,
     inputs: &[PathBuf],
     output: &Path,
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<Moved> {
-    let ctx = Ctx { plan, output, progress, cancel };
+    let block = plan.merge_block(inputs.len());
+    let ctx = Ctx { plan, pool, block, output, progress, cancel };
     match (plan.format, plan.reverse) {
         (Format::U32, false) => ctx.numbers::<u32, false>(inputs),
         (Format::U32, true) => ctx.numbers::<u32, true>(inputs),
@@ -85,46 +94,26 @@ pub(crate) fn merge_runs(
     }
 }
 
-/// A number type with the packed form of its key for the [`KeyTree`].
-trait MergeKey: NumKey {
-    type P: Packed<Key = Self::Key>;
-}
-
-impl MergeKey for u32 {
-    type P = u64;
-}
-impl MergeKey for i32 {
-    type P = u64;
-}
-impl MergeKey for f32 {
-    type P = u64;
-}
-impl MergeKey for u64 {
-    type P = u128;
-}
-impl MergeKey for i64 {
-    type P = u128;
-}
-impl MergeKey for f64 {
-    type P = u128;
-}
-
 struct Ctx<'a> {
     plan: &'a SortPlan,
+    pool: &'a rayon::ThreadPool,
+    /// Memory per stream: [`SortPlan::merge_block`].
+    block: usize,
     output: &'a Path,
     progress: &'a dyn Progress,
     cancel: &'a AtomicBool,
 }
 
 impl Ctx<'_> {
-    /// The output: a stream of the plan's output kind with blocks of B/2,
-    /// fed by two blocks of B/4 through a writer thread.
+    /// The output: a stream of the plan's output kind with blocks of b/2,
+    /// fed by two blocks of b/4 through a writer thread (b: the merge's
+    /// memory per stream, [`SortPlan::merge_block`]).
     fn write_behind<'scope>(
         &self,
         scope: &'scope std::thread::Scope<'scope, '_>,
     ) -> Result<WriteBehind<'scope>> {
         let unit = self.plan.unit();
-        let b = self.plan.block_size;
+        let b = self.block;
         let cfg = self.plan.stream_config(false).block_size((b / 2).max(unit));
         let out = ByteOutput::create(self.output, unit, &cfg)?;
         Ok(WriteBehind::new(scope, out, b / 4, self.output))
@@ -138,11 +127,11 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// Opens the runs as streams of the format's unit with blocks of B/2;
-    /// read ahead in two blocks of B/4 each.
+    /// Opens the runs as streams of the format's unit with blocks of b/2;
+    /// read ahead in two blocks of b/4 each.
     fn open_runs(&self, inputs: &[PathBuf]) -> Result<(Vec<(ByteInput, PathBuf)>, usize)> {
         let unit = self.plan.unit();
-        let b = self.plan.block_size;
+        let b = self.block;
         let cfg = self.plan.stream_config(true).block_size((b / 2).max(unit));
         let runs = inputs
             .iter()
@@ -151,44 +140,73 @@ impl Ctx<'_> {
         Ok((runs, (b / 4).max(unit)))
     }
 
+    /// Merges numbers in rounds over the runs' blocks in memory (module
+    /// [`multiway`]): each round emits every item no larger than the smallest
+    /// last key of the current blocks (at most what the output block has
+    /// room for), merged by `threads` threads straight into the output
+    /// block, then refills the blocks it used up.
     fn numbers<T: MergeKey, const REV: bool>(&self, inputs: &[PathBuf]) -> Result<Moved> {
         let (runs, block) = self.open_runs(inputs)?;
+        let threads = self.plan.threads.max(1);
         let n = std::thread::scope(|scope| -> Result<u64> {
-            let mut ins: Vec<RunReader> = read_ahead::start(scope, runs, block)
-                .into_iter()
-                .map(|src| RunReader { src, format: self.plan.format })
-                .collect();
-            // Heads: the values here, their packed keys in the tree.
-            let mut vals: Vec<T> = Vec::with_capacity(ins.len());
-            let mut packed = Vec::with_capacity(ins.len());
-            for (s, inp) in ins.iter_mut().enumerate() {
-                let x = inp.next_number::<T>()?;
-                vals.push(x.unwrap_or_else(T::zeroed));
-                packed.push(x.map_or(T::P::DONE, |x| T::P::pack(ordered_key::<T, REV>(x), s)));
-            }
-            let mut tree = KeyTree::new(&packed);
+            let mut ins = read_ahead::start(scope, runs, block);
+            let mut done = vec![false; ins.len()];
             let mut out = self.write_behind(scope)?;
-            let mut n = 0u64;
-            while let Some(w) = tree.winner() {
-                let s = w.source();
-                out.push(bytemuck::bytes_of(&vals[s]))?;
-                let next = match ins[s].next_number::<T>()? {
-                    Some(x) => {
-                        vals[s] = x;
-                        T::P::pack(ordered_key::<T, REV>(x), s)
+            let (mut n, mut reported) = (0u64, 0u64);
+            let (mut counts, mut live) = (Vec::new(), Vec::new());
+            loop {
+                for (r, inp) in ins.iter_mut().enumerate() {
+                    if !done[r] && inp.pos == inp.end {
+                        done[r] = !inp.refill()?;
+                        if inp.end % T::SIZE != 0 {
+                            let size = inp.end as u64;
+                            return Err(Error::new(
+                                ErrorKind::BadSize { size, element_size: T::SIZE },
+                                inp.path(),
+                            ));
+                        }
                     }
-                    None => T::P::DONE,
-                };
-                tree.replace_winner(next);
-                n += 1;
-                if n % POLL == 0 {
-                    self.poll(POLL * T::SIZE as u64)?;
+                }
+                live.clear();
+                live.extend((0..ins.len()).filter(|&r| !done[r]));
+                if live.is_empty() {
+                    break;
+                }
+                let windows: Vec<&[T]> = live
+                    .iter()
+                    .map(|&r| bytemuck::cast_slice(&ins[r].buf.bytes()[ins[r].pos..ins[r].end]))
+                    .collect();
+                // Safe to emit: items ≤ the smallest last key in memory.
+                let bound =
+                    windows.iter().map(|w| multiway::key64::<T, REV>(w[w.len() - 1])).min().expect("live");
+                multiway::count_le::<T, REV>(&windows, bound, &mut counts);
+                let spare: &mut [T] = bytemuck::cast_slice_mut(out.spare()?);
+                let q = counts.iter().sum::<usize>().min(spare.len());
+                if q < counts.iter().sum::<usize>() {
+                    let safe: Vec<&[T]> = windows.iter().zip(&counts).map(|(w, &c)| &w[..c]).collect();
+                    multiway::select::<T, REV>(&safe, q, &mut counts);
+                }
+                let parts: Vec<&[T]> = windows.iter().zip(&counts).map(|(w, &c)| &w[..c]).collect();
+                if threads > 1 {
+                    self.pool
+                        .install(|| multiway::par_merge_into::<T, REV>(&parts, &mut spare[..q], threads));
+                } else {
+                    multiway::merge_into::<T, REV>(&parts, &mut spare[..q]);
+                }
+                out.commit(q * T::SIZE);
+                for (&r, &c) in live.iter().zip(&counts) {
+                    ins[r].pos += c * T::SIZE;
+                }
+                n += q as u64;
+                if n - reported >= POLL {
+                    self.poll((n - reported) * T::SIZE as u64)?;
+                    reported = n;
                 }
             }
             out.finish()?;
+            self.progress.advance((n - reported) * T::SIZE as u64);
             Ok(n)
         })?;
-        self.progress.advance(n % POLL * T::SIZE as u64);
         let bytes = n * T::SIZE as u64;
         Ok(Moved { read: bytes, written: bytes })
     }
@@ -263,18 +281,6 @@ struct RunReader {
 }
 
 impl RunReader {
-    /// The next number of the run (blocks hold whole numbers).
-    #[inline]
-    fn next_number<T: NumKey>(&mut self) -> Result<Option<T>> {
-        let s = &mut self.src;
-        if s.pos == s.end && !s.refill()? {
-            return Ok(None);
-        }
-        let x = bytemuck::pod_read_unaligned(&s.buf.bytes()[s.pos..s.pos + T::SIZE]);
-        s.pos += T::SIZE;
-        Ok(Some(x))
-    }
-
     /// Reads the next item into `item` (a line without its `\n`); false at
     /// the end of the run.
     fn next_item(&mut self, item: &mut Vec<u8>) -> Result<bool> {

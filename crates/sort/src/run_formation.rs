@@ -14,12 +14,13 @@
 //!    about that line's length).
 //! 2. The **sorting thread** (the caller's) sorts the chunk in the sort's
 //!    own rayon pool:
-//!    - numbers in place by their normalised key ([`crate::key`]) with
-//!      `par_sort_unstable_by_key` (an in-place MSD radix sort measured
-//!      slower on the 2-core machines we run on);
+//!    - numbers in place by their normalised key ([`crate::key`]) with a
+//!      parallel in-place radix sort (module `radix`: 2.3x faster than
+//!      `par_sort_unstable` on 2 cores, no extra memory);
 //!    - records and lines through an index of (8-byte big-endian key prefix,
-//!      position) pairs, ties broken on the full key (for lines the index is
-//!      built in parallel too).
+//!      position) pairs, radix-sorted by prefix, then groups of equal
+//!      prefixes by the full key (for lines the index is built in parallel
+//!      too).
 //! 3. A **run writer thread** writes the sorted chunk as a run through an
 //!    output stream of the plan's kind: numbers in one piece; records and
 //!    lines *gathered* in index order into blocks of B/4 that one more
@@ -53,8 +54,9 @@ use emsort_io::{Error, ErrorKind, Progress, Result};
 use rayon::prelude::*;
 
 use crate::byte_stream::{AlignedBuf, ByteInput, ByteOutput};
-use crate::key::{ordered_key, prefix, NumKey};
+use crate::key::{prefix, NumKey};
 use crate::plan::{Derived, SortPlan};
+use crate::radix;
 use crate::write_behind::WriteBehind;
 use crate::Format;
 
@@ -224,14 +226,7 @@ impl RunFormation<'_> {
                         .map(|i| (prefix(&data[i * size + k0..i * size + k1]), i as u32))
                         .collect_into_vec(&mut index);
                     let key = |i: u32| &data[i as usize * size + k0..i as usize * size + k1];
-                    index.par_sort_unstable_by(|a, b| {
-                        let o = a.0.cmp(&b.0).then_with(|| key(a.1).cmp(key(b.1)));
-                        if rev {
-                            o.reverse()
-                        } else {
-                            o
-                        }
-                    });
+                    radix::sort_index(&mut index, rev, |a, b| key(a.1).cmp(key(b.1)));
                 });
                 return Order::Records(index);
             }
@@ -240,16 +235,7 @@ impl RunFormation<'_> {
                 let text = &*data;
                 let mut index = self.pool.install(|| line_index(text, lines as usize, self.plan.threads));
                 let line = |e: &(u64, u32, u32)| &text[e.1 as usize..(e.1 + e.2) as usize];
-                self.pool.install(|| {
-                    index.par_sort_unstable_by(|a, b| {
-                        let o = a.0.cmp(&b.0).then_with(|| line(a).cmp(line(b)));
-                        if rev {
-                            o.reverse()
-                        } else {
-                            o
-                        }
-                    })
-                });
+                self.pool.install(|| radix::sort_index(&mut index, rev, |a, b| line(a).cmp(line(b))));
                 return Order::Lines(index);
             }
         }
@@ -262,13 +248,11 @@ impl RunFormation<'_> {
         match (&job.order, self.plan.format) {
             (Order::Records(index), Format::Rec(r)) => {
                 let size = r.size;
-                self.gather(
-                    &job.path,
-                    index.iter().map(|&(_, i)| &data[i as usize * size..(i as usize + 1) * size]),
-                )
+                let item = |&(_, i): &(u64, u32)| &data[i as usize * size..(i as usize + 1) * size];
+                self.gather(&job.path, index, item)
             }
             (Order::Lines(index), _) => {
-                self.gather(&job.path, index.iter().map(|e| &data[e.1 as usize..(e.1 + e.2) as usize + 1]))
+                self.gather(&job.path, index, |e| &data[e.1 as usize..(e.1 + e.2) as usize + 1])
             }
             _ => {
                 let mut out =
@@ -280,19 +264,27 @@ impl RunFormation<'_> {
         }
     }
 
-    /// Writes `items` in order to a new run at `path` through a writer
-    /// thread (module `write_behind`): the gathering copies here while the
-    /// stream's copies and system calls run on another core. Returns the
-    /// bytes written.
-    fn gather<'d>(&self, path: &Path, items: impl Iterator<Item = &'d [u8]>) -> Result<u64> {
+    /// Writes the items of `index` in order to a new run at `path` through
+    /// a writer thread (module `write_behind`): the gathering copies here
+    /// while the stream's copies and system calls run on another core.
+    /// Returns the bytes written.
+    ///
+    /// The items sit at random places in the chunk, so each copy would wait
+    /// for a cache miss: the item [`PREFETCH`] places ahead is prefetched
+    /// while this one is copied (perf showed the gather's copies as a third
+    /// of a `lines` sort's time without it).
+    fn gather<'d, E>(&self, path: &Path, index: &[E], item: impl Fn(&E) -> &'d [u8]) -> Result<u64> {
         let unit = self.plan.unit();
         let b = self.plan.block_size;
         let cfg = self.plan.stream_config(false).block_size((b / 2).max(unit));
         let out = ByteOutput::create(path, unit, &cfg)?;
         std::thread::scope(|scope| {
             let mut out = WriteBehind::new(scope, out, b / 4, path);
-            for (n, item) in items.enumerate() {
-                out.push(item)?;
+            for (n, e) in index.iter().enumerate() {
+                if let Some(ahead) = index.get(n + PREFETCH) {
+                    prefetch(item(ahead));
+                }
+                out.push(item(e))?;
                 if n % 65536 == 65535 {
                     self.check_cancel(path)?;
                 }
@@ -303,13 +295,7 @@ impl RunFormation<'_> {
 
     fn sort_numbers<T: NumKey>(&self, data: &mut [u8], rev: bool) {
         let items: &mut [T] = bytemuck::cast_slice_mut(data);
-        self.pool.install(|| {
-            if rev {
-                items.par_sort_unstable_by_key(|&x| ordered_key::<T, true>(x))
-            } else {
-                items.par_sort_unstable_by_key(|&x| ordered_key::<T, false>(x))
-            }
-        });
+        self.pool.install(|| radix::sort_numbers(items, rev));
     }
 
     fn check_cancel(&self, path: &Path) -> Result<()> {
@@ -318,6 +304,23 @@ impl RunFormation<'_> {
         }
         Ok(())
     }
+}
+
+/// How many items ahead [`RunFormation::gather`] prefetches.
+const PREFETCH: usize = 16;
+
+/// Asks the CPU to bring the start of `item` into the cache.
+#[inline]
+fn prefetch(item: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults, and the pointer is
+    // the start of a live slice.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(item.as_ptr().cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
 }
 
 /// The reader thread's state.

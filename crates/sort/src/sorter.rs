@@ -117,7 +117,7 @@ pub fn sort_file(
             let inputs: Vec<PathBuf> = table.iter().flatten().map(|r| r.path.clone()).collect();
             if !inputs.is_empty() {
                 progress.phase_bytes("merge", Some(output_bytes));
-                let moved = merge_runs(&plan, &inputs, out.path(), progress, cancel)?;
+                let moved = merge_runs(&plan, &pool, &inputs, out.path(), progress, cancel)?;
                 (merge.bytes_read, merge.bytes_written) = (moved.read, moved.written);
             }
         } else {
@@ -129,7 +129,7 @@ pub fn sort_file(
             let paths: Vec<PathBuf> = inputs.iter().map(|r| r.path.clone()).collect();
             let last = k + 1 == sched.merges.len();
             let dest = if last { out.path().to_path_buf() } else { run_path(m.output) };
-            let moved = merge_runs(&plan, &paths, &dest, progress, cancel)?;
+            let moved = merge_runs(&plan, &pool, &paths, &dest, progress, cancel)?;
             merge.bytes_read += moved.read;
             merge.bytes_written += moved.written;
             for p in &paths {

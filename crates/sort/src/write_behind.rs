@@ -78,6 +78,21 @@ impl<'scope> WriteBehind<'scope> {
         self.push_slow(bytes)
     }
 
+    /// The free part of the current block, handing a full block to the
+    /// writer first; never empty. Fill a prefix and [`commit`](Self::commit) it.
+    pub fn spare(&mut self) -> Result<&mut [u8]> {
+        if self.len == self.cap {
+            self.hand_over()?;
+        }
+        Ok(&mut self.block.bytes_mut()[self.len..self.cap])
+    }
+
+    /// Appends the first `n` bytes of [`spare`](Self::spare).
+    pub fn commit(&mut self, n: usize) {
+        debug_assert!(self.len + n <= self.cap);
+        self.len += n;
+    }
+
     #[cold]
     fn push_slow(&mut self, mut bytes: &[u8]) -> Result<()> {
         while !bytes.is_empty() {

@@ -1,0 +1,235 @@
+//! In-memory multiway merging of sorted slices, and splitting a merge into
+//! independent parts for several threads.
+//!
+//! A merge of numbers ([`crate::merge`]) proceeds in *rounds* over the
+//! blocks of its runs that are in memory (the read-ahead windows): every
+//! item no larger than the smallest window's last key is safe to emit, since
+//! no later block can hold a smaller one. [`select`] finds, for a rank q,
+//! how many items of each slice belong to the first q of the merged order
+//! (multi-sequence selection: a binary search on the key, then items equal
+//! to the splitting key taken run by run); [`merge_into`] merges slices with
+//! a [`KeyTree`]. Splitting a round at ranks q/P, 2q/P, … gives P parts
+//! whose outputs are consecutive pieces of the output: each thread merges
+//! one part into its own piece, and the parts need no further merging.
+//!
+//! ```text
+//!   run 0  [ a a a | b b b b | c c ]      parts: a = items of ranks 0..q/P,
+//!   run 1  [ a a | b b | c c c c c ]             b = the next q/P, …
+//!   run 2  [ a a a a | b b | c c ]
+//!   output [ a a a a a a a a a | b b b b b b b b | c c c c c c c c ]
+//! ```
+//!
+//! Keys are the normalised unsigned keys of [`crate::key`] widened to `u64`.
+
+use crate::key::{ordered_key, NumKey};
+use crate::key_tree::{KeyTree, Packed};
+
+/// A number type whose key packs with its source for the [`KeyTree`].
+pub(crate) trait MergeKey: NumKey {
+    /// The packed (key, source) type.
+    type P: Packed<Key = Self::Key>;
+}
+
+impl MergeKey for u32 {
+    type P = u64;
+}
+impl MergeKey for i32 {
+    type P = u64;
+}
+impl MergeKey for f32 {
+    type P = u64;
+}
+impl MergeKey for u64 {
+    type P = u128;
+}
+impl MergeKey for i64 {
+    type P = u128;
+}
+impl MergeKey for f64 {
+    type P = u128;
+}
+
+/// The key of `x` in the merge's order, as a `u64`.
+#[inline]
+pub(crate) fn key64<T: NumKey, const REV: bool>(x: T) -> u64 {
+    ordered_key::<T, REV>(x).into()
+}
+
+/// How many items of each slice are no larger than `bound`.
+pub(crate) fn count_le<T: NumKey, const REV: bool>(slices: &[&[T]], bound: u64, counts: &mut Vec<usize>) {
+    counts.clear();
+    counts.extend(slices.iter().map(|s| s.partition_point(|&x| key64::<T, REV>(x) <= bound)));
+}
+
+/// Multi-sequence selection: `counts[r]` items of each slice such that
+/// together they are the first `q` items of the slices' merged order
+/// (`q` ≤ the total). Items equal to the splitting key go to the lower
+/// slice indexes first, so the positions for increasing q never decrease.
+pub(crate) fn select<T: NumKey, const REV: bool>(slices: &[&[T]], q: usize, counts: &mut Vec<usize>) {
+    counts.clear();
+    let total: usize = slices.iter().map(|s| s.len()).sum();
+    debug_assert!(q <= total);
+    if q == 0 || q == total {
+        counts.extend(slices.iter().map(|s| if q == 0 { 0 } else { s.len() }));
+        return;
+    }
+    let nonempty = || slices.iter().filter(|s| !s.is_empty());
+    let mut lo = nonempty().map(|s| key64::<T, REV>(s[0])).min().expect("q > 0");
+    let mut hi = nonempty().map(|s| key64::<T, REV>(s[s.len() - 1])).max().expect("q > 0");
+    let le =
+        |v: u64| -> usize { slices.iter().map(|s| s.partition_point(|&x| key64::<T, REV>(x) <= v)).sum() };
+    // The smallest key v with at least q items ≤ v.
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if le(mid) >= q {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let v = lo;
+    counts.extend(slices.iter().map(|s| s.partition_point(|&x| key64::<T, REV>(x) < v)));
+    let mut need = q - counts.iter().sum::<usize>();
+    for (c, s) in counts.iter_mut().zip(slices) {
+        if need == 0 {
+            break;
+        }
+        let equal = s[*c..].partition_point(|&x| key64::<T, REV>(x) <= v);
+        let take = equal.min(need);
+        *c += take;
+        need -= take;
+    }
+    debug_assert_eq!(need, 0);
+}
+
+/// Merges `slices` (each sorted) into `out`, whose length is their total.
+pub(crate) fn merge_into<T: MergeKey, const REV: bool>(slices: &[&[T]], out: &mut [T]) {
+    debug_assert_eq!(out.len(), slices.iter().map(|s| s.len()).sum::<usize>());
+    let mut nonempty = slices.iter().filter(|s| !s.is_empty());
+    match (nonempty.next(), nonempty.next()) {
+        (None, _) => return,
+        (Some(s), None) => {
+            out.copy_from_slice(s);
+            return;
+        }
+        _ => {}
+    }
+    let head = |s: &[T], i: usize, src: usize| {
+        s.get(i).map_or(T::P::DONE, |&x| T::P::pack(ordered_key::<T, REV>(x), src))
+    };
+    let heads: Vec<T::P> = slices.iter().enumerate().map(|(r, s)| head(s, 0, r)).collect();
+    let mut pos = vec![0usize; slices.len()];
+    let mut tree = KeyTree::new(&heads);
+    for o in out.iter_mut() {
+        let w = tree.winner().expect("out is as long as the slices");
+        let s = w.source();
+        let i = pos[s];
+        *o = slices[s][i];
+        pos[s] = i + 1;
+        tree.replace_winner(head(slices[s], i + 1, s));
+    }
+}
+
+/// Merges `slices` into `out` on the current rayon pool in `parts` parts of
+/// about equal size (one part: on this thread).
+pub(crate) fn par_merge_into<T: MergeKey, const REV: bool>(slices: &[&[T]], out: &mut [T], parts: usize) {
+    let q = out.len();
+    if parts <= 1 || q < 4096 {
+        merge_into::<T, REV>(slices, out);
+        return;
+    }
+    // Split positions of each part boundary, per slice.
+    let mut bounds: Vec<Vec<usize>> = Vec::with_capacity(parts + 1);
+    for j in 0..=parts {
+        let mut c = Vec::with_capacity(slices.len());
+        select::<T, REV>(slices, q * j / parts, &mut c);
+        bounds.push(c);
+    }
+    let mut pieces: Vec<(Vec<&[T]>, &mut [T])> = Vec::with_capacity(parts);
+    let mut rest = out;
+    for j in 0..parts {
+        let part: Vec<&[T]> =
+            slices.iter().enumerate().map(|(r, s)| &s[bounds[j][r]..bounds[j + 1][r]]).collect();
+        let len = part.iter().map(|s| s.len()).sum();
+        let (piece, tail) = rest.split_at_mut(len);
+        rest = tail;
+        pieces.push((part, piece));
+    }
+    rayon::scope(|scope| {
+        let mut pieces = pieces.into_iter();
+        let first = pieces.next();
+        for (part, piece) in pieces {
+            scope.spawn(move |_| merge_into::<T, REV>(&part, piece));
+        }
+        if let Some((part, piece)) = first {
+            merge_into::<T, REV>(&part, piece);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sorted_runs(runs: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
+        runs.into_iter()
+            .map(|mut r| {
+                r.sort_unstable();
+                r
+            })
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn selection_takes_the_first_q(runs in prop::collection::vec(prop::collection::vec(0u32..20, 0..40), 1..9),
+                                       frac in 0.0f64..=1.0) {
+            let runs = sorted_runs(runs);
+            let slices: Vec<&[u32]> = runs.iter().map(|r| r.as_slice()).collect();
+            let total: usize = slices.iter().map(|s| s.len()).sum();
+            let q = (total as f64 * frac) as usize;
+            let mut c = Vec::new();
+            select::<u32, false>(&slices, q, &mut c);
+            prop_assert_eq!(c.iter().sum::<usize>(), q);
+            let mut taken: Vec<u32> = slices.iter().zip(&c).flat_map(|(s, &n)| s[..n].to_vec()).collect();
+            taken.sort_unstable();
+            let mut all: Vec<u32> = runs.concat();
+            all.sort_unstable();
+            prop_assert_eq!(taken, all[..q].to_vec());
+        }
+
+        #[test]
+        fn parallel_merge_equals_a_sort(runs in prop::collection::vec(prop::collection::vec(any::<i64>(), 0..3000), 1..12),
+                                        parts in 1usize..5, rev: bool) {
+            let runs: Vec<Vec<i64>> = runs.into_iter().map(|mut r| {
+                r.sort_unstable();
+                if rev { r.reverse(); }
+                r
+            }).collect();
+            let slices: Vec<&[i64]> = runs.iter().map(|r| r.as_slice()).collect();
+            let mut out = vec![0i64; runs.iter().map(|r| r.len()).sum()];
+            if rev {
+                par_merge_into::<i64, true>(&slices, &mut out, parts);
+            } else {
+                par_merge_into::<i64, false>(&slices, &mut out, parts);
+            }
+            let mut want = runs.concat();
+            want.sort_unstable();
+            if rev { want.reverse(); }
+            prop_assert_eq!(out, want);
+        }
+    }
+
+    #[test]
+    fn few_distinct_values_split_evenly() {
+        let runs = [vec![7u32; 5000], vec![7u32; 3000], vec![9u32; 2000]];
+        let slices: Vec<&[u32]> = runs.iter().map(|r| r.as_slice()).collect();
+        let mut out = vec![0u32; 10_000];
+        par_merge_into::<u32, false>(&slices, &mut out, 3);
+        assert!(out[..8000].iter().all(|&x| x == 7) && out[8000..].iter().all(|&x| x == 9));
+        let mut c = Vec::new();
+        select::<u32, false>(&slices, 6000, &mut c);
+        assert_eq!(c, vec![5000, 1000, 0]);
+    }
+}

@@ -1,0 +1,174 @@
+//! In-memory sorting for run formation: a parallel in-place radix sort
+//! (`rdst`'s low-memory tuner: MSD "regions sort" on large inputs) over the
+//! normalised keys of [`crate::key`].
+//!
+//! Measured on the 2-core machine of `docs/ARCHITECTURE.md` (32 Mi random
+//! u32, the size of one run at M = 256 MiB): `par_sort_unstable` 0.52 s,
+//! `rdst` with its default tuner 0.20 s but with a second buffer as large as
+//! the input, `rdst` low-memory 0.23 s in place (peak RSS = the data),
+//! `voracious_mt_sort` 0.24–0.58 s. The low-memory tuner keeps run
+//! formation within M.
+//!
+//! - Numbers are sorted through a `#[repr(transparent)]` view whose radix
+//!   digits are the bytes of the normalised key (complemented when
+//!   descending), so every number format shares one code path.
+//! - Records and lines are sorted by an index whose radix key is the 8-byte
+//!   key prefix; items with equal prefixes are then put in order by their
+//!   full keys with a comparison sort, each group on its own (groups are
+//!   rare and small for most data, and cannot be skipped: the prefix only
+//!   orders items whose first 8 key bytes differ).
+//!
+//! All sorts run on the caller's rayon pool (`rdst` uses rayon's current
+//! pool), so `--parallel` bounds them.
+
+use std::cmp::Ordering;
+
+use rayon::prelude::*;
+use rdst::{RadixKey, RadixSort};
+
+use crate::key::NumKey;
+
+/// A number viewed as its radix key, ascending (`REV` false) or descending.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+struct ByKey<T, const REV: bool>(T);
+
+impl<T: NumKey, const REV: bool> RadixKey for ByKey<T, REV> {
+    const LEVELS: usize = std::mem::size_of::<T::Key>();
+
+    #[inline]
+    fn get_level(&self, level: usize) -> u8 {
+        let k: u64 = self.0.key().into();
+        let k = if REV { !k } else { k };
+        (k >> (8 * level)) as u8
+    }
+}
+
+/// Sorts numbers in place by their normalised key.
+pub(crate) fn sort_numbers<T: NumKey>(items: &mut [T], rev: bool) {
+    if rev {
+        view::<T, true>(items).radix_sort_builder().with_low_mem_tuner().sort();
+    } else {
+        view::<T, false>(items).radix_sort_builder().with_low_mem_tuner().sort();
+    }
+}
+
+fn view<T, const REV: bool>(items: &mut [T]) -> &mut [ByKey<T, REV>] {
+    // SAFETY: `ByKey<T, REV>` is `repr(transparent)` over `T`: same size,
+    // alignment and validity, so the slice reinterprets element for element.
+    unsafe { std::slice::from_raw_parts_mut(items.as_mut_ptr().cast(), items.len()) }
+}
+
+/// An index entry: a key prefix first (see [`crate::key::prefix`]), then
+/// where the item is.
+pub(crate) trait Entry: Copy + Send + Sync {
+    /// The 8-byte big-endian key prefix.
+    fn prefix(&self) -> u64;
+}
+
+impl Entry for (u64, u32) {
+    #[inline]
+    fn prefix(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Entry for (u64, u32, u32) {
+    #[inline]
+    fn prefix(&self) -> u64 {
+        self.0
+    }
+}
+
+/// An index entry viewed as its prefix's radix key.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+struct ByPrefix<E, const REV: bool>(E);
+
+impl<E: Entry, const REV: bool> RadixKey for ByPrefix<E, REV> {
+    const LEVELS: usize = 8;
+
+    #[inline]
+    fn get_level(&self, level: usize) -> u8 {
+        let k = if REV { !self.0.prefix() } else { self.0.prefix() };
+        (k >> (8 * level)) as u8
+    }
+}
+
+/// Sorts an index by prefix (radix), then each group of equal prefixes by
+/// `full` (the full-key comparison, ascending); `rev` reverses the order.
+pub(crate) fn sort_index<E: Entry>(index: &mut [E], rev: bool, full: impl Fn(&E, &E) -> Ordering + Sync) {
+    // SAFETY: as in `view`: `ByPrefix` is `repr(transparent)` over `E`.
+    let by_prefix = |index: &mut [E]| -> &mut [ByPrefix<E, false>] {
+        unsafe { std::slice::from_raw_parts_mut(index.as_mut_ptr().cast(), index.len()) }
+    };
+    let by_prefix_rev = |index: &mut [E]| -> &mut [ByPrefix<E, true>] {
+        unsafe { std::slice::from_raw_parts_mut(index.as_mut_ptr().cast(), index.len()) }
+    };
+    if rev {
+        by_prefix_rev(index).radix_sort_builder().with_low_mem_tuner().sort();
+    } else {
+        by_prefix(index).radix_sort_builder().with_low_mem_tuner().sort();
+    }
+    let cmp = |a: &E, b: &E| if rev { full(b, a) } else { full(a, b) };
+    index
+        .par_chunk_by_mut(|a, b| a.prefix() == b.prefix())
+        .filter(|group| group.len() > 1)
+        .for_each(|group| group.sort_unstable_by(cmp));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn numbers_sort_like_slice_sort(mut v in prop::collection::vec(any::<i64>(), 0..3000), rev: bool) {
+            let mut want = v.clone();
+            want.sort_unstable();
+            if rev {
+                want.reverse();
+            }
+            sort_numbers(&mut v, rev);
+            prop_assert_eq!(v, want);
+        }
+
+        #[test]
+        fn floats_sort_in_total_order(v in prop::collection::vec(any::<f32>(), 0..3000), rev: bool) {
+            let mut got = v.clone();
+            sort_numbers(&mut got, rev);
+            let mut want = v;
+            want.sort_unstable_by_key(|a| crate::f32_key(*a));
+            if rev {
+                want.reverse();
+            }
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            prop_assert_eq!(bits(&got), bits(&want));
+        }
+
+        #[test]
+        fn index_sorts_by_full_key(keys in prop::collection::vec(prop::collection::vec(0u8..3, 0..12), 0..2000),
+                                   rev: bool) {
+            let mut index: Vec<(u64, u32)> =
+                keys.iter().enumerate().map(|(i, k)| (crate::key::prefix(k), i as u32)).collect();
+            sort_index(&mut index, rev, |a, b| keys[a.1 as usize].cmp(&keys[b.1 as usize]));
+            let got: Vec<&Vec<u8>> = index.iter().map(|e| &keys[e.1 as usize]).collect();
+            let mut want: Vec<&Vec<u8>> = keys.iter().collect();
+            want.sort();
+            if rev {
+                want.reverse();
+            }
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn large_inputs_take_the_parallel_path() {
+        let mut v: Vec<u32> = (0..3_000_000u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let mut want = v.clone();
+        want.sort_unstable();
+        sort_numbers(&mut v, false);
+        assert_eq!(v, want);
+    }
+}
