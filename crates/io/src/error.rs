@@ -52,6 +52,13 @@ pub enum ErrorKind {
     Closed,
     /// The work was cancelled (Ctrl-C, SIGTERM) before it finished.
     Interrupted,
+    /// A configuration file (e.g. the readers' calibration) is malformed.
+    BadConfig {
+        /// The line at fault (1-based; 0 for the file as a whole).
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Any other system error; the string names the operation (`read`, `mmap`, …).
     Io(&'static str),
 }
@@ -132,6 +139,8 @@ impl fmt::Display for Error {
             )?,
             ErrorKind::Closed => write!(f, "{p}: stream used after close or after an error")?,
             ErrorKind::Interrupted => write!(f, "{p}: interrupted")?,
+            ErrorKind::BadConfig { line: 0, reason } => write!(f, "{p}: {reason}")?,
+            ErrorKind::BadConfig { line, reason } => write!(f, "{p}:{line}: {reason}")?,
             ErrorKind::Io(op) => write!(f, "{p}: {op} failed")?,
         }
         if let Some(src) = &self.0.source {

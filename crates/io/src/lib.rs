@@ -9,6 +9,12 @@
 //!   buffers (`direct`) and io_uring with Q requests in flight (`uring`).
 //!   Open one with [`open_input`] / [`create_output`] and a [`StreamConfig`].
 //!   Each stream counts its own system calls ([`SyscallCounts`]).
+//! - **Readers** ([`Reader`]): byte ranges at any offset, five kinds
+//!   ([`ReaderKind`]): `stream` (`BufReader` with seek), `mmap` (the whole
+//!   file mapped), `pread` (blocks of B bytes), `uring` (io_uring, Q blocks in
+//!   flight, with a batch API) and `adaptive` (per request by the guidelines
+//!   of the Chalmers thesis and a [`Calibration`]). Open one with
+//!   [`open_reader`] and a [`ReaderConfig`].
 //! - **Cache control** ([`cache`]): dropping the page cache or evicting one
 //!   file, for cold-cache measurements.
 //! - **Sizes** ([`parse_size`], [`format_size`]): `64K`, `1M`, … as GNU
@@ -36,6 +42,7 @@ mod element;
 mod error;
 mod file;
 pub mod progress;
+pub mod reader;
 mod size;
 mod stream;
 
@@ -55,6 +62,11 @@ pub use element::{as_bytes, as_bytes_mut, from_bytes, Element};
 pub use error::{Error, ErrorKind, Result};
 pub use mmap_stream::{MmapInput, MmapOutput};
 pub use progress::{NoProgress, Progress};
+pub use reader::{
+    open_reader, AccessHint, AdaptiveReader, AnyReader, Calibration, Choice, ChoiceCounts, Completion,
+    Madvise, MmapReader, PreadReader, ReadRequest, Reader, ReaderConfig, ReaderKind, Rule, StreamReader,
+    UringReader,
+};
 pub use size::{format_size, parse_count, parse_size};
 pub use stdio_stream::{StdioInput, StdioOutput};
 pub use stream::{create_output, open_input, AnyInput, AnyOutput, InputStream, OutputStream};

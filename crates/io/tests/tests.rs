@@ -12,6 +12,7 @@ mod counts;
 mod errors;
 mod fallback;
 mod full_disk;
+mod readers;
 mod streams;
 mod uring;
 mod util;

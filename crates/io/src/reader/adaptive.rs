@@ -1,0 +1,450 @@
+//! The `adaptive` reader: `mmap`, `pread` or `uring` per request, by the
+//! thesis' guidelines (§4.7, §5.1, appendix B) and a [`Calibration`].
+//!
+//! The thesis' `AdaptiveReader` swaps between memory-mapped and buffered
+//! reads. Its flowchart asks questions at three levels; this reader answers
+//! them as follows:
+//!
+//! ```text
+//! system   data read > available memory? ──yes──┐
+//! file     reads sequential? ─────────────yes──┤  swapFlag clear: never mmap
+//!          only a small part read? ──────yes──┘
+//!            │ no to all: swapFlag set
+//! request  amount ≤ mmap_max_request (32K) and swapFlag and not in a sequential run → mmap
+//!          amount ≥ uring_min_request (8M)  → uring: blocks of max_block (4M), Q = 32
+//!          otherwise                        → pread: block = amount clamped to [4K, max_block]
+//! ```
+//!
+//! - **swapFlag** comes from the [`AccessHint`]: `random` sets it (what the
+//!   thesis' benchmark did for every file), `sequential` and
+//!   `larger-than-memory` clear it, and `auto` sets it when the file fits in
+//!   the available memory (`MemAvailable` in `/proc/meminfo`, read once per
+//!   open, the first time a request is small enough for `mmap`). Whether a
+//!   large part will be read cannot be known in advance; `auto` assumes so,
+//!   as the thesis' benchmark did.
+//! - **Sequential runs** (with `auto` only): a request that starts where the
+//!   previous one ended continues a run; after
+//!   [`Calibration::sequential_run`] such requests the reads count as
+//!   sequential and small requests get `pread` (the kernel's readahead then
+//!   serves them), until a request breaks the run.
+//! - **Large requests** go to io_uring with several blocks in flight: beyond
+//!   the thesis' two synchronous techniques, following its conclusion that
+//!   "the best overall reading strategy is to swap between memory-mapped
+//!   reading and asynchronous reading" (§4.7).
+//! - **Batches** ([`Reader::read_batch`]): requests that would use `mmap` are
+//!   copied at once; all others go to io_uring together, up to Q in flight
+//!   (all requests are known beforehand: the thesis' ideal case for
+//!   asynchronous reads, §4.2).
+//!
+//! The file is opened once; the mapping and the ring are made the first time
+//! a request needs them. If io_uring is unavailable (seccomp, disabled) or
+//! the file system cannot map files (`ENODEV`), the reader uses `pread`
+//! instead and says so in [`AdaptiveReader::fallback`].
+//!
+//! Every request's [`Choice`] is kept: [`Reader::last_choice`] for the last
+//! one and [`AdaptiveReader::counts`] for requests and bytes per technique.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use super::mmap::Mapping;
+use super::pread::pread_into;
+use super::uring::UringEngine;
+use super::{
+    check_buf, open_action, open_file, AccessHint, Calibration, Completion, OpenAction, ReadRequest, Reader,
+    ReaderConfig, ReaderKind,
+};
+use crate::{ErrorKind, Result};
+
+/// Why the adaptive reader chose what it did for a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Rule {
+    /// A small request and the swapFlag set → `mmap`.
+    SmallRandom,
+    /// A small request, but the swapFlag clear (hint, or the file does not
+    /// fit in the available memory) → `pread`.
+    NoSwapFlag,
+    /// A small request continuing a sequential run → `pread`.
+    SequentialRun,
+    /// Larger than `mmap_max_request`, smaller than `uring_min_request` → `pread`.
+    LargerThanMmap,
+    /// At least `uring_min_request` → `uring`.
+    Large,
+    /// A request of a batch not served by `mmap` → `uring`.
+    Batch,
+    /// `uring` chosen, but io_uring is unavailable → `pread`.
+    UringUnavailable,
+    /// `mmap` chosen, but the file system cannot map files → `pread`.
+    MmapUnavailable,
+}
+
+impl Rule {
+    /// A short name for statistics (`small-random`, `no-swap-flag`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::SmallRandom => "small-random",
+            Rule::NoSwapFlag => "no-swap-flag",
+            Rule::SequentialRun => "sequential-run",
+            Rule::LargerThanMmap => "larger-than-mmap",
+            Rule::Large => "large",
+            Rule::Batch => "batch",
+            Rule::UringUnavailable => "uring-unavailable",
+            Rule::MmapUnavailable => "mmap-unavailable",
+        }
+    }
+}
+
+/// The technique the adaptive reader used for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Choice {
+    /// `Mmap`, `Pread` or `Uring`.
+    pub kind: ReaderKind,
+    /// Block size B for `pread` and `uring` (0 for `mmap`).
+    pub block_size: usize,
+    /// Queue depth Q for `uring` (1 otherwise).
+    pub queue_depth: u32,
+    /// Why.
+    pub rule: Rule,
+}
+
+/// Requests and bytes per technique the adaptive reader used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChoiceCounts {
+    /// Requests served by `mmap`.
+    pub mmap_requests: u64,
+    /// Bytes read through `mmap`.
+    pub mmap_bytes: u64,
+    /// Requests served by `pread`.
+    pub pread_requests: u64,
+    /// Bytes read by `pread`.
+    pub pread_bytes: u64,
+    /// Requests served by io_uring.
+    pub uring_requests: u64,
+    /// Bytes read by io_uring.
+    pub uring_bytes: u64,
+}
+
+impl ChoiceCounts {
+    fn add(&mut self, kind: ReaderKind, bytes: usize) {
+        let (r, b) = match kind {
+            ReaderKind::Mmap => (&mut self.mmap_requests, &mut self.mmap_bytes),
+            ReaderKind::Uring => (&mut self.uring_requests, &mut self.uring_bytes),
+            _ => (&mut self.pread_requests, &mut self.pread_bytes),
+        };
+        *r += 1;
+        *b += bytes as u64;
+    }
+
+    /// All requests.
+    pub fn requests(&self) -> u64 {
+        self.mmap_requests + self.pread_requests + self.uring_requests
+    }
+
+    /// All bytes.
+    pub fn bytes(&self) -> u64 {
+        self.mmap_bytes + self.pread_bytes + self.uring_bytes
+    }
+}
+
+/// Reader of the `adaptive` kind.
+pub struct AdaptiveReader {
+    path: PathBuf,
+    file: Option<File>,
+    size: u64,
+    access: AccessHint,
+    cal: Calibration,
+    /// The swapFlag, once decided for the open file.
+    swap: Option<bool>,
+    map: Option<Mapping>,
+    mmap_unavailable: bool,
+    engine: Option<UringEngine>,
+    uring_unavailable: bool,
+    fallback: Option<String>,
+    /// Where the next request of a sequential run would start.
+    next_seq: Option<u64>,
+    /// Requests in the current run that continued the previous one.
+    run: u32,
+    last: Option<Choice>,
+    counts: ChoiceCounts,
+}
+
+impl AdaptiveReader {
+    /// A closed reader with `cfg.access` and `cfg.calibration` (the block
+    /// size and queue depth come from the calibration).
+    pub fn new(cfg: &ReaderConfig) -> AdaptiveReader {
+        AdaptiveReader {
+            path: PathBuf::new(),
+            file: None,
+            size: 0,
+            access: cfg.access,
+            cal: cfg.calibration.clone(),
+            swap: None,
+            map: None,
+            mmap_unavailable: false,
+            engine: None,
+            uring_unavailable: false,
+            fallback: None,
+            next_seq: None,
+            run: 0,
+            last: None,
+            counts: ChoiceCounts::default(),
+        }
+    }
+
+    /// The thresholds in use.
+    pub fn calibration(&self) -> &Calibration {
+        &self.cal
+    }
+
+    /// The access hint in use.
+    pub fn access(&self) -> AccessHint {
+        self.access
+    }
+
+    /// Requests and bytes per technique since the reader was made.
+    pub fn counts(&self) -> ChoiceCounts {
+        self.counts
+    }
+
+    /// Why a technique could not be used (io_uring unavailable, a file
+    /// system that cannot map files), if one could not.
+    pub fn fallback(&self) -> Option<&str> {
+        self.fallback.as_deref()
+    }
+
+    /// The open file's swapFlag, deciding it now if needed (see the module
+    /// docs); `None` when no file is open.
+    pub fn swap_flag(&mut self) -> Option<bool> {
+        if !self.is_open() {
+            return None;
+        }
+        Some(self.decide_swap())
+    }
+
+    fn decide_swap(&mut self) -> bool {
+        *self.swap.get_or_insert_with(|| match self.access {
+            AccessHint::Random => true,
+            AccessHint::Sequential | AccessHint::LargerThanMemory => false,
+            // Unknown available memory: assume the file fits, as the thesis did.
+            AccessHint::Auto => available_memory().is_none_or(|m| self.size <= m),
+        })
+    }
+
+    /// Notes a request at `offset` of `amount` bytes; whether it continues a
+    /// sequential run long enough to count.
+    fn track(&mut self, offset: u64, amount: usize) -> bool {
+        if self.next_seq == Some(offset) {
+            self.run = self.run.saturating_add(1);
+        } else {
+            self.run = 0;
+        }
+        self.next_seq = Some(offset.saturating_add(amount as u64));
+        self.access == AccessHint::Auto && self.cal.sequential_run > 0 && self.run >= self.cal.sequential_run
+    }
+
+    /// What the rules pick for a request of `amount` bytes, before fallbacks.
+    fn rule_choice(&mut self, amount: usize, sequential: bool) -> Choice {
+        // Read the available memory only when mmap is in question.
+        let swap = amount <= self.cal.mmap_max_request && self.decide_swap();
+        self.cal.choose(amount, swap, sequential)
+    }
+
+    /// Makes sure the technique of `c` can be used (mapping the file or
+    /// setting up the ring on first use); else the `pread` fallback.
+    fn resolve(&mut self, c: Choice, amount: usize) -> Result<Choice> {
+        match c.kind {
+            ReaderKind::Mmap if self.map.is_none() && !self.mmap_unavailable => {
+                let file = self.file.as_ref().expect("open");
+                match Mapping::new(file, self.size, self.cal.mmap_advice, &self.path) {
+                    Ok(m) => self.map = Some(m),
+                    Err(e) if e.raw_os_error() == Some(libc::ENODEV) => {
+                        self.mmap_unavailable = true;
+                        self.fallback = Some(format!("{e}; using pread"));
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            ReaderKind::Uring if self.engine.is_none() && !self.uring_unavailable => {
+                match UringEngine::new(self.cal.queue_depth, &self.path) {
+                    Ok(r) => self.engine = Some(r),
+                    Err(e) if *e.kind() == ErrorKind::UringUnavailable => {
+                        self.uring_unavailable = true;
+                        self.fallback = Some(format!("{e}; using pread"));
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            _ => {}
+        }
+        Ok(match c.kind {
+            ReaderKind::Mmap if self.map.is_none() => self.cal.pread_choice(amount, Rule::MmapUnavailable),
+            ReaderKind::Uring if self.engine.is_none() => {
+                self.cal.pread_choice(amount, Rule::UringUnavailable)
+            }
+            _ => c,
+        })
+    }
+
+    fn record(&mut self, c: Choice, bytes: usize) {
+        self.last = Some(c);
+        self.counts.add(c.kind, bytes);
+    }
+}
+
+impl Reader for AdaptiveReader {
+    fn open(&mut self, path: &Path) -> Result<()> {
+        if let OpenAction::Keep = open_action(self.is_open(), &self.path, path) {
+            return Ok(());
+        }
+        self.close()?;
+        self.path = path.to_path_buf();
+        let (file, size) = open_file(path)?;
+        self.file = Some(file);
+        self.size = size;
+        Ok(())
+    }
+
+    fn is_open(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// Closes the file and unmaps it; keeps the ring (not tied to a file)
+    /// and the counts.
+    fn close(&mut self) -> Result<()> {
+        self.file = None;
+        self.map = None;
+        self.mmap_unavailable = false;
+        self.size = 0;
+        self.swap = None;
+        self.next_seq = None;
+        self.run = 0;
+        Ok(())
+    }
+
+    fn name(&self) -> &'static str {
+        "adaptive"
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn len(&self) -> u64 {
+        self.size
+    }
+
+    fn read_bytes(&mut self, offset: u64, amount: usize, buf: &mut [u8]) -> Result<usize> {
+        check_buf(amount, buf);
+        self.check_open()?;
+        let sequential = self.track(offset, amount);
+        let c = self.rule_choice(amount, sequential);
+        let c = self.resolve(c, amount)?;
+        let n = match c.kind {
+            ReaderKind::Mmap => self.map.as_ref().expect("mapped").copy(offset, amount, buf),
+            ReaderKind::Uring => {
+                let file = self.file.as_ref().expect("open");
+                let engine = self.engine.as_mut().expect("a ring");
+                let mut out = Ok(0);
+                let mut reqs = [ReadRequest::new(offset, &mut buf[..amount])];
+                engine.read_batch(file, self.size, c.block_size, &self.path, &mut reqs, &mut |d| {
+                    out = d.result
+                });
+                out?
+            }
+            _ => {
+                let file = self.file.as_ref().expect("open");
+                pread_into(file, offset, &mut buf[..amount], c.block_size, &self.path)?
+            }
+        };
+        self.record(c, n);
+        Ok(n)
+    }
+
+    fn read_batch(
+        &mut self,
+        reqs: &mut [ReadRequest<'_>],
+        on_complete: &mut dyn FnMut(Completion<'_>),
+    ) -> Result<()> {
+        self.check_open()?;
+        let mut ids = Vec::new();
+        let mut rest = Vec::new();
+        for (id, r) in reqs.iter_mut().enumerate() {
+            let amount = r.buf.len();
+            let c = self.rule_choice(amount, false);
+            let c = if c.kind == ReaderKind::Mmap {
+                self.resolve(c, amount)?
+            } else {
+                self.resolve(self.cal.uring_choice(Rule::Batch), amount)?
+            };
+            match c.kind {
+                ReaderKind::Mmap => {
+                    let n = self.map.as_ref().expect("mapped").copy(r.offset, amount, r.buf);
+                    self.record(c, n);
+                    on_complete(Completion { id, result: Ok(n), data: &r.buf[..n] });
+                }
+                ReaderKind::Uring => {
+                    ids.push(id);
+                    rest.push(ReadRequest::new(r.offset, &mut *r.buf));
+                }
+                _ => {
+                    let file = self.file.as_ref().expect("open");
+                    let result = pread_into(file, r.offset, r.buf, c.block_size, &self.path);
+                    let n = *result.as_ref().unwrap_or(&0);
+                    self.record(c, n);
+                    on_complete(Completion { id, result, data: &r.buf[..n] });
+                }
+            }
+        }
+        if !rest.is_empty() {
+            let c = self.cal.uring_choice(Rule::Batch);
+            let file = self.file.as_ref().expect("open");
+            let engine = self.engine.as_mut().expect("a ring");
+            let mut done = Vec::with_capacity(rest.len());
+            engine.read_batch(file, self.size, c.block_size, &self.path, &mut rest, &mut |d| {
+                done.push(*d.result.as_ref().unwrap_or(&0));
+                on_complete(Completion { id: ids[d.id], ..d });
+            });
+            for n in done {
+                self.record(c, n);
+            }
+        }
+        Ok(())
+    }
+
+    fn last_choice(&self) -> Option<Choice> {
+        self.last
+    }
+}
+
+/// `MemAvailable` from `/proc/meminfo`, in bytes.
+pub(crate) fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn available_memory_is_read() {
+        // /proc is mounted wherever these tests run.
+        assert!(available_memory().is_some_and(|m| m > 0));
+    }
+
+    #[test]
+    fn sequential_runs_need_auto_and_a_run() {
+        let mut r = AdaptiveReader::new(&ReaderConfig::new(ReaderKind::Adaptive));
+        assert!(!r.track(0, 10));
+        assert!(!r.track(10, 10)); // run 1
+        assert!(r.track(20, 10)); // run 2 = sequential_run
+        assert!(!r.track(0, 10)); // broken
+        let mut r = AdaptiveReader::new(&ReaderConfig::new(ReaderKind::Adaptive).access(AccessHint::Random));
+        for i in 0..5 {
+            assert!(!r.track(i * 10, 10));
+        }
+    }
+}

@@ -1,0 +1,400 @@
+//! The adaptive reader's thresholds, built in or calibrated on this machine.
+//!
+//! A [`Calibration`] holds the numbers behind the thesis' guidelines (§4.1.4,
+//! §4.2.3, §4.6, §4.7, §5.1). The built-in values are the thesis' own,
+//! measured on Windows and an NVMe SSD; `emsort calibrate` measures them on
+//! the user's machine and writes them to a small text file that
+//! [`Calibration::load`] reads back:
+//!
+//! ```text
+//! # emsort reader calibration
+//! mmap_max_request = 32K       # random requests up to this size use mmap (off: never)
+//! max_block = 4M               # buffered block size where throughput stops rising
+//! queue_depth = 32             # io_uring depth where throughput plateaus
+//! uring_min_request = 8M       # requests at least this large use io_uring (off: never)
+//! sequential_run = 2           # continuing requests before a file counts as sequential (0: off)
+//! mmap_advice = normal         # madvise hint for the adaptive reader's mapping
+//! threads_sequential = 4       # threads for large sequential reads
+//! threads_random_small = all   # threads for small random reads
+//! threads_random_large = 4     # threads for large random reads
+//! ```
+//!
+//! One `key = value` per line; `#` starts a comment; blank lines are
+//! ignored; sizes take `K`, `M`, `G` suffixes ([`parse_size`]). Keys left
+//! out keep their built-in value; an unknown key, a repeated key or a bad
+//! value is an [`ErrorKind::BadConfig`] naming the file and the line.
+//!
+//! The file lives at `$XDG_CONFIG_HOME/emsort/calibration`, or
+//! `~/.config/emsort/calibration` without `XDG_CONFIG_HOME`
+//! ([`Calibration::default_path`]); [`Calibration::discover`] loads it when
+//! present and falls back to the built-in values otherwise.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::{Choice, Madvise, ReaderKind, Rule};
+use crate::{format_size, parse_size, Error, ErrorKind, Result};
+
+/// The adaptive reader's thresholds (see the [module docs](self)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Calibration {
+    /// With the swapFlag set, requests of at most this many bytes use `mmap`
+    /// (thesis: 32 KiB, §4.7; 0: never).
+    pub mmap_max_request: usize,
+    /// Largest block of a buffered read: a request is read in blocks of its
+    /// own size clamped to [4 KiB, `max_block`] (thesis: 4 MiB, §4.1.4).
+    pub max_block: usize,
+    /// io_uring queue depth (thesis: 32, §4.2.3).
+    pub queue_depth: u32,
+    /// Requests of at least this many bytes use io_uring in blocks of
+    /// `max_block`, so that at least two blocks are in flight (thesis §4.4.1.3:
+    /// async reading passes `BufferReader4MB` once it can issue several
+    /// requests; `usize::MAX`: never).
+    pub uring_min_request: usize,
+    /// With the [`AccessHint::Auto`](super::AccessHint::Auto) hint, after
+    /// this many requests in a row that each start where the previous one
+    /// ended, the file counts as read sequentially and gets buffered reads
+    /// (thesis §4.7: "use buffered read for sequential reads"; 0: off).
+    pub sequential_run: u32,
+    /// `madvise` hint of the adaptive reader's mapping (the thesis gave none).
+    pub mmap_advice: Madvise,
+    /// Threads for large sequential reads (thesis §4.7: two or four).
+    pub threads_sequential: u32,
+    /// Threads for small random reads (thesis: all available; 0 means all).
+    pub threads_random_small: u32,
+    /// Threads for large random reads (thesis: four are enough).
+    pub threads_random_large: u32,
+    /// The file the values came from (`None`: built in); not written by
+    /// `Display`.
+    pub source: Option<PathBuf>,
+}
+
+impl Default for Calibration {
+    /// The thesis' values.
+    fn default() -> Calibration {
+        Calibration {
+            mmap_max_request: 32 << 10,
+            max_block: 4 << 20,
+            queue_depth: 32,
+            uring_min_request: 8 << 20,
+            sequential_run: 2,
+            mmap_advice: Madvise::Normal,
+            threads_sequential: 4,
+            threads_random_small: 0,
+            threads_random_large: 4,
+            source: None,
+        }
+    }
+}
+
+/// The smallest buffered block (thesis §4.1.4: "if request size ≤ 4KB then
+/// use block size of 4KB").
+pub const MIN_BLOCK: usize = 4 << 10;
+
+const KEYS: [&str; 9] = [
+    "mmap_max_request",
+    "max_block",
+    "queue_depth",
+    "uring_min_request",
+    "sequential_run",
+    "mmap_advice",
+    "threads_sequential",
+    "threads_random_small",
+    "threads_random_large",
+];
+
+impl Calibration {
+    /// The default location of the calibration file:
+    /// `$XDG_CONFIG_HOME/emsort/calibration` (when set to an absolute path),
+    /// else `$HOME/.config/emsort/calibration`; `None` without either.
+    pub fn default_path() -> Option<PathBuf> {
+        let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
+        let base = xdg.or_else(|| {
+            std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".config"))
+        })?;
+        Some(base.join("emsort").join("calibration"))
+    }
+
+    /// Loads the file at [`Calibration::default_path`] when it exists, else
+    /// returns the built-in values. A file that exists but cannot be read or
+    /// parsed is an error.
+    pub fn discover() -> Result<Calibration> {
+        match Calibration::default_path() {
+            Some(p) => Calibration::load_if_present(&p),
+            None => Ok(Calibration::default()),
+        }
+    }
+
+    /// Loads `path` when it exists, else returns the built-in values.
+    pub fn load_if_present(path: &Path) -> Result<Calibration> {
+        match Calibration::load(path) {
+            Err(e) if *e.kind() == ErrorKind::NotFound => Ok(Calibration::default()),
+            r => r,
+        }
+    }
+
+    /// Loads the calibration file at `path` (format in the module docs).
+    pub fn load(path: &Path) -> Result<Calibration> {
+        let bytes = std::fs::read(path).map_err(|e| Error::from_io("read", path, e))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let line =
+                1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+            Error::new(ErrorKind::BadConfig { line, reason: "not UTF-8 text".into() }, path)
+        })?;
+        let mut c = Calibration::parse(&text)
+            .map_err(|(line, reason)| Error::new(ErrorKind::BadConfig { line, reason }, path))?;
+        c.source = Some(path.to_path_buf());
+        Ok(c)
+    }
+
+    /// Parses the text of a calibration file; errors are (line, reason).
+    fn parse(text: &str) -> std::result::Result<Calibration, (usize, String)> {
+        let mut c = Calibration::default();
+        let mut seen = [false; KEYS.len()];
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            let body = raw.split('#').next().unwrap_or("").trim();
+            if body.is_empty() {
+                continue;
+            }
+            let Some((key, value)) = body.split_once('=') else {
+                return Err((line, format!("expected 'key = value', found '{body}'")));
+            };
+            let (key, value) = (key.trim(), value.trim());
+            let Some(k) = KEYS.iter().position(|&x| x == key) else {
+                return Err((line, format!("unknown key '{key}' (known keys: {})", KEYS.join(", "))));
+            };
+            if std::mem::replace(&mut seen[k], true) {
+                return Err((line, format!("key '{key}' given twice")));
+            }
+            let bad = |why: String| (line, format!("{key}: {why}"));
+            match key {
+                "mmap_max_request" => c.mmap_max_request = size_or_off(value, 0).map_err(bad)?,
+                "max_block" => c.max_block = positive(size(value).map_err(bad)?).map_err(bad)?,
+                "queue_depth" => {
+                    let q = count(value).map_err(bad)?;
+                    if !(1..=4096).contains(&q) {
+                        return Err(bad(format!("{q} is outside 1 … 4096")));
+                    }
+                    c.queue_depth = q;
+                }
+                "uring_min_request" => c.uring_min_request = size_or_off(value, usize::MAX).map_err(bad)?,
+                "sequential_run" => c.sequential_run = count(value).map_err(bad)?,
+                "mmap_advice" => c.mmap_advice = value.parse().map_err(bad)?,
+                "threads_sequential" => c.threads_sequential = positive_count(value).map_err(bad)?,
+                "threads_random_small" => c.threads_random_small = threads(value).map_err(bad)?,
+                "threads_random_large" => c.threads_random_large = positive_count(value).map_err(bad)?,
+                _ => unreachable!("every key in KEYS is handled"),
+            }
+        }
+        Ok(c)
+    }
+
+    /// The thesis' per-request rule, given the file's swapFlag and whether
+    /// the request continues a sequential run:
+    ///
+    /// 1. swapFlag set, not sequential and `amount ≤ mmap_max_request` → `mmap`;
+    /// 2. `amount ≥ uring_min_request` → `uring`, blocks of `max_block`, Q = `queue_depth`;
+    /// 3. otherwise → `pread` with block = `amount` clamped to [4 KiB, `max_block`].
+    ///
+    /// ```
+    /// use emsort_io::{Calibration, ReaderKind, Rule};
+    /// let c = Calibration::default();
+    /// assert_eq!(c.choose(4096, true, false).kind, ReaderKind::Mmap);
+    /// assert_eq!(c.choose(4096, false, false).rule, Rule::NoSwapFlag);
+    /// assert_eq!(c.choose(64 << 10, true, false).block_size, 64 << 10);
+    /// assert_eq!(c.choose(64 << 20, true, false).kind, ReaderKind::Uring);
+    /// ```
+    pub fn choose(&self, amount: usize, swap_flag: bool, sequential: bool) -> Choice {
+        let small = amount <= self.mmap_max_request;
+        if small && swap_flag && !sequential {
+            return Choice { kind: ReaderKind::Mmap, block_size: 0, queue_depth: 1, rule: Rule::SmallRandom };
+        }
+        if amount >= self.uring_min_request {
+            return self.uring_choice(Rule::Large);
+        }
+        let rule = match (small, swap_flag) {
+            (false, _) => Rule::LargerThanMmap,
+            (true, false) => Rule::NoSwapFlag,
+            (true, true) => Rule::SequentialRun,
+        };
+        self.pread_choice(amount, rule)
+    }
+
+    /// `pread` with the thesis' block size for a request of `amount` bytes.
+    pub(crate) fn pread_choice(&self, amount: usize, rule: Rule) -> Choice {
+        let max = self.max_block.max(1);
+        let block = amount.clamp(MIN_BLOCK.min(max), max);
+        Choice { kind: ReaderKind::Pread, block_size: block, queue_depth: 1, rule }
+    }
+
+    /// `uring` with blocks of `max_block` and the calibrated queue depth.
+    pub(crate) fn uring_choice(&self, rule: Rule) -> Choice {
+        Choice {
+            kind: ReaderKind::Uring,
+            block_size: self.max_block.max(1),
+            queue_depth: self.queue_depth,
+            rule,
+        }
+    }
+
+    /// The guidelines these values give, as a decision list in the order of
+    /// the thesis' flowchart (appendix B): system level, file level, request
+    /// level, then threads.
+    pub fn guidelines(&self) -> String {
+        let sz = |n: usize| format_size(n as u64);
+        let mut s = String::new();
+        s.push_str("System level\n");
+        s.push_str(
+            "  1. Will the data read from the file exceed the available memory?\n     \
+             yes → buffered reads (pread), never mmap.\n",
+        );
+        s.push_str("File level\n");
+        s.push_str(&format!(
+            "  2. Are the reads sequential?\n     yes → buffered reads, block = request size clamped to \
+             [4K, {}].\n",
+            sz(self.max_block)
+        ));
+        s.push_str("  3. Will only a small part of the file be read?\n     yes → buffered reads.\n");
+        s.push_str("Request level\n");
+        if self.mmap_max_request == 0 {
+            s.push_str("  4. (mmap is never used: mmap_max_request = off)\n");
+        } else {
+            s.push_str(&format!("  4. Request ≤ {} → mmap.\n", sz(self.mmap_max_request)));
+        }
+        if self.uring_min_request == usize::MAX {
+            s.push_str("  5. (io_uring is never used: uring_min_request = off)\n");
+        } else {
+            s.push_str(&format!(
+                "  5. Request ≥ {} → io_uring, blocks of {}, queue depth {}.\n",
+                sz(self.uring_min_request),
+                sz(self.max_block),
+                self.queue_depth
+            ));
+        }
+        s.push_str(&format!(
+            "  6. Otherwise → pread, block = request size clamped to [4K, {}].\n",
+            sz(self.max_block)
+        ));
+        s.push_str("Threads\n");
+        s.push_str(&format!("  large sequential reads: {}\n", self.threads_sequential));
+        let small = if self.threads_random_small == 0 {
+            "all available".to_string()
+        } else {
+            self.threads_random_small.to_string()
+        };
+        s.push_str(&format!("  small random reads: {small}\n"));
+        s.push_str(&format!("  large random reads: {}\n", self.threads_random_large));
+        s
+    }
+}
+
+impl fmt::Display for Calibration {
+    /// The values in the file format [`Calibration::load`] reads.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let size_or_off = |n: usize, off: usize| {
+            if n == off {
+                "off".to_string()
+            } else {
+                format_size(n as u64)
+            }
+        };
+        writeln!(f, "# emsort reader calibration")?;
+        writeln!(f, "mmap_max_request = {}", size_or_off(self.mmap_max_request, 0))?;
+        writeln!(f, "max_block = {}", format_size(self.max_block as u64))?;
+        writeln!(f, "queue_depth = {}", self.queue_depth)?;
+        writeln!(f, "uring_min_request = {}", size_or_off(self.uring_min_request, usize::MAX))?;
+        writeln!(f, "sequential_run = {}", self.sequential_run)?;
+        writeln!(f, "mmap_advice = {}", self.mmap_advice)?;
+        writeln!(f, "threads_sequential = {}", self.threads_sequential)?;
+        if self.threads_random_small == 0 {
+            writeln!(f, "threads_random_small = all")?;
+        } else {
+            writeln!(f, "threads_random_small = {}", self.threads_random_small)?;
+        }
+        writeln!(f, "threads_random_large = {}", self.threads_random_large)
+    }
+}
+
+fn size(v: &str) -> std::result::Result<usize, String> {
+    let n = parse_size(v)?;
+    usize::try_from(n).map_err(|_| format!("{v} is too large"))
+}
+
+fn size_or_off(v: &str, off: usize) -> std::result::Result<usize, String> {
+    if v.eq_ignore_ascii_case("off") {
+        Ok(off)
+    } else {
+        size(v)
+    }
+}
+
+fn positive(n: usize) -> std::result::Result<usize, String> {
+    if n == 0 {
+        Err("must be at least 1".into())
+    } else {
+        Ok(n)
+    }
+}
+
+fn count(v: &str) -> std::result::Result<u32, String> {
+    v.parse::<u32>().map_err(|_| format!("invalid number '{v}'"))
+}
+
+fn positive_count(v: &str) -> std::result::Result<u32, String> {
+    match count(v)? {
+        0 => Err("must be at least 1".into()),
+        n => Ok(n),
+    }
+}
+
+fn threads(v: &str) -> std::result::Result<u32, String> {
+    if v.eq_ignore_ascii_case("all") {
+        Ok(0)
+    } else {
+        positive_count(v).map_err(|e| format!("{e} (or 'all')"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_round_trips() {
+        let mut c = Calibration { mmap_max_request: 0, uring_min_request: usize::MAX, ..Default::default() };
+        c.threads_random_small = 3;
+        c.mmap_advice = Madvise::Random;
+        for c in [Calibration::default(), c] {
+            assert_eq!(Calibration::parse(&c.to_string()).unwrap(), c);
+        }
+    }
+
+    #[test]
+    fn parse_errors_name_the_line() {
+        let (line, why) = Calibration::parse("# c\n\nmax_block = 1M\nqueue_depth = zero\n").unwrap_err();
+        assert_eq!(line, 4);
+        assert!(why.contains("queue_depth") && why.contains("zero"), "{why}");
+        assert_eq!(Calibration::parse("mmap_max_request 4K").unwrap_err().0, 1);
+        assert!(Calibration::parse("colour = red").unwrap_err().1.contains("unknown key 'colour'"));
+        assert!(Calibration::parse("queue_depth = 2\nqueue_depth = 3").unwrap_err().1.contains("twice"));
+        assert!(Calibration::parse("max_block = 0").is_err());
+        assert!(Calibration::parse("queue_depth = 0").is_err());
+        assert!(Calibration::parse("mmap_advice = often").is_err());
+    }
+
+    #[test]
+    fn partial_file_keeps_defaults() {
+        let c = Calibration::parse("mmap_max_request = 64K  # measured\n").unwrap();
+        assert_eq!(c.mmap_max_request, 64 << 10);
+        assert_eq!(c.max_block, Calibration::default().max_block);
+    }
+
+    #[test]
+    fn pread_block_follows_the_thesis() {
+        let c = Calibration::default();
+        assert_eq!(c.pread_choice(100, Rule::NoSwapFlag).block_size, 4096);
+        assert_eq!(c.pread_choice(100 << 10, Rule::NoSwapFlag).block_size, 100 << 10);
+        assert_eq!(c.pread_choice(7 << 20, Rule::NoSwapFlag).block_size, 4 << 20);
+    }
+}

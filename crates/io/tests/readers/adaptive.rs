@@ -1,0 +1,235 @@
+//! The adaptive reader: the thesis' rules for given sizes and hints, the
+//! calibration file (load, defaults, malformed, discovery), what it reports.
+
+use emsort_io::{
+    open_reader, AccessHint, Calibration, ErrorKind, Madvise, Reader, ReaderConfig, ReaderKind, Rule,
+};
+
+use super::file;
+use crate::util::{is_child, run_child, test_name, tmp};
+
+/// The rules with the built-in (thesis) thresholds, request by request.
+#[test]
+fn thesis_rules_for_sizes_and_swap_flag() {
+    let c = Calibration::default();
+    let k = |amount, swap, seq| {
+        let ch = c.choose(amount, swap, seq);
+        (ch.kind, ch.rule)
+    };
+    // swapFlag set: ≤ 32 KiB → mmap.
+    assert_eq!(k(1, true, false), (ReaderKind::Mmap, Rule::SmallRandom));
+    assert_eq!(k(4096, true, false), (ReaderKind::Mmap, Rule::SmallRandom));
+    assert_eq!(k(32 << 10, true, false), (ReaderKind::Mmap, Rule::SmallRandom));
+    // > 32 KiB → buffered, block = request clamped to [4K, 4M].
+    assert_eq!(k((32 << 10) + 1, true, false), (ReaderKind::Pread, Rule::LargerThanMmap));
+    assert_eq!(c.choose(100_000, true, false).block_size, 100_000);
+    assert_eq!(c.choose(6 << 20, true, false).block_size, 4 << 20);
+    // ≥ 8 MiB → io_uring, blocks of 4 MiB, Q = 32.
+    let u = c.choose(8 << 20, true, false);
+    assert_eq!((u.kind, u.rule, u.block_size, u.queue_depth), (ReaderKind::Uring, Rule::Large, 4 << 20, 32));
+    // swapFlag clear: never mmap; small requests read a 4 KiB block.
+    let s = c.choose(100, false, false);
+    assert_eq!((s.kind, s.rule, s.block_size), (ReaderKind::Pread, Rule::NoSwapFlag, 4096));
+    assert_eq!(k(64 << 20, false, false), (ReaderKind::Uring, Rule::Large));
+    // A sequential run: buffered even for small requests.
+    assert_eq!(k(4096, true, true), (ReaderKind::Pread, Rule::SequentialRun));
+}
+
+fn adaptive(access: AccessHint, cal: Calibration) -> ReaderConfig {
+    ReaderConfig::new(ReaderKind::Adaptive).access(access).calibration(cal)
+}
+
+/// Thresholds small enough for a small test file to meet every rule.
+fn small_cal() -> Calibration {
+    Calibration {
+        mmap_max_request: 1024,
+        uring_min_request: 64 << 10,
+        max_block: 16 << 10,
+        ..Default::default()
+    }
+}
+
+/// Reads `(offset, amount)` and returns the technique and rule used.
+fn pick(rd: &mut emsort_io::AnyReader, offset: u64, amount: usize) -> (ReaderKind, Rule) {
+    let mut buf = vec![0u8; amount];
+    rd.read_bytes(offset, amount, &mut buf).unwrap();
+    let c = rd.last_choice().expect("adaptive reports its choice");
+    (c.kind, c.rule)
+}
+
+#[test]
+fn reader_follows_hints_and_sizes() {
+    let dir = tmp();
+    let (p, _) = file(dir.path(), "f", 300_000, 1);
+
+    // random (swapFlag set): small → mmap, medium → pread, large → uring.
+    let mut rd = open_reader(&p, &adaptive(AccessHint::Random, small_cal())).unwrap();
+    assert_eq!(rd.as_adaptive().unwrap().access(), AccessHint::Random);
+    assert_eq!(pick(&mut rd, 5000, 1024), (ReaderKind::Mmap, Rule::SmallRandom));
+    assert_eq!(pick(&mut rd, 100, 1025), (ReaderKind::Pread, Rule::LargerThanMmap));
+    assert_eq!(pick(&mut rd, 9, 64 << 10), (ReaderKind::Uring, Rule::Large));
+    // With the random hint, a run of continuing requests stays on mmap.
+    for i in 0..5 {
+        assert_eq!(pick(&mut rd, i * 100, 100).0, ReaderKind::Mmap);
+    }
+    let c = rd.as_adaptive().unwrap().counts();
+    assert_eq!((c.mmap_requests, c.pread_requests, c.uring_requests), (6, 1, 1));
+    assert_eq!(c.mmap_bytes, 1024 + 500);
+    assert_eq!(c.bytes(), 1024 + 500 + 1025 + (64 << 10));
+
+    // larger-than-memory and sequential (swapFlag clear): never mmap.
+    for hint in [AccessHint::LargerThanMemory, AccessHint::Sequential] {
+        let mut rd = open_reader(&p, &adaptive(hint, small_cal())).unwrap();
+        assert_eq!(pick(&mut rd, 5000, 10), (ReaderKind::Pread, Rule::NoSwapFlag), "{hint}");
+        assert_eq!(pick(&mut rd, 0, 100 << 10), (ReaderKind::Uring, Rule::Large), "{hint}");
+        assert_eq!(rd.as_adaptive_mut().unwrap().swap_flag(), Some(false), "{hint}");
+    }
+
+    // auto: a small file fits in memory, so swapFlag is set ...
+    let mut rd = open_reader(&p, &adaptive(AccessHint::Auto, small_cal())).unwrap();
+    assert_eq!(pick(&mut rd, 7000, 100), (ReaderKind::Mmap, Rule::SmallRandom));
+    // ... until requests continue each other: after 2 (sequential_run) the
+    // run counts as sequential and gets pread, until it is broken.
+    assert_eq!(pick(&mut rd, 7100, 100).0, ReaderKind::Mmap);
+    assert_eq!(pick(&mut rd, 7200, 100), (ReaderKind::Pread, Rule::SequentialRun));
+    assert_eq!(pick(&mut rd, 7300, 100), (ReaderKind::Pread, Rule::SequentialRun));
+    assert_eq!(pick(&mut rd, 100, 100), (ReaderKind::Mmap, Rule::SmallRandom));
+    assert_eq!(rd.as_adaptive_mut().unwrap().swap_flag(), Some(true));
+
+    // sequential_run = 0 turns the detection off.
+    let cal = Calibration { sequential_run: 0, ..small_cal() };
+    let mut rd = open_reader(&p, &adaptive(AccessHint::Auto, cal)).unwrap();
+    for i in 0..5 {
+        assert_eq!(pick(&mut rd, i * 100, 100).0, ReaderKind::Mmap);
+    }
+
+    // The other kinds report no choice.
+    let mut rd = open_reader(&p, &ReaderConfig::new(ReaderKind::Pread)).unwrap();
+    rd.read_bytes(0, 10, &mut [0; 10]).unwrap();
+    assert!(rd.last_choice().is_none());
+}
+
+/// The built-in defaults are the thesis' numbers.
+#[test]
+fn defaults_are_the_thesis_values() {
+    let c = Calibration::default();
+    assert_eq!(c.mmap_max_request, 32 << 10);
+    assert_eq!(c.max_block, 4 << 20);
+    assert_eq!(c.queue_depth, 32);
+    assert_eq!(c.mmap_advice, Madvise::Normal);
+    assert!(c.source.as_deref().is_none());
+    let g = c.guidelines();
+    assert!(g.contains("Request ≤ 32K → mmap"), "{g}");
+    assert!(g.contains("queue depth 32"), "{g}");
+}
+
+#[test]
+fn loads_a_calibration_file() {
+    let dir = tmp();
+    let p = dir.path().join("calibration");
+    std::fs::write(
+        &p,
+        "# measured here\n\nmmap_max_request = 8K\nmax_block = 1M   # plateau\nqueue_depth=16\n\
+         uring_min_request = off\nmmap_advice = random\nthreads_random_small = all\n",
+    )
+    .unwrap();
+    let c = Calibration::load(&p).unwrap();
+    assert_eq!(c.mmap_max_request, 8 << 10);
+    assert_eq!(c.max_block, 1 << 20);
+    assert_eq!(c.queue_depth, 16);
+    assert_eq!(c.uring_min_request, usize::MAX);
+    assert_eq!(c.mmap_advice, Madvise::Random);
+    assert_eq!(c.sequential_run, Calibration::default().sequential_run, "missing keys keep defaults");
+    assert_eq!(c.source.as_deref(), Some(p.as_path()));
+    // The written form loads back to the same values.
+    let q = dir.path().join("again");
+    std::fs::write(&q, c.to_string()).unwrap();
+    let d = Calibration::load(&q).unwrap();
+    assert_eq!(d.to_string(), c.to_string());
+
+    // The reader follows the loaded thresholds.
+    let (f, _) = file(dir.path(), "f", 100_000, 2);
+    let mut rd = open_reader(&f, &adaptive(AccessHint::Random, c)).unwrap();
+    assert_eq!(pick(&mut rd, 0, 8 << 10).0, ReaderKind::Mmap);
+    assert_eq!(pick(&mut rd, 0, (8 << 10) + 1).0, ReaderKind::Pread);
+    assert_eq!(pick(&mut rd, 0, 90_000).0, ReaderKind::Pread, "uring is off");
+    assert_eq!(rd.as_adaptive().unwrap().calibration().queue_depth, 16);
+}
+
+#[test]
+fn a_malformed_calibration_file_is_a_clear_error() {
+    let dir = tmp();
+    let p = dir.path().join("calibration");
+    for (text, line, needle) in [
+        ("max_block = 1M\nqueue_depth = many\n", 2, "queue_depth: invalid number 'many'"),
+        ("mmap_max_request: 4K\n", 1, "expected 'key = value'"),
+        ("# ok\nblock = 4K\n", 2, "unknown key 'block'"),
+        ("max_block = 1M\nmax_block = 2M\n", 2, "given twice"),
+        ("max_block = 12Q\n", 1, "invalid size '12Q'"),
+        ("mmap_advice = sometimes\n", 1, "unknown madvise hint"),
+    ] {
+        std::fs::write(&p, text).unwrap();
+        let e = Calibration::load(&p).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::BadConfig { line: l, .. } if *l == line), "{text:?}: {e:?}");
+        assert_eq!(e.path(), p);
+        let msg = e.to_string();
+        assert!(msg.starts_with(&format!("{}:{line}: ", p.display())), "{msg}");
+        assert!(msg.contains(needle), "{text:?}: {msg}");
+    }
+    std::fs::write(&p, b"max_block = \xff\n").unwrap();
+    let e = Calibration::load(&p).unwrap_err();
+    assert!(e.to_string().contains("not UTF-8"), "{e}");
+
+    // Missing: an error for `load`, the defaults for `load_if_present`.
+    let missing = dir.path().join("none");
+    assert_eq!(*Calibration::load(&missing).unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(Calibration::load_if_present(&missing).unwrap(), Calibration::default());
+    // A directory is not a calibration file.
+    assert_eq!(*Calibration::load(dir.path()).unwrap_err().kind(), ErrorKind::IsADirectory);
+}
+
+/// `discover` finds `$XDG_CONFIG_HOME/emsort/calibration`, else
+/// `$HOME/.config/emsort/calibration`, else uses the defaults (in a child
+/// process, since it reads the environment).
+#[test]
+fn discovers_the_default_path() {
+    let name = test_name(module_path!(), "discovers_the_default_path");
+    if is_child(&name) {
+        let xdg = std::env::var_os("XDG_CONFIG_HOME").unwrap();
+        let p = Calibration::default_path().unwrap();
+        assert_eq!(p, std::path::Path::new(&xdg).join("emsort/calibration"));
+        // Absent: built-in values.
+        assert_eq!(Calibration::discover().unwrap(), Calibration::default());
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "queue_depth = 8\n").unwrap();
+        let c = Calibration::discover().unwrap();
+        assert_eq!(c.queue_depth, 8);
+        assert_eq!(c.source.as_deref(), Some(p.as_path()));
+        std::fs::write(&p, "queue_depth = 0\n").unwrap();
+        let e = Calibration::discover().unwrap_err();
+        assert!(e.to_string().contains("calibration:1: queue_depth"), "{e}");
+        return;
+    }
+    let dir = tmp();
+    run_child(&name, &[("XDG_CONFIG_HOME", dir.path().as_os_str())], || Ok(()));
+    let home = tmp();
+    let name2 = test_name(module_path!(), "discovers_the_home_path");
+    run_child(
+        &name2,
+        &[("HOME", home.path().as_os_str()), ("XDG_CONFIG_HOME", std::ffi::OsStr::new(""))],
+        || Ok(()),
+    );
+}
+
+#[test]
+fn discovers_the_home_path() {
+    let name = test_name(module_path!(), "discovers_the_home_path");
+    if !is_child(&name) {
+        return; // run by `discovers_the_default_path`
+    }
+    let home = std::env::var_os("HOME").unwrap();
+    assert_eq!(
+        Calibration::default_path().unwrap(),
+        std::path::Path::new(&home).join(".config/emsort/calibration")
+    );
+}
