@@ -35,9 +35,10 @@
 //! merges its part through a branch-free loser tree over packed normalised
 //! keys (module `key_tree`) straight into its piece of the output block.
 //! Records and lines go through the
-//! general tree; each head is an owned byte vector, and the vector of the
-//! item just written is reused for the next item of its run, so the merge
-//! allocates nothing per item. Equal items are
+//! general tree; each head is the item's 8-byte key prefix (most
+//! comparisons end there) and a pointer to its bytes in the run's
+//! read-ahead block (an item straddling two blocks is copied whole into a
+//! carry buffer), so the merge copies each item once, into the output. Equal items are
 //! all written (the tree breaks ties by run index); the merge does not need
 //! stability for correctness.
 //!
@@ -49,6 +50,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use emsort_io::{Error, ErrorKind, Progress, Result};
 
 use crate::byte_stream::{ByteInput, ByteOutput};
+use crate::key::prefix;
 use crate::loser_tree::LoserTree;
 use crate::multiway::{self, MergeKey};
 use crate::read_ahead::{self, BlockReader};
@@ -223,45 +225,50 @@ impl Ctx<'_> {
         block: usize,
     ) -> Result<Moved> {
         let plan = self.plan;
+        let format = plan.format;
         let mut readers: Vec<RunReader> = read_ahead::start(scope, runs, block)
             .into_iter()
-            .map(|src| RunReader { src, format: plan.format })
+            .map(|src| RunReader { src, format, carry: Vec::new() })
             .collect();
-        let mut heads = Vec::with_capacity(readers.len());
-        for r in &mut readers {
-            let mut v = Vec::new();
-            heads.push(r.next_item(&mut v)?.then_some(v));
-        }
-        let format = plan.format;
+        // The key of an item: a record's key field, a line without its '\n'.
+        let (key_off, key_len) = match format {
+            Format::Rec(r) => (r.key_offset, Some(r.key_len)),
+            _ => (0, None),
+        };
+        let head = move |item: &[u8]| {
+            let key = &item[key_off..key_off + key_len.unwrap_or(item.len() - 1)];
+            Head { prefix: prefix(key), ptr: item.as_ptr(), len: item.len() }
+        };
+        let key = move |h: &Head| {
+            // SAFETY: see `Head`: the bytes stay put until the head is consumed.
+            let item = unsafe { std::slice::from_raw_parts(h.ptr, h.len) };
+            &item[key_off..key_off + key_len.unwrap_or(h.len - 1)]
+        };
         let rev = plan.reverse;
-        let less = move |a: &Vec<u8>, b: &Vec<u8>| {
-            let o = match format {
-                Format::Rec(r) => {
-                    a[r.key_offset..r.key_offset + r.key_len].cmp(&b[r.key_offset..r.key_offset + r.key_len])
-                }
-                _ => a.as_slice().cmp(b.as_slice()),
-            };
+        let less = move |a: &Head, b: &Head| {
+            let o = a.prefix.cmp(&b.prefix).then_with(|| key(a).cmp(key(b)));
             if rev {
                 o.is_gt()
             } else {
                 o.is_lt()
             }
         };
+        let mut heads = Vec::with_capacity(readers.len());
+        for r in &mut readers {
+            heads.push(r.next_item()?.map(head));
+        }
         let mut tree = LoserTree::new(heads, less);
-        let lines = format == Format::Lines;
         let mut out = self.write_behind(scope)?;
         let (mut n, mut written, mut reported) = (0u64, 0u64, 0u64);
-        let mut spare = Vec::new();
         while let Some(w) = tree.winner() {
-            let next = readers[w].next_item(&mut spare)?.then_some(std::mem::take(&mut spare));
-            let item = tree.replace_winner(next).expect("the winner has a head");
-            out.push(&item)?;
+            let h = *tree.peek().expect("the winner has a head");
+            // SAFETY: see `Head`: run w has not moved on since `h` was read.
+            let item = unsafe { std::slice::from_raw_parts(h.ptr, h.len) };
+            out.push(item)?;
             written += item.len() as u64;
-            if lines {
-                out.push(b"\n")?;
-                written += 1;
-            }
-            spare = item;
+            // Only now may run w move on (and recycle the bytes of `h`).
+            let next = readers[w].next_item()?.map(head);
+            tree.replace_winner(next);
             n += 1;
             if n % POLL == 0 {
                 self.poll(written - reported)?;
@@ -274,52 +281,79 @@ impl Ctx<'_> {
     }
 }
 
-/// Reads numbers, records or lines of one run from its read-ahead blocks.
+/// A record or line at the head of its run: its key prefix, and where its
+/// bytes are (a line with its `\n`).
+///
+/// The bytes are in the run's current read-ahead block, or in the run's
+/// carry buffer when the item straddles two blocks. Both stay put until the
+/// run reads its next item ([`RunReader::next_item`]), which the merge does
+/// only after it has written this one out; so the pointer is valid for as
+/// long as the head is in the tree.
+#[derive(Clone, Copy)]
+struct Head {
+    prefix: u64,
+    ptr: *const u8,
+    len: usize,
+}
+
+/// Reads records or lines of one run from its read-ahead blocks.
 struct RunReader {
     src: BlockReader,
     format: Format,
+    /// An item that straddles two blocks, copied whole.
+    carry: Vec<u8>,
 }
 
 impl RunReader {
-    /// Reads the next item into `item` (a line without its `\n`); false at
-    /// the end of the run.
-    fn next_item(&mut self, item: &mut Vec<u8>) -> Result<bool> {
-        item.clear();
+    /// The next item (a line with its `\n`: one is added to a last line
+    /// without it), in the current block when it lies wholly inside, else
+    /// in the carry buffer; `None` at the end of the run. Invalidates the
+    /// previous item's bytes.
+    fn next_item(&mut self) -> Result<Option<&[u8]>> {
         let s = &mut self.src;
-        match self.format {
-            Format::Rec(r) => {
-                while item.len() < r.size {
-                    if s.pos == s.end && !s.refill()? {
-                        if item.is_empty() {
-                            return Ok(false);
-                        }
-                        let size = item.len() as u64;
+        if s.pos == s.end && !s.refill()? {
+            return Ok(None);
+        }
+        let avail = s.end - s.pos;
+        let whole = match self.format {
+            Format::Rec(r) => (avail >= r.size).then_some(r.size),
+            _ => memchr::memchr(b'\n', &s.buf.bytes()[s.pos..s.end]).map(|p| p + 1),
+        };
+        if let Some(len) = whole {
+            let at = s.pos;
+            s.pos += len;
+            return Ok(Some(&s.buf.bytes()[at..at + len]));
+        }
+        // Straddles the block's end: gather it in the carry buffer.
+        self.carry.clear();
+        self.carry.extend_from_slice(&s.buf.bytes()[s.pos..s.end]);
+        s.pos = s.end;
+        loop {
+            if !s.refill()? {
+                match self.format {
+                    Format::Rec(r) => {
+                        let size = self.carry.len() as u64;
                         return Err(Error::new(ErrorKind::BadSize { size, element_size: r.size }, s.path()));
                     }
-                    let take = (r.size - item.len()).min(s.end - s.pos);
-                    item.extend_from_slice(&s.buf.bytes()[s.pos..s.pos + take]);
-                    s.pos += take;
-                }
-                Ok(true)
-            }
-            _ => loop {
-                if s.pos == s.end && !s.refill()? {
                     // Runs end with '\n'; a tail without one is still a line.
-                    return Ok(!item.is_empty());
+                    _ => self.carry.push(b'\n'),
                 }
-                let avail = &s.buf.bytes()[s.pos..s.end];
-                match memchr::memchr(b'\n', avail) {
-                    Some(p) => {
-                        item.extend_from_slice(&avail[..p]);
-                        s.pos += p + 1;
-                        return Ok(true);
-                    }
-                    None => {
-                        item.extend_from_slice(avail);
-                        s.pos = s.end;
-                    }
-                }
-            },
+                return Ok(Some(&self.carry));
+            }
+            let avail = &s.buf.bytes()[s.pos..s.end];
+            let take = match self.format {
+                Format::Rec(r) => (r.size - self.carry.len()).min(avail.len()),
+                _ => memchr::memchr(b'\n', avail).map_or(avail.len(), |p| p + 1),
+            };
+            self.carry.extend_from_slice(&avail[..take]);
+            s.pos += take;
+            let done = match self.format {
+                Format::Rec(r) => self.carry.len() == r.size,
+                _ => self.carry.last() == Some(&b'\n'),
+            };
+            if done {
+                return Ok(Some(&self.carry));
+            }
         }
     }
 }
