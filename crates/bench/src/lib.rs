@@ -13,6 +13,9 @@
 //!   d, policy, stream kind and threads, beside its cost model, an I/O lower
 //!   bound and its peers (GNU sort, an in-memory sort)
 //!   ([`sort::Campaign`], [`sort::plots_from_csv`]).
+//! - [`replay`]: trace replay (SPEC part 4): traces of `file,offset,size`
+//!   read calls, synthetic workloads mimicking the Chalmers thesis', and
+//!   each reader kind timed on them ([`replay::Replay`], [`replay::generate`]).
 //! - [`machine`]: the facts about the machine recorded beside every result
 //!   (`machine.json`).
 //! - [`stats`]: min / median / max of repeated runs.
@@ -41,6 +44,7 @@ mod csv_log;
 mod error;
 mod list;
 pub mod machine;
+pub mod replay;
 pub mod scratch;
 pub mod sort;
 pub mod stats;

@@ -29,8 +29,12 @@ enum Command {
     /// Run an experiment campaign and write raw CSV, a summary, machine facts and plots.
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
-    /// Run the main job on built-in data: a quick stream campaign in a temp directory.
+    /// Run the main job on built-in data: generate, sort and verify 1 GiB of u32 in a temp directory.
     Demo(cmd::demo::DemoArgs),
+    /// Replay a trace of read calls (file,offset,size) with each reader kind on a cold cache.
+    Replay(cmd::replay::ReplayArgs),
+    /// Write a synthetic trace and its data files (the thesis' ct, am, im workloads, or mixed).
+    GenTrace(cmd::gen_trace::GenTraceArgs),
 }
 
 /// Exit codes: 0 success, 1 a check failed (verify), 2 bad usage or input,
@@ -45,6 +49,8 @@ fn main() -> ExitCode {
         Command::Verify(a) => cmd::verify::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Demo(a) => cmd::demo::run(a),
+        Command::Replay(a) => cmd::replay::run(a),
+        Command::GenTrace(a) => cmd::gen_trace::run(a),
     };
     match result {
         Ok(code) => code,

@@ -5,6 +5,7 @@ mod cli {
     mod bench;
     mod bench_sort;
     mod gen_verify;
+    mod replay;
     mod sort;
 }
 

@@ -4,6 +4,8 @@
 pub mod bench;
 pub mod demo;
 pub mod gen;
+pub mod gen_trace;
+pub mod replay;
 pub mod sort;
 pub mod verify;
 
