@@ -16,7 +16,10 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     for cause in e.chain() {
         if let Some(io) = cause.downcast_ref::<emsort_io::Error>() {
             return match io.kind() {
-                ErrorKind::NotFound | ErrorKind::IsADirectory | ErrorKind::BadSize { .. } => 2,
+                ErrorKind::NotFound
+                | ErrorKind::IsADirectory
+                | ErrorKind::BadSize { .. }
+                | ErrorKind::BadConfig { .. } => 2,
                 _ => 3,
             };
         }
