@@ -8,26 +8,38 @@
 //!    `raw.csv`, no M exceeds half of the memory available, and the work
 //!    directory's file system holds four copies of the largest input
 //!    (input, runs, output, a peer's output).
-//! 2. **Record the machine** (`machine.json`, with GNU sort's version and
-//!    whether STXXL is installed) and the `README.md`.
+//! 2. **Build the STXXL driver** when a u32 input is measured and STXXL's
+//!    headers are installed ([`StxxlBuild::compile`], into the work
+//!    directory), and **record the machine** (`machine.json`, with GNU
+//!    sort's version, the C++ compiler's and STXXL's, and whether the driver
+//!    was built or why not) and the `README.md`.
 //! 3. **Run, data set by data set** (format, N): the input is generated
 //!    once ([`emsort_sort::gen`], seed 42) and fingerprinted. Then, for each
 //!    repetition: every emsort point, then the peers — the I/O bound, the
-//!    in-memory sort where N fits in memory, GNU sort for `lines` at each
-//!    (M, threads) of the grid. Before every run the page cache is emptied
-//!    (`--cache`). Every output is checked: emsort's and the in-memory
-//!    sort's with [`verify`](emsort_sort::verify::verify) (in order, same
-//!    multiset as the input), GNU sort's byte for byte against emsort's. A
-//!    failed check stops the campaign with an error; it never becomes a row.
-//!    Each run appends a row to `raw.csv` and flushes it.
-//! 4. **Clean up** the data set and the outputs, also on error.
+//!    in-memory sort where N fits in memory, GNU sort for `lines` and STXXL
+//!    for `u32` at each (M, threads) of the grid. Before every run the page
+//!    cache is emptied (`--cache`). emsort runs as a child process (`emsort
+//!    sort … --stats FILE -q`, the binary given to
+//!    [`sorter_exe`](Campaign::sorter_exe)), so its peak RSS, context
+//!    switches and page faults are the sort's alone; without a binary it
+//!    runs in this process ([`sort_file`]). Every output is checked:
+//!    emsort's and the in-memory sort's with
+//!    [`verify`](emsort_sort::verify::verify) (in order, same multiset as
+//!    the input), GNU sort's and STXXL's byte for byte against emsort's. A
+//!    failed check stops the campaign with an error; it never becomes a row
+//!    — except STXXL's: a failed or wrong STXXL run is recorded in
+//!    `machine.json` (`stxxl_errors`) and in the warnings, and the campaign
+//!    goes on. Each run appends a row to `raw.csv` and flushes it.
+//! 4. **Clean up** the data set and the outputs, also on error; rewrite
+//!    `machine.json` and the README with STXXL's errors, if any.
 //! 5. **Report from the CSV**: `summary.csv` and the plots are made by
 //!    reading `raw.csv` back.
 //!
 //! ```text
 //!  (format, N) ──► generate ──► fingerprint
 //!       for rep: emsort (M × d × policy × io × threads) ─► verify ─► raw.csv
-//!                io-bound, in-memory ─► verify, gnu-sort ─► cmp ─► raw.csv
+//!                io-bound, in-memory ─► verify
+//!                gnu-sort (lines), stxxl (u32) ─► cmp with emsort's ─► raw.csv
 //!  raw.csv ──► summary.csv (ratios), plots/*.svg
 //! ```
 
@@ -45,7 +57,7 @@ use emsort_sort::{sort_file, Fingerprint, Format, SortError, SortPlan};
 use serde::Serialize;
 
 use super::params::{parse_params, read_params, Grid};
-use super::peers::{self, PeakRss, IO_BOUND_BLOCK};
+use super::peers::{self, PeakRss, StxxlBuild, StxxlDriver, IO_BOUND_BLOCK};
 use super::plots::plots_from_csv;
 use super::record::{summary_from_csv, RawRow, RawWriter, SummaryRow};
 use crate::machine::{is_memory_fs, meminfo, Machine};
@@ -118,6 +130,8 @@ pub struct Campaign {
     work_dir: Option<PathBuf>,
     command_line: String,
     version: String,
+    sorter_exe: Option<PathBuf>,
+    stxxl: Option<StxxlBuild>,
 }
 
 /// What a finished campaign produced.
@@ -153,9 +167,22 @@ pub struct SortMachine {
     pub machine: Machine,
     /// First line of `sort --version`, or `not installed`.
     pub gnu_sort_version: String,
-    /// `installed` or `not installed` (`/usr/include/stxxl.h` or `/usr/include/stxxl/`);
-    /// no STXXL driver runs yet.
+    /// `installed` or `not installed` (`stxxl.h` or `stxxl/` in the header
+    /// directory, `/usr/include`).
     pub stxxl: String,
+    /// STXXL's version from its headers and Debian's package, when installed.
+    pub stxxl_version: Option<String>,
+    /// The STXXL driver: `built: COMPILE COMMAND`, `not built: WHY` (not
+    /// installed, the compiler's error), `not used: …` (no u32 input, or
+    /// turned off).
+    pub stxxl_driver: String,
+    /// Failed STXXL runs (the driver's message, or an output that differs
+    /// from emsort's); the campaign went on without those rows.
+    pub stxxl_errors: Vec<String>,
+    /// First line of the C++ compiler's `--version`, when STXXL is installed.
+    pub cxx_version: Option<String>,
+    /// How emsort ran: `child process: EXE` or `in-process (sort_file)`.
+    pub emsort_runs: String,
     /// Whether `/proc/self/clear_refs` can reset the peak RSS between runs.
     pub peak_rss_resettable: bool,
     /// Whether perf events count CPU migrations here.
@@ -235,6 +262,8 @@ impl Campaign {
             work_dir: None,
             command_line: String::new(),
             version: env!("CARGO_PKG_VERSION").to_string(),
+            sorter_exe: None,
+            stxxl: Some(StxxlBuild::default()),
         })
     }
 
@@ -286,6 +315,22 @@ impl Campaign {
         self
     }
 
+    /// Runs every emsort point as a child process of this `emsort` binary
+    /// (`EXE sort … --stats FILE -q`), so that its peak RSS, context
+    /// switches and page faults are the sort's alone. Without it (the
+    /// default) emsort sorts in this process with [`sort_file`].
+    pub fn sorter_exe(mut self, exe: impl Into<PathBuf>) -> Campaign {
+        self.sorter_exe = Some(exe.into());
+        self
+    }
+
+    /// How to build the STXXL peer (default: `g++` and `/usr/include`);
+    /// `None` leaves STXXL out.
+    pub fn stxxl(mut self, build: Option<StxxlBuild>) -> Campaign {
+        self.stxxl = build;
+        self
+    }
+
     /// The emsort points, in the order they run.
     pub fn points(&self) -> &[Point] {
         &self.points
@@ -321,8 +366,9 @@ impl Campaign {
         }
     }
 
-    /// GNU sort's settings (M, threads) on a `lines` input.
-    fn gnu_settings(points: &[&Point]) -> Vec<(u64, usize)> {
+    /// A peer's settings (M, threads) on one input: GNU sort's on `lines`,
+    /// STXXL's on `u32`.
+    fn peer_settings(points: &[&Point]) -> Vec<(u64, usize)> {
         let mut v: Vec<(u64, usize)> = points.iter().map(|p| (p.memory, p.threads)).collect();
         v.sort_unstable();
         v.dedup();
@@ -330,24 +376,34 @@ impl Campaign {
     }
 
     /// Peer runs per repetition on one input.
-    fn peer_runs(format: Format, bytes: u64, points: &[&Point], gnu: bool) -> u64 {
+    fn peer_runs(format: Format, bytes: u64, points: &[&Point], gnu: bool, stxxl: bool) -> u64 {
         let mut n = 1 + u64::from(Self::in_memory_fits(format, bytes));
-        if gnu && format == Format::Lines {
-            n += Self::gnu_settings(points).len() as u64;
+        if (gnu && format == Format::Lines) || (stxxl && format == Format::U32) {
+            n += Self::peer_settings(points).len() as u64;
         }
         n
     }
 
-    /// Total runs of every tool.
+    /// Whether the campaign wants the STXXL peer: a u32 input, STXXL not
+    /// turned off and installed.
+    fn stxxl_wanted(&self) -> bool {
+        self.points.iter().any(|p| p.format == Format::U32)
+            && self.stxxl.as_ref().is_some_and(|b| b.installed())
+    }
+
+    /// Total runs of every tool (STXXL's counted when it is installed).
     pub fn runs(&self) -> u64 {
-        let gnu = peers::gnu_sort_version().is_some();
+        self.runs_with(peers::gnu_sort_version().is_some(), self.stxxl_wanted())
+    }
+
+    fn runs_with(&self, gnu: bool, stxxl: bool) -> u64 {
         self.data_sets()
             .into_iter()
             .map(|(f, n)| {
                 let ps = self.points_of(f, n);
                 let reps = ps.iter().map(|p| p.reps).max().unwrap_or(1);
                 ps.iter().map(|p| u64::from(p.reps)).sum::<u64>()
-                    + u64::from(reps) * Self::peer_runs(f, n, &ps, gnu)
+                    + u64::from(reps) * Self::peer_runs(f, n, &ps, gnu, stxxl)
             })
             .sum()
     }
@@ -421,25 +477,54 @@ impl Campaign {
             }
         }
 
-        // 2. The machine and the README.
+        // 2. The STXXL driver, the machine and the README.
+        let any_u32 = self.points.iter().any(|p| p.format == Format::U32);
+        let installed = self.stxxl.as_ref().is_some_and(|b| b.installed());
+        let (stxxl_driver, stxxl_status): (Option<StxxlDriver>, String) = match &self.stxxl {
+            None => (None, "not used: turned off".into()),
+            Some(_) if !any_u32 => (None, "not used: no u32 input".into()),
+            Some(_) if cancel.load(Ordering::Relaxed) => {
+                (None, "not built: the campaign was cancelled".into())
+            }
+            Some(b) => {
+                progress.message("compiling the STXXL driver");
+                match b.compile(&work.join("stxxl")) {
+                    Ok(d) => {
+                        let s = format!("built: {}", d.command);
+                        (Some(d), s)
+                    }
+                    Err(e) => (None, format!("not built: {e}")),
+                }
+            }
+        };
         let gnu_version = peers::gnu_sort_version();
         let mut machine = Machine::collect(&work, self.cache, &self.command_line, &self.version);
         let mut formats: Vec<String> = self.points.iter().map(|p| p.format.to_string()).collect();
         formats.dedup();
         machine.element = format!("formats: {}", formats.join(", "));
         let memory_fs = is_memory_fs(&machine.fs_type);
-        let facts = SortMachine {
+        let mut facts = SortMachine {
             gnu_sort_version: gnu_version.clone().unwrap_or_else(|| "not installed".into()),
-            stxxl: if peers::stxxl_installed() { "installed" } else { "not installed" }.into(),
+            stxxl: if installed { "installed" } else { "not installed" }.into(),
+            stxxl_version: self.stxxl.as_ref().filter(|b| b.installed()).and_then(|b| b.version()),
+            stxxl_driver: stxxl_status,
+            stxxl_errors: Vec::new(),
+            cxx_version: self
+                .stxxl
+                .as_ref()
+                .filter(|b| b.installed())
+                .and_then(|b| peers::cxx_version(&b.cxx)),
+            emsort_runs: match &self.sorter_exe {
+                Some(exe) => format!("child process: {}", exe.display()),
+                None => "in-process (sort_file)".into(),
+            },
             peak_rss_resettable: PeakRss::reset(),
             cpu_migrations_countable: emsort_sort::stats::MigrationCounter::start().is_some(),
             machine,
         };
         let machine_json = out.join("machine.json");
-        let json = serde_json::to_string_pretty(&facts).expect("SortMachine serialises");
-        std::fs::write(&machine_json, json + "\n").map_err(|e| Error::io("write", &machine_json, e))?;
         let readme = out.join("README.md");
-        std::fs::write(&readme, self.readme_text(&facts)).map_err(|e| Error::io("write", &readme, e))?;
+        self.write_facts(&facts, &machine_json, &readme)?;
         let mut warnings = Vec::new();
         if memory_fs {
             warnings.push(format!(
@@ -449,8 +534,8 @@ impl Campaign {
                 facts.machine.fs_type
             ));
         }
-        if facts.stxxl == "not installed" {
-            warnings.push("STXXL is not installed: no STXXL peer (recorded in machine.json)".into());
+        if any_u32 && self.stxxl.is_some() && stxxl_driver.is_none() {
+            warnings.push(format!("no STXXL peer: {} (recorded in machine.json)", facts.stxxl_driver));
         }
         if gnu_version.is_none() && self.points.iter().any(|p| p.format == Format::Lines) {
             warnings.push("GNU sort could not run: no GNU sort peer".into());
@@ -458,10 +543,26 @@ impl Campaign {
 
         // 3. The runs; 4. clean up whatever happened.
         let mut writer = RawWriter::create(&raw_csv)?;
-        let ctx = RunCtx { work: &work, writer: &mut writer, progress, cancel, gnu: gnu_version.as_deref() };
+        let ctx = RunCtx {
+            work: &work,
+            writer: &mut writer,
+            progress,
+            cancel,
+            gnu: gnu_version.as_deref(),
+            stxxl: stxxl_driver.as_ref(),
+            stxxl_errors: &mut facts.stxxl_errors,
+        };
         let result = self.run_all(ctx, &mut warnings);
         drop(writer);
+        if !facts.stxxl_errors.is_empty() {
+            for e in &facts.stxxl_errors {
+                warnings.push(format!("STXXL failed, no row: {e}"));
+            }
+            self.write_facts(&facts, &machine_json, &readme)?;
+        }
         let _ = std::fs::remove_dir_all(work.join("tmp"));
+        let _ = std::fs::remove_dir_all(work.join("stxxl"));
+        let _ = std::fs::remove_file(work.join("emsort-stats.json"));
         for (f, n) in self.data_sets() {
             let _ = std::fs::remove_file(input_path(&work, f, n));
         }
@@ -487,7 +588,7 @@ impl Campaign {
 
     /// Step 3: every data set, every repetition; returns the runs done.
     fn run_all(&self, mut ctx: RunCtx<'_>, warnings: &mut Vec<String>) -> Result<u64> {
-        ctx.progress.phase("sort bench", Some(self.runs()));
+        ctx.progress.phase("sort bench", Some(self.runs_with(ctx.gnu.is_some(), ctx.stxxl.is_some())));
         let tmp = ctx.work.join("tmp");
         std::fs::create_dir_all(&tmp).map_err(|e| Error::io("create directory", &tmp, e))?;
         let mut runs = 0;
@@ -541,12 +642,13 @@ impl Campaign {
                     return Err(interrupted());
                 }
                 ctx.progress.message(&format!("emsort {} rep {rep}", p.label()));
-                let row = self.run_emsort(p, rep, input, &out, tmp, fp.count, ctx.cancel)?;
+                let row = self.run_emsort(p, rep, input, &out, tmp, fp.count, ctx.work, ctx.cancel)?;
                 check_output(&out, format, &fp, ctx.cancel, &p.label())?;
                 ctx.writer.write(&row)?;
                 *runs += 1;
                 ctx.progress.advance(1);
-                if format == Format::Lines && !reference.exists() {
+                let keep = format == Format::Lines || (format == Format::U32 && ctx.stxxl.is_some());
+                if keep && !reference.exists() {
                     std::fs::rename(&out, &reference).map_err(|e| Error::io("rename", &out, e))?;
                 } else {
                     std::fs::remove_file(&out).map_err(|e| Error::io("remove", &out, e))?;
@@ -581,7 +683,7 @@ impl Campaign {
             }
             // GNU sort on text.
             if let (Some(version), Format::Lines) = (ctx.gnu, format) {
-                for (memory, threads) in Self::gnu_settings(&points) {
+                for (memory, threads) in Self::peer_settings(&points) {
                     if ctx.cancel.load(Ordering::Relaxed) {
                         return Err(interrupted());
                     }
@@ -595,7 +697,7 @@ impl Campaign {
                     row.memory = Some(memory);
                     row.cache = self.cache.name().into();
                     row.note = version.to_string();
-                    peers::gnu_sort(input, &peer_out, tmp, memory, threads, &mut row)?;
+                    peers::gnu_sort(input, &peer_out, tmp, memory, threads, ctx.cancel, &mut row)?;
                     if !peers::same_bytes(&peer_out, &reference)? {
                         return Err(Error::Campaign(format!(
                             "GNU sort's output on {fmt} N={} differs from emsort's",
@@ -607,12 +709,52 @@ impl Campaign {
                     ctx.progress.advance(1);
                 }
             }
+            // STXXL on u32: a failed or wrong run is recorded, not fatal.
+            if let (Some(driver), Format::U32) = (ctx.stxxl, format) {
+                for (memory, threads) in Self::peer_settings(&points) {
+                    if ctx.cancel.load(Ordering::Relaxed) {
+                        return Err(interrupted());
+                    }
+                    let setting = format!(
+                        "u32 N={} M={} t={threads} rep {rep}",
+                        format_size(bytes),
+                        format_size(memory)
+                    );
+                    ctx.progress.message(&format!("STXXL {setting}"));
+                    self.cache.apply(&[input])?;
+                    let mut row = RawRow::new("stxxl", &fmt, bytes, fp.count, threads, rep);
+                    row.memory = Some(memory);
+                    row.cache = self.cache.name().into();
+                    row.note = format!("STXXL {}", driver.version);
+                    let res = peers::stxxl_sort(
+                        driver, input, &peer_out, tmp, memory, threads, ctx.cancel, &mut row,
+                    );
+                    let failure = match res {
+                        Err(Error::Io(e)) if *e.kind() == ErrorKind::Interrupted => return Err(Error::Io(e)),
+                        Err(e) => Some(e.to_string()),
+                        Ok(()) if !peers::same_bytes(&peer_out, &reference)? => {
+                            Some(format!("{setting}: STXXL's output differs from emsort's"))
+                        }
+                        Ok(()) => None,
+                    };
+                    let _ = std::fs::remove_file(&peer_out);
+                    match failure {
+                        Some(e) => ctx.stxxl_errors.push(e),
+                        None => {
+                            ctx.writer.write(&row)?;
+                            *runs += 1;
+                        }
+                    }
+                    ctx.progress.advance(1);
+                }
+            }
         }
         Ok(())
     }
 
-    /// One emsort run: cold cache, timed `sort_file` plus an `fsync` of
-    /// the output, the row.
+    /// One emsort run: cold cache, `emsort sort` as a child process (or
+    /// `sort_file` in this process without [`sorter_exe`](Campaign::sorter_exe)),
+    /// timed with an `fsync` of the output; the row.
     #[allow(clippy::too_many_arguments)]
     fn run_emsort(
         &self,
@@ -622,20 +764,10 @@ impl Campaign {
         out: &Path,
         tmp: &Path,
         items: u64,
+        work: &Path,
         cancel: &AtomicBool,
     ) -> Result<RawRow> {
-        let bad_plan = |e: SortError| Error::Campaign(format!("{}: {e}", p.label()));
         let plan = p.plan(tmp)?;
-        self.cache.apply(&[input])?;
-        let before = PeakRss::start();
-        let t0 = Instant::now();
-        let stats = sort_file(&plan, input, out, &NoProgress, cancel).map_err(|e| match e {
-            SortError::Io(io) if *io.kind() == ErrorKind::Interrupted => Error::Io(io),
-            SortError::Io(io) => Error::Run { point: p.label(), rep, source: io },
-            other => bad_plan(other),
-        })?;
-        peers::sync_file(out)?;
-        let seconds = t0.elapsed().as_secs_f64();
         let b = plan.block_size as u64;
         let mut row = RawRow::new("emsort", &p.format.to_string(), p.bytes, items, p.threads, rep);
         row.memory = Some(p.memory);
@@ -643,29 +775,161 @@ impl Campaign {
         row.block_size = Some(b);
         row.policy = p.policy.name().into();
         row.io = p.io.name().into();
-        row.seconds = seconds;
-        row.run_formation_s = Some(stats.run_formation.seconds);
-        row.merge_s = Some(stats.merge.seconds);
-        row.runs = Some(stats.runs);
-        row.passes = Some(stats.passes);
-        row.merge_order = Some(stats.merge_order);
-        let read = stats.run_formation.bytes_read + stats.merge.bytes_read;
-        let written = stats.run_formation.bytes_written + stats.merge.bytes_written;
-        row.bytes_read = Some(read);
-        row.bytes_written = Some(written);
+        row.cache = self.cache.name().into();
         let predicted = plan.derived().passes;
         row.predicted_passes = predicted;
         row.predicted_blocks = predicted.map(|pp| predicted_blocks(p.bytes, pp, b));
-        row.blocks_moved = Some((read + written).div_ceil(b.max(1)));
-        row.rss_before_bytes = before;
-        row.peak_rss_bytes = match before {
-            Some(_) => PeakRss::read(),
-            None => Some(stats.rusage.peak_rss_bytes),
+        self.cache.apply(&[input])?;
+        let (read, written) = match &self.sorter_exe {
+            Some(exe) => self.emsort_child(exe, p, &plan, rep, input, out, work, cancel, &mut row)?,
+            None => {
+                let before = PeakRss::start();
+                let t0 = Instant::now();
+                let stats = sort_file(&plan, input, out, &NoProgress, cancel).map_err(|e| match e {
+                    SortError::Io(io) if *io.kind() == ErrorKind::Interrupted => Error::Io(io),
+                    SortError::Io(io) => Error::Run { point: p.label(), rep, source: io },
+                    other => Error::Campaign(format!("{}: {other}", p.label())),
+                })?;
+                peers::sync_file(out)?;
+                row.seconds = t0.elapsed().as_secs_f64();
+                row.run_formation_s = Some(stats.run_formation.seconds);
+                row.merge_s = Some(stats.merge.seconds);
+                row.runs = Some(stats.runs);
+                row.passes = Some(stats.passes);
+                row.merge_order = Some(stats.merge_order);
+                row.rss_before_bytes = before;
+                row.peak_rss_bytes = match before {
+                    Some(_) => PeakRss::read(),
+                    None => Some(stats.rusage.peak_rss_bytes),
+                };
+                peers::put_usage(&mut row, &stats.rusage);
+                row.cpu_migrations = stats.cpu_migrations;
+                (
+                    stats.run_formation.bytes_read + stats.merge.bytes_read,
+                    stats.run_formation.bytes_written + stats.merge.bytes_written,
+                )
+            }
         };
-        peers::put_usage(&mut row, &stats.rusage);
-        row.cpu_migrations = stats.cpu_migrations;
-        row.cache = self.cache.name().into();
+        row.bytes_read = Some(read);
+        row.bytes_written = Some(written);
+        row.blocks_moved = Some((read + written).div_ceil(b.max(1)));
         Ok(row)
+    }
+
+    /// `EXE sort -f F -S M -d D --policy P --io IO --block-size B --parallel
+    /// T -T TMP --stats FILE -q INPUT -o OUT` as a child process: its time
+    /// (with an `fsync` of the output), usage (`wait4`, its `VmHWM`) and the
+    /// phases, counts and migrations of its statistics file go into `row`;
+    /// returns the bytes read and written.
+    #[allow(clippy::too_many_arguments)]
+    fn emsort_child(
+        &self,
+        exe: &Path,
+        p: &Point,
+        plan: &SortPlan,
+        rep: u32,
+        input: &Path,
+        out: &Path,
+        work: &Path,
+        cancel: &AtomicBool,
+        row: &mut RawRow,
+    ) -> Result<(u64, u64)> {
+        let stats_path = work.join("emsort-stats.json");
+        let _ = std::fs::remove_file(&stats_path);
+        let tmp = plan.temp_dirs.first().cloned().unwrap_or_else(|| work.join("tmp"));
+        let mut cmd = std::process::Command::new(exe);
+        cmd.arg("sort")
+            .arg("--format")
+            .arg(p.format.to_string())
+            .arg("-S")
+            .arg(p.memory.to_string())
+            .arg("-d")
+            .arg(p.fan_in.to_string())
+            .arg("--policy")
+            .arg(p.policy.name())
+            .arg("--io")
+            .arg(p.io.name())
+            .arg("--block-size")
+            .arg(plan.block_size.to_string())
+            .arg("--parallel")
+            .arg(p.threads.to_string())
+            .arg("-T")
+            .arg(&tmp)
+            .arg("--stats")
+            .arg(&stats_path)
+            .arg("-q")
+            .arg(input)
+            .arg("-o")
+            .arg(out);
+        let c = peers::run_child(cmd, &format!("emsort sort ({})", p.label()), cancel, work)?;
+        match c.status.code() {
+            Some(0) => {}
+            Some(130) | Some(143) => {
+                return Err(Error::Io(emsort_io::Error::new(ErrorKind::Interrupted, work)));
+            }
+            Some(3) => {
+                return Err(Error::Run {
+                    point: p.label(),
+                    rep,
+                    source: emsort_io::Error::from_io(
+                        "emsort sort",
+                        out,
+                        std::io::Error::other(peers::tail(&c.stderr)),
+                    ),
+                });
+            }
+            _ => {
+                return Err(Error::Campaign(format!(
+                    "{} (rep {rep}): `{} sort` failed ({}): {}",
+                    p.label(),
+                    exe.display(),
+                    c.status,
+                    peers::tail(&c.stderr)
+                )));
+            }
+        }
+        let t = Instant::now();
+        peers::sync_file(out)?;
+        row.seconds = c.seconds + t.elapsed().as_secs_f64();
+        let text = std::fs::read_to_string(&stats_path).map_err(|e| Error::io("read", &stats_path, e))?;
+        let _ = std::fs::remove_file(&stats_path);
+        let bad = |what: &str| {
+            Error::Campaign(format!(
+                "{}: the statistics file {} lacks {what}",
+                p.label(),
+                stats_path.display()
+            ))
+        };
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Error::Campaign(format!("{}: {}: {e}", p.label(), stats_path.display())))?;
+        let u = |ptr: &str| v.pointer(ptr).and_then(|x| x.as_u64()).ok_or_else(|| bad(ptr));
+        let f = |ptr: &str| v.pointer(ptr).and_then(|x| x.as_f64()).ok_or_else(|| bad(ptr));
+        row.run_formation_s = Some(f("/run_formation/seconds")?);
+        row.merge_s = Some(f("/merge/seconds")?);
+        row.runs = Some(u("/runs")?);
+        row.passes = Some(f("/passes")?);
+        row.merge_order = Some(u("/merge_order")? as usize);
+        let block = u("/plan/block_size")?;
+        if Some(block) != row.block_size {
+            row.block_size = Some(block);
+            row.predicted_blocks = row.predicted_passes.map(|pp| predicted_blocks(p.bytes, pp, block));
+        }
+        peers::put_child(row, &c);
+        // The sort's own perf counter sees only its threads (not the harness's).
+        if let Some(m) = v.get("cpu_migrations").and_then(|x| x.as_u64()) {
+            row.cpu_migrations = Some(m);
+        }
+        Ok((
+            u("/run_formation/bytes_read")? + u("/merge/bytes_read")?,
+            u("/run_formation/bytes_written")? + u("/merge/bytes_written")?,
+        ))
+    }
+
+    /// Writes `machine.json` and the README.
+    fn write_facts(&self, facts: &SortMachine, machine_json: &Path, readme: &Path) -> Result<()> {
+        let json = serde_json::to_string_pretty(facts).expect("SortMachine serialises");
+        std::fs::write(machine_json, json + "\n").map_err(|e| Error::io("write", machine_json, e))?;
+        std::fs::write(readme, self.readme_text(facts)).map_err(|e| Error::io("write", readme, e))
     }
 
     fn readme_text(&self, facts: &SortMachine) -> String {
@@ -676,23 +940,34 @@ impl Campaign {
         format!(
             "# emsort sort campaign (SPEC experiment 2)\n\n\
              Command: `{cmd}`\n\n\
-             Page cache emptied before every run with `{cache}`. GNU sort: {gnu}. STXXL: {stxxl}.\n\n\
+             Page cache emptied before every run with `{cache}`. emsort: {runs_how}. GNU sort: {gnu}. \
+             STXXL: {stxxl}; driver {driver}.{stxxl_errors}\n\n\
              ## Files\n\n\
              - `raw.csv`: a row per run of every tool, written as the run finished.\n\
              - `summary.csv`: a row per point (tool, format, N, M, d, policy, io, threads): \
              min/median/max seconds, median phases and counts, and the ratios on the same input: \
              `ratio_to_io_bound` = median / (2 × the I/O bound's median), \
              `speedup_vs_gnu_sort` = GNU sort's median at the same M and threads / median, \
+             `speedup_vs_stxxl` = STXXL's median at the same M and threads / median, \
              `ratio_to_in_memory` = median / the in-memory sort's median.\n\
-             - `machine.json`: the machine, the command, GNU sort's version, STXXL.\n\
+             - `machine.json`: the machine, the command, GNU sort's version, STXXL's version, the C++ \
+             compiler's, how the STXXL driver was built (or why not) and any STXXL run that failed.\n\
              - `plots/*.svg`: drawn from raw.csv (`emsort bench sort --plot-only DIR` redraws).\n\n\
              ## Tools\n\n\
-             - `emsort`: `sort_file` with the point's M, d, policy, stream kind and threads \
+             - `emsort`: {emsort_tool} with the point's M, d, policy, stream kind and threads \
              (B = the plan's default for M and d); output verified (in order, same multiset).\n\
              - `gnu-sort`: `LC_ALL=C sort -S M --parallel=P -T TMP -o OUT` on `lines` inputs; output \
              compared byte for byte with emsort's.\n\
              - `in-memory`: read the whole file, `par_sort_unstable` on all cores, write (where 2-3× N \
              fits in half the memory available); output verified.\n\
+             - `stxxl`: on `u32` inputs, STXXL's `stxxl::sorter` (pipelined run formation and merge) through \
+             the driver `bench/stxxl/stxxl_sort.cpp`, compiled with `g++ -O3` at the start; the same M, \
+             OpenMP threads = the point's threads (`OMP_WAIT_POLICY=passive`), its scratch file (O_DIRECT, \
+             `syscall` I/O) in the same \
+             temporary directory; a child process measured like GNU sort. `run_formation_s` / `merge_s` \
+             are the driver's own: pushing the input into the sorter until its last run is written / \
+             merging and writing the output. Output compared byte for byte with emsort's; a failed run \
+             is listed in machine.json (`stxxl_errors`), not a row.\n\
              - `io-bound`: read the input once and write as many bytes once with O_DIRECT streams of \
              {iob} blocks (write synced); `run_formation_s` is the read, `merge_s` the write. A sort that \
              reads and writes its data twice cannot beat 2 × this: the summary's `io_bound_s`.\n\n\
@@ -710,6 +985,19 @@ impl Campaign {
             cache = self.cache,
             gnu = facts.gnu_sort_version,
             stxxl = facts.stxxl,
+            driver = facts.stxxl_driver,
+            stxxl_errors = if facts.stxxl_errors.is_empty() {
+                String::new()
+            } else {
+                format!(" Failed STXXL runs (no row): {}.", facts.stxxl_errors.join("; "))
+            },
+            runs_how = facts.emsort_runs,
+            emsort_tool = match &self.sorter_exe {
+                Some(_) =>
+                    "`emsort sort … --stats FILE -q` as a child process (its time, `wait4` usage and \
+                            `VmHWM` are the sort's alone; phases and counts from its statistics file)",
+                None => "`sort_file` in the harness's process",
+            },
             iob = format_size(IO_BOUND_BLOCK as u64),
             cols = RAW_COLUMNS,
         )
@@ -718,20 +1006,20 @@ impl Campaign {
 
 /// The columns of `raw.csv`, as the README lists them.
 const RAW_COLUMNS: &str = "\
-- `tool`: emsort, gnu-sort, in-memory, io-bound
+- `tool`: emsort, gnu-sort, stxxl, in-memory, io-bound
 - `format`, `bytes`, `items`: the input (items = lines for `lines`)
-- `memory`, `fan_in`, `block_size`, `policy`, `io`: emsort's M, d, B, merge policy, stream kind (GNU sort: M = its -S)
-- `threads`: emsort's and GNU sort's --parallel, the in-memory pool's threads
+- `memory`, `fan_in`, `block_size`, `policy`, `io`: emsort's M, d, B, merge policy, stream kind (GNU sort, STXXL: M; STXXL: its block size and I/O implementation)
+- `threads`: emsort's and GNU sort's --parallel, STXXL's OpenMP threads, the in-memory pool's threads
 - `rep`: repetition, from 1
 - `seconds`: wall time, including an fsync of the output
-- `run_formation_s`, `merge_s`: emsort's phases (io-bound: the read and the write)
+- `run_formation_s`, `merge_s`: emsort's and STXXL's phases (io-bound: the read and the write)
 - `runs`, `passes`, `merge_order`: emsort's U, passes (run formation = 1), most runs in one merge
 - `bytes_read`, `bytes_written`: bytes read and written by emsort over both phases
 - `predicted_passes`, `predicted_blocks`, `blocks_moved`: the cost model (above)
-- `peak_rss_bytes`: peak resident memory of the run (in-process: VmHWM reset before the run; GNU sort: the child's VmHWM, read every 4 ms while it runs, as its ru_maxrss starts from the parent's peak)
-- `rss_before_bytes`: in-process tools: resident memory just before the run (the harness's own, after malloc_trim), included in peak_rss_bytes
-- `voluntary_cs`, `involuntary_cs`, `minor_faults`, `major_faults`: getrusage deltas (GNU sort: wait4 of the child)
-- `cpu_migrations`: perf software event cpu-migrations of the run's threads / child; empty where perf is not allowed
+- `peak_rss_bytes`: peak resident memory of the run (child processes — emsort with a binary, GNU sort, STXXL: the child's VmHWM, read every 4 ms while it runs, as its ru_maxrss starts from the parent's peak; in-process tools: VmHWM reset before the run)
+- `rss_before_bytes`: in-process tools only: resident memory just before the run (the harness's own, after malloc_trim), included in peak_rss_bytes
+- `voluntary_cs`, `involuntary_cs`, `minor_faults`, `major_faults`: wait4's rusage of a child process; getrusage deltas in-process
+- `cpu_migrations`: perf software event cpu-migrations of the run's threads (emsort: its own count from its statistics; GNU sort, STXXL: the child and the waiting thread); empty where perf is not allowed
 - `cache`: how the page cache was emptied; `note`: the peer's version
 ";
 
@@ -750,6 +1038,8 @@ struct RunCtx<'a> {
     progress: &'a dyn Progress,
     cancel: &'a AtomicBool,
     gnu: Option<&'a str>,
+    stxxl: Option<&'a StxxlDriver>,
+    stxxl_errors: &'a mut Vec<String>,
 }
 
 fn input_path(work: &Path, format: Format, bytes: u64) -> PathBuf {
@@ -840,6 +1130,111 @@ mod tests {
         assert!(left.iter().all(|n| !n.to_string_lossy().starts_with(".emsort-work")), "{left:?}");
     }
 
+    /// STXXL "installed" (fake headers) but its build fails: the campaign
+    /// records why in machine.json, warns, and measures everything else.
+    #[test]
+    fn a_failing_stxxl_build_is_recorded_and_skipped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let inc = tmp.path().join("include");
+        std::fs::create_dir_all(inc.join("stxxl")).unwrap();
+        let out = tmp.path().join("res");
+        let text = "h\nu32;256K;64K;2;optimal;buffered;1;1\n";
+        let c = Campaign::new(&parse_params(text, Path::new("t")).unwrap())
+            .unwrap()
+            .cache(CacheMethod::None)
+            .out_dir(&out)
+            .stxxl(Some(StxxlBuild { cxx: "false".into(), include_dir: inc }));
+        assert_eq!(c.runs(), 4, "emsort, io-bound, in-memory and STXXL (installed: it is counted)");
+        let o = c.run(&NoProgress, &AtomicBool::new(false)).unwrap();
+        let rows = read_raw(&o.raw_csv).unwrap();
+        assert_eq!(
+            rows.iter().map(|r| r.tool.as_str()).collect::<Vec<_>>(),
+            ["emsort", "io-bound", "in-memory"]
+        );
+        assert_eq!(o.runs, 3);
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&o.machine_json).unwrap()).unwrap();
+        assert_eq!(m["stxxl"], "installed");
+        let driver = m["stxxl_driver"].as_str().unwrap();
+        assert!(driver.starts_with("not built: `false -O3"), "{driver}");
+        assert!(o.warnings.iter().any(|w| w.starts_with("no STXXL peer: not built")), "{:?}", o.warnings);
+        let readme = std::fs::read_to_string(&o.readme).unwrap();
+        assert!(readme.contains("driver not built"), "{readme}");
+        // Missing headers: "not installed", not counted.
+        let c = Campaign::new(&parse_params(text, Path::new("t")).unwrap())
+            .unwrap()
+            .cache(CacheMethod::None)
+            .out_dir(tmp.path().join("res2"))
+            .stxxl(Some(StxxlBuild { cxx: "g++".into(), include_dir: tmp.path().join("none") }));
+        assert_eq!(c.runs(), 3);
+        let o = c.run(&NoProgress, &AtomicBool::new(false)).unwrap();
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&o.machine_json).unwrap()).unwrap();
+        assert_eq!(m["stxxl"], "not installed");
+        assert!(m["stxxl_driver"].as_str().unwrap().contains("STXXL is not installed"), "{m}");
+    }
+
+    /// An STXXL driver that fails, or whose output is wrong, is recorded in
+    /// machine.json and the warnings; the campaign finishes without its rows.
+    #[test]
+    fn failing_or_wrong_stxxl_runs_are_recorded_not_fatal() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let inc = tmp.path().join("include");
+        std::fs::create_dir_all(inc.join("stxxl")).unwrap();
+        for (name, body) in [
+            ("fails", "echo 'boom: out of luck' >&2; exit 1"),
+            ("copies", "cp \"$1\" \"$2\"; echo 'stxxl_sort: seconds=1 run_formation_s=0.5 merge_s=0.5 items=1 block=4096 threads=1 fileio=syscall'"),
+        ] {
+            // A fake compiler that "builds" a shell script as the driver.
+            let driver = tmp.path().join(format!("driver-{name}"));
+            std::fs::write(&driver, format!("#!/bin/sh\n{body}\n")).unwrap();
+            let cxx = tmp.path().join(format!("cxx-{name}"));
+            let script = format!(
+                "#!/bin/sh\nwhile [ \"$1\" != -o ]; do shift; done\ncp '{}' \"$2\"\nchmod +x \"$2\"\n",
+                driver.display()
+            );
+            std::fs::write(&cxx, script).unwrap();
+            std::fs::set_permissions(&cxx, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let out = tmp.path().join(format!("res-{name}"));
+            let text = "h\nu32;256K;64K;2;optimal;buffered;1;1\n";
+            let o = Campaign::new(&parse_params(text, Path::new("t")).unwrap())
+                .unwrap()
+                .cache(CacheMethod::None)
+                .out_dir(&out)
+                .stxxl(Some(StxxlBuild { cxx: cxx.display().to_string(), include_dir: inc.clone() }))
+                .run(&NoProgress, &AtomicBool::new(false))
+                .unwrap();
+            let rows = read_raw(&o.raw_csv).unwrap();
+            assert!(rows.iter().all(|r| r.tool != "stxxl"), "{name}: {rows:?}");
+            let m: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&o.machine_json).unwrap()).unwrap();
+            assert!(m["stxxl_driver"].as_str().unwrap().starts_with("built: "), "{name}: {m}");
+            let errors = m["stxxl_errors"].as_array().unwrap();
+            assert_eq!(errors.len(), 1, "{name}: {m}");
+            let want = if name == "fails" { "boom: out of luck" } else { "differs from emsort's" };
+            assert!(errors[0].as_str().unwrap().contains(want), "{name}: {m}");
+            assert!(o.warnings.iter().any(|w| w.contains(want)), "{name}: {:?}", o.warnings);
+            assert!(std::fs::read_to_string(&o.readme).unwrap().contains(want), "{name}");
+        }
+    }
+
+    /// A sorter binary that fails stops the campaign with its message.
+    #[test]
+    fn a_failing_sorter_binary_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let text = "h\nu32;256K;64K;2;optimal;buffered;1;1\n";
+        let e = Campaign::new(&parse_params(text, Path::new("t")).unwrap())
+            .unwrap()
+            .cache(CacheMethod::None)
+            .out_dir(tmp.path().join("o"))
+            .stxxl(None)
+            .sorter_exe("false")
+            .run(&NoProgress, &AtomicBool::new(false))
+            .unwrap_err();
+        assert!(e.to_string().contains("`false sort` failed"), "{e}");
+    }
+
     #[test]
     fn tiny_campaign_end_to_end() {
         let tmp = tempfile::tempdir().unwrap();
@@ -849,6 +1244,7 @@ mod tests {
             .unwrap()
             .cache(CacheMethod::None)
             .out_dir(&out)
+            .stxxl(None)
             .command_line("emsort bench sort test");
         let o = c.run(&NoProgress, &AtomicBool::new(false)).unwrap();
         let rows = read_raw(&o.raw_csv).unwrap();
@@ -863,6 +1259,10 @@ mod tests {
         }
         assert!(o.summary.iter().any(|s| s.ratio_to_io_bound.is_some()));
         assert!(!o.plots.is_empty());
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&o.machine_json).unwrap()).unwrap();
+        assert_eq!(m["stxxl_driver"], "not used: turned off");
+        assert_eq!(m["emsort_runs"], "in-process (sort_file)");
         let left: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert!(left.iter().all(|n| !n.to_string_lossy().starts_with(".emsort-work")), "{left:?}");
     }

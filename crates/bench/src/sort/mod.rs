@@ -5,15 +5,20 @@
 //! merge policy, stream kind and threads ([`Grid`], from the command line
 //! or a parameter file, [`parse_params`]). Each input is generated once
 //! (seeded) and every emsort point runs on it `reps` times on a cold cache,
-//! its output verified. On the same input, in the same run, the peers run:
-//! the I/O lower bound (read once + write once with O_DIRECT, 8 MiB blocks,
-//! doubled for two passes), an in-memory sort where N fits, and GNU sort
-//! (`LC_ALL=C`, `-S` = M, `--parallel`, `-T`) on text, its output compared
-//! byte for byte with emsort's ([`peers`]). STXXL is detected and recorded
-//! in `machine.json`; no driver runs yet.
+//! as a child process `emsort sort … --stats FILE` when the campaign knows
+//! the binary ([`Campaign::sorter_exe`]; in the harness's process
+//! otherwise), its output verified. On the same input, in the same run, the
+//! peers run: the I/O lower bound (read once + write once with O_DIRECT,
+//! 8 MiB blocks, doubled for two passes), an in-memory sort where N fits,
+//! GNU sort (`LC_ALL=C`, `-S` = M, `--parallel`, `-T`) on text, and STXXL
+//! (`stxxl::sorter` through a small C++ driver compiled at the start, when
+//! Debian's `libstxxl-dev` is installed) on u32, their outputs compared
+//! byte for byte with emsort's ([`peers`]). A failing STXXL is recorded in
+//! `machine.json` and the campaign goes on.
 //!
-//! - [`Campaign`]: the points, the cache method, the output directory;
-//!   [`Campaign::run`] measures and writes the outputs.
+//! - [`Campaign`]: the points, the cache method, the output directory, the
+//!   emsort binary, the STXXL build; [`Campaign::run`] measures and writes
+//!   the outputs.
 //! - [`RawRow`] / [`SummaryRow`]: the rows of `raw.csv` and `summary.csv`
 //!   ([`summarise`] adds the ratios to the I/O bound and the peers).
 //! - [`predicted_blocks`]: the cost model, ⌈2 · N · passes / B⌉ block
@@ -32,6 +37,7 @@
 //! # fn main() -> Result<(), emsort_bench::Error> {
 //! let outcome = Campaign::quick()
 //!     .cache(CacheMethod::Fadvise)
+//!     .sorter_exe("target/release/emsort")
 //!     .out_dir("results/sort-quick")
 //!     .run(&NoProgress, &AtomicBool::new(false))?;
 //! print!("{}", format_table(&headline(&outcome.summary)));
@@ -50,6 +56,7 @@ pub use params::{
     parse_fan_ins, parse_formats, parse_io, parse_params, parse_policies, parse_sizes, parse_threads,
     read_params, Grid, MAX_FAN_IN,
 };
+pub use peers::{StxxlBuild, StxxlDriver};
 pub use plots::plots_from_csv;
 pub use record::{
     read_raw, summarise, summary_from_csv, write_summary, RawRow, RawWriter, SummaryRow, TOOLS,

@@ -6,12 +6,12 @@
 //!
 //! | file | chart |
 //! |---|---|
-//! | `time_vs_m_{f}_{n}.svg` | emsort's time vs M, a line per d; GNU sort vs M; the I/O bound and the in-memory sort as flat lines |
+//! | `time_vs_m_{f}_{n}.svg` | emsort's time vs M, a line per d; GNU sort and STXXL vs M; the I/O bound and the in-memory sort as flat lines |
 //! | `time_vs_d_{f}_{n}.svg` | emsort's time vs d, a line per M |
 //! | `phases_vs_m_{f}_{n}.svg` | run formation, merge and total time vs M, at the largest d |
-//! | `peers_{f}.svg` | time vs N: emsort's best point, GNU sort's best, the in-memory sort, the I/O bound |
+//! | `peers_{f}.svg` | time vs N: emsort's best point, GNU sort's best, STXXL's best, the in-memory sort, the I/O bound |
 //! | `threads_{f}_{n}.svg` | context switches, CPU migrations and minor faults (+1, for the log axis) vs threads, emsort and GNU sort |
-//! | `time_vs_threads_{f}_{n}.svg` | emsort's and GNU sort's time vs threads |
+//! | `time_vs_threads_{f}_{n}.svg` | emsort's, GNU sort's and STXXL's time vs threads |
 //!
 //! emsort's charts use one *reference setting* per input: the policy
 //! `optimal` (else the first), the stream kind `buffered` (else the first)
@@ -129,6 +129,14 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
             points: on
                 .iter()
                 .filter(|r| r.tool == "gnu-sort" && r.threads == tmax)
+                .filter_map(|r| r.memory.map(|m| (m as f64, r.median_s)))
+                .collect(),
+        });
+        series.push(Series {
+            label: format!("STXXL, {tmax} thread(s)"),
+            points: on
+                .iter()
+                .filter(|r| r.tool == "stxxl" && r.threads == tmax)
                 .filter_map(|r| r.memory.map(|m| (m as f64, r.median_s)))
                 .collect(),
         });
@@ -255,6 +263,14 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
                     label: "GNU sort".into(),
                     points: gnu_rows.iter().map(|r| (r.threads as f64, r.median_s)).collect(),
                 },
+                Series {
+                    label: "STXXL".into(),
+                    points: on
+                        .iter()
+                        .filter(|r| r.tool == "stxxl" && r.memory == Some(m))
+                        .map(|r| (r.threads as f64, r.median_s))
+                        .collect(),
+                },
             ];
             out.push((
                 format!("time_vs_threads_{}", stem(format, Some(*bytes))),
@@ -290,6 +306,7 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
         let series = vec![
             Series { label: "emsort (best point)".into(), points: best("emsort") },
             Series { label: "GNU sort (best point)".into(), points: best("gnu-sort") },
+            Series { label: "STXXL (best point)".into(), points: best("stxxl") },
             Series { label: "in-memory sort".into(), points: best("in-memory") },
             Series { label: "I/O bound (2 passes)".into(), points: best("io-bound") },
         ];

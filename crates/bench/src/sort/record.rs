@@ -1,28 +1,28 @@
 //! The sort campaign's CSV files: `raw.csv` (a row per run) and
 //! `summary.csv` (a row per point, with the ratios to the I/O bound and to
-//! the peers).
+//! the peers: GNU sort, STXXL, the in-memory sort).
 //!
 //! `raw.csv` columns, in order (empty where a column does not apply to the
 //! tool):
 //!
 //! | column | meaning |
 //! |---|---|
-//! | `tool` | `emsort`, `gnu-sort`, `in-memory` (read all, `par_sort_unstable`, write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks) |
+//! | `tool` | `emsort`, `gnu-sort`, `stxxl` (STXXL's `stxxl::sorter` on u32, through `bench/stxxl/stxxl_sort.cpp`), `in-memory` (read all, `par_sort_unstable`, write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks) |
 //! | `format`, `bytes`, `items` | the input: format, size N in bytes, items (lines for `lines`) |
-//! | `memory`, `fan_in`, `block_size`, `policy`, `io` | emsort's M, d, B, merge policy and stream kind; GNU sort: M (its `-S`) |
-//! | `threads` | threads used (emsort `--parallel`, GNU sort `--parallel`, the in-memory pool) |
+//! | `memory`, `fan_in`, `block_size`, `policy`, `io` | emsort's M, d, B, merge policy and stream kind; GNU sort: M (its `-S`); STXXL: M, its block size and I/O implementation (`syscall`) |
+//! | `threads` | threads used (emsort `--parallel`, GNU sort `--parallel`, STXXL's OpenMP threads, the in-memory pool) |
 //! | `rep` | repetition, from 1 |
 //! | `seconds` | wall time measured by the harness, including an `fsync` of the output (for `io-bound`: the read plus the write, one pass) |
-//! | `run_formation_s`, `merge_s` | emsort's phases (`SortStats`); `io-bound`: the read and the write |
+//! | `run_formation_s`, `merge_s` | emsort's phases (`SortStats`); STXXL's as its driver times them; `io-bound`: the read and the write |
 //! | `runs`, `passes`, `merge_order` | emsort's U, passes over the data (run formation = 1), most runs in one merge |
 //! | `bytes_read`, `bytes_written` | bytes emsort read and wrote (both phases) |
 //! | `predicted_passes` | passes the plan predicts (`SortPlan::derived`) |
 //! | `predicted_blocks` | the cost model: ⌈2 · N · predicted_passes / B⌉ block transfers |
 //! | `blocks_moved` | ⌈(bytes_read + bytes_written) / B⌉, what emsort really moved |
-//! | `peak_rss_bytes` | peak resident memory of the run (emsort, in-memory: `VmHWM` reset before the run; GNU sort: the child's `VmHWM`, read every 4 ms while it runs) |
-//! | `rss_before_bytes` | in-process tools: resident memory just before the run (the harness's own, after `malloc_trim`), which `peak_rss_bytes` includes |
-//! | `voluntary_cs`, `involuntary_cs`, `minor_faults`, `major_faults` | `getrusage` deltas (the sort's process; GNU sort: `wait4`'s rusage of the child) |
-//! | `cpu_migrations` | perf software event `cpu-migrations` (inherited by threads and children), empty where perf events are not allowed |
+//! | `peak_rss_bytes` | peak resident memory of the run (child processes — emsort run from its binary, GNU sort, STXXL: the child's `VmHWM`, read every 4 ms while it runs; in-process tools: `VmHWM` reset before the run) |
+//! | `rss_before_bytes` | in-process tools only: resident memory just before the run (the harness's own, after `malloc_trim`), which `peak_rss_bytes` includes |
+//! | `voluntary_cs`, `involuntary_cs`, `minor_faults`, `major_faults` | `wait4`'s rusage of a child process; `getrusage` deltas of an in-process run |
+//! | `cpu_migrations` | perf software event `cpu-migrations` (inherited by threads and children; emsort: the count in its own statistics), empty where perf events are not allowed |
 //! | `cache` | how the page cache was emptied before the run |
 //! | `note` | the tool's version (GNU sort) or what else the reader should know |
 
@@ -35,7 +35,7 @@ use crate::stats::Stats;
 use crate::{Error, Result};
 
 /// The tools a campaign runs.
-pub const TOOLS: [&str; 4] = ["emsort", "gnu-sort", "in-memory", "io-bound"];
+pub const TOOLS: [&str; 5] = ["emsort", "gnu-sort", "stxxl", "in-memory", "io-bound"];
 
 /// One run, one row of `raw.csv` (see the module docs for the columns).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -215,6 +215,10 @@ pub struct SummaryRow {
     pub in_memory_s: Option<f64>,
     /// median_s / in_memory_s.
     pub ratio_to_in_memory: Option<f64>,
+    /// STXXL's median on this input with the same M and threads (u32).
+    pub stxxl_s: Option<f64>,
+    /// stxxl_s / median_s: how many times faster than STXXL.
+    pub speedup_vs_stxxl: Option<f64>,
 }
 
 fn med_f(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
@@ -281,6 +285,8 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
                 speedup_vs_gnu_sort: None,
                 in_memory_s: None,
                 ratio_to_in_memory: None,
+                stxxl_s: None,
+                speedup_vs_stxxl: None,
             })
         })
         .collect();
@@ -291,16 +297,18 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
             .map(|p| p.median_s)
             .next()
     };
-    let peers: Vec<(Option<f64>, Option<f64>, Option<f64>)> = out
+    type Peers = (Option<f64>, Option<f64>, Option<f64>, Option<f64>);
+    let peers: Vec<Peers> = out
         .iter()
         .map(|r| {
             let io = find(&out, r, "io-bound", false).map(|s| 2.0 * s);
             let gnu = if r.tool == "emsort" { find(&out, r, "gnu-sort", true) } else { None };
             let mem = find(&out, r, "in-memory", false);
-            (io, gnu, mem)
+            let stxxl = if r.tool == "emsort" { find(&out, r, "stxxl", true) } else { None };
+            (io, gnu, mem, stxxl)
         })
         .collect();
-    for (r, (io, gnu, mem)) in out.iter_mut().zip(peers) {
+    for (r, (io, gnu, mem, stxxl)) in out.iter_mut().zip(peers) {
         if r.tool == "io-bound" {
             continue;
         }
@@ -308,6 +316,8 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
         r.ratio_to_io_bound = ratio(Some(r.median_s), io);
         r.gnu_sort_s = gnu;
         r.speedup_vs_gnu_sort = ratio(gnu, Some(r.median_s));
+        r.stxxl_s = stxxl;
+        r.speedup_vs_stxxl = ratio(stxxl, Some(r.median_s));
         if r.tool != "in-memory" {
             r.in_memory_s = mem;
             r.ratio_to_in_memory = ratio(Some(r.median_s), mem);
@@ -379,6 +389,30 @@ mod tests {
         let gnu = s.iter().find(|r| r.tool == "gnu-sort").unwrap();
         assert_eq!(gnu.ratio_to_io_bound, Some(8.0));
         assert_eq!(gnu.speedup_vs_gnu_sort, None);
+        assert_eq!(e.stxxl_s, None);
+    }
+
+    #[test]
+    fn stxxl_speedup_at_the_same_m_and_threads() {
+        let mk = |tool: &str, m: u64, t: usize, secs: f64| {
+            let mut r = row(tool, Some(m), t, 1, secs);
+            r.format = "u32".into();
+            r
+        };
+        let rows = vec![
+            mk("emsort", 100, 2, 2.0),
+            mk("emsort", 200, 2, 1.0),
+            mk("stxxl", 100, 2, 9.0),
+            mk("stxxl", 200, 1, 5.0),
+        ];
+        let s = summarise(&rows);
+        assert_eq!(
+            s.iter().map(|r| r.tool.as_str()).collect::<Vec<_>>(),
+            ["emsort", "emsort", "stxxl", "stxxl"]
+        );
+        assert_eq!((s[0].stxxl_s, s[0].speedup_vs_stxxl), (Some(9.0), Some(4.5)));
+        assert_eq!(s[1].stxxl_s, None); // STXXL ran with 1 thread only at M = 200
+        assert_eq!(s[2].speedup_vs_stxxl, None);
     }
 
     #[test]

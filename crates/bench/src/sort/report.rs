@@ -3,8 +3,8 @@
 //! [`headline`] picks, per input (format, N) and emsort stream kind (so
 //! `buffered` and `direct` each get a line), emsort's fastest point and
 //! sets it beside the I/O lower bound (2 × one O_DIRECT read + write), GNU
-//! sort (at the same M and threads when measured there, else its fastest)
-//! and the in-memory sort; [`format_table`] lays the rows out. Every number
+//! sort and STXXL (each at the same M and threads when measured there, else
+//! its fastest) and the in-memory sort; [`format_table`] lays the rows out. Every number
 //! comes from the summary rows given.
 
 use emsort_io::format_size;
@@ -29,6 +29,8 @@ pub struct HeadlineRow {
     pub gnu_sort_s: Option<f64>,
     /// The in-memory sort's median, seconds.
     pub in_memory_s: Option<f64>,
+    /// STXXL's median, seconds.
+    pub stxxl_s: Option<f64>,
 }
 
 impl HeadlineRow {
@@ -39,6 +41,10 @@ impl HeadlineRow {
     /// GNU sort / emsort.
     pub fn speedup_vs_gnu_sort(&self) -> Option<f64> {
         self.gnu_sort_s.map(|g| g / self.emsort_s)
+    }
+    /// STXXL / emsort.
+    pub fn speedup_vs_stxxl(&self) -> Option<f64> {
+        self.stxxl_s.map(|g| g / self.emsort_s)
     }
     /// emsort / in-memory.
     pub fn ratio_to_in_memory(&self) -> Option<f64> {
@@ -62,8 +68,8 @@ pub fn headline(rows: &[SummaryRow]) -> Vec<HeadlineRow> {
                 .iter()
                 .filter(|r| r.tool == "emsort" && r.io == io)
                 .min_by(|a, b| a.median_s.total_cmp(&b.median_s))?;
-            let gnu_best =
-                on.iter().filter(|r| r.tool == "gnu-sort").map(|r| r.median_s).min_by(f64::total_cmp);
+            let fastest =
+                |tool: &str| on.iter().filter(|r| r.tool == tool).map(|r| r.median_s).min_by(f64::total_cmp);
             Some(HeadlineRow {
                 format: f.to_string(),
                 bytes: n,
@@ -77,8 +83,9 @@ pub fn headline(rows: &[SummaryRow]) -> Vec<HeadlineRow> {
                     best.threads
                 ),
                 io_bound_s: best.io_bound_s,
-                gnu_sort_s: best.gnu_sort_s.or(gnu_best),
+                gnu_sort_s: best.gnu_sort_s.or_else(|| fastest("gnu-sort")),
                 in_memory_s: best.in_memory_s,
+                stxxl_s: best.stxxl_s.or_else(|| fastest("stxxl")),
             })
         })
         .collect()
@@ -89,7 +96,7 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
     let opt = |x: Option<f64>| x.map(format_seconds).unwrap_or_else(|| "-".into());
     let ratio = |x: Option<f64>| x.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "-".into());
     let mut s = format!(
-        "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>8} {:>9} {:>7}\n",
+        "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
         "format",
         "N",
         "emsort",
@@ -98,12 +105,14 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
         "ratio",
         "GNU sort",
         "speedup",
+        "STXXL",
+        "speedup",
         "in-memory",
         "ratio"
     );
     for r in rows {
         s.push_str(&format!(
-            "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>8} {:>9} {:>7}\n",
+            "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
             r.format,
             format_size(r.bytes),
             format_seconds(r.emsort_s),
@@ -112,13 +121,15 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
             ratio(r.ratio_to_io_bound()),
             opt(r.gnu_sort_s),
             ratio(r.speedup_vs_gnu_sort()),
+            opt(r.stxxl_s),
+            ratio(r.speedup_vs_stxxl()),
             opt(r.in_memory_s),
             ratio(r.ratio_to_in_memory()),
         ));
     }
     s.push_str(
         "ratio = emsort / I/O bound (2 x one O_DIRECT read + write) and emsort / in-memory sort; \
-         speedup = GNU sort / emsort.\n",
+         speedup = GNU sort / emsort and STXXL / emsort (same M and threads where measured).\n",
     );
     s
 }
@@ -126,7 +137,7 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
 /// Seed 004's question in a few lines: per input, at the first (M, d,
 /// policy, stream kind) measured with several thread counts, emsort's time,
 /// context switches, CPU migrations and minor faults with the fewest and the
-/// most threads, and GNU sort's at the same M. Empty when no point was
+/// most threads, and GNU sort's and STXXL's at the same M. Empty when no point was
 /// measured with two thread counts.
 pub fn threads_reading(rows: &[SummaryRow]) -> String {
     let mut out = String::new();
@@ -183,17 +194,19 @@ pub fn threads_reading(rows: &[SummaryRow]) -> String {
             r.io
         ));
         out.push_str(&line("emsort", lo, hi));
-        let gnu: Vec<&SummaryRow> = rows
-            .iter()
-            .filter(|g| {
-                g.tool == "gnu-sort" && g.format == r.format && g.bytes == r.bytes && g.memory == r.memory
-            })
-            .collect();
-        if let (Some(a), Some(b)) =
-            (gnu.iter().min_by_key(|x| x.threads), gnu.iter().max_by_key(|x| x.threads))
-        {
-            if a.threads != b.threads {
-                out.push_str(&line("GNU sort", a, b));
+        for (tool, name) in [("gnu-sort", "GNU sort"), ("stxxl", "STXXL")] {
+            let peer: Vec<&SummaryRow> = rows
+                .iter()
+                .filter(|g| {
+                    g.tool == tool && g.format == r.format && g.bytes == r.bytes && g.memory == r.memory
+                })
+                .collect();
+            if let (Some(a), Some(b)) =
+                (peer.iter().min_by_key(|x| x.threads), peer.iter().max_by_key(|x| x.threads))
+            {
+                if a.threads != b.threads {
+                    out.push_str(&line(name, a, b));
+                }
             }
         }
     }
@@ -240,5 +253,13 @@ mod tests {
         assert!(text.contains("GNU sort threads 1 -> 2: time 6 s -> 5 s"), "{text}");
         let t = format_table(&h);
         assert!(t.contains("5.00x") && t.contains("2.00x"), "{t}");
+        assert!(t.contains("STXXL"), "{t}");
+        assert_eq!(h[0].speedup_vs_stxxl(), None);
+        let mut x = RawRow::new("stxxl", "lines", 8 << 20, 9, 2, 1);
+        (x.memory, x.seconds) = (Some(4 << 20), 4.0);
+        rows.push(x);
+        let h = headline(&summarise(&rows));
+        assert_eq!(h[0].speedup_vs_stxxl(), Some(4.0));
+        assert!(format_table(&h).contains("4.00x"));
     }
 }

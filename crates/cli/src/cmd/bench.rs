@@ -25,7 +25,7 @@ pub enum BenchCommand {
     /// Experiment 1: read and write k streams of N elements with every stream kind.
     Streams(StreamsArgs),
     /// Experiment 2: emsort's external sort over a grid of N, M, d, policy, I/O kind and
-    /// threads, beside the cost model, an I/O lower bound, GNU sort and an in-memory sort.
+    /// threads, beside the cost model, an I/O lower bound, GNU sort, STXXL and an in-memory sort.
     Sort(SortBenchArgs),
 }
 
@@ -265,8 +265,10 @@ const SORT_AFTER_HELP: &str = "\
 The grid: every combination of --formats x --sizes x -M x -d x --policies x --io x
 --threads is a point, run --reps times. Each input (format, N) is generated once
 (seeded, emsort's generator) in WORKDIR; the page cache is emptied (--cache) before
-every run; every emsort output is verified (sorted, same multiset as the input) and
-a failed check stops the campaign.
+every run. emsort runs as a child process (this binary's `emsort sort ... --stats
+FILE -q`), so its time, peak RSS, context switches and page faults are the sort's
+alone. Every emsort output is verified (sorted, same multiset as the input) and a
+failed check stops the campaign.
 
 Peers, on the same input in the same run (once per repetition):
   io-bound   read the input once and write as many bytes once with O_DIRECT streams
@@ -276,8 +278,14 @@ Peers, on the same input in the same run (once per repetition):
              where 2-3 x N fits in half the memory available
   gnu-sort   for lines: LC_ALL=C sort -S M --parallel=P -T TMP -o OUT at every (M, P)
              of the grid; its output must equal emsort's byte for byte
-  STXXL      detected (/usr/include/stxxl.h or /usr/include/stxxl/) and recorded in
-             machine.json; no driver runs yet
+  stxxl      for u32, when Debian's libstxxl-dev and g++ are installed (bench/setup.sh):
+             a small driver (bench/stxxl/stxxl_sort.cpp: stxxl::sorter, STXXL's
+             pipelined run formation and merge) compiled with g++ -O3 at the start,
+             run at every (M, P) of the grid with M bytes, P OpenMP threads and its
+             O_DIRECT scratch file in the same temp directory; its output must equal
+             emsort's byte for byte. A failed build or run is recorded in
+             machine.json (stxxl_driver, stxxl_errors) and the campaign goes on;
+             --no-stxxl leaves it out (summary: stxxl_s, speedup_vs_stxxl)
 Every tool's time includes an fsync of its output.
 
 Cost model: predicted_blocks = ceil(2 * N * passes / B) block transfers, with passes
@@ -302,10 +310,11 @@ Files written into OUTDIR:
                 peak_rss_bytes, rss_before_bytes, voluntary_cs, involuntary_cs, minor_faults,
                 major_faults, cpu_migrations, cache, note (flushed per run)
   summary.csv   a row per point: min/median/max seconds, median phases and counts,
-                ratio to the I/O bound, speedup over GNU sort (same M and threads),
-                ratio to the in-memory sort
+                ratio to the I/O bound, speedup over GNU sort and over STXXL (same M
+                and threads), ratio to the in-memory sort
   machine.json  CPU, cores, memory, kernel, file system, command line, date, cache
-                method, GNU sort's version, whether STXXL is installed
+                method, GNU sort's version, STXXL's and the C++ compiler's versions,
+                how the STXXL driver was built (or why not), failed STXXL runs
   README.md     the columns, the tools and the cost model
   plots/*.svg   time vs M per d, time vs d per M, time per phase vs M, emsort vs
                 peers per N, context switches / migrations / faults vs threads
@@ -318,8 +327,8 @@ Examples:
   emsort bench sort --plot-only emsort-results/2026-01-01-sort";
 
 /// Sort inputs over a grid of N, M, d, policy, I/O kind and threads on a cold cache,
-/// with the I/O lower bound, GNU sort and an in-memory sort as peers; write raw CSV, a
-/// summary, machine facts and plots.
+/// with the I/O lower bound, GNU sort, STXXL and an in-memory sort as peers; write raw
+/// CSV, a summary, machine facts and plots.
 #[derive(Args)]
 #[command(after_long_help = SORT_AFTER_HELP)]
 pub struct SortBenchArgs {
@@ -367,8 +376,15 @@ pub struct SortBenchArgs {
     /// directory (-2, -3 … appended if that one already holds a campaign).
     #[arg(short = 'o', long = "output", value_name = "OUTDIR")]
     out_dir: Option<PathBuf>,
+    /// Leave STXXL out (by default it runs on u32 inputs when libstxxl-dev and g++ are installed).
+    #[arg(long)]
+    no_stxxl: bool,
+    /// Run emsort inside the harness's process instead of as a child `emsort sort`
+    /// (its peak RSS, context switches and page faults then include the harness's).
+    #[arg(long)]
+    in_process: bool,
     /// Measure nothing: redraw summary.csv and the plots of an earlier campaign from its raw.csv.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["params", "quick", "work_dir", "out_dir", "cache"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["params", "quick", "work_dir", "out_dir", "cache", "no_stxxl", "in_process"])]
     plot_only: Option<PathBuf>,
     /// No progress bar and no warnings; the final table is still printed.
     #[arg(short, long)]
@@ -427,6 +443,13 @@ fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
         .version(env!("CARGO_PKG_VERSION"));
     if let Some(w) = &a.work_dir {
         campaign = campaign.work_dir(w);
+    }
+    if a.no_stxxl {
+        campaign = campaign.stxxl(None);
+    }
+    if !a.in_process {
+        let exe = std::env::current_exe().context("cannot find the emsort binary to run the sorts")?;
+        campaign = campaign.sorter_exe(exe);
     }
     let bar = Bar::new(a.quiet);
     let o = campaign.run(&bar, interrupt::flag())?;
