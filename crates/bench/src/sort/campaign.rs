@@ -451,7 +451,9 @@ impl Campaign {
         let work = match &self.work_dir {
             Some(d) => {
                 std::fs::create_dir_all(d).map_err(|e| Error::io("create directory", d, e))?;
-                d.clone()
+                // Absolute: peers run in the temp directory (a relative
+                // driver or input path would not be found from there).
+                std::path::absolute(d).map_err(|e| Error::io("resolve", d, e))?
             }
             None => {
                 let t = tempfile::Builder::new()
