@@ -310,5 +310,9 @@ fn peak_rss_stays_within_memory_plus_overhead() {
         assert!(rss <= M + OVERHEAD, "{f}: peak RSS {rss} > M {M} + {OVERHEAD}");
         // And the budget is really used: more than half of M is resident.
         assert!(rss > M / 2, "{f}: peak RSS {rss}");
+        // Blocks of 128 KiB make merge rounds of thousands of items: the
+        // merge of numbers is split across both threads here, so check it.
+        let v = run(&["verify", "-f", f, p(&out), "--input", p(&input)]);
+        assert!(v.status.success(), "{f}: {}", String::from_utf8_lossy(&v.stdout));
     }
 }
