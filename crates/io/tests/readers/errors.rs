@@ -9,6 +9,8 @@ use emsort_io::{
 };
 
 use super::{check_random_reads, configs, file};
+#[cfg(target_arch = "x86_64")]
+use crate::util::deny_io_uring_setup;
 use crate::util::{is_child, run_child, test_name, tmp};
 
 #[test]
@@ -85,34 +87,6 @@ fn permission_denied_as_nobody() {
     let (p, _) = file(dir.path(), "secret", 100, 1);
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
     run_child(&name, &[("EMSORT_IO_TEST_FILE", p.as_os_str())], || Ok(()));
-}
-
-/// `AUDIT_ARCH_X86_64` from `<linux/audit.h>` (not in the `libc` crate).
-#[cfg(target_arch = "x86_64")]
-const AUDIT_ARCH: u32 = 0xC000_003E;
-
-/// Makes `io_uring_setup` fail with `ENOSYS` for this thread and its
-/// children (a classic-BPF seccomp filter, as `tests/uring` installs).
-#[cfg(target_arch = "x86_64")]
-fn deny_io_uring_setup() {
-    use libc::{sock_filter, sock_fprog, BPF_ABS, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
-    let stmt = |code: u32, k: u32| sock_filter { code: code as u16, jt: 0, jf: 0, k };
-    let jeq = |k: u32, jt: u8, jf: u8| sock_filter { code: (BPF_JMP | BPF_JEQ | BPF_K) as u16, jt, jf, k };
-    let mut prog = [
-        stmt(BPF_LD | BPF_W | BPF_ABS, 4),
-        jeq(AUDIT_ARCH, 0, 3),
-        stmt(BPF_LD | BPF_W | BPF_ABS, 0),
-        jeq(libc::SYS_io_uring_setup as u32, 0, 1),
-        stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
-        stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_ALLOW),
-    ];
-    let fprog = sock_fprog { len: prog.len() as u16, filter: prog.as_mut_ptr() };
-    // SAFETY: `fprog` points to a valid program for the duration of the call.
-    unsafe {
-        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0, "PR_SET_NO_NEW_PRIVS");
-        let r = libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0, &fprog);
-        assert_eq!(r, 0, "seccomp: {}", std::io::Error::last_os_error());
-    }
 }
 
 /// Under the filter: the `uring` reader fails to open with a clear

@@ -8,37 +8,9 @@ use emsort_io::{
     as_bytes, create_output, open_input, ErrorKind, InputStream, OutputStream, StreamConfig, StreamKind,
 };
 
+#[cfg(target_arch = "x86_64")]
+use crate::util::deny_io_uring_setup;
 use crate::util::{data, is_child, run_child, test_name, tmp};
-
-/// `AUDIT_ARCH_X86_64` from `<linux/audit.h>` (not in the `libc` crate).
-#[cfg(target_arch = "x86_64")]
-const AUDIT_ARCH: u32 = 0xC000_003E;
-
-/// Installs, for this thread and its children, a classic-BPF seccomp filter:
-/// on this architecture, `io_uring_setup` returns `ENOSYS`; everything else
-/// is allowed.
-#[cfg(target_arch = "x86_64")]
-fn deny_io_uring_setup() {
-    use libc::{sock_filter, sock_fprog, BPF_ABS, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
-    let stmt = |code: u32, k: u32| sock_filter { code: code as u16, jt: 0, jf: 0, k };
-    let jeq = |k: u32, jt: u8, jf: u8| sock_filter { code: (BPF_JMP | BPF_JEQ | BPF_K) as u16, jt, jf, k };
-    // struct seccomp_data { int nr; __u32 arch; __u64 ip; __u64 args[6]; }
-    let mut prog = [
-        stmt(BPF_LD | BPF_W | BPF_ABS, 4),          // A = arch
-        jeq(AUDIT_ARCH, 0, 3),                      // other arch → allow
-        stmt(BPF_LD | BPF_W | BPF_ABS, 0),          // A = nr
-        jeq(libc::SYS_io_uring_setup as u32, 0, 1), // not setup → allow
-        stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
-        stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_ALLOW),
-    ];
-    let fprog = sock_fprog { len: prog.len() as u16, filter: prog.as_mut_ptr() };
-    // SAFETY: `fprog` points to a valid program for the duration of the call.
-    unsafe {
-        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0, "PR_SET_NO_NEW_PRIVS");
-        let r = libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0, &fprog);
-        assert_eq!(r, 0, "seccomp: {}", std::io::Error::last_os_error());
-    }
-}
 
 #[cfg(target_arch = "x86_64")]
 #[test]
