@@ -40,7 +40,24 @@ enum Command {
 /// Exit codes: 0 success, 1 a check failed (verify), 2 bad usage or input,
 /// 3 an I/O failure (full disk, permissions …), 130 interrupted by
 /// Ctrl-C (SIGINT), 143 by SIGTERM.
+/// Makes glibc serve every allocation of 256 KiB or more (chunk buffers,
+/// indexes, read-ahead and write-behind blocks) with its own mapping, which
+/// goes back to the system when freed. Left to itself, glibc raises this
+/// threshold after the first large free (up to 32 MiB), so later buffers
+/// below it come from the heap, where freed ones stay resident: a sort's
+/// peak RSS then exceeded M by 20 MiB and more (lines, M = 64 MiB: M + 19.5
+/// MiB; with the fixed threshold M + 3.2 MiB).
+fn large_buffers_to_mmap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; called before any
+    // other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
+    }
+}
+
 fn main() -> ExitCode {
+    large_buffers_to_mmap();
     let cli = Cli::parse();
     interrupt::install();
     let result = match cli.command {

@@ -39,6 +39,7 @@ pub mod key;
 mod key_tree;
 pub mod loser_tree;
 pub mod merge;
+mod merge_items;
 pub mod merge_policy;
 mod multiway;
 pub mod plan;

@@ -34,15 +34,16 @@
 //! it into one part per thread by multi-sequence selection, and each thread
 //! merges its part through a branch-free loser tree over packed normalised
 //! keys (module `key_tree`) straight into its piece of the output block.
-//! Records and lines go through the
-//! general tree; each head is the item's 8-byte key prefix (most
-//! comparisons end there) and a pointer to its bytes in the run's
+//! Records and lines are merged in rounds too (module `merge_items`), over
+//! an index of each run's block: each head is the item's 8-byte key prefix
+//! (most comparisons end there) and a pointer to its bytes in the run's
 //! read-ahead block (an item straddling two blocks is copied whole into a
-//! carry buffer), so the merge copies each item once, into the output. Equal items are
-//! all written (the tree breaks ties by run index); the merge does not need
-//! stability for correctness.
+//! carry buffer); the parts of a round are split at pivot items and merged
+//! through the general loser tree, so the merge copies each item once,
+//! into the output. Equal items are all written (the tree breaks ties by
+//! run index); the merge does not need stability for correctness.
 //!
-//! The cancel flag is polled every 64 Ki items.
+//! The cancel flag is polled every 64 Ki numbers, and every round of records or lines.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,10 +51,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use emsort_io::{Error, ErrorKind, Progress, Result};
 
 use crate::byte_stream::{ByteInput, ByteOutput};
-use crate::key::prefix;
-use crate::loser_tree::LoserTree;
+use crate::merge_items;
 use crate::multiway::{self, MergeKey};
-use crate::read_ahead::{self, BlockReader};
+use crate::read_ahead;
 use crate::write_behind::WriteBehind;
 use crate::{Format, SortPlan};
 
@@ -79,7 +79,12 @@ pub(crate) fn merge_runs(
 ) -> Result<Moved> {
     let block = plan.merge_block(inputs.len());
     let ctx = Ctx { plan, pool, block, output, progress, cancel };
-    match (plan.format, plan.reverse) {
+    // The merge runs on a worker of the pool: a round's parts go to the
+    // other workers while this one merges the first part itself, and no
+    // thread is woken only to hand the round over (with the merge on a
+    // thread of its own, a 1 GiB merge of lines on 2 cores made 100k
+    // involuntary context switches, with it on the pool 5k).
+    pool.install(|| match (plan.format, plan.reverse) {
         (Format::U32, false) => ctx.numbers::<u32, false>(inputs),
         (Format::U32, true) => ctx.numbers::<u32, true>(inputs),
         (Format::I32, false) => ctx.numbers::<i32, false>(inputs),
@@ -93,7 +98,7 @@ pub(crate) fn merge_runs(
         (Format::F64, false) => ctx.numbers::<f64, false>(inputs),
         (Format::F64, true) => ctx.numbers::<f64, true>(inputs),
         (Format::Rec(_) | Format::Lines, _) => ctx.bytes(inputs),
-    }
+    })
 }
 
 struct Ctx<'a> {
@@ -213,147 +218,21 @@ impl Ctx<'_> {
         Ok(Moved { read: bytes, written: bytes })
     }
 
+    /// Merges records or lines in rounds on all threads (module
+    /// [`merge_items`](crate::merge_items)).
     fn bytes(&self, inputs: &[PathBuf]) -> Result<Moved> {
         let (runs, block) = self.open_runs(inputs)?;
-        std::thread::scope(|scope| self.merge_items(scope, runs, block))
-    }
-
-    fn merge_items<'scope>(
-        &self,
-        scope: &'scope std::thread::Scope<'scope, '_>,
-        runs: Vec<(ByteInput, PathBuf)>,
-        block: usize,
-    ) -> Result<Moved> {
-        let plan = self.plan;
-        let format = plan.format;
-        let mut readers: Vec<RunReader> = read_ahead::start(scope, runs, block)
-            .into_iter()
-            .map(|src| RunReader { src, format, carry: Vec::new() })
-            .collect();
-        // The key of an item: a record's key field, a line without its '\n'.
-        let (key_off, key_len) = match format {
-            Format::Rec(r) => (r.key_offset, Some(r.key_len)),
-            _ => (0, None),
-        };
-        let head = move |item: &[u8]| {
-            let key = &item[key_off..key_off + key_len.unwrap_or(item.len() - 1)];
-            Head { prefix: prefix(key), ptr: item.as_ptr(), len: item.len() }
-        };
-        let key = move |h: &Head| {
-            // SAFETY: see `Head`: the bytes stay put until the head is consumed.
-            let item = unsafe { std::slice::from_raw_parts(h.ptr, h.len) };
-            &item[key_off..key_off + key_len.unwrap_or(h.len - 1)]
-        };
-        let rev = plan.reverse;
-        let less = move |a: &Head, b: &Head| {
-            let o = a.prefix.cmp(&b.prefix).then_with(|| key(a).cmp(key(b)));
-            if rev {
-                o.is_gt()
-            } else {
-                o.is_lt()
-            }
-        };
-        let mut heads = Vec::with_capacity(readers.len());
-        for r in &mut readers {
-            heads.push(r.next_item()?.map(head));
-        }
-        let mut tree = LoserTree::new(heads, less);
-        let mut out = self.write_behind(scope)?;
-        let (mut n, mut written, mut reported) = (0u64, 0u64, 0u64);
-        while let Some(w) = tree.winner() {
-            let h = *tree.peek().expect("the winner has a head");
-            // SAFETY: see `Head`: run w has not moved on since `h` was read.
-            let item = unsafe { std::slice::from_raw_parts(h.ptr, h.len) };
-            out.push(item)?;
-            written += item.len() as u64;
-            // Only now may run w move on (and recycle the bytes of `h`).
-            let next = readers[w].next_item()?.map(head);
-            tree.replace_winner(next);
-            n += 1;
-            if n % POLL == 0 {
-                self.poll(written - reported)?;
-                reported = written;
-            }
-        }
-        out.finish()?;
-        self.progress.advance(written - reported);
+        let threads = self.plan.threads.max(1);
+        let written = std::thread::scope(|scope| -> Result<u64> {
+            let readers = read_ahead::start(scope, runs, block);
+            let mut out = self.write_behind(scope)?;
+            let mut poll = |bytes| self.poll(bytes);
+            let (format, reverse) = (self.plan.format, self.plan.reverse);
+            let written =
+                merge_items::merge(readers, block, format, reverse, &mut out, self.pool, threads, &mut poll)?;
+            out.finish()?;
+            Ok(written)
+        })?;
         Ok(Moved { read: written, written })
-    }
-}
-
-/// A record or line at the head of its run: its key prefix, and where its
-/// bytes are (a line with its `\n`).
-///
-/// The bytes are in the run's current read-ahead block, or in the run's
-/// carry buffer when the item straddles two blocks. Both stay put until the
-/// run reads its next item ([`RunReader::next_item`]), which the merge does
-/// only after it has written this one out; so the pointer is valid for as
-/// long as the head is in the tree.
-#[derive(Clone, Copy)]
-struct Head {
-    prefix: u64,
-    ptr: *const u8,
-    len: usize,
-}
-
-/// Reads records or lines of one run from its read-ahead blocks.
-struct RunReader {
-    src: BlockReader,
-    format: Format,
-    /// An item that straddles two blocks, copied whole.
-    carry: Vec<u8>,
-}
-
-impl RunReader {
-    /// The next item (a line with its `\n`: one is added to a last line
-    /// without it), in the current block when it lies wholly inside, else
-    /// in the carry buffer; `None` at the end of the run. Invalidates the
-    /// previous item's bytes.
-    fn next_item(&mut self) -> Result<Option<&[u8]>> {
-        let s = &mut self.src;
-        if s.pos == s.end && !s.refill()? {
-            return Ok(None);
-        }
-        let avail = s.end - s.pos;
-        let whole = match self.format {
-            Format::Rec(r) => (avail >= r.size).then_some(r.size),
-            _ => memchr::memchr(b'\n', &s.buf.bytes()[s.pos..s.end]).map(|p| p + 1),
-        };
-        if let Some(len) = whole {
-            let at = s.pos;
-            s.pos += len;
-            return Ok(Some(&s.buf.bytes()[at..at + len]));
-        }
-        // Straddles the block's end: gather it in the carry buffer.
-        self.carry.clear();
-        self.carry.extend_from_slice(&s.buf.bytes()[s.pos..s.end]);
-        s.pos = s.end;
-        loop {
-            if !s.refill()? {
-                match self.format {
-                    Format::Rec(r) => {
-                        let size = self.carry.len() as u64;
-                        return Err(Error::new(ErrorKind::BadSize { size, element_size: r.size }, s.path()));
-                    }
-                    // Runs end with '\n'; a tail without one is still a line.
-                    _ => self.carry.push(b'\n'),
-                }
-                return Ok(Some(&self.carry));
-            }
-            let avail = &s.buf.bytes()[s.pos..s.end];
-            let take = match self.format {
-                Format::Rec(r) => (r.size - self.carry.len()).min(avail.len()),
-                _ => memchr::memchr(b'\n', avail).map_or(avail.len(), |p| p + 1),
-            };
-            self.carry.extend_from_slice(&avail[..take]);
-            s.pos += take;
-            let done = match self.format {
-                Format::Rec(r) => self.carry.len() == r.size,
-                _ => self.carry.last() == Some(&b'\n'),
-            };
-            if done {
-                return Ok(Some(&self.carry));
-            }
-        }
     }
 }

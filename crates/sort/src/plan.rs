@@ -43,8 +43,15 @@
 //! Beyond M, the process needs its own baseline: the binary, libc, thread
 //! stacks, a few MiB in all (about 5 MiB measured), and the radix sort of a
 //! record or line index sorts small buckets out of place (module `radix`:
-//! at most about 1 MiB per thread). The binary's tests check that the peak
-//! RSS stays within M + 8 MiB + 1 MiB per thread.
+//! at most about 1 MiB per thread), and a merge of records or lines indexes
+//! each run's block (at most 2048 items of 24 bytes per run). The binary's
+//! tests check that the peak RSS stays within M + 8 MiB + 1 MiB per thread.
+//! That holds with an allocator that returns freed large buffers to the
+//! system: the `emsort` binary makes glibc map every allocation of 256 KiB
+//! or more on its own (`M_MMAP_THRESHOLD`); with glibc's default sliding
+//! threshold, freed chunk buffers and indexes below 32 MiB stay resident
+//! and the peak reached M + 20–27 MiB (1 GiB, M = 64–256 MiB). A program
+//! that embeds this crate should do the same.
 //!
 //! ```
 //! use emsort_sort::{Format, SortPlan};
@@ -199,9 +206,9 @@ impl SortPlan {
     /// size B, or more when M leaves room. The k inputs and the output
     /// share half of M, M/(2(k+1)) each, rounded down to a power of two and
     /// at most [`SortPlan::MAX_MERGE_BLOCK`]; the other half is left for the
-    /// allocator's slack after run formation (glibc keeps some of the freed
-    /// chunk buffers resident), so the peak RSS stays within M plus the
-    /// documented overhead. A final merge of 9 runs with M = 256 MiB thus
+    /// allocator's slack after run formation (an allocator may keep some of
+    /// the freed chunk buffers resident), so the peak RSS stays within M plus
+    /// the documented overhead. A final merge of 9 runs with M = 256 MiB thus
     /// reads in 2 MiB blocks through 4 MiB stream requests instead of
     /// 256 KiB / 512 KiB, and switches between runs 8 times less often.
     /// `io_uring` streams, whose footprint is Q blocks, keep B.

@@ -87,6 +87,17 @@ impl<'scope> WriteBehind<'scope> {
         Ok(&mut self.block.bytes_mut()[self.len..self.cap])
     }
 
+    /// Like [`spare`](Self::spare), but hands a block that is at least half
+    /// full to the writer first when fewer than `want` bytes are free, so
+    /// that a caller filling the spare part in rounds does not make many
+    /// small ones at the end of each block.
+    pub fn spare_for(&mut self, want: usize) -> Result<&mut [u8]> {
+        if self.len > 0 && self.cap - self.len < want && self.len >= self.cap / 2 {
+            self.hand_over()?;
+        }
+        self.spare()
+    }
+
     /// Appends the first `n` bytes of [`spare`](Self::spare).
     pub fn commit(&mut self, n: usize) {
         debug_assert!(self.len + n <= self.cap);

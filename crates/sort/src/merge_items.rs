@@ -1,0 +1,480 @@
+//! Merging records and lines in rounds, on all the sort's threads.
+//!
+//! Numbers are merged in rounds over the read-ahead blocks (module
+//! [`multiway`](crate::multiway)); records and lines follow the same plan
+//! with an index in place of the block itself, since their items are of
+//! variable length (lines) or compared on a key field (records):
+//!
+//! 1. Each run's [`Window`] indexes its next items: up to [`index_len`]
+//!    [`Head`]s, each the item's 8-byte key prefix and where its bytes lie
+//!    in the run's read-ahead block (or in the run's carry buffer, for the
+//!    one item that straddles two blocks).
+//! 2. A round may emit every indexed item that is no later in the order
+//!    than the *bound*, the earliest of the windows' last items: no item
+//!    still on disk can come before it. When those items do not fit the
+//!    output block, the selection is cut back ([`cut`]) to a prefix of the
+//!    merged order.
+//! 3. The selection is split into one part per thread at pivot items
+//!    ([`split`]): part j holds, from every run, the items ordered before
+//!    pivot j+1 and not before pivot j, so the parts' outputs are
+//!    consecutive pieces of the output block and need no further merging.
+//!    Each thread merges its part through a loser tree straight into its
+//!    piece: every item is copied once, from its run's block into the
+//!    output block.
+//! 4. A window whose items are all written is refilled; the block bytes its
+//!    heads pointed to may be recycled only then.
+//!
+//! ```text
+//!   run 0  [ a a a | b b b b ]· ·      bound: earliest last indexed item
+//!   run 1  [ a a | b b | · · · ]       a: part 0, b: part 1 (threads)
+//!   run 2  [ a a a a | b b ]· ·        ·: indexed, after the bound
+//!   output [ a a a a a a a a a | b b b b b b b b ]
+//! ```
+
+use emsort_io::{Error, ErrorKind, Result};
+
+use crate::key::prefix;
+use crate::loser_tree::LoserTree;
+use crate::read_ahead::BlockReader;
+use crate::write_behind::WriteBehind;
+use crate::Format;
+
+/// A record or line indexed in its run's window: its key prefix, and where
+/// its bytes are (a line with its `\n`).
+///
+/// The bytes are in the run's current read-ahead block, or in the run's
+/// carry buffer when the item straddles two blocks. Both stay put until the
+/// window is refilled ([`Window::fill`]), which the merge does only once it
+/// has written out every item of the window; so the pointer is valid for as
+/// long as the head is in the window.
+#[derive(Clone, Copy)]
+struct Head {
+    prefix: u64,
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: a head is a read-only view of bytes that outlive the round in
+// which the merge threads read them (see `Head`).
+unsafe impl Send for Head {}
+unsafe impl Sync for Head {}
+
+impl Head {
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: see `Head`: the bytes stay put while the head is indexed.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// How items compare: the key's place in the item, and the order.
+#[derive(Clone, Copy)]
+struct Order {
+    key_off: usize,
+    /// The key's length; `None`: a line's bytes without its `\n`.
+    key_len: Option<usize>,
+    reverse: bool,
+}
+
+impl Order {
+    fn new(format: Format, reverse: bool) -> Order {
+        let (key_off, key_len) = match format {
+            Format::Rec(r) => (r.key_offset, Some(r.key_len)),
+            _ => (0, None),
+        };
+        Order { key_off, key_len, reverse }
+    }
+
+    fn key<'a>(&self, item: &'a [u8]) -> &'a [u8] {
+        &item[self.key_off..self.key_off + self.key_len.unwrap_or(item.len() - 1)]
+    }
+
+    fn head(&self, item: &[u8]) -> Head {
+        Head { prefix: prefix(self.key(item)), ptr: item.as_ptr(), len: item.len() }
+    }
+
+    /// Whether `a` comes strictly before `b` in the output.
+    #[inline]
+    fn before(&self, a: &Head, b: &Head) -> bool {
+        let o = a.prefix.cmp(&b.prefix).then_with(|| self.key(a.bytes()).cmp(self.key(b.bytes())));
+        if self.reverse {
+            o.is_gt()
+        } else {
+            o.is_lt()
+        }
+    }
+}
+
+/// Items a round needs before it is split across threads.
+const PARALLEL_MIN: usize = 1024;
+
+/// Heads indexed per window refill: enough that a round moves hundreds of
+/// KiB, few enough that the index stays under a tenth of the block.
+fn index_len(block: usize) -> usize {
+    (block / 256).clamp(64, 2048)
+}
+
+/// Merges the runs behind `readers` (read-ahead blocks of `block` bytes)
+/// into `out` with `threads` threads of `pool`; returns the bytes written.
+/// `poll` reports progress and checks the cancel flag every round.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn merge(
+    readers: Vec<BlockReader>,
+    block: usize,
+    format: Format,
+    reverse: bool,
+    out: &mut WriteBehind<'_>,
+    pool: &rayon::ThreadPool,
+    threads: usize,
+    poll: &mut dyn FnMut(u64) -> Result<()>,
+) -> Result<u64> {
+    let order = Order::new(format, reverse);
+    let cap = index_len(block);
+    let mut wins: Vec<Window> = readers
+        .into_iter()
+        .map(|src| Window {
+            run: RunReader { src, format, carry: Vec::new() },
+            items: Vec::new(),
+            next: 0,
+            done: false,
+        })
+        .collect();
+    let mut counts = Vec::new();
+    let mut written = 0u64;
+    loop {
+        for w in wins.iter_mut().filter(|w| !w.done && w.next == w.items.len()) {
+            w.fill(&order, cap)?;
+        }
+        let live: Vec<&[Head]> = wins.iter().filter(|w| !w.done).map(|w| &w.items[w.next..]).collect();
+        if live.is_empty() {
+            break;
+        }
+        // Safe to emit: items no later than the earliest last indexed item.
+        let bound = *live
+            .iter()
+            .map(|s| s.last().expect("a live window has items"))
+            .reduce(|a, b| if order.before(b, a) { b } else { a })
+            .expect("live");
+        counts.clear();
+        counts.extend(live.iter().map(|s| s.partition_point(|h| !order.before(&bound, h))));
+        let want = selected_bytes(&live, &counts);
+        let spare = out.spare_for(want)?;
+        let bytes = if want <= spare.len() { want } else { cut(&live, &mut counts, spare.len(), &order) };
+        if bytes > spare.len() {
+            // One item larger than the output block's free part.
+            let r = counts.iter().position(|&c| c > 0).expect("one item selected");
+            out.push(live[r][0].bytes())?;
+        } else {
+            let parts = if counts.iter().sum::<usize>() < PARALLEL_MIN { 1 } else { threads.max(1) };
+            let parts = split(&live, &counts, parts, &order);
+            merge_parts(&live, &parts, &mut spare[..bytes], &order, pool);
+            out.commit(bytes);
+        }
+        drop(live);
+        for (w, &c) in wins.iter_mut().filter(|w| !w.done).zip(&counts) {
+            w.next += c;
+        }
+        written += bytes as u64;
+        poll(bytes as u64)?;
+    }
+    Ok(written)
+}
+
+/// Bytes of the first `counts[r]` items of each slice.
+fn selected_bytes(live: &[&[Head]], counts: &[usize]) -> usize {
+    live.iter().zip(counts).map(|(s, &c)| s[..c].iter().map(|h| h.len).sum::<usize>()).sum()
+}
+
+/// Shrinks the selection `counts` (a prefix of the merged order) to a
+/// shorter prefix of at most `cap` bytes, or to one item; returns its bytes.
+///
+/// Each step picks a selected item x and keeps, of x's run, the items up to
+/// x, and of every other run the items strictly before x: everything kept
+/// is ≤ x ≤ everything dropped. x is the middle item of the largest
+/// selection, or, when that frees nothing, the earliest of the selections'
+/// last items (then every other run with a selection loses its last item).
+fn cut(live: &[&[Head]], counts: &mut [usize], cap: usize, order: &Order) -> usize {
+    let mut bytes = selected_bytes(live, counts);
+    while bytes > cap && counts.iter().sum::<usize>() > 1 {
+        let nonempty = counts.iter().filter(|&&c| c > 0).count();
+        let (r, i) = if nonempty == 1 {
+            let r = counts.iter().position(|&c| c > 0).expect("one");
+            counts[r] = counts[r].div_ceil(2);
+            bytes = selected_bytes(live, counts);
+            continue;
+        } else {
+            let r = (0..counts.len()).max_by_key(|&r| counts[r]).expect("runs");
+            (r, (counts[r] - 1) / 2)
+        };
+        let before = counts.iter().sum::<usize>();
+        keep_up_to(live, counts, r, i, order);
+        if counts.iter().sum::<usize>() == before {
+            let r = (0..counts.len())
+                .filter(|&r| counts[r] > 0)
+                .reduce(
+                    |a, b| if order.before(&live[b][counts[b] - 1], &live[a][counts[a] - 1]) { b } else { a },
+                )
+                .expect("nonempty");
+            keep_up_to(live, counts, r, counts[r] - 1, order);
+        }
+        bytes = selected_bytes(live, counts);
+    }
+    bytes
+}
+
+/// Keeps item `i` of run `r` and what comes before it in every run.
+fn keep_up_to(live: &[&[Head]], counts: &mut [usize], r: usize, i: usize, order: &Order) {
+    let x = live[r][i];
+    for (s, c) in counts.iter_mut().enumerate() {
+        *c = if s == r { i + 1 } else { live[s][..*c].partition_point(|h| order.before(h, &x)) };
+    }
+}
+
+/// Splits the selection into `parts` parts: `bounds[j][r]` is where part j
+/// starts in run r (`bounds[parts]` = `counts`). Pivot j is the median of
+/// the runs' items at fraction j/parts of their selections.
+fn split(live: &[&[Head]], counts: &[usize], parts: usize, order: &Order) -> Vec<Vec<usize>> {
+    let mut bounds = Vec::with_capacity(parts + 1);
+    bounds.push(vec![0; counts.len()]);
+    let mut cands = Vec::with_capacity(counts.len());
+    for j in 1..parts {
+        cands.clear();
+        cands.extend((0..counts.len()).filter(|&r| counts[r] > 0).map(|r| live[r][counts[r] * j / parts]));
+        cands.sort_unstable_by(|a, b| {
+            if order.before(a, b) {
+                std::cmp::Ordering::Less
+            } else if order.before(b, a) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
+        let pivot = cands[cands.len() / 2];
+        let prev: &Vec<usize> = bounds.last().expect("part 0");
+        let b: Vec<usize> = (0..counts.len())
+            .map(|r| {
+                let at = live[r][..counts[r]].partition_point(|h| order.before(h, &pivot));
+                at.max(prev[r])
+            })
+            .collect();
+        bounds.push(b);
+    }
+    bounds.push(counts.to_vec());
+    bounds
+}
+
+/// Merges each part into its piece of `out` (the parts' bytes, in order),
+/// the parts in parallel on `pool`.
+fn merge_parts(
+    live: &[&[Head]],
+    bounds: &[Vec<usize>],
+    out: &mut [u8],
+    order: &Order,
+    pool: &rayon::ThreadPool,
+) {
+    let mut pieces: Vec<(Vec<&[Head]>, &mut [u8])> = Vec::with_capacity(bounds.len() - 1);
+    let mut rest = out;
+    for j in 0..bounds.len() - 1 {
+        let part: Vec<&[Head]> =
+            live.iter().enumerate().map(|(r, s)| &s[bounds[j][r]..bounds[j + 1][r]]).collect();
+        let len = part.iter().map(|s| s.iter().map(|h| h.len).sum::<usize>()).sum();
+        let (piece, tail) = rest.split_at_mut(len);
+        rest = tail;
+        pieces.push((part, piece));
+    }
+    debug_assert!(rest.is_empty());
+    if pieces.len() == 1 {
+        let (part, piece) = pieces.pop().expect("one part");
+        merge_part(&part, piece, order);
+        return;
+    }
+    pool.install(|| {
+        rayon::scope(|scope| {
+            let mut pieces = pieces.into_iter();
+            let first = pieces.next();
+            for (part, piece) in pieces {
+                scope.spawn(move |_| merge_part(&part, piece, order));
+            }
+            if let Some((part, piece)) = first {
+                merge_part(&part, piece, order);
+            }
+        })
+    });
+}
+
+/// Merges the sorted slices `part` into `out`, which is exactly as long as
+/// their items' bytes.
+fn merge_part(part: &[&[Head]], out: &mut [u8], order: &Order) {
+    let mut at = 0;
+    let mut put = |h: &Head| {
+        out[at..at + h.len].copy_from_slice(h.bytes());
+        at += h.len;
+    };
+    let mut nonempty = part.iter().filter(|s| !s.is_empty());
+    if let (Some(s), None) = (nonempty.next(), nonempty.next()) {
+        s.iter().for_each(&mut put);
+        return;
+    }
+    let mut pos = vec![1usize; part.len()];
+    let heads = part.iter().map(|s| s.first().copied()).collect();
+    let mut tree = LoserTree::new(heads, |a: &Head, b: &Head| order.before(a, b));
+    while let Some(w) = tree.winner() {
+        put(tree.peek().expect("the winner has a head"));
+        let next = part[w].get(pos[w]).copied();
+        pos[w] += 1;
+        tree.replace_winner(next);
+    }
+}
+
+/// A run's indexed items (see [`Head`]).
+struct Window {
+    run: RunReader,
+    items: Vec<Head>,
+    /// First item not yet written.
+    next: usize,
+    /// The run is exhausted.
+    done: bool,
+}
+
+impl Window {
+    /// Indexes the run's next items: the next one (gathered into the carry
+    /// buffer when it straddles two blocks), then up to `cap` − 1 more that
+    /// lie wholly inside the current block. Recycles the bytes the previous
+    /// items pointed to.
+    fn fill(&mut self, order: &Order, cap: usize) -> Result<()> {
+        self.items.clear();
+        self.next = 0;
+        let Some(first) = self.run.next_item()? else {
+            self.done = true;
+            return Ok(());
+        };
+        self.items.push(order.head(first));
+        while self.items.len() < cap {
+            match self.run.whole_item() {
+                Some(item) => self.items.push(order.head(item)),
+                None => break,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads records or lines of one run from its read-ahead blocks.
+struct RunReader {
+    src: BlockReader,
+    format: Format,
+    /// An item that straddles two blocks, copied whole.
+    carry: Vec<u8>,
+}
+
+impl RunReader {
+    /// The next item if it lies wholly inside the current block.
+    #[inline]
+    fn whole_item(&mut self) -> Option<&[u8]> {
+        let s = &mut self.src;
+        let avail = &s.buf.bytes()[s.pos..s.end];
+        let len = match self.format {
+            Format::Rec(r) => (avail.len() >= r.size).then_some(r.size)?,
+            _ => memchr::memchr(b'\n', avail)? + 1,
+        };
+        let at = s.pos;
+        s.pos += len;
+        Some(&s.buf.bytes()[at..at + len])
+    }
+
+    /// The next item (a line with its `\n`: one is added to a last line
+    /// without it), in the current block when it lies wholly inside, else
+    /// in the carry buffer; `None` at the end of the run. May recycle the
+    /// current block, and so invalidates the bytes of earlier items.
+    fn next_item(&mut self) -> Result<Option<&[u8]>> {
+        if self.src.pos == self.src.end && !self.src.refill()? {
+            return Ok(None);
+        }
+        // A borrow-checker-friendly "if let Some(item) = self.whole_item()".
+        let s = &self.src;
+        let avail = &s.buf.bytes()[s.pos..s.end];
+        let whole = match self.format {
+            Format::Rec(r) => avail.len() >= r.size,
+            _ => memchr::memchr(b'\n', avail).is_some(),
+        };
+        if whole {
+            return Ok(self.whole_item());
+        }
+        // Straddles the block's end: gather it in the carry buffer.
+        let s = &mut self.src;
+        self.carry.clear();
+        self.carry.extend_from_slice(&s.buf.bytes()[s.pos..s.end]);
+        s.pos = s.end;
+        loop {
+            if !s.refill()? {
+                match self.format {
+                    Format::Rec(r) => {
+                        let size = self.carry.len() as u64;
+                        return Err(Error::new(ErrorKind::BadSize { size, element_size: r.size }, s.path()));
+                    }
+                    // Runs end with '\n'; a tail without one is still a line.
+                    _ => self.carry.push(b'\n'),
+                }
+                return Ok(Some(&self.carry));
+            }
+            let avail = &s.buf.bytes()[s.pos..s.end];
+            let take = match self.format {
+                Format::Rec(r) => (r.size - self.carry.len()).min(avail.len()),
+                _ => memchr::memchr(b'\n', avail).map_or(avail.len(), |p| p + 1),
+            };
+            self.carry.extend_from_slice(&avail[..take]);
+            s.pos += take;
+            let done = match self.format {
+                Format::Rec(r) => self.carry.len() == r.size,
+                _ => self.carry.last() == Some(&b'\n'),
+            };
+            if done {
+                return Ok(Some(&self.carry));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn heads(lines: &[Vec<u8>], order: &Order) -> Vec<Head> {
+        lines.iter().map(|l| order.head(l)).collect()
+    }
+
+    fn sorted_lines(mut v: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        for l in &mut v {
+            l.retain(|&b| b != b'\n');
+            l.push(b'\n');
+        }
+        v.sort_unstable();
+        v
+    }
+
+    proptest! {
+        /// Cutting keeps a prefix of the merged order within the cap, and
+        /// splitting gives parts whose merged outputs concatenate to it.
+        #[test]
+        fn cut_and_split_keep_the_order(runs in prop::collection::vec(
+                prop::collection::vec(prop::collection::vec(b'a'..b'e', 0..4), 0..60), 1..6),
+                cap in 1usize..400, parts in 1usize..4) {
+            let order = Order { key_off: 0, key_len: None, reverse: false };
+            let runs: Vec<Vec<Vec<u8>>> = runs.into_iter().map(sorted_lines).collect();
+            let hs: Vec<Vec<Head>> = runs.iter().map(|r| heads(r, &order)).collect();
+            let live: Vec<&[Head]> = hs.iter().map(|h| h.as_slice()).collect();
+            let mut counts: Vec<usize> = live.iter().map(|s| s.len()).collect();
+            let bytes = cut(&live, &mut counts, cap, &order);
+            let n: usize = counts.iter().sum();
+            prop_assert!(bytes <= cap || n <= 1);
+            let mut all: Vec<Vec<u8>> = runs.concat();
+            all.sort_unstable();
+            let bounds = split(&live, &counts, if n == 0 { 1 } else { parts }, &order);
+            let mut out = vec![0u8; bytes];
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            merge_parts(&live, &bounds, &mut out, &order, &pool);
+            let want: Vec<u8> = all[..n].concat();
+            prop_assert_eq!(out, want);
+        }
+    }
+}
