@@ -57,5 +57,20 @@ pub use fingerprint::Fingerprint;
 pub use format::{f32_key, f64_key, Format, RecordFormat};
 pub use plan::{Derived, SortPlan, SortPlanBuilder};
 pub use sorter::sort_file;
+
+/// Sorts numbers in memory as run formation does: the parallel in-place
+/// radix sort of module `radix` (`rdst`'s low-memory tuner) on the current
+/// rayon pool, by the format's order ([`key::NumKey`]: floats in total
+/// order, NaNs last), descending when `reverse`. The benchmark's in-memory
+/// peer uses it, so that peer is the floor of emsort's own CPU work.
+///
+/// ```
+/// let mut v = vec![3u32, 1, 2];
+/// emsort_sort::sort_numbers(&mut v, false);
+/// assert_eq!(v, [1, 2, 3]);
+/// ```
+pub fn sort_numbers<T: key::NumKey>(items: &mut [T], reverse: bool) {
+    radix::sort_numbers(items, reverse);
+}
 pub use spool::{sort, Sink, Source};
 pub use stats::SortStats;

@@ -13,8 +13,10 @@
 //!   sorter on u32, through a small C++ driver (`bench/stxxl/stxxl_sort.cpp`,
 //!   built into the harness as [`STXXL_DRIVER_SOURCE`]) compiled with `g++
 //!   -O3` at the start of a campaign when STXXL's headers are installed.
-//! - [`in_memory`]: read the whole file, `par_sort_unstable` on all cores
-//!   (a fresh pool), write it: the floor where the data fits in memory.
+//! - [`in_memory`]: read the whole file, sort it on all cores (numbers with
+//!   emsort's own radix sort, [`emsort_sort::sort_numbers`]; records and
+//!   lines with `par_sort`) in a fresh pool, write it: the floor where the
+//!   data fits in memory.
 //! - [`io_bound`]: read the input once and write as many bytes once, with
 //!   O_DIRECT streams of 8 MiB blocks: one pass at the device's sequential
 //!   rates. The campaign's lower bound for a two-pass sort is twice this.
@@ -35,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use emsort_io::{create_output, open_input, ErrorKind, InputStream, OutputStream, StreamConfig, StreamKind};
 use emsort_sort::stats::{MigrationCounter, Rusage};
-use emsort_sort::{f32_key, f64_key, Format};
+use emsort_sort::Format;
 use rayon::prelude::*;
 
 use super::record::RawRow;
@@ -521,12 +523,12 @@ pub fn in_memory(
         }};
     }
     match format {
-        Format::U32 => numbers!(u32, |v: &mut Vec<u32>| v.par_sort_unstable()),
-        Format::I32 => numbers!(i32, |v: &mut Vec<i32>| v.par_sort_unstable()),
-        Format::U64 => numbers!(u64, |v: &mut Vec<u64>| v.par_sort_unstable()),
-        Format::I64 => numbers!(i64, |v: &mut Vec<i64>| v.par_sort_unstable()),
-        Format::F32 => numbers!(f32, |v: &mut Vec<f32>| v.par_sort_unstable_by_key(|x| f32_key(*x))),
-        Format::F64 => numbers!(f64, |v: &mut Vec<f64>| v.par_sort_unstable_by_key(|x| f64_key(*x))),
+        Format::U32 => numbers!(u32, |v: &mut Vec<u32>| emsort_sort::sort_numbers(v, false)),
+        Format::I32 => numbers!(i32, |v: &mut Vec<i32>| emsort_sort::sort_numbers(v, false)),
+        Format::U64 => numbers!(u64, |v: &mut Vec<u64>| emsort_sort::sort_numbers(v, false)),
+        Format::I64 => numbers!(i64, |v: &mut Vec<i64>| emsort_sort::sort_numbers(v, false)),
+        Format::F32 => numbers!(f32, |v: &mut Vec<f32>| emsort_sort::sort_numbers(v, false)),
+        Format::F64 => numbers!(f64, |v: &mut Vec<f64>| emsort_sort::sort_numbers(v, false)),
         Format::Rec(r) => {
             let mut recs: Vec<&[u8]> = data.chunks_exact(r.size).collect();
             let k = r.key_offset..r.key_offset + r.key_len;
