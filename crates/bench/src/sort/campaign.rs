@@ -960,7 +960,7 @@ impl Campaign {
              (B = the plan's default for M and d); output verified (in order, same multiset).\n\
              - `gnu-sort`: `LC_ALL=C sort -S M --parallel=P -T TMP -o OUT` on `lines` inputs; output \
              compared byte for byte with emsort's.\n\
-             - `in-memory`: read the whole file, `par_sort_unstable` on all cores, write (where 2-3× N \
+             - `in-memory`: read the whole file, sort it on all cores (numbers: emsort's radix sort; records, lines: `par_sort`), write (where 2-3× N \
              fits in half the memory available); output verified.\n\
              - `stxxl`: on `u32` inputs, STXXL's `stxxl::sorter` (pipelined run formation and merge) through \
              the driver `bench/stxxl/stxxl_sort.cpp`, compiled with `g++ -O3` at the start; the same M, \

@@ -7,7 +7,7 @@
 //!
 //! | column | meaning |
 //! |---|---|
-//! | `tool` | `emsort`, `gnu-sort`, `stxxl` (STXXL's `stxxl::sorter` on u32, through `bench/stxxl/stxxl_sort.cpp`), `in-memory` (read all, `par_sort_unstable`, write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks) |
+//! | `tool` | `emsort`, `gnu-sort`, `stxxl` (STXXL's `stxxl::sorter` on u32, through `bench/stxxl/stxxl_sort.cpp`), `in-memory` (read all, sort on all cores: numbers with emsort's radix sort, records and lines with `par_sort`; write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks) |
 //! | `format`, `bytes`, `items` | the input: format, size N in bytes, items (lines for `lines`) |
 //! | `memory`, `fan_in`, `block_size`, `policy`, `io` | emsort's M, d, B, merge policy and stream kind; GNU sort: M (its `-S`); STXXL: M, its block size and I/O implementation (`syscall`) |
 //! | `threads` | threads used (emsort `--parallel`, GNU sort `--parallel`, STXXL's OpenMP threads, the in-memory pool) |
