@@ -16,6 +16,12 @@
 //! - [`replay`]: trace replay (SPEC part 4): traces of `file,offset,size`
 //!   read calls, synthetic workloads mimicking the Chalmers thesis', and
 //!   each reader kind timed on them ([`replay::Replay`], [`replay::generate`]).
+//! - [`readers`]: SPEC experiment 4, the readers (`stream`, `mmap`,
+//!   `pread`, `uring`, `adaptive`) against block size, queue depth (beside
+//!   fio), request and file size, memory and threads ([`readers::Campaign`]).
+//! - [`calibrate`]: `emsort calibrate`, this machine's crossover points
+//!   for the adaptive reader (mmap vs pread, block size, queue depth, uring
+//!   vs pread, threads), measured on a cold cache ([`calibrate::Calibrate`]).
 //! - [`machine`]: the facts about the machine recorded beside every result
 //!   (`machine.json`).
 //! - [`stats`]: min / median / max of repeated runs.
@@ -39,11 +45,13 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod calibrate;
 mod chart;
 mod csv_log;
 mod error;
 mod list;
 pub mod machine;
+pub mod readers;
 pub mod replay;
 pub mod scratch;
 pub mod sort;

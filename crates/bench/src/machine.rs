@@ -79,6 +79,67 @@ impl Machine {
     }
 }
 
+/// The kernel's `fault_around_bytes` (how much of the page cache a page
+/// fault maps around the faulting page), from debugfs
+/// (`/sys/kernel/debug/fault_around_bytes`), or `unknown` and why.
+pub fn fault_around_bytes() -> String {
+    const PATH: &str = "/sys/kernel/debug/fault_around_bytes";
+    match std::fs::read_to_string(PATH) {
+        Ok(s) => s.trim().to_string(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            "unknown (debugfs not mounted at /sys/kernel/debug)".to_string()
+        }
+        Err(e) => format!("unknown ({PATH}: {e})"),
+    }
+}
+
+/// The block device holding `path` (`vda`, `nvme0n1p2` …), from sysfs.
+pub fn block_device(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let uevent = format!("/sys/dev/block/{}:{}/uevent", libc::major(dev), libc::minor(dev));
+    let text = std::fs::read_to_string(uevent).ok()?;
+    text.lines().find_map(|l| l.strip_prefix("DEVNAME=")).map(str::to_string)
+}
+
+/// The control groups of this process and the memory controllers on offer:
+/// cgroup v2's controllers at its group, and where cgroup v1's `memory`
+/// hierarchy is mounted, as one line each.
+pub fn cgroup_facts() -> (String, String) {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let mount_of = |pred: &dyn Fn(&[&str]) -> bool| {
+        mounts
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|f| f.len() > 3 && pred(f.as_slice()))
+            .map(|f| f[1].to_string())
+    };
+    let v2 = match mount_of(&|f| f[2] == "cgroup2") {
+        Some(m) => {
+            let rel = own.lines().find_map(|l| l.strip_prefix("0::")).unwrap_or("/");
+            let dir = Path::new(&m).join(rel.trim_start_matches('/'));
+            let read = |f: &str| {
+                std::fs::read_to_string(dir.join(f)).map(|s| s.trim().to_string()).unwrap_or_default()
+            };
+            format!(
+                "cgroup2 at {m}, group {rel}: controllers '{}', subtree_control '{}'",
+                read("cgroup.controllers"),
+                read("cgroup.subtree_control")
+            )
+        }
+        None => "no cgroup2 mounted".to_string(),
+    };
+    let v1 = match mount_of(&|f| f[2] == "cgroup" && f[3].split(',').any(|o| o == "memory")) {
+        Some(m) => {
+            let rel = own.lines().find_map(|l| l.split_once(":memory:").map(|(_, r)| r)).unwrap_or("?");
+            format!("cgroup v1 memory at {m}, group {rel}")
+        }
+        None => "no cgroup v1 memory hierarchy".to_string(),
+    };
+    (v2, v1)
+}
+
 /// The name of a file system from its `statfs` magic number
 /// (`linux/magic.h`), or `"unknown"`.
 pub fn fs_type_name(magic: u64) -> &'static str {

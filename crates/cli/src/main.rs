@@ -35,6 +35,8 @@ enum Command {
     Replay(cmd::replay::ReplayArgs),
     /// Write a synthetic trace and its data files (the thesis' ct, am, im workloads, or mixed).
     GenTrace(cmd::gen_trace::GenTraceArgs),
+    /// Measure this machine's crossover points and write the adaptive reader's calibration file.
+    Calibrate(cmd::calibrate::CalibrateArgs),
 }
 
 /// Exit codes: 0 success, 1 a check failed (verify), 2 bad usage or input,
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => cmd::demo::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::GenTrace(a) => cmd::gen_trace::run(a),
+        Command::Calibrate(a) => cmd::calibrate::run(a),
     };
     match result {
         Ok(code) => code,

@@ -3,7 +3,9 @@
 
 mod cli {
     mod bench;
+    mod bench_readers;
     mod bench_sort;
+    mod calibrate;
     mod gen_verify;
     mod replay;
     mod sort;

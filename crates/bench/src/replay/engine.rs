@@ -21,6 +21,14 @@
 //!  time = the slowest thread's time; latencies of all threads together
 //! ```
 //!
+//! **Repeats.** With [`Replay::reps`] N > 1, the whole sequence (every
+//! kind, each on a cold cache) runs N times, kinds interleaved (round 1:
+//! stream, mmap, …; round 2: stream, mmap, …), so that a drift of the
+//! machine during the replay touches every kind alike. Each kind's result
+//! is its median run (the run whose time is the median; for even N the
+//! lower of the two middle ones), with every run's time in
+//! [`ReaderResult::rep_seconds`].
+//!
 //! A [`ReaderResult`] per kind holds the time, bytes, requests, short reads,
 //! latency percentiles (exact: every request's latency is kept and sorted),
 //! and for the `adaptive` reader the requests and bytes it sent to each
@@ -131,8 +139,11 @@ pub struct ReaderResult {
     pub block_size: usize,
     /// Queue depth Q asked for (`uring`).
     pub queue_depth: u32,
-    /// Wall time of the slowest thread, seconds (verification excluded).
+    /// Wall time of the slowest thread, seconds (verification excluded);
+    /// with several repeats, the median run's.
     pub seconds: f64,
+    /// Every run's `seconds`, in the order they ran (one per repeat).
+    pub rep_seconds: Vec<f64>,
     /// Requests replayed.
     pub requests: u64,
     /// Bytes the requests asked for.
@@ -158,6 +169,18 @@ pub struct ReaderResult {
 }
 
 impl ReaderResult {
+    /// Runs behind this result.
+    pub fn reps(&self) -> usize {
+        self.rep_seconds.len().max(1)
+    }
+
+    /// The fastest and slowest run, seconds.
+    pub fn seconds_range(&self) -> (f64, f64) {
+        let min = self.rep_seconds.iter().copied().fold(self.seconds, f64::min);
+        let max = self.rep_seconds.iter().copied().fold(self.seconds, f64::max);
+        (min, max)
+    }
+
     /// Bytes read per second, in MiB/s.
     pub fn mib_per_s(&self) -> f64 {
         if self.seconds > 0.0 {
@@ -229,6 +252,7 @@ pub struct Replay {
     split: Split,
     verify: bool,
     cache: CacheMethod,
+    reps: usize,
 }
 
 impl Replay {
@@ -242,7 +266,14 @@ impl Replay {
             split: Split::Contiguous,
             verify: false,
             cache: CacheMethod::best_available(),
+            reps: 1,
         }
+    }
+
+    /// Runs per kind (at least 1); see the module docs' Repeats.
+    pub fn reps(mut self, n: usize) -> Replay {
+        self.reps = n.max(1);
+        self
     }
 
     /// The readers' block size, queue depth, hints and calibration (its
@@ -302,20 +333,30 @@ impl Replay {
             large_share: trace.large_share(),
             read_ahead_kb: trace.files().first().and_then(|f| cache::read_ahead_kb(f)),
         };
-        for &kind in &self.kinds {
-            let (result, mismatch) = self.run_kind(kind, trace, progress, cancel)?;
-            out.results.push(result);
-            if mismatch.is_some() {
-                out.mismatch = mismatch;
-                break;
+        let mut runs: Vec<Vec<ReaderResult>> = vec![Vec::new(); self.kinds.len()];
+        'reps: for rep in 0..self.reps {
+            for (i, &kind) in self.kinds.iter().enumerate() {
+                let phase = if self.reps > 1 {
+                    format!("{kind} {}/{}", rep + 1, self.reps)
+                } else {
+                    kind.name().to_string()
+                };
+                let (result, mismatch) = self.run_kind(kind, &phase, trace, progress, cancel)?;
+                runs[i].push(result);
+                if mismatch.is_some() {
+                    out.mismatch = mismatch;
+                    break 'reps;
+                }
             }
         }
+        out.results = runs.into_iter().filter(|r| !r.is_empty()).map(median_run).collect();
         Ok(out)
     }
 
     fn run_kind(
         &self,
         kind: ReaderKind,
+        phase: &str,
         trace: &Trace,
         progress: &dyn Progress,
         cancel: &AtomicBool,
@@ -326,7 +367,7 @@ impl Replay {
         let slices = self.split.assign(trace.requests().len(), self.threads);
         let barrier = Barrier::new(slices.len());
         let stop = AtomicBool::new(false);
-        progress.phase_bytes(kind.name(), Some(trace.bytes()));
+        progress.phase_bytes(phase, Some(trace.bytes()));
         let ws: Vec<Result<Worker>> = std::thread::scope(|s| {
             let handles: Vec<_> = slices
                 .iter()
@@ -358,6 +399,7 @@ impl Replay {
             block_size: cfg.block_size,
             queue_depth: cfg.queue_depth,
             seconds: 0.0,
+            rep_seconds: Vec::new(),
             requests: 0,
             bytes_requested: 0,
             bytes_read: 0,
@@ -394,10 +436,21 @@ impl Replay {
         r.p50_us = percentile(&lat, 0.50) as f64 / 1e3;
         r.p99_us = percentile(&lat, 0.99) as f64 / 1e3;
         r.max_us = lat.last().copied().unwrap_or(0) as f64 / 1e3;
+        r.rep_seconds = vec![r.seconds];
         // Threads stop early only after a mismatch (errors returned above).
         debug_assert!(mismatch.is_some() || r.requests == trace.requests().len() as u64);
         Ok((r, mismatch))
     }
+}
+
+/// The run of median time among one kind's runs (the lower middle one for
+/// an even count), with every run's time in `rep_seconds`.
+fn median_run(mut runs: Vec<ReaderResult>) -> ReaderResult {
+    let all: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
+    runs.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+    let mut m = runs.swap_remove((runs.len() - 1) / 2);
+    m.rep_seconds = all;
+    m
 }
 
 fn add_counts(to: &mut ChoiceCounts, c: &ChoiceCounts) {
@@ -623,6 +676,35 @@ mod tests {
             assert_eq!(c.bytes(), 4096 + 10000 + 65536 + 8192);
             assert!((out.large_share - 65536.0 / 97834.0).abs() < 1e-9);
         }
+    }
+
+    #[test]
+    fn repeats_keep_every_run_and_report_the_median() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = small_trace(dir.path());
+        let out = Replay::new(&[ReaderKind::Pread, ReaderKind::Adaptive])
+            .cache(CacheMethod::None)
+            .reps(3)
+            .run(&t, &NoProgress, &AtomicBool::new(false))
+            .unwrap();
+        assert_eq!(out.results.len(), 2);
+        for r in &out.results {
+            assert_eq!((r.reps(), r.rep_seconds.len()), (3, 3));
+            let mut s = r.rep_seconds.clone();
+            s.sort_by(f64::total_cmp);
+            assert_eq!(r.seconds, s[1], "{:?}", r.rep_seconds);
+            assert_eq!(r.seconds_range(), (s[0], s[2]));
+            // The median run's own totals: one pass over the trace.
+            assert_eq!(r.requests, 5);
+        }
+        let runs = |secs: &[f64]| {
+            secs.iter()
+                .map(|&s| ReaderResult { seconds: s, rep_seconds: vec![s], ..out.results[0].clone() })
+                .collect::<Vec<_>>()
+        };
+        let m = median_run(runs(&[4.0, 1.0, 3.0, 2.0]));
+        assert_eq!((m.seconds, m.rep_seconds), (2.0, vec![4.0, 1.0, 3.0, 2.0]));
+        assert_eq!(median_run(runs(&[5.0])).seconds, 5.0);
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! | `trace` | the trace file |
 //! | `reader`, `threads`, `split` | reader kind, threads, how the trace was shared |
 //! | `block_size`, `queue_depth` | B and Q asked for |
-//! | `seconds`, `mib_s` | wall time of the slowest thread; bytes read / seconds in MiB/s |
+//! | `seconds`, `mib_s` | wall time of the slowest thread (the median run); bytes read / seconds in MiB/s |
+//! | `reps`, `min_seconds`, `max_seconds` | runs of this reader (each on a cold cache), the fastest and slowest |
 //! | `requests`, `bytes_requested`, `bytes_read`, `short_reads` | totals |
 //! | `p50_us`, `p99_us`, `max_us` | request latency, microseconds |
 //! | `large_share` | share of the trace's bytes in requests > 32 KiB (0–1) |
@@ -53,6 +54,12 @@ pub struct ResultRow {
     pub seconds: f64,
     /// Throughput, MiB/s.
     pub mib_s: f64,
+    /// Runs (the row is the median one).
+    pub reps: usize,
+    /// Fastest run, seconds.
+    pub min_seconds: f64,
+    /// Slowest run, seconds.
+    pub max_seconds: f64,
     /// Requests.
     pub requests: u64,
     /// Bytes asked for.
@@ -93,6 +100,7 @@ impl ResultRow {
     /// The row of `r`, a replay of `trace`.
     pub fn new(trace: &Trace, large_share: f64, r: &ReaderResult) -> ResultRow {
         let c = r.choices;
+        let (min_seconds, max_seconds) = r.seconds_range();
         ResultRow {
             trace: trace.path().display().to_string(),
             reader: r.reader.name().to_string(),
@@ -102,6 +110,9 @@ impl ResultRow {
             queue_depth: r.queue_depth,
             seconds: r.seconds,
             mib_s: r.mib_per_s(),
+            reps: r.reps(),
+            min_seconds,
+            max_seconds,
             requests: r.requests,
             bytes_requested: r.bytes_requested,
             bytes_read: r.bytes_read,
@@ -202,16 +213,23 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
-/// The results as an aligned table (ends with a newline).
+/// The results as an aligned table (ends with a newline). With several
+/// runs per reader, `time` is the median run's and a `runs` column gives
+/// the fastest and slowest.
 pub fn format_table(results: &[ReaderResult]) -> String {
+    let reps = results.iter().any(|r| r.reps() > 1);
     let mut s = format!(
-        "{:<9} {:>7} {:>7} {:>10} {:>10} {:>10} {:>9} {:>10} {:>6}\n",
+        "{:<9} {:>7} {:>7} {:>10} {:>10} {:>10} {:>9} {:>10} {:>6}",
         "reader", "B", "time", "MiB/s", "p50", "p99", "requests", "bytes", "short"
     );
+    if reps {
+        s.push_str(&format!(" {:>21}", "runs (min … max)"));
+    }
+    s.push('\n');
     for r in results {
         let b = if r.reader.uses_block_size() { format_size(r.block_size as u64) } else { "-".into() };
         s.push_str(&format!(
-            "{:<9} {:>7} {:>7} {:>10.1} {:>10} {:>10} {:>9} {:>10} {:>6}\n",
+            "{:<9} {:>7} {:>7} {:>10.1} {:>10} {:>10} {:>9} {:>10} {:>6}",
             r.reader.name(),
             b,
             format_seconds(r.seconds),
@@ -222,6 +240,12 @@ pub fn format_table(results: &[ReaderResult]) -> String {
             human_bytes(r.bytes_read),
             r.short_reads
         ));
+        if reps {
+            let (lo, hi) = r.seconds_range();
+            let runs = format!("{} ({} … {})", r.reps(), format_seconds(lo), format_seconds(hi));
+            s.push_str(&format!(" {runs:>21}"));
+        }
+        s.push('\n');
     }
     s
 }
@@ -281,6 +305,7 @@ mod tests {
             block_size: 4 << 20,
             queue_depth: 32,
             seconds,
+            rep_seconds: vec![seconds],
             requests: 10,
             bytes_requested: 1 << 20,
             bytes_read: 1 << 20,
@@ -329,6 +354,14 @@ mod tests {
         assert_eq!(reading(&[]), "");
         assert_eq!(human_bytes(1023), "1023 B");
         assert_eq!(human_bytes(3 << 29), "1.5 GiB");
+        // Several runs: the fastest and slowest beside the median.
+        let mut r = result(ReaderKind::Pread, 0.25);
+        r.rep_seconds = vec![0.3, 0.25, 0.2];
+        let t = format_table(&[r, result(ReaderKind::Mmap, 0.5)]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].ends_with("runs (min … max)"), "{t}");
+        assert!(lines[1].ends_with("3 (200 ms … 300 ms)"), "{t}");
+        assert!(lines[2].ends_with("1 (500 ms … 500 ms)"), "{t}");
     }
 
     #[test]
@@ -348,6 +381,7 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[0].reader.as_str(), rows[0].mmap_requests), ("stream", None));
         assert_eq!((rows[1].mmap_requests, rows[1].uring_bytes), (Some(8), Some(0)));
+        assert_eq!((rows[1].reps, rows[1].min_seconds, rows[1].max_seconds), (1, 2.0, 2.0));
         assert_eq!(rows[1].large_share, 0.25);
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(sidecar_path(&csv)).unwrap()).unwrap();

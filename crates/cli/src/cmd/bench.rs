@@ -27,6 +27,12 @@ pub enum BenchCommand {
     /// Experiment 2: emsort's external sort over a grid of N, M, d, policy, I/O kind and
     /// threads, beside the cost model, an I/O lower bound, GNU sort, STXXL and an in-memory sort.
     Sort(SortBenchArgs),
+    /// Experiment 4: the readers (stream, mmap, pread, uring, adaptive) against block size,
+    /// queue depth (beside fio), mmap page-in, request and file size, memory and threads.
+    Readers(super::bench_readers::ReadersArgs),
+    /// Runs one job of the readers campaign's memory experiment (internal).
+    #[command(hide = true)]
+    ReadersWorker(super::bench_readers::WorkerArgs),
 }
 
 const STREAMS_AFTER_HELP: &str = "\
@@ -133,6 +139,8 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Streams(a) => streams(a),
         BenchCommand::Sort(a) => sort_bench(a),
+        BenchCommand::Readers(a) => super::bench_readers::run(a),
+        BenchCommand::ReadersWorker(a) => super::bench_readers::worker(a),
     }
 }
 
@@ -207,7 +215,7 @@ fn fresh_dir(base: &Path) -> PathBuf {
 }
 
 /// The command line as typed (arguments with blanks or quotes are quoted).
-fn command_line() -> String {
+pub(crate) fn command_line() -> String {
     std::env::args()
         .map(|a| {
             if a.is_empty() || a.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {

@@ -19,14 +19,18 @@ Workloads (the Chalmers thesis' traces of the Carmenta engine, chapter 5):
   ct     test suite: 652.88 MB read, 9.2 % of bytes in requests > 32 KiB;
          small random reads (4K-32K), some 64K-1M; up to 32 files
   am     animation files: 7 MB read, 99.8 % in requests > 32 KiB; a 4 KiB
-         header, then each file front to back in chunks of 128K-1M
+         header, then one run of frames per file, front to back in chunks
+         of 128K-1M
   im     interactive map: 2415 MB read, 0.6 % in requests > 32 KiB; small
          random tile reads (4K-32K), a few of 64K-256K; up to 64 files
   mixed  ct x 1/4, am x 64 and im x 1/8 interleaved: about 913 MB read, half
          of it in requests > 32 KiB (no fixed reader is best for every request)
-Requests and offsets are multiples of 4 KiB. --scale multiplies the bytes
-read (each part reads at least 1 MiB); the same kind, scale and seed give the
-same trace and the same bytes.
+Requests and offsets are multiples of 4 KiB. At scale 1 the data files are
+tens of MiB (ct about 32 MiB, im about 64 MiB, am at least 32 MiB, of which
+one run of frames is read), several times the kernel's readahead window, as
+real map and animation files are. --scale multiplies the bytes read and the
+file sizes (each part reads at least 1 MiB); the same kind, scale and seed
+give the same trace and the same bytes.
 
 Files written into DIR: <kind>_NNN.bin (seeded pseudo-random bytes) and
 trace.csv (file,offset,size per line, file names relative to DIR), for

@@ -2,6 +2,8 @@
 //! `run(args) -> anyhow::Result<ExitCode>`.
 
 pub mod bench;
+pub mod bench_readers;
+pub mod calibrate;
 pub mod demo;
 pub mod gen;
 pub mod gen_trace;

@@ -38,6 +38,12 @@ difference, naming the reader, file and offset. The checks read only what the
 reader has just read, but they take CPU and cache lookups between requests:
 take timings from runs without --verify.
 
+With --reps N every reader runs N times, each time on a cold cache, the
+readers interleaved (stream, mmap, ... then again stream, mmap, ...) so that
+a drift of the machine touches all alike; `time` is the median run's, and the
+`runs` column gives the fastest and slowest. On a shared machine compare
+readers with --reps 3 or more.
+
 The adaptive reader uses the calibration file when present
 ($XDG_CONFIG_HOME/emsort/calibration, see `emsort calibrate`), the thesis'
 thresholds otherwise; its line below the table says how many requests and
@@ -54,6 +60,7 @@ Examples:
   emsort gen-trace --kind mixed --dir /tmp/tr --scale 0.05
   emsort replay /tmp/tr/trace.csv --verify
   emsort replay /tmp/tr/trace.csv --readers mmap,adaptive --threads 2 -o mixed.csv
+  emsort replay /tmp/tr/trace.csv --reps 5
   emsort replay trace.csv --readers pread,uring --block-size 1M --queue-depth 64";
 
 /// Replay a trace of read calls (file,offset,size) with each reader kind on a
@@ -87,6 +94,10 @@ pub struct ReplayArgs {
     /// sequential or larger-than-memory.
     #[arg(long, value_name = "HINT", default_value = "auto", value_parser = clap::value_parser!(AccessHint))]
     access: AccessHint,
+    /// Runs per reader, each on a cold cache; the median is reported.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    reps: u32,
     /// Check every read against an independent pread of the same range.
     #[arg(long)]
     verify: bool,
@@ -153,13 +164,15 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         .threads(a.threads as usize)
         .split(a.split)
         .verify(a.verify)
+        .reps(a.reps as usize)
         .cache(cache);
 
     println!("trace: {}: {}", a.trace.display(), describe_trace(&trace));
     let read_ahead = trace.files().first().and_then(|f| emsort_io::cache::read_ahead_kb(f));
     println!(
-        "cache: {cache} before each reader; read_ahead_kb {}; B = {}, Q = {}; {} thread{}{}; adaptive: {} \
+        "cache: {cache} before each {}; read_ahead_kb {}; B = {}, Q = {}; {} thread{}{}; adaptive: {} \
          calibration, access {}{}",
+        if a.reps > 1 { format!("run ({} runs per reader, median shown)", a.reps) } else { "reader".into() },
         read_ahead.map_or("unknown".to_string(), |k| k.to_string()),
         format_size(a.block_size as u64),
         a.queue_depth,

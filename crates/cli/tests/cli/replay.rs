@@ -121,6 +121,49 @@ fn replay_verifies_every_reader_and_writes_csv() {
 }
 
 #[test]
+fn reps_run_each_reader_several_times_and_report_the_median() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("tr");
+    gen(&dir, "ct", "0.002", "3");
+    let trace = dir.join("trace.csv");
+    let csv = d.path().join("r.csv");
+    let o = run(&[
+        "replay",
+        p(&trace),
+        "--readers",
+        "pread,adaptive",
+        "--reps",
+        "3",
+        "--cache",
+        "fadvise",
+        "-q",
+        "-o",
+        p(&csv),
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(out.contains("3 runs per reader, median shown"), "{out}");
+    assert!(out.lines().next_back().is_some_and(|l| l.starts_with("results: ")), "{out}");
+    let table: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("reader ")).take(3).collect();
+    assert!(table[0].ends_with("runs (min … max)"), "{out}");
+    assert!(table[1].starts_with("pread") && table[1].contains(" 3 ("), "{out}");
+    // The CSV: reps, min_seconds ≤ seconds ≤ max_seconds.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}: {text}"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for r in rows {
+        let f = |name: &str| r[col(name)].parse::<f64>().unwrap();
+        assert_eq!(f("reps"), 3.0, "{text}");
+        assert!(f("min_seconds") <= f("seconds") && f("seconds") <= f("max_seconds"), "{text}");
+    }
+    let o = run(&["replay", p(&trace), "--reps", "0", "-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
 fn reads_past_the_end_are_short_not_mismatches() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("a.bin"), vec![7u8; 10_000]).unwrap();

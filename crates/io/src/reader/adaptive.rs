@@ -8,6 +8,7 @@
 //! ```text
 //! system   data read > available memory? ──yes──┐
 //! file     reads sequential? ─────────────yes──┤  swapFlag clear: never mmap
+//!          reads not at random offsets? ──yes──┤
 //!          only a small part read? ──────yes──┘
 //!            │ no to all: swapFlag set
 //! request  amount ≤ mmap_max_request (32K) and swapFlag and not in a sequential run → mmap
@@ -27,6 +28,14 @@
 //!   [`Calibration::sequential_run`] such requests the reads count as
 //!   sequential and small requests get `pread` (the kernel's readahead then
 //!   serves them), until a request breaks the run.
+//! - **Random offsets** (with `auto` only): a request that starts elsewhere
+//!   than where the previous one ended is a jump; the swapFlag's "reads at
+//!   random offsets" holds once the open file has seen
+//!   [`Calibration::random_run`] jumps. Until then small requests get
+//!   `pread`: the first request of a file says nothing about how the file
+//!   will be read, and mapping a file for a one-off read (a header, the
+//!   start of a sequential run) costs a fault that on Linux reads a whole
+//!   readahead window around the page.
 //! - **Large requests** go to io_uring with several blocks in flight: beyond
 //!   the thesis' two synchronous techniques, following its conclusion that
 //!   "the best overall reading strategy is to swap between memory-mapped
@@ -67,6 +76,9 @@ pub enum Rule {
     NoSwapFlag,
     /// A small request continuing a sequential run → `pread`.
     SequentialRun,
+    /// A small request to a file not yet seen read at random offsets (with
+    /// the `auto` hint, fewer than [`Calibration::random_run`] jumps) → `pread`.
+    NotYetRandom,
     /// Larger than `mmap_max_request`, smaller than `uring_min_request` → `pread`.
     LargerThanMmap,
     /// At least `uring_min_request` → `uring`.
@@ -86,6 +98,7 @@ impl Rule {
             Rule::SmallRandom => "small-random",
             Rule::NoSwapFlag => "no-swap-flag",
             Rule::SequentialRun => "sequential-run",
+            Rule::NotYetRandom => "not-yet-random",
             Rule::LargerThanMmap => "larger-than-mmap",
             Rule::Large => "large",
             Rule::Batch => "batch",
@@ -165,6 +178,8 @@ pub struct AdaptiveReader {
     next_seq: Option<u64>,
     /// Requests in the current run that continued the previous one.
     run: u32,
+    /// Requests of the open file that did not continue the previous one.
+    jumps: u32,
     last: Option<Choice>,
     counts: ChoiceCounts,
 }
@@ -187,6 +202,7 @@ impl AdaptiveReader {
             fallback: None,
             next_seq: None,
             run: 0,
+            jumps: 0,
             last: None,
             counts: ChoiceCounts::default(),
         }
@@ -234,19 +250,32 @@ impl AdaptiveReader {
     /// Notes a request at `offset` of `amount` bytes; whether it continues a
     /// sequential run long enough to count.
     fn track(&mut self, offset: u64, amount: usize) -> bool {
-        if self.next_seq == Some(offset) {
-            self.run = self.run.saturating_add(1);
-        } else {
-            self.run = 0;
+        match self.next_seq {
+            Some(next) if next == offset => self.run = self.run.saturating_add(1),
+            Some(_) => {
+                self.run = 0;
+                self.jumps = self.jumps.saturating_add(1);
+            }
+            None => self.run = 0,
         }
         self.next_seq = Some(offset.saturating_add(amount as u64));
         self.access == AccessHint::Auto && self.cal.sequential_run > 0 && self.run >= self.cal.sequential_run
     }
 
+    /// Whether the open file may count as read at random: always unless
+    /// the hint is `auto`, which needs [`Calibration::random_run`] jumps.
+    fn random_enough(&self) -> bool {
+        self.access != AccessHint::Auto || self.jumps >= self.cal.random_run
+    }
+
     /// What the rules pick for a request of `amount` bytes, before fallbacks.
     fn rule_choice(&mut self, amount: usize, sequential: bool) -> Choice {
+        let small = amount <= self.cal.mmap_max_request;
+        if small && !sequential && !self.random_enough() && amount < self.cal.uring_min_request {
+            return self.cal.pread_choice(amount, Rule::NotYetRandom);
+        }
         // Read the available memory only when mmap is in question.
-        let swap = amount <= self.cal.mmap_max_request && self.decide_swap();
+        let swap = small && self.decide_swap();
         self.cal.choose(amount, swap, sequential)
     }
 
@@ -319,6 +348,7 @@ impl Reader for AdaptiveReader {
         self.swap = None;
         self.next_seq = None;
         self.run = 0;
+        self.jumps = 0;
         Ok(())
     }
 
@@ -371,6 +401,9 @@ impl Reader for AdaptiveReader {
         let mut rest = Vec::new();
         for (id, r) in reqs.iter_mut().enumerate() {
             let amount = r.buf.len();
+            // The batch's own requests are the evidence of random offsets;
+            // all are known at once, so none is taken as a sequential run.
+            self.track(r.offset, amount);
             let c = self.rule_choice(amount, false);
             let c = if c.kind == ReaderKind::Mmap {
                 self.resolve(c, amount)?
@@ -433,6 +466,25 @@ mod tests {
     fn available_memory_is_read() {
         // /proc is mounted wherever these tests run.
         assert!(available_memory().is_some_and(|m| m > 0));
+    }
+
+    #[test]
+    fn jumps_count_towards_random_offsets() {
+        let mut r = AdaptiveReader::new(&ReaderConfig::new(ReaderKind::Adaptive));
+        assert!(!r.random_enough());
+        r.track(0, 10);
+        r.track(10, 10);
+        assert!(!r.random_enough(), "the first request and continuing ones are not jumps");
+        r.track(100, 10);
+        assert!(r.random_enough());
+        assert_eq!(r.rule_choice(4096, false).rule, Rule::SmallRandom);
+        let mut r = AdaptiveReader::new(&ReaderConfig::new(ReaderKind::Adaptive));
+        assert_eq!(r.rule_choice(4096, false).rule, Rule::NotYetRandom);
+        assert_eq!(r.rule_choice(1 << 20, false).rule, Rule::LargerThanMmap);
+        for access in [AccessHint::Random, AccessHint::Sequential] {
+            let r = AdaptiveReader::new(&ReaderConfig::new(ReaderKind::Adaptive).access(access));
+            assert!(r.random_enough(), "{access}: the hint answers the question");
+        }
     }
 
     #[test]

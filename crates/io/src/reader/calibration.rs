@@ -13,6 +13,7 @@
 //! queue_depth = 32             # io_uring depth where throughput plateaus
 //! uring_min_request = 8M       # requests at least this large use io_uring (off: never)
 //! sequential_run = 2           # continuing requests before a file counts as sequential (0: off)
+//! random_run = 1               # jumps before a file counts as read at random (0: at once)
 //! mmap_advice = normal         # madvise hint for the adaptive reader's mapping
 //! threads_sequential = 4       # threads for large sequential reads
 //! threads_random_small = all   # threads for small random reads
@@ -56,6 +57,13 @@ pub struct Calibration {
     /// ended, the file counts as read sequentially and gets buffered reads
     /// (thesis §4.7: "use buffered read for sequential reads"; 0: off).
     pub sequential_run: u32,
+    /// With the [`AccessHint::Auto`](super::AccessHint::Auto) hint, a file
+    /// counts as read at random offsets, the swapFlag's second condition
+    /// (thesis §4.7: "the reads to be made are at non-sequential offsets"),
+    /// once this many of its requests started somewhere else than where the
+    /// previous one ended; until then small requests get `pread`. 0: at
+    /// once, as the thesis' benchmark set the swapFlag for every file.
+    pub random_run: u32,
     /// `madvise` hint of the adaptive reader's mapping (the thesis gave none).
     pub mmap_advice: Madvise,
     /// Threads for large sequential reads (thesis §4.7: two or four).
@@ -78,6 +86,7 @@ impl Default for Calibration {
             queue_depth: 32,
             uring_min_request: 8 << 20,
             sequential_run: 2,
+            random_run: 1,
             mmap_advice: Madvise::Normal,
             threads_sequential: 4,
             threads_random_small: 0,
@@ -91,12 +100,13 @@ impl Default for Calibration {
 /// use block size of 4KB").
 pub const MIN_BLOCK: usize = 4 << 10;
 
-const KEYS: [&str; 9] = [
+const KEYS: [&str; 10] = [
     "mmap_max_request",
     "max_block",
     "queue_depth",
     "uring_min_request",
     "sequential_run",
+    "random_run",
     "mmap_advice",
     "threads_sequential",
     "threads_random_small",
@@ -180,6 +190,7 @@ impl Calibration {
                 }
                 "uring_min_request" => c.uring_min_request = size_or_off(value, usize::MAX).map_err(bad)?,
                 "sequential_run" => c.sequential_run = count(value).map_err(bad)?,
+                "random_run" => c.random_run = count(value).map_err(bad)?,
                 "mmap_advice" => c.mmap_advice = value.parse().map_err(bad)?,
                 "threads_sequential" => c.threads_sequential = positive_count(value).map_err(bad)?,
                 "threads_random_small" => c.threads_random_small = threads(value).map_err(bad)?,
@@ -221,11 +232,16 @@ impl Calibration {
         self.pread_choice(amount, rule)
     }
 
+    /// The block of a buffered read of `amount` bytes: `amount` clamped to
+    /// [4 KiB, `max_block`] (thesis §4.1.4).
+    pub fn pread_block(&self, amount: usize) -> usize {
+        let max = self.max_block.max(1);
+        amount.clamp(MIN_BLOCK.min(max), max)
+    }
+
     /// `pread` with the thesis' block size for a request of `amount` bytes.
     pub(crate) fn pread_choice(&self, amount: usize, rule: Rule) -> Choice {
-        let max = self.max_block.max(1);
-        let block = amount.clamp(MIN_BLOCK.min(max), max);
-        Choice { kind: ReaderKind::Pread, block_size: block, queue_depth: 1, rule }
+        Choice { kind: ReaderKind::Pread, block_size: self.pread_block(amount), queue_depth: 1, rule }
     }
 
     /// `uring` with blocks of `max_block` and the calibrated queue depth.
@@ -240,43 +256,55 @@ impl Calibration {
 
     /// The guidelines these values give, as a decision list in the order of
     /// the thesis' flowchart (appendix B): system level, file level, request
-    /// level, then threads.
+    /// level, then threads. The first question answered "yes" decides.
     pub fn guidelines(&self) -> String {
         let sz = |n: usize| format_size(n as u64);
+        let pread = format!("pread, block = request size clamped to [4K, {}]", sz(self.max_block));
         let mut s = String::new();
         s.push_str("System level\n");
-        s.push_str(
-            "  1. Will the data read from the file exceed the available memory?\n     \
-             yes → buffered reads (pread), never mmap.\n",
-        );
-        s.push_str("File level\n");
         s.push_str(&format!(
-            "  2. Are the reads sequential?\n     yes → buffered reads, block = request size clamped to \
-             [4K, {}].\n",
-            sz(self.max_block)
+            "  1. Will the data read from the file exceed the available memory?\n     yes → {pread}; never mmap.\n"
         ));
-        s.push_str("  3. Will only a small part of the file be read?\n     yes → buffered reads.\n");
-        s.push_str("Request level\n");
-        if self.mmap_max_request == 0 {
-            s.push_str("  4. (mmap is never used: mmap_max_request = off)\n");
+        s.push_str("File level\n");
+        let seq = if self.sequential_run == 0 {
+            String::new()
         } else {
-            s.push_str(&format!("  4. Request ≤ {} → mmap.\n", sz(self.mmap_max_request)));
-        }
-        if self.uring_min_request == usize::MAX {
-            s.push_str("  5. (io_uring is never used: uring_min_request = off)\n");
+            format!(" (unknown: after {} requests in a row that continue each other)", self.sequential_run)
+        };
+        s.push_str(&format!("  2. Are the reads sequential{seq}?\n     yes → {pread}.\n"));
+        let random = if self.random_run == 0 {
+            String::new()
+        } else {
+            format!(
+                " (unknown: not before {} request{} jumped elsewhere in the file)",
+                self.random_run,
+                if self.random_run == 1 { "" } else { "s" }
+            )
+        };
+        s.push_str(&format!("  3. Are the reads at random offsets{random}?\n     no → {pread}.\n"));
+        s.push_str("  4. Will only a small part of the file be read?\n     yes → pread as above.\n");
+        s.push_str("Request level (the file fits in memory and is read at random, largely)\n");
+        if self.mmap_max_request == 0 {
+            s.push_str("  5. (mmap is never used: mmap_max_request = off)\n");
         } else {
             s.push_str(&format!(
-                "  5. Request ≥ {} → io_uring, blocks of {}, queue depth {}.\n",
+                "  5. Request ≤ {}?\n     yes → mmap (madvise {}).\n",
+                sz(self.mmap_max_request),
+                self.mmap_advice
+            ));
+        }
+        if self.uring_min_request == usize::MAX {
+            s.push_str("  6. (io_uring is never used for single requests: uring_min_request = off)\n");
+        } else {
+            s.push_str(&format!(
+                "  6. Request ≥ {} (at any earlier question too)?\n     yes → io_uring, blocks of {}, queue depth {}.\n",
                 sz(self.uring_min_request),
                 sz(self.max_block),
                 self.queue_depth
             ));
         }
-        s.push_str(&format!(
-            "  6. Otherwise → pread, block = request size clamped to [4K, {}].\n",
-            sz(self.max_block)
-        ));
-        s.push_str("Threads\n");
+        s.push_str(&format!("  7. Otherwise → {pread}.\n"));
+        s.push_str("Threads (they amplify the technique chosen, they do not change it)\n");
         s.push_str(&format!("  large sequential reads: {}\n", self.threads_sequential));
         let small = if self.threads_random_small == 0 {
             "all available".to_string()
@@ -305,6 +333,7 @@ impl fmt::Display for Calibration {
         writeln!(f, "queue_depth = {}", self.queue_depth)?;
         writeln!(f, "uring_min_request = {}", size_or_off(self.uring_min_request, usize::MAX))?;
         writeln!(f, "sequential_run = {}", self.sequential_run)?;
+        writeln!(f, "random_run = {}", self.random_run)?;
         writeln!(f, "mmap_advice = {}", self.mmap_advice)?;
         writeln!(f, "threads_sequential = {}", self.threads_sequential)?;
         if self.threads_random_small == 0 {
@@ -362,7 +391,12 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        let mut c = Calibration { mmap_max_request: 0, uring_min_request: usize::MAX, ..Default::default() };
+        let mut c = Calibration {
+            mmap_max_request: 0,
+            uring_min_request: usize::MAX,
+            random_run: 0,
+            ..Default::default()
+        };
         c.threads_random_small = 3;
         c.mmap_advice = Madvise::Random;
         for c in [Calibration::default(), c] {

@@ -85,8 +85,11 @@ fn reader_follows_hints_and_sizes() {
         assert_eq!(rd.as_adaptive_mut().unwrap().swap_flag(), Some(false), "{hint}");
     }
 
-    // auto: a small file fits in memory, so swapFlag is set ...
+    // auto: the first request says nothing about the offsets: pread ...
     let mut rd = open_reader(&p, &adaptive(AccessHint::Auto, small_cal())).unwrap();
+    assert_eq!(pick(&mut rd, 50_000, 100), (ReaderKind::Pread, Rule::NotYetRandom));
+    // ... a jump (random_run = 1) makes them random, and a small file fits
+    // in memory, so swapFlag is set ...
     assert_eq!(pick(&mut rd, 7000, 100), (ReaderKind::Mmap, Rule::SmallRandom));
     // ... until requests continue each other: after 2 (sequential_run) the
     // run counts as sequential and gets pread, until it is broken.
@@ -96,12 +99,26 @@ fn reader_follows_hints_and_sizes() {
     assert_eq!(pick(&mut rd, 100, 100), (ReaderKind::Mmap, Rule::SmallRandom));
     assert_eq!(rd.as_adaptive_mut().unwrap().swap_flag(), Some(true));
 
-    // sequential_run = 0 turns the detection off.
-    let cal = Calibration { sequential_run: 0, ..small_cal() };
+    // A reopened file starts over: no jumps seen yet.
+    rd.close().unwrap();
+    rd.open(&p).unwrap();
+    assert_eq!(pick(&mut rd, 7000, 100), (ReaderKind::Pread, Rule::NotYetRandom));
+
+    // sequential_run = 0 and random_run = 0 turn both detections off: the
+    // thesis' benchmark, swapFlag set for every file.
+    let cal = Calibration { sequential_run: 0, random_run: 0, ..small_cal() };
     let mut rd = open_reader(&p, &adaptive(AccessHint::Auto, cal)).unwrap();
     for i in 0..5 {
         assert_eq!(pick(&mut rd, i * 100, 100).0, ReaderKind::Mmap);
     }
+    // A sequential run without jumps stays on pread.
+    let cal = Calibration { random_run: 2, ..small_cal() };
+    let mut rd = open_reader(&p, &adaptive(AccessHint::Auto, cal)).unwrap();
+    for i in 0..5 {
+        assert_eq!(pick(&mut rd, i * 100, 100).0, ReaderKind::Pread);
+    }
+    assert_eq!(pick(&mut rd, 9000, 100), (ReaderKind::Pread, Rule::NotYetRandom));
+    assert_eq!(pick(&mut rd, 20, 100), (ReaderKind::Mmap, Rule::SmallRandom));
 
     // The other kinds report no choice.
     let mut rd = open_reader(&p, &ReaderConfig::new(ReaderKind::Pread)).unwrap();
@@ -119,7 +136,8 @@ fn defaults_are_the_thesis_values() {
     assert_eq!(c.mmap_advice, Madvise::Normal);
     assert!(c.source.as_deref().is_none());
     let g = c.guidelines();
-    assert!(g.contains("Request ≤ 32K → mmap"), "{g}");
+    assert!(g.contains("Request ≤ 32K?\n     yes → mmap (madvise normal)."), "{g}");
+    assert!(g.contains("not before 1 request jumped elsewhere"), "{g}");
     assert!(g.contains("queue depth 32"), "{g}");
 }
 

@@ -1,0 +1,657 @@
+//! `emsort calibrate`: this machine's crossover points for the adaptive
+//! reader (SPEC part 4, issue 5 §4).
+//!
+//! The thesis' guidelines rest on numbers measured on one Windows machine
+//! with an NVMe SSD (§4.1.4, §4.2.3, §4.6, §4.7): mmap up to 32 KiB, blocks
+//! of 4 MiB, queue depth 32, two to four threads. [`Calibrate`] measures
+//! each of them here, on a data file in a scratch directory, every run on
+//! a cold cache, `reps` runs per point, the median kept:
+//!
+//! | step | experiment (each point a cold run)                                              | value ([`Calibration`] key) |
+//! |------|---------------------------------------------------------------------------------|-----------------------------|
+//! | 1    | random 4 KiB reads of half the file through `mmap`, one run per `madvise` hint   | `mmap_advice`: the fastest hint |
+//! | 2    | random reads of half the file, request size 4K … 1M, `mmap` (that hint) vs `pread` | `mmap_max_request`: the largest size up to which `mmap` wins at every size (`off` if it loses at 4K) |
+//! | 3    | the whole file front to back with `pread`, block size 4K … 16M                  | `max_block`: the smallest block within 5 % of the best throughput |
+//! | 4    | the whole file front to back with `uring`, blocks of `max_block`, Q = 1 … 64     | `queue_depth`: the smallest Q within 5 % of the best |
+//! | 5    | random requests of 256K … 32M, `uring` (`max_block`, `queue_depth`) vs `pread` with the adaptive reader's block | `uring_min_request`: the smallest size from which `uring` wins at every larger size (`off` if it never does) |
+//! | 6    | threads 1 … 2 × cores: the whole file in contiguous slices; random 4 KiB; random 4 MiB | `threads_sequential`, `threads_random_small`, `threads_random_large`: the fewest threads within 5 % of the best |
+//!
+//! `sequential_run` is not measured (it describes a trace, not the
+//! machine) and keeps its built-in value.
+//!
+//! Random reads cover half the file (in bytes) because the thesis' swapFlag
+//! promises that "a larger portion of the file" will be read: that is the
+//! only case in which the adaptive reader asks the `mmap`-or-`pread`
+//! question (§4.7). On Linux the answer depends on the kernel's readahead
+//! (`read_ahead_kb`) more than on the device: a fault of a mapping with the
+//! `normal` hint reads up to that window around the page, where `pread`
+//! reads just the request.
+//!
+//! The [`Outcome`] holds the [`Calibration`] and every measured point
+//! ([`Point`]), grouped by step ([`Table`]), so that the values can be
+//! shown beside the numbers they rest on ([`format_tables`]).
+//! [`write_calibration`] writes the file `Calibration::load` reads,
+//! atomically, with the measurement's circumstances as comments.
+//!
+//! The data file lives in a new directory inside the directory given
+//! ([`Calibrate::new`]), removed when the run ends, also after an error or
+//! a cancellation (the `cancel` flag is polled between runs and every 256
+//! requests).
+//!
+//! ```no_run
+//! use emsort_bench::calibrate::{format_tables, Calibrate};
+//! use emsort_io::NoProgress;
+//! use std::sync::atomic::AtomicBool;
+//! # fn main() -> Result<(), emsort_bench::Error> {
+//! let out = Calibrate::new("/var/tmp".as_ref()).quick(true).run(&NoProgress, &AtomicBool::new(false))?;
+//! print!("{}{}", format_tables(&out), out.calibration.guidelines());
+//! # Ok(()) }
+//! ```
+
+pub mod measure;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use emsort_io::cache::CacheMethod;
+use emsort_io::{format_size, AtomicFile, Calibration, Madvise, Progress, ReaderKind};
+
+use crate::stats::median;
+use crate::{Error, Result};
+use measure::{config, run, DataFile, Pattern};
+
+/// A value is on the plateau when its throughput is within this share of
+/// the best one measured.
+pub const PLATEAU: f64 = 0.05;
+
+/// The sizes and repeats of a calibration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Size of the data file.
+    pub file_size: u64,
+    /// Runs per point.
+    pub reps: usize,
+    /// `madvise` hints compared (step 1).
+    pub advice: Vec<Madvise>,
+    /// Request sizes, mmap against pread (step 2).
+    pub mmap_sizes: Vec<usize>,
+    /// Block sizes of sequential pread (step 3).
+    pub blocks: Vec<usize>,
+    /// Queue depths of sequential uring (step 4).
+    pub depths: Vec<u32>,
+    /// Request sizes, uring against pread (step 5).
+    pub uring_sizes: Vec<usize>,
+    /// Thread counts (step 6).
+    pub threads: Vec<usize>,
+    /// Request size of the large random reads with threads (step 6).
+    pub large_random: usize,
+}
+
+impl Plan {
+    /// The full calibration: a 256 MiB file, 3 runs per point; a few minutes.
+    pub fn full() -> Plan {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let mut threads: Vec<usize> =
+            std::iter::successors(Some(1usize), |t| Some(t * 2)).take_while(|&t| t <= 2 * cores).collect();
+        if !threads.contains(&cores) {
+            threads.push(cores);
+            threads.sort_unstable();
+        }
+        Plan {
+            file_size: 256 << 20,
+            reps: 3,
+            advice: Madvise::ALL.to_vec(),
+            mmap_sizes: (12..=20).map(|s| 1usize << s).collect(),
+            blocks: vec![4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20],
+            depths: vec![1, 2, 4, 8, 16, 32, 64],
+            uring_sizes: vec![256 << 10, 1 << 20, 4 << 20, 16 << 20, 32 << 20],
+            threads,
+            large_random: 4 << 20,
+        }
+    }
+
+    /// A quick calibration on a 16 MiB file, one run per point, few points:
+    /// seconds. Its values are rough (for tests and a first look).
+    pub fn quick() -> Plan {
+        Plan {
+            file_size: 16 << 20,
+            reps: 1,
+            advice: vec![Madvise::Normal, Madvise::Random],
+            mmap_sizes: vec![4 << 10, 32 << 10, 256 << 10],
+            blocks: vec![16 << 10, 256 << 10, 4 << 20],
+            depths: vec![1, 8, 32],
+            uring_sizes: vec![1 << 20, 4 << 20],
+            threads: vec![1, 2],
+            large_random: 1 << 20,
+        }
+    }
+}
+
+/// One measured point: a reader configuration at one value of a parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// What was run (`mmap normal`, `pread`, `uring B=1M` …).
+    pub series: String,
+    /// The parameter's value (bytes, a queue depth, threads; 0 for hints).
+    pub param: u64,
+    /// The parameter as shown (`4K`, `32`, `random` …).
+    pub label: String,
+    /// Bytes each run read.
+    pub bytes: u64,
+    /// Every run's time, seconds.
+    pub runs: Vec<f64>,
+}
+
+impl Point {
+    /// The median run's time, seconds.
+    pub fn seconds(&self) -> f64 {
+        median(&self.runs).unwrap_or(f64::NAN)
+    }
+
+    /// Throughput of the median run, MiB/s.
+    pub fn mib_s(&self) -> f64 {
+        self.bytes as f64 / self.seconds() / (1u64 << 20) as f64
+    }
+}
+
+/// One step of the calibration: its points and the value it gave.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// What was measured.
+    pub title: String,
+    /// The points, in the order measured.
+    pub points: Vec<Point>,
+    /// The value(s) it gave and why, e.g. `max_block = 64K: the smallest
+    /// block within 5 % of the best (1.0 GiB/s at 4M)`.
+    pub decision: String,
+}
+
+/// What [`Calibrate::run`] measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The values (its `source` is `None`).
+    pub calibration: Calibration,
+    /// Every step's points and decision, in order.
+    pub tables: Vec<Table>,
+    /// How the cache was emptied before each run.
+    pub cache: CacheMethod,
+    /// The plan measured.
+    pub plan: Plan,
+    /// `read_ahead_kb` of the device holding the data file, when found.
+    pub read_ahead_kb: Option<u64>,
+    /// Wall time of the whole calibration, seconds.
+    pub seconds: f64,
+}
+
+/// A calibration run (see the [module docs](self)).
+#[derive(Debug, Clone)]
+pub struct Calibrate {
+    dir: PathBuf,
+    plan: Plan,
+    cache: CacheMethod,
+}
+
+impl Calibrate {
+    /// A full calibration with its data file in a new directory inside
+    /// `dir` (which must exist), on the best cache method available.
+    pub fn new(dir: &Path) -> Calibrate {
+        Calibrate { dir: dir.to_path_buf(), plan: Plan::full(), cache: CacheMethod::best_available() }
+    }
+
+    /// The quick plan ([`Plan::quick`]) instead of the full one.
+    pub fn quick(mut self, quick: bool) -> Calibrate {
+        self.plan = if quick { Plan::quick() } else { Plan::full() };
+        self
+    }
+
+    /// Any plan.
+    pub fn plan(mut self, plan: Plan) -> Calibrate {
+        self.plan = plan;
+        self
+    }
+
+    /// How to empty the cache before each run (`none` makes the numbers
+    /// meaningless, but is allowed for tests).
+    pub fn cache(mut self, m: CacheMethod) -> Calibrate {
+        self.cache = m;
+        self
+    }
+
+    /// The plan to be measured.
+    pub fn planned(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Measures every step and derives the calibration.
+    pub fn run(&self, progress: &dyn Progress, cancel: &AtomicBool) -> Result<Outcome> {
+        let start = Instant::now();
+        if self.cache == CacheMethod::Drop && !emsort_io::cache::can_drop_caches() {
+            return Err(Error::Campaign(
+                "cache method 'drop' needs write access to /proc/sys/vm/drop_caches (root); use fadvise"
+                    .into(),
+            ));
+        }
+        match std::fs::metadata(&self.dir) {
+            Ok(md) if md.is_dir() => {}
+            Ok(_) => return Err(Error::Campaign(format!("{}: not a directory", self.dir.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::Campaign(format!("{}: no such directory", self.dir.display())))
+            }
+            Err(e) => return Err(Error::io("stat", &self.dir, e)),
+        }
+        let work = tempfile::Builder::new()
+            .prefix("emsort-calibrate-")
+            .tempdir_in(&self.dir)
+            .map_err(|e| Error::io("create directory in", &self.dir, e))?;
+        let p = &self.plan;
+        check_space(work.path(), p.file_size)?;
+        progress.phase("write the data file", None);
+        let file = DataFile::create(&work.path().join("data.bin"), p.file_size, cancel)?;
+        progress.finish_phase();
+        let uring_sizes: Vec<usize> =
+            p.uring_sizes.iter().copied().filter(|&s| s as u64 <= p.file_size / 2).collect();
+        let points = p.advice.len()
+            + 2 * p.mmap_sizes.len()
+            + p.blocks.len()
+            + p.depths.len()
+            + 2 * uring_sizes.len()
+            + 3 * p.threads.len();
+        progress.phase("calibrate", Some(points as u64));
+        let mut m = Measurer { file: &file, plan: p, cache: self.cache, progress, cancel };
+        let mut cal = Calibration::default();
+        let mut tables = Vec::new();
+
+        // 1. The madvise hint for random mmap reads.
+        let half = p.file_size / 2;
+        let mut t = m.table("random 4K reads of half the file through mmap, by madvise hint");
+        for (i, &a) in p.advice.iter().enumerate() {
+            let pt = m.point(
+                &format!("mmap {a}"),
+                i as u64,
+                a.name(),
+                ReaderKind::Mmap,
+                (0, 1, a),
+                Pattern::Random { request: 4096, total: half, seed: 1 },
+                1,
+            )?;
+            t.points.push(pt);
+        }
+        let best = t.points.iter().zip(&p.advice).min_by(|a, b| a.0.seconds().total_cmp(&b.0.seconds()));
+        if let Some((pt, &a)) = best {
+            cal.mmap_advice = a;
+            t.decision = format!("mmap_advice = {a}: the fastest hint ({:.1} MiB/s)", pt.mib_s());
+        }
+        tables.push(t);
+
+        // 2. mmap against pread for random reads, by request size.
+        let mut t = m.table(&format!(
+            "random reads of half the file, by request size: mmap ({}) vs pread (block = request)",
+            cal.mmap_advice
+        ));
+        let mut wins = Vec::new();
+        for &s in &p.mmap_sizes {
+            let pat = Pattern::Random { request: s, total: half, seed: 2 + s as u64 };
+            let a = m.point(
+                &format!("mmap {}", cal.mmap_advice),
+                s as u64,
+                &sz(s),
+                ReaderKind::Mmap,
+                (0, 1, cal.mmap_advice),
+                pat,
+                1,
+            )?;
+            let b = m.point("pread", s as u64, &sz(s), ReaderKind::Pread, (s, 1, Madvise::Normal), pat, 1)?;
+            wins.push((s, a.seconds() < b.seconds()));
+            t.points.push(a);
+            t.points.push(b);
+        }
+        let upto = wins.iter().take_while(|w| w.1).last().map(|w| w.0);
+        cal.mmap_max_request = upto.unwrap_or(0);
+        t.decision = match upto {
+            Some(s) if s == *p.mmap_sizes.last().expect("sizes") => {
+                format!("mmap_max_request = {}: mmap wins at every size measured (up to {})", sz(s), sz(s))
+            }
+            Some(s) => {
+                format!("mmap_max_request = {}: the largest size up to which mmap wins at every size", sz(s))
+            }
+            None => "mmap_max_request = off: pread wins already at the smallest size".into(),
+        };
+        tables.push(t);
+
+        // 3. Block size of sequential pread.
+        let mut t = m.table("the whole file front to back with pread, by block size");
+        for &b in &p.blocks {
+            let pt = m.point(
+                "pread",
+                b as u64,
+                &sz(b),
+                ReaderKind::Pread,
+                (b, 1, Madvise::Normal),
+                Pattern::Sequential { request: b },
+                1,
+            )?;
+            t.points.push(pt);
+        }
+        let (b, why) = plateau(&t.points);
+        cal.max_block = b as usize;
+        t.decision = format!("max_block = {}: {why}", sz(b as usize));
+        tables.push(t);
+
+        // 4. Queue depth of sequential uring, in blocks of max_block.
+        let chunk = (cal.max_block * 16).clamp(1 << 20, 64 << 20);
+        let mut t = m.table(&format!(
+            "the whole file front to back with uring, requests of {}, blocks of {}, by queue depth",
+            sz(chunk),
+            sz(cal.max_block)
+        ));
+        for &q in &p.depths {
+            let pt = m.point(
+                "uring",
+                q as u64,
+                &q.to_string(),
+                ReaderKind::Uring,
+                (cal.max_block, q, Madvise::Normal),
+                Pattern::Sequential { request: chunk },
+                1,
+            )?;
+            t.points.push(pt);
+        }
+        let (q, why) = plateau(&t.points);
+        cal.queue_depth = q as u32;
+        t.decision = format!("queue_depth = {q}: {why}");
+        tables.push(t);
+
+        // 5. uring against pread for large random requests.
+        let mut t = m.table(&format!(
+            "random requests, by size: uring (blocks of {}, Q = {}) vs pread (the adaptive reader's block)",
+            sz(cal.max_block),
+            cal.queue_depth
+        ));
+        let mut wins = Vec::new();
+        for &s in &uring_sizes {
+            let total = half.max(4 * s as u64);
+            let pat = Pattern::Random { request: s, total, seed: 100 + s as u64 };
+            let a = m.point(
+                "uring",
+                s as u64,
+                &sz(s),
+                ReaderKind::Uring,
+                (cal.max_block, cal.queue_depth, Madvise::Normal),
+                pat,
+                1,
+            )?;
+            let block = cal.pread_block(s);
+            let b =
+                m.point("pread", s as u64, &sz(s), ReaderKind::Pread, (block, 1, Madvise::Normal), pat, 1)?;
+            wins.push((s, a.seconds() < b.seconds()));
+            t.points.push(a);
+            t.points.push(b);
+        }
+        let from = wins.iter().rev().take_while(|w| w.1).last().map(|w| w.0);
+        cal.uring_min_request = from.unwrap_or(usize::MAX);
+        t.decision = match from {
+            Some(s) => format!("uring_min_request = {}: uring wins from this size on", sz(s)),
+            None => "uring_min_request = off: pread wins at the largest size measured".into(),
+        };
+        tables.push(t);
+
+        // 6. Threads.
+        let seq_block = cal.max_block;
+        let cases: [(&str, Pattern, usize); 3] = [
+            ("threads_sequential", Pattern::Sequential { request: seq_block }, seq_block),
+            (
+                "threads_random_small",
+                Pattern::Random { request: 4096, total: p.file_size / 8, seed: 7 },
+                4096,
+            ),
+            (
+                "threads_random_large",
+                Pattern::Random { request: p.large_random, total: half, seed: 8 },
+                p.large_random,
+            ),
+        ];
+        for (key, pat, block) in cases {
+            let what = match pat {
+                Pattern::Sequential { .. } => "the whole file in contiguous slices".to_string(),
+                Pattern::Random { request, total, .. } => {
+                    format!("random {} reads, {} in all", sz(request), sz(total as usize))
+                }
+            };
+            let mut t = m.table(&format!("{what}, pread (block {}), by threads", sz(block)));
+            for &n in &p.threads {
+                let pt = m.point(
+                    "pread",
+                    n as u64,
+                    &n.to_string(),
+                    ReaderKind::Pread,
+                    (block, 1, Madvise::Normal),
+                    pat,
+                    n,
+                )?;
+                t.points.push(pt);
+            }
+            let (n, why) = plateau(&t.points);
+            let n = n as u32;
+            match key {
+                "threads_sequential" => cal.threads_sequential = n,
+                "threads_random_small" => cal.threads_random_small = n,
+                _ => cal.threads_random_large = n,
+            }
+            t.decision = format!("{key} = {n}: {why}");
+            tables.push(t);
+        }
+
+        progress.finish_phase();
+        let read_ahead_kb = emsort_io::cache::read_ahead_kb(&file.path);
+        drop(work);
+        Ok(Outcome {
+            calibration: cal,
+            tables,
+            cache: self.cache,
+            plan: p.clone(),
+            read_ahead_kb,
+            seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// Runs points and reports progress.
+struct Measurer<'a> {
+    file: &'a DataFile,
+    plan: &'a Plan,
+    cache: CacheMethod,
+    progress: &'a dyn Progress,
+    cancel: &'a AtomicBool,
+}
+
+impl Measurer<'_> {
+    fn table(&self, title: &str) -> Table {
+        Table { title: title.to_string(), points: Vec::new(), decision: String::new() }
+    }
+
+    /// `reps` cold runs of one point; `(block, queue depth, hint)` configure the reader.
+    #[allow(clippy::too_many_arguments)]
+    fn point(
+        &mut self,
+        series: &str,
+        param: u64,
+        label: &str,
+        kind: ReaderKind,
+        (block, q, advice): (usize, u32, Madvise),
+        pattern: Pattern,
+        threads: usize,
+    ) -> Result<Point> {
+        let cfg = config(kind, block.max(1), q, advice);
+        let bytes = pattern.bytes(self.file.size);
+        self.progress.message(&format!("{series} at {label}"));
+        let mut runs = Vec::with_capacity(self.plan.reps);
+        for _ in 0..self.plan.reps {
+            runs.push(run(self.file, &cfg, pattern, threads, self.cache, self.cancel)?);
+        }
+        self.progress.advance(1);
+        Ok(Point { series: series.to_string(), param, label: label.to_string(), bytes, runs })
+    }
+}
+
+/// The smallest parameter whose throughput is within [`PLATEAU`] of the
+/// best, and why (points of a single series, in increasing parameter order).
+fn plateau(points: &[Point]) -> (u64, String) {
+    let best = points.iter().max_by(|a, b| a.mib_s().total_cmp(&b.mib_s())).expect("points measured");
+    let first = points
+        .iter()
+        .find(|p| p.mib_s() >= best.mib_s() * (1.0 - PLATEAU))
+        .expect("the best is within the plateau");
+    let why = if first.param == best.param {
+        format!("the best throughput ({:.1} MiB/s)", best.mib_s())
+    } else {
+        format!(
+            "the smallest within {:.0} % of the best ({:.1} MiB/s here, {:.1} MiB/s at {})",
+            PLATEAU * 100.0,
+            first.mib_s(),
+            best.mib_s(),
+            best.label
+        )
+    };
+    (first.param, why)
+}
+
+fn sz(n: usize) -> String {
+    format_size(n as u64)
+}
+
+/// Fails clearly unless `dir` has room for the data file (plus 64 MiB).
+fn check_space(dir: &Path, need: u64) -> Result<()> {
+    let s = rustix::fs::statvfs(dir).map_err(|e| Error::io("statvfs", dir, e.into()))?;
+    let avail = s.f_bavail.saturating_mul(s.f_frsize);
+    let need = need + (64 << 20);
+    if avail < need {
+        return Err(Error::DiskSpace {
+            what: format!("the calibration's data file in {}", dir.display()),
+            need,
+            avail,
+            source: emsort_io::Error::new(emsort_io::ErrorKind::DiskFull, dir),
+        });
+    }
+    Ok(())
+}
+
+/// The measured tables as text: per step its title, a line per point
+/// (parameter, series, median time and throughput, every run), and the
+/// value it gave.
+pub fn format_tables(out: &Outcome) -> String {
+    let mut s = String::new();
+    for (i, t) in out.tables.iter().enumerate() {
+        let _ = writeln!(s, "{}. {}", i + 1, t.title);
+        let _ = writeln!(s, "   {:>8}  {:<12} {:>10} {:>11}  runs (s)", "param", "reader", "median", "MiB/s");
+        for p in &t.points {
+            let runs: Vec<String> = p.runs.iter().map(|r| format!("{r:.4}")).collect();
+            let _ = writeln!(
+                s,
+                "   {:>8}  {:<12} {:>9.4}s {:>11.1}  {}",
+                p.label,
+                p.series,
+                p.seconds(),
+                p.mib_s(),
+                runs.join(" ")
+            );
+        }
+        let _ = writeln!(s, "   → {}", t.decision);
+    }
+    s
+}
+
+/// The text of the calibration file: comments saying when, how and on
+/// what the values were measured, then [`Calibration`]'s `Display`, then
+/// each step's decision as a comment.
+pub fn file_text(out: &Outcome, command: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# measured by: {command}");
+    let _ = writeln!(
+        s,
+        "# data file {}, {} run(s) per point (median), cache emptied by {} before each run, read_ahead_kb {}",
+        format_size(out.plan.file_size),
+        out.plan.reps,
+        out.cache,
+        out.read_ahead_kb.map_or("unknown".into(), |k| k.to_string())
+    );
+    s.push_str(&out.calibration.to_string());
+    let _ = writeln!(s, "# what each value rests on:");
+    for t in &out.tables {
+        let _ = writeln!(s, "#   {}", t.decision);
+    }
+    s
+}
+
+/// Writes [`file_text`] to `path` atomically (beside it, then renamed),
+/// creating its directory if needed.
+pub fn write_calibration(path: &Path, out: &Outcome, command: &str) -> Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io("create directory", parent, e))?;
+    }
+    let f = AtomicFile::create(path)?;
+    std::fs::write(f.path(), file_text(out, command)).map_err(|e| Error::io("write", path, e))?;
+    f.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(param: u64, secs: f64) -> Point {
+        Point { series: "x".into(), param, label: param.to_string(), bytes: 100 << 20, runs: vec![secs] }
+    }
+
+    #[test]
+    fn plateau_is_the_first_within_five_percent() {
+        let pts = [pt(1, 1.0), pt(2, 0.52), pt(4, 0.5), pt(8, 0.51)];
+        let (v, why) = plateau(&pts);
+        assert_eq!(v, 2, "{why}");
+        assert!(why.contains("within 5 %"), "{why}");
+        let (v, why) = plateau(&[pt(1, 0.5), pt(2, 0.9)]);
+        assert_eq!(v, 1);
+        assert!(why.contains("best throughput"), "{why}");
+    }
+
+    #[test]
+    fn quick_calibration_writes_a_file_that_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut plan = Plan::quick();
+        plan.file_size = 2 << 20;
+        let out = Calibrate::new(dir.path())
+            .plan(plan)
+            .cache(CacheMethod::Fadvise)
+            .run(&emsort_io::NoProgress, &AtomicBool::new(false))
+            .unwrap();
+        assert_eq!(out.tables.len(), 8);
+        assert!(out.tables.iter().all(|t| !t.points.is_empty() && !t.decision.is_empty()));
+        // The scratch directory is gone.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let path = dir.path().join("sub").join("calibration");
+        write_calibration(&path, &out, "emsort calibrate --quick").unwrap();
+        let c = Calibration::load(&path).unwrap();
+        assert_eq!(Calibration { source: None, ..c }, out.calibration);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# measured by: emsort calibrate --quick\n"), "{text}");
+        assert!(format_tables(&out).contains("→ max_block = "));
+    }
+
+    #[test]
+    fn a_missing_directory_or_a_cancel_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Calibrate::new(&dir.path().join("nope"))
+            .quick(true)
+            .run(&emsort_io::NoProgress, &AtomicBool::new(false))
+            .unwrap_err();
+        assert!(e.to_string().contains("nope"), "{e}");
+        let e = Calibrate::new(dir.path())
+            .quick(true)
+            .cache(CacheMethod::None)
+            .run(&emsort_io::NoProgress, &AtomicBool::new(true))
+            .unwrap_err();
+        assert!(e.to_string().contains("interrupted"), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

@@ -1,0 +1,205 @@
+//! `emsort bench readers`: SPEC experiment 4, the readers on a cold cache;
+//! and the hidden `emsort bench readers-worker` that runs the memory
+//! experiment's reads (and its balloon) in a child process.
+//!
+//! The measuring, the CSV files and the plots are in
+//! `emsort_bench::readers`; this module turns flags into a campaign, draws
+//! the progress bar and prints the summary table.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use emsort_bench::readers::{
+    format_fio, format_table, parse_experiments, parse_sizes, read_plan, worker_main, Campaign, LimitMethod,
+    Plan,
+};
+use emsort_io::cache::CacheMethod;
+
+use crate::interrupt;
+use crate::progress::Bar;
+
+const AFTER_HELP: &str = "\
+Experiments (--experiments, default all), every run on a cold cache (--cache):
+  blocksize    pread and uring (Q=1) with one block of B bytes per request, B from 4K
+               to 64M: the whole file front to back, and distinct blocks at random;
+               p50/p99 are the latency of one block
+  queue-depth  uring's batch API with Q = 1..128 requests in flight: sequential (1M
+               requests) and random (4K, 64K, 1M); fio --ioengine=io_uring --direct=0
+               with the same file, bs, iodepth and bytes right after each point
+  mmap         single random reads through mmap, 1 byte .. 1M, one per stretch of the
+               file, for each madvise hint (normal, random, sequential, willneed);
+               faults per read (getrusage) and bytes paged in per read (mincore)
+  sequential   every reader, whole files of each size, and the first bytes of the
+               largest file
+  random       every reader at distinct random offsets: request size, file size,
+               bytes read
+  memory       random reads (with repeats) of a file larger than the memory left to
+               the reader: a child process in a cgroup v2 with memory.max when the
+               v2 memory controller is available, else beside a locked balloon
+               (mlock of MemAvailable - limit); then the same reads without a limit
+  threads      1 .. 2 x cores threads sharing one file: sequential, random 4K, random 4M
+Readers of the last four: stream, mmap, pread (B=4M), uring (B=4M, Q=32), adaptive.
+
+Parameter file (--params FILE.csv): `key;value` lines after a `key;value` header;
+bench/params/readers-full.csv is the full campaign (the default) and lists every key,
+bench/params/readers-quick.csv the --quick one. --size replaces every file size.
+
+Files written into OUTDIR:
+  raw-<experiment>.csv  a row per run: experiment, sweep, reader, api, pattern,
+                file_bytes, request_bytes, block_size, queue_depth, madvise, threads,
+                limit, rep, requests, bytes_requested, bytes_read, seconds, mib_s,
+                p50_us, p99_us, max_us, open_ms, minor_faults, major_faults,
+                resident_bytes, cache (flushed as each run finishes)
+  summary.csv   a row per point: medians of MiB/s, p50, p99, faults and bytes paged in
+                per request; fio's MiB/s beside uring and the ratio uring_to_fio
+  machine.json  CPU, memory, kernel, file system, device, read_ahead_kb,
+                fault_around_bytes, cgroups, memory limit method, fio, command line
+  plots/*.svg   one or more charts per experiment (log-log)
+
+Examples:
+  emsort bench readers --quick
+  emsort bench readers --experiments blocksize,mmap --reps 3 --dir /data/scratch
+  emsort bench readers --params bench/params/readers-full.csv -o bench/results/2026-01-01-readers";
+
+/// Measure the readers (stream, mmap, pread, uring, adaptive) on a cold cache: block
+/// size, queue depth beside fio, mmap page-in, sequential, random, reading more than
+/// memory, threads; write raw CSVs, a summary, machine facts and plots.
+#[derive(Args)]
+#[command(after_long_help = AFTER_HELP)]
+pub struct ReadersArgs {
+    /// A tiny grid on files of at most 16 MiB that runs in seconds (no memory limit
+    /// unless --memory-limit says otherwise).
+    #[arg(long, conflicts_with = "params")]
+    quick: bool,
+    /// Experiments, comma-separated: blocksize, queue-depth, mmap, sequential, random,
+    /// memory, threads, or all.
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    experiments: String,
+    /// Take the grid from a parameter file (default: the full campaign).
+    #[arg(long, value_name = "FILE.csv")]
+    params: Option<PathBuf>,
+    /// Directory for the data files (must exist). Default: a temporary directory inside
+    /// OUTDIR (on a disk), removed at the end.
+    #[arg(long = "dir", value_name = "WORKDIR")]
+    work_dir: Option<PathBuf>,
+    /// Output directory. Default: emsort-results/YYYY-MM-DD-readers.
+    #[arg(short = 'o', long = "output", value_name = "OUTDIR")]
+    out_dir: Option<PathBuf>,
+    /// Repetitions of each point (default: the parameter file's).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    reps: Option<u32>,
+    /// How to empty the page cache before each run: drop (whole machine, root) or fadvise
+    /// (evict the file). Default: drop when possible, else fadvise.
+    #[arg(long, value_name = "METHOD", value_parser = parse_cold_cache)]
+    cache: Option<CacheMethod>,
+    /// File sizes (K/M/G), replacing the parameter file's: single-file experiments use
+    /// the largest, the file-size sweeps all. May be repeated or comma-separated.
+    #[arg(long = "size", value_name = "SIZE")]
+    sizes: Vec<String>,
+    /// How the memory experiment limits memory: auto (cgroup v2 memory.max, else a
+    /// locked balloon), cgroup2, balloon, none. Default: auto, none with --quick.
+    #[arg(long, value_name = "METHOD", value_parser = clap::value_parser!(LimitMethod))]
+    memory_limit: Option<LimitMethod>,
+    /// Keep the data files at the end.
+    #[arg(long)]
+    keep_files: bool,
+    /// No progress bar and no warnings; the final table is still printed.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// `--cache`: a cold-cache method (`none` would measure the page cache).
+fn parse_cold_cache(s: &str) -> Result<CacheMethod, String> {
+    match s.parse::<CacheMethod>()? {
+        CacheMethod::None => {
+            Err("the reader campaign always reads on a cold cache: use drop or fadvise".into())
+        }
+        m => Ok(m),
+    }
+}
+
+/// Arguments of the hidden worker (none: the job comes on stdin).
+#[derive(Args)]
+pub struct WorkerArgs {}
+
+/// Runs `emsort bench readers`.
+pub fn run(a: ReadersArgs) -> anyhow::Result<ExitCode> {
+    let mut plan = if a.quick {
+        Plan::quick()
+    } else if let Some(p) = &a.params {
+        read_plan(p)?
+    } else {
+        Plan::full()
+    };
+    if let Some(r) = a.reps {
+        plan.reps = r;
+    }
+    if !a.sizes.is_empty() {
+        let mut sizes = Vec::new();
+        for s in &a.sizes {
+            sizes.extend(parse_sizes(s).map_err(anyhow::Error::msg).context("--size")?);
+        }
+        plan = plan.with_sizes(&sizes);
+    }
+    let experiments =
+        parse_experiments(&a.experiments).map_err(anyhow::Error::msg).context("--experiments")?;
+    if let Some(d) = &a.work_dir {
+        if !d.is_dir() {
+            anyhow::bail!("--dir {}: no such directory", d.display());
+        }
+    }
+    let out_dir = a.out_dir.clone().unwrap_or_else(|| {
+        PathBuf::from("emsort-results").join(format!("{}-readers", emsort_bench::machine::local_date()))
+    });
+    let limit = a.memory_limit.unwrap_or(if a.quick { LimitMethod::None } else { LimitMethod::Auto });
+    let cache = a.cache.unwrap_or_else(CacheMethod::best_available);
+    let exe = std::env::current_exe().context("cannot find the emsort binary for the memory experiment")?;
+    let mut campaign = Campaign::new(plan, &experiments)?
+        .cache(cache)
+        .out_dir(&out_dir)
+        .keep_files(a.keep_files)
+        .limit_method(limit)
+        .worker_exe(exe)
+        .command_line(super::bench::command_line())
+        .version(env!("CARGO_PKG_VERSION"));
+    if let Some(w) = &a.work_dir {
+        campaign = campaign.work_dir(w);
+    }
+    let bar = Bar::new(a.quiet);
+    let o = campaign.run(&bar, interrupt::flag())?;
+    if !a.quiet {
+        for w in &o.warnings {
+            eprintln!("emsort: warning: {w}");
+        }
+    }
+    println!(
+        "\nReader campaign: {} runs in {:.1} s, page cache emptied with '{}' before each run.\n\
+         Per experiment, reader and pattern, the best point (median of the repetitions):\n",
+        o.runs, o.seconds, cache
+    );
+    print!("{}", format_table(&o.summary));
+    let fio = format_fio(&o.summary);
+    if !fio.is_empty() {
+        println!("\nuring at its best queue depth beside fio (same file, bs, iodepth, bytes):\n");
+        print!("{fio}");
+    }
+    println!("\nfio: {}", o.fio);
+    println!("Memory limit: {}", o.memory_limit);
+    println!(
+        "\nResults in {}: raw-*.csv, summary.csv, machine.json, plots/ ({} SVG)",
+        o.out_dir.display(),
+        o.plots.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the hidden `emsort bench readers-worker`: one job from stdin.
+pub fn worker(_: WorkerArgs) -> anyhow::Result<ExitCode> {
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let mut out = std::io::stdout().lock();
+    worker_main(&mut input, &mut out)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,145 @@
+//! `emsort calibrate`: measure this machine's crossover points and write
+//! the adaptive reader's calibration file.
+//!
+//! The measurements are in `emsort_bench::calibrate`; this module turns
+//! flags into a [`Calibrate`], draws the progress, prints the tables and
+//! the guidelines, and writes the file.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use emsort_bench::calibrate::{file_text, format_tables, write_calibration, Calibrate};
+use emsort_bench::scratch::disk_tempdir;
+use emsort_io::cache::CacheMethod;
+use emsort_io::{format_size, Calibration};
+
+use crate::interrupt;
+use crate::progress::Bar;
+
+const AFTER_HELP: &str = "\
+Steps (each point run on a cold cache, the median of the runs kept):
+  1. random 4K reads of half the data file through mmap, by madvise hint
+       -> mmap_advice: the fastest hint
+  2. random reads of half the file, 4K ... 1M: mmap vs pread
+       -> mmap_max_request: up to where mmap wins at every size (off: never)
+  3. the whole file with pread, blocks 4K ... 16M
+       -> max_block: the smallest block within 5 % of the best throughput
+  4. the whole file with uring in blocks of max_block, Q = 1 ... 64
+       -> queue_depth: the smallest Q within 5 % of the best
+  5. random requests of 256K ... 32M: uring vs pread
+       -> uring_min_request: from where uring wins at every size (off: never)
+  6. threads 1 ... 2 x cores: sequential slices, random 4K, random 4M
+       -> threads_sequential, threads_random_small, threads_random_large
+The file is written to $XDG_CONFIG_HOME/emsort/calibration (or
+~/.config/emsort/calibration), where `emsort replay` and the adaptive reader
+find it; --output writes elsewhere, --dry-run nowhere. It is written beside
+its name and renamed, so a reader never sees half a file.
+
+The full calibration reads a 256 MiB file, 3 runs per point, and takes a few
+minutes; --quick reads a 16 MiB file once per point and takes seconds (rough
+values, for a first look and for tests). The data file lives in a new
+directory inside --dir (default: a temporary directory on a disk, not in
+memory), removed at the end, also after an error or Ctrl-C.
+
+Examples:
+  emsort calibrate
+  emsort calibrate --quick --dry-run
+  emsort calibrate --dir /mnt/data --output cal.txt";
+
+/// Measure this machine's crossover points (mmap vs pread, block size, queue
+/// depth, io_uring vs pread, threads) and write the adaptive reader's
+/// calibration file.
+#[derive(Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct CalibrateArgs {
+    /// Directory for the data file (a new directory inside it, removed at the end).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// A 16 MiB file, one run per point, fewer points: seconds, rough values.
+    #[arg(long)]
+    quick: bool,
+    /// Runs per point (default: 3, or 1 with --quick).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    reps: Option<u32>,
+    /// Where to write the calibration (default: $XDG_CONFIG_HOME/emsort/calibration).
+    #[arg(short = 'o', long, value_name = "PATH")]
+    output: Option<PathBuf>,
+    /// Measure and print, but write no file.
+    #[arg(long)]
+    dry_run: bool,
+    /// How to empty the page cache before each run: drop (root) or fadvise.
+    /// Default: drop when this process can write /proc/sys/vm/drop_caches, else fadvise.
+    #[arg(long, value_name = "METHOD", value_parser = clap::value_parser!(CacheMethod))]
+    cache: Option<CacheMethod>,
+    /// No progress line.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
+    let output = match (&a.output, a.dry_run) {
+        (Some(p), _) => Some(p.clone()),
+        (None, true) => None,
+        (None, false) => Some(Calibration::default_path().context(
+            "no place for the calibration file: neither XDG_CONFIG_HOME nor HOME is set; use --output",
+        )?),
+    };
+    if let Some(o) = output.as_ref().filter(|o| o.is_dir()) {
+        bail!("{}: is a directory; --output names the calibration file", o.display());
+    }
+    let cache = a.cache.unwrap_or_else(CacheMethod::best_available);
+    if cache == CacheMethod::None {
+        bail!("--cache none would measure the page cache, not the disk; use drop or fadvise");
+    }
+    // Without --dir, a temporary directory on a disk (removed when dropped).
+    let scratch = match &a.dir {
+        Some(_) => None,
+        None => Some(disk_tempdir("emsort-calibrate-")?),
+    };
+    let dir = a.dir.clone().unwrap_or_else(|| scratch.as_ref().expect("made above").path().to_path_buf());
+    let mut cal = Calibrate::new(&dir).quick(a.quick).cache(cache);
+    if let Some(n) = a.reps {
+        let mut plan = cal.planned().clone();
+        plan.reps = n as usize;
+        cal = cal.plan(plan);
+    }
+    let plan = cal.planned().clone();
+    println!(
+        "calibrating in {}: a {} data file, {} run{} per point, cache emptied by {cache} before each run{}",
+        dir.display(),
+        format_size(plan.file_size),
+        plan.reps,
+        if plan.reps == 1 { "" } else { "s" },
+        if a.quick { " (--quick: rough values)" } else { "" }
+    );
+    let bar = Bar::new(a.quiet);
+    let out =
+        cal.run(&bar, interrupt::flag()).with_context(|| format!("cannot calibrate in {}", dir.display()))?;
+    drop(bar);
+    println!(
+        "read_ahead_kb {}; measured in {:.1} s\n",
+        out.read_ahead_kb.map_or("unknown".into(), |k| k.to_string()),
+        out.seconds
+    );
+    print!("{}", format_tables(&out));
+    println!();
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    println!("Calibration:");
+    for line in file_text(&out, &command).lines().filter(|l| !l.starts_with('#')) {
+        println!("  {line}");
+    }
+    println!();
+    println!("Guidelines (the thesis' flowchart, appendix B, with these values):");
+    print!("{}", out.calibration.guidelines());
+    println!();
+    match output {
+        Some(o) => {
+            write_calibration(&o, &out, &command).with_context(|| format!("cannot write {}", o.display()))?;
+            println!("written to {}", o.display());
+        }
+        None => println!("--dry-run: no file written"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
