@@ -28,6 +28,24 @@ pub fn disk_tempdir(prefix: &str) -> Result<tempfile::TempDir> {
         .map_err(|e| Error::io("create directory", base, e))
 }
 
+/// Fails with [`Error::DiskSpace`] unless `dir`'s file system has `need`
+/// bytes free plus 64 MiB of headroom; `what` names what needs the room
+/// ("the trace's data files in DIR").
+pub(crate) fn check_space(dir: &Path, need: u64, what: String) -> Result<()> {
+    let s = rustix::fs::statvfs(dir).map_err(|e| Error::io("statvfs", dir, e.into()))?;
+    let avail = s.f_bavail.saturating_mul(s.f_frsize);
+    let need = need + (64 << 20);
+    if avail < need {
+        return Err(Error::DiskSpace {
+            what,
+            need,
+            avail,
+            source: emsort_io::Error::new(emsort_io::ErrorKind::DiskFull, dir),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -246,7 +246,11 @@ impl Calibrate {
             .tempdir_in(&self.dir)
             .map_err(|e| Error::io("create directory in", &self.dir, e))?;
         let p = &self.plan;
-        check_space(work.path(), p.file_size)?;
+        crate::scratch::check_space(
+            work.path(),
+            p.file_size,
+            format!("the calibration's data file in {}", work.path().display()),
+        )?;
         progress.phase("write the data file", None);
         let file = DataFile::create(&work.path().join("data.bin"), p.file_size, cancel)?;
         progress.finish_phase();
@@ -519,22 +523,6 @@ fn plateau(points: &[Point]) -> (u64, String) {
 
 fn sz(n: usize) -> String {
     format_size(n as u64)
-}
-
-/// Fails clearly unless `dir` has room for the data file (plus 64 MiB).
-fn check_space(dir: &Path, need: u64) -> Result<()> {
-    let s = rustix::fs::statvfs(dir).map_err(|e| Error::io("statvfs", dir, e.into()))?;
-    let avail = s.f_bavail.saturating_mul(s.f_frsize);
-    let need = need + (64 << 20);
-    if avail < need {
-        return Err(Error::DiskSpace {
-            what: format!("the calibration's data file in {}", dir.display()),
-            need,
-            avail,
-            source: emsort_io::Error::new(emsort_io::ErrorKind::DiskFull, dir),
-        });
-    }
-    Ok(())
 }
 
 /// The measured tables as text: per step its title, a line per point

@@ -294,7 +294,11 @@ pub fn generate(
     let (trace, files) = plan(dir, workload, scale, seed)?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
     let file_bytes: u64 = files.iter().map(|f| f.size).sum();
-    check_space(dir, file_bytes + trace.requests().len() as u64 * 32)?;
+    crate::scratch::check_space(
+        dir,
+        file_bytes + trace.requests().len() as u64 * 32,
+        format!("the trace's data files in {}", dir.display()),
+    )?;
     progress.phase_bytes("gen-trace", Some(file_bytes));
     for f in &files {
         write_data_file(f, progress, cancel)?;
@@ -355,23 +359,6 @@ fn write_data_file(f: &DataFile, progress: &dyn Progress, cancel: &AtomicBool) -
     }
     drop(file);
     out.commit()?;
-    Ok(())
-}
-
-/// Fails clearly unless `dir`'s file system has `need` bytes free (plus
-/// 64 MiB of headroom).
-fn check_space(dir: &Path, need: u64) -> Result<()> {
-    let s = rustix::fs::statvfs(dir).map_err(|e| Error::io("statvfs", dir, e.into()))?;
-    let avail = s.f_bavail.saturating_mul(s.f_frsize);
-    let need = need + (64 << 20);
-    if avail < need {
-        return Err(Error::DiskSpace {
-            what: format!("the trace's data files in {}", dir.display()),
-            need,
-            avail,
-            source: emsort_io::Error::new(emsort_io::ErrorKind::DiskFull, dir),
-        });
-    }
     Ok(())
 }
 
