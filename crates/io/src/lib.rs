@@ -38,6 +38,7 @@ mod atomic;
 pub mod cache;
 mod config;
 mod counts;
+pub mod disks;
 mod element;
 mod error;
 mod file;

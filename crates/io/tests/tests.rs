@@ -9,6 +9,7 @@
 //! need root and say `SKIPPED` when mounting is not permitted.
 
 mod counts;
+mod disks;
 mod errors;
 mod fallback;
 mod full_disk;

@@ -43,6 +43,16 @@ pub enum Pattern {
         /// Seed of the offsets.
         seed: u64,
     },
+    /// `total` bytes in requests of `request` bytes over a set of files
+    /// ([`run_scattered`]), one thread.
+    Scattered {
+        /// Bytes per request.
+        request: usize,
+        /// Bytes read.
+        total: u64,
+        /// Seed of the files and offsets.
+        seed: u64,
+    },
 }
 
 impl Pattern {
@@ -50,9 +60,76 @@ impl Pattern {
     pub fn bytes(&self, size: u64) -> u64 {
         match *self {
             Pattern::Sequential { .. } => size,
-            Pattern::Random { request, total, .. } => requests(total, request) * request as u64,
+            Pattern::Random { request, total, .. } | Pattern::Scattered { request, total, .. } => {
+                requests(total, request) * request as u64
+            }
         }
     }
+}
+
+/// One cold run of random reads spread over a set of files, as an
+/// application reads its tiles or maps: `total` bytes in requests of
+/// `request` bytes, each at a random file and page-aligned offset (seeded),
+/// interleaved, one thread with a reader per file; returns the wall time
+/// in seconds (opening included, as in [`run`]).
+pub fn run_scattered(
+    files: &[DataFile],
+    cfg: &ReaderConfig,
+    request: usize,
+    total: u64,
+    seed: u64,
+    cache: CacheMethod,
+    cancel: &AtomicBool,
+) -> Result<f64> {
+    let Some(first) = files.first() else { return Ok(0.0) };
+    check_cancel(cancel, &first.path)?;
+    let paths: Vec<&Path> = files.iter().map(|f| f.path.as_path()).collect();
+    cache.apply(&paths)?;
+    let reqs = scattered(files, request, total, seed);
+    // Touched before the clock starts.
+    let mut buf = vec![0xA5u8; request];
+    let start = Instant::now();
+    let mut readers = Vec::with_capacity(files.len());
+    for f in files {
+        readers.push(open_reader(&f.path, cfg)?);
+    }
+    for (i, &(f, offset)) in reqs.iter().enumerate() {
+        if i % 256 == 0 {
+            check_cancel(cancel, &files[f].path)?;
+        }
+        let amount = request.min(files[f].size as usize);
+        let n = readers[f].read_bytes(offset, amount, &mut buf[..amount])?;
+        if n != amount {
+            return Err(Error::Campaign(format!(
+                "{}: {} read {n} bytes at offset {offset} where {amount} were asked (did the file change?)",
+                files[f].path.display(),
+                readers[f].name()
+            )));
+        }
+    }
+    for r in &mut readers {
+        r.close()?;
+    }
+    Ok(start.elapsed().as_secs_f64())
+}
+
+/// The requests of [`run_scattered`]: `(file, offset)`, a file with
+/// probability ∝ its size.
+fn scattered(files: &[DataFile], request: usize, total: u64, seed: u64) -> Vec<(usize, u64)> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let sum: u64 = files.iter().map(|f| f.size).sum();
+    (0..requests(total, request))
+        .map(|_| {
+            let mut x = rng.random_range(0..sum.max(1));
+            let mut f = 0;
+            while f + 1 < files.len() && x >= files[f].size {
+                x -= files[f].size;
+                f += 1;
+            }
+            let last = files[f].size.saturating_sub(request as u64) / PAGE;
+            (f, rng.random_range(0..=last) * PAGE)
+        })
+        .collect()
 }
 
 /// Requests of `request` bytes that make up about `total` bytes (at least one).
@@ -105,6 +182,7 @@ pub fn config(kind: ReaderKind, block: usize, queue_depth: u32, advice: Madvise)
 
 /// One cold run of `pattern` over `file` with `threads` threads, each with
 /// its own reader of configuration `cfg`; returns the wall time in seconds.
+/// (A [`Pattern::Scattered`] reads a set of files: [`run_scattered`].)
 pub fn run(
     file: &DataFile,
     cfg: &ReaderConfig,
@@ -189,6 +267,7 @@ fn plan(size: u64, pattern: Pattern, threads: usize) -> Vec<Vec<(u64, usize)>> {
                 }
             }
         }
+        Pattern::Scattered { .. } => unreachable!("a set of files is read by run_scattered"),
         Pattern::Random { request, total, seed } => {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
             let last = size.saturating_sub(request as u64) / PAGE;
@@ -227,6 +306,29 @@ mod tests {
             assert!(o % PAGE == 0 && o + n as u64 <= size);
         }
         assert_eq!(plan(size, p, 2), jobs, "seeded");
+    }
+
+    #[test]
+    fn scattered_reads_spread_over_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let files: Vec<DataFile> = (0..3)
+            .map(|i| DataFile::create(&dir.path().join(format!("f{i}")), (8 + 8 * i) * PAGE, &stop).unwrap())
+            .collect();
+        let reqs = scattered(&files, 8192, 300 * 8192, 5);
+        assert_eq!(reqs.len(), 300);
+        let mut per = [0usize; 3];
+        for &(f, o) in &reqs {
+            per[f] += 1;
+            assert!(o % PAGE == 0 && o + 8192 <= files[f].size);
+        }
+        assert!(per[0] < per[1] && per[1] < per[2], "∝ size: {per:?}");
+        assert_eq!(scattered(&files, 8192, 300 * 8192, 5), reqs, "seeded");
+        for kind in [ReaderKind::Mmap, ReaderKind::Pread, ReaderKind::Adaptive] {
+            let cfg = config(kind, 4096, 1, Madvise::Normal);
+            let s = run_scattered(&files, &cfg, 8192, 64 * 8192, 1, CacheMethod::None, &stop).unwrap();
+            assert!(s > 0.0, "{kind}");
+        }
     }
 
     #[test]

@@ -9,8 +9,8 @@
 //!
 //! | step | experiment (each point a cold run)                                              | value ([`Calibration`] key) |
 //! |------|---------------------------------------------------------------------------------|-----------------------------|
-//! | 1    | random 4 KiB reads of half the file through `mmap`, one run per `madvise` hint   | `mmap_advice`: the fastest hint |
-//! | 2    | random reads of half the file, request size 4K … 1M, `mmap` (that hint) vs `pread` | `mmap_max_request`: the largest size up to which `mmap` wins at every size (`off` if it loses at 4K) |
+//! | 1    | random 4 KiB reads of half of a set of [`SET_FILES`] files, through `mmap`, one run per `madvise` hint | `mmap_advice`: `normal` when within [`PLATEAU`] of the fastest, else the fastest hint |
+//! | 2    | random reads of half of the set, request size 4K … 1M, `mmap` (that hint) vs `pread` | `mmap_max_request`: the largest size up to which `mmap` wins at every size (`off` if it loses at 4K) |
 //! | 3    | the whole file front to back with `pread`, block size 4K … 16M                  | `max_block`: the smallest block within 5 % of the best throughput |
 //! | 4    | the whole file front to back with `uring`, blocks of `max_block`, Q = 1 … 64     | `queue_depth`: the smallest Q within 5 % of the best |
 //! | 5    | random requests of 256K … 32M, `uring` (`max_block`, `queue_depth`) vs `pread` with the adaptive reader's block | `uring_min_request`: the smallest size from which `uring` wins at every larger size (`off` if it never does) |
@@ -26,6 +26,13 @@
 //! (`read_ahead_kb`) more than on the device: a fault of a mapping with the
 //! `normal` hint reads up to that window around the page, where `pread`
 //! reads just the request.
+//!
+//! Steps 1 and 2 read a set of [`SET_FILES`] smaller files (together the
+//! size of the data file), their requests interleaved, as an application
+//! reads its tiles or maps: on one large file `willneed` won (it reads the
+//! whole file at once, 332 against 286 MiB/s for `normal`), yet replaying
+//! the `im` trace (21 files) with that hint made the adaptive reader 1.26×
+//! slower than `mmap`, and with `normal` 0.75× (bench/results/2026-11-22-readers).
 //!
 //! The [`Outcome`] holds the [`Calibration`] and every measured point
 //! ([`Point`]), grouped by step ([`Table`]), so that the values can be
@@ -60,7 +67,10 @@ use emsort_io::{format_size, AtomicFile, Calibration, Madvise, Progress, ReaderK
 
 use crate::stats::median;
 use crate::{Error, Result};
-use measure::{config, run, DataFile, Pattern};
+use measure::{config, run, run_scattered, DataFile, Pattern};
+
+/// Files of the set that steps 1 and 2 read (see the [module docs](self)).
+pub const SET_FILES: usize = 8;
 
 /// A value is on the plateau when its throughput is within this share of
 /// the best one measured.
@@ -248,11 +258,15 @@ impl Calibrate {
         let p = &self.plan;
         crate::scratch::check_space(
             work.path(),
-            p.file_size,
-            format!("the calibration's data file in {}", work.path().display()),
+            2 * p.file_size,
+            format!("the calibration's data files in {}", work.path().display()),
         )?;
-        progress.phase("write the data file", None);
+        progress.phase("write the data files", None);
         let file = DataFile::create(&work.path().join("data.bin"), p.file_size, cancel)?;
+        let part = (p.file_size / SET_FILES as u64 / measure::PAGE).max(1) * measure::PAGE;
+        let set = (0..SET_FILES)
+            .map(|i| DataFile::create(&work.path().join(format!("set-{i}.bin")), part, cancel))
+            .collect::<Result<Vec<_>>>()?;
         progress.finish_phase();
         let uring_sizes: Vec<usize> =
             p.uring_sizes.iter().copied().filter(|&s| s as u64 <= p.file_size / 2).collect();
@@ -263,13 +277,17 @@ impl Calibrate {
             + 2 * uring_sizes.len()
             + 3 * p.threads.len();
         progress.phase("calibrate", Some(points as u64));
-        let mut m = Measurer { file: &file, plan: p, cache: self.cache, progress, cancel };
+        let mut m = Measurer { file: &file, set: &set, plan: p, cache: self.cache, progress, cancel };
         let mut cal = Calibration::default();
         let mut tables = Vec::new();
 
         // 1. The madvise hint for random mmap reads.
         let half = p.file_size / 2;
-        let mut t = m.table("random 4K reads of half the file through mmap, by madvise hint");
+        let set_half = set.iter().map(|f| f.size).sum::<u64>() / 2;
+        let mut t = m.table(&format!(
+            "random 4K reads of half of {SET_FILES} files of {} through mmap, by madvise hint",
+            format_size(part)
+        ));
         for (i, &a) in p.advice.iter().enumerate() {
             let pt = m.point(
                 &format!("mmap {a}"),
@@ -277,26 +295,47 @@ impl Calibrate {
                 a.name(),
                 ReaderKind::Mmap,
                 (0, 1, a),
-                Pattern::Random { request: 4096, total: half, seed: 1 },
+                Pattern::Scattered { request: 4096, total: set_half, seed: 1 },
                 1,
             )?;
             t.points.push(pt);
         }
         let best = t.points.iter().zip(&p.advice).min_by(|a, b| a.0.seconds().total_cmp(&b.0.seconds()));
-        if let Some((pt, &a)) = best {
-            cal.mmap_advice = a;
-            t.decision = format!("mmap_advice = {a}: the fastest hint ({:.1} MiB/s)", pt.mib_s());
+        let normal = t.points.iter().zip(&p.advice).find(|(_, &a)| a == Madvise::Normal);
+        match (best, normal) {
+            // The kernel's default unless a hint is clearly faster: two
+            // runs of this step a few minutes apart put `normal` and
+            // `willneed` within 1 % of each other, either way round.
+            (Some((b, _)), Some((n, _))) if n.mib_s() >= b.mib_s() * (1.0 - PLATEAU) => {
+                cal.mmap_advice = Madvise::Normal;
+                t.decision = if n.param == b.param && n.series == b.series {
+                    format!("mmap_advice = normal: the fastest hint ({:.1} MiB/s)", n.mib_s())
+                } else {
+                    format!(
+                        "mmap_advice = normal: the default, within {:.0} % of the fastest ({:.1} MiB/s here, {:.1} MiB/s with {})",
+                        PLATEAU * 100.0,
+                        n.mib_s(),
+                        b.mib_s(),
+                        b.label
+                    )
+                };
+            }
+            (Some((pt, &a)), _) => {
+                cal.mmap_advice = a;
+                t.decision = format!("mmap_advice = {a}: the fastest hint ({:.1} MiB/s)", pt.mib_s());
+            }
+            (None, _) => {}
         }
         tables.push(t);
 
         // 2. mmap against pread for random reads, by request size.
         let mut t = m.table(&format!(
-            "random reads of half the file, by request size: mmap ({}) vs pread (block = request)",
+            "random reads of half of the {SET_FILES} files, by request size: mmap ({}) vs pread (block = request)",
             cal.mmap_advice
         ));
         let mut wins = Vec::new();
         for &s in &p.mmap_sizes {
-            let pat = Pattern::Random { request: s, total: half, seed: 2 + s as u64 };
+            let pat = Pattern::Scattered { request: s, total: set_half, seed: 2 + s as u64 };
             let a = m.point(
                 &format!("mmap {}", cal.mmap_advice),
                 s as u64,
@@ -419,7 +458,7 @@ impl Calibrate {
         for (key, pat, block) in cases {
             let what = match pat {
                 Pattern::Sequential { .. } => "the whole file in contiguous slices".to_string(),
-                Pattern::Random { request, total, .. } => {
+                Pattern::Random { request, total, .. } | Pattern::Scattered { request, total, .. } => {
                     format!("random {} reads, {} in all", sz(request), sz(total as usize))
                 }
             };
@@ -464,6 +503,8 @@ impl Calibrate {
 /// Runs points and reports progress.
 struct Measurer<'a> {
     file: &'a DataFile,
+    /// The set of smaller files of steps 1 and 2.
+    set: &'a [DataFile],
     plan: &'a Plan,
     cache: CacheMethod,
     progress: &'a dyn Progress,
@@ -492,7 +533,12 @@ impl Measurer<'_> {
         self.progress.message(&format!("{series} at {label}"));
         let mut runs = Vec::with_capacity(self.plan.reps);
         for _ in 0..self.plan.reps {
-            runs.push(run(self.file, &cfg, pattern, threads, self.cache, self.cancel)?);
+            runs.push(match pattern {
+                Pattern::Scattered { request, total, seed } => {
+                    run_scattered(self.set, &cfg, request, total, seed, self.cache, self.cancel)?
+                }
+                _ => run(self.file, &cfg, pattern, threads, self.cache, self.cancel)?,
+            });
         }
         self.progress.advance(1);
         Ok(Point { series: series.to_string(), param, label: label.to_string(), bytes, runs })

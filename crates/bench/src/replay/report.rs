@@ -11,6 +11,7 @@
 //! | `block_size`, `queue_depth` | B and Q asked for |
 //! | `seconds`, `mib_s` | wall time of the slowest thread (the median run); bytes read / seconds in MiB/s |
 //! | `reps`, `min_seconds`, `max_seconds` | runs of this reader (each on a cold cache), the fastest and slowest |
+//! | `rep_seconds` | every run's seconds, round by round, `;`-separated (pair them across readers: [`paired_ratios`]) |
 //! | `requests`, `bytes_requested`, `bytes_read`, `short_reads` | totals |
 //! | `p50_us`, `p99_us`, `max_us` | request latency, microseconds |
 //! | `large_share` | share of the trace's bytes in requests > 32 KiB (0–1) |
@@ -60,6 +61,8 @@ pub struct ResultRow {
     pub min_seconds: f64,
     /// Slowest run, seconds.
     pub max_seconds: f64,
+    /// Every run's seconds in the order they ran (round by round), `;`-separated.
+    pub rep_seconds: String,
     /// Requests.
     pub requests: u64,
     /// Bytes asked for.
@@ -113,6 +116,7 @@ impl ResultRow {
             reps: r.reps(),
             min_seconds,
             max_seconds,
+            rep_seconds: r.rep_seconds.iter().map(|x| format!("{x:.6}")).collect::<Vec<_>>().join(";"),
             requests: r.requests,
             bytes_requested: r.bytes_requested,
             bytes_read: r.bytes_read,
@@ -286,8 +290,53 @@ pub fn reading(results: &[ReaderResult]) -> String {
                 f.reader
             ));
         }
+        if let Some(p) = paired_ratios(a, f) {
+            s.push_str(&format!(
+                " Paired by round (each round runs every reader once, so a drift of the disk touches both): median {:.2}×, {} of {} rounds faster, range {:.2}× … {:.2}×.",
+                p.median,
+                p.wins,
+                p.rounds,
+                p.min,
+                p.max
+            ));
+        }
     }
     s
+}
+
+/// The adaptive reader's time over a fixed reader's, round by round.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Paired {
+    /// Rounds compared.
+    pub rounds: usize,
+    /// Median of the per-round ratios.
+    pub median: f64,
+    /// Rounds in which the adaptive reader was faster.
+    pub wins: usize,
+    /// Smallest ratio.
+    pub min: f64,
+    /// Largest ratio.
+    pub max: f64,
+}
+
+/// Ratios `a / f` of the runs of the same round (`--reps` runs the readers
+/// in turn, round after round), when both ran at least twice; `None`
+/// otherwise. The disk of a shared machine drifts by tens of percent within
+/// minutes: a ratio within a round is steadier than a ratio of medians.
+pub fn paired_ratios(a: &ReaderResult, f: &ReaderResult) -> Option<Paired> {
+    let n = a.rep_seconds.len();
+    if n < 2 || f.rep_seconds.len() != n {
+        return None;
+    }
+    let mut r: Vec<f64> =
+        a.rep_seconds.iter().zip(&f.rep_seconds).filter(|(_, &y)| y > 0.0).map(|(x, y)| x / y).collect();
+    if r.is_empty() {
+        return None;
+    }
+    let wins = r.iter().filter(|&&x| x < 1.0).count();
+    r.sort_by(f64::total_cmp);
+    let median = if r.len() % 2 == 1 { r[r.len() / 2] } else { (r[r.len() / 2 - 1] + r[r.len() / 2]) / 2.0 };
+    Some(Paired { rounds: r.len(), median, wins, min: r[0], max: r[r.len() - 1] })
 }
 
 #[cfg(test)]
@@ -389,5 +438,20 @@ mod tests {
         assert_eq!(json["requests"], 1);
         // Like raw.csv, an existing file is not overwritten.
         assert!(write_results(&csv, &t, &out, m, None).is_err());
+    }
+
+    #[test]
+    fn paired_ratios_pair_runs_of_the_same_round() {
+        let mut a = result(ReaderKind::Adaptive, 1.0);
+        let mut f = result(ReaderKind::Mmap, 1.0);
+        assert_eq!(paired_ratios(&a, &f), None, "one run each: nothing to pair");
+        // The disk slows down round by round; adaptive is 10 % faster in each.
+        f.rep_seconds = vec![1.0, 2.0, 3.0];
+        a.rep_seconds = vec![0.9, 1.8, 2.7];
+        let p = paired_ratios(&a, &f).unwrap();
+        assert_eq!((p.rounds, p.wins), (3, 3));
+        assert!((p.median - 0.9).abs() < 1e-9 && (p.min - 0.9).abs() < 1e-9 && (p.max - 0.9).abs() < 1e-9);
+        a.rep_seconds = vec![0.9, 2.2];
+        assert_eq!(paired_ratios(&a, &f), None, "unequal run counts");
     }
 }

@@ -50,7 +50,7 @@ thresholds otherwise; its line below the table says how many requests and
 bytes went to mmap, pread and io_uring.
 
 With -o FILE.csv: a row per reader (reader, threads, split, block_size,
-queue_depth, seconds, mib_s, requests, bytes_requested, bytes_read,
+queue_depth, seconds, mib_s, reps, min_seconds, max_seconds, rep_seconds, requests, bytes_requested, bytes_read,
 short_reads, p50_us, p99_us, max_us, large_share, cache, verified, the
 adaptive reader's mmap/pread/uring requests and bytes, fallback), and beside
 it FILE.json with the machine facts (CPU, memory, kernel, file system,

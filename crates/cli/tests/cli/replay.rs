@@ -143,6 +143,7 @@ fn reps_run_each_reader_several_times_and_report_the_median() {
     let out = stdout(&o);
     assert!(o.status.success(), "{out}{}", stderr(&o));
     assert!(out.contains("3 runs per reader, median shown"), "{out}");
+    assert!(out.contains("Paired by round") && out.contains("of 3 rounds faster"), "{out}");
     assert!(out.lines().next_back().is_some_and(|l| l.starts_with("results: ")), "{out}");
     let table: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("reader ")).take(3).collect();
     assert!(table[0].ends_with("runs (min … max)"), "{out}");
@@ -158,6 +159,12 @@ fn reps_run_each_reader_several_times_and_report_the_median() {
         let f = |name: &str| r[col(name)].parse::<f64>().unwrap();
         assert_eq!(f("reps"), 3.0, "{text}");
         assert!(f("min_seconds") <= f("seconds") && f("seconds") <= f("max_seconds"), "{text}");
+        let reps: Vec<f64> = r[col("rep_seconds")].split(';').map(|x| x.parse().unwrap()).collect();
+        assert_eq!(reps.len(), 3, "{text}");
+        assert!(
+            reps.contains(&f("seconds")) || reps.iter().any(|x| (x - f("seconds")).abs() < 1e-5),
+            "{text}"
+        );
     }
     let o = run(&["replay", p(&trace), "--reps", "0", "-q"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
