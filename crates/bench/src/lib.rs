@@ -55,6 +55,7 @@ pub mod readers;
 pub mod replay;
 pub mod scratch;
 pub mod sort;
+pub mod srm;
 pub mod stats;
 pub mod streams;
 

@@ -5,10 +5,12 @@ mod cli {
     mod bench;
     mod bench_readers;
     mod bench_sort;
+    mod bench_srm;
     mod calibrate;
     mod gen_verify;
     mod replay;
     mod sort;
+    mod sort_pdisk;
 }
 
 use std::path::Path;

@@ -30,6 +30,22 @@ pub enum SortError {
         /// it, × Q for `uring`).
         stream_buffer: u64,
     },
+    /// The memory M cannot hold what DSM or SRM needs on D disks (for SRM:
+    /// m ≥ 2R + D input blocks with R ≥ 2, two output buffers of D·B and
+    /// forecasting buffers; for DSM: two logical blocks of D·B per run for
+    /// R ≥ 2 and two for the output), or what run formation needs.
+    MethodMemoryTooSmall {
+        /// The method (`dsm` or `srm`).
+        method: crate::pdisk::Method,
+        /// The memory given, in bytes.
+        memory: u64,
+        /// The least memory that works for this method, D and B.
+        minimum: u64,
+        /// D, the number of disks.
+        disks: usize,
+        /// The block size B in bytes.
+        block_size: usize,
+    },
     /// A parameter is out of range (the message says which and why).
     BadPlan(String),
     /// The input is not a regular file (a pipe, a device) and was given to
@@ -77,6 +93,26 @@ impl fmt::Display for SortError {
                     "memory {} ({memory} bytes) is too small: fan-in d = {fan_in} with blocks of B = {}{f_note} \
                      needs at least {} ({minimum} bytes) for d + 1 stream buffers and run formation; \
                      give more memory (-S), a smaller fan-in (-d) or a smaller block size",
+                    format_size(*memory),
+                    format_size(*block_size as u64),
+                    format_size(*minimum),
+                )
+            }
+            SortError::MethodMemoryTooSmall { method, memory, minimum, disks, block_size } => {
+                let needs = match method {
+                    crate::pdisk::Method::Dsm => {
+                        "two logical blocks of D·B per run for a merge order R ≥ 2 and two for the output"
+                    }
+                    _ => {
+                        "m ≥ 2R + D input blocks with a merge order R ≥ 2, two output buffers of D·B \
+                         and the forecasting buffers"
+                    }
+                };
+                write!(
+                    f,
+                    "memory {} ({memory} bytes) is too small: {method} on D = {disks} disk(s) with blocks of B = {} \
+                     needs at least {} ({minimum} bytes) for {needs}, and for run formation; \
+                     give more memory (-S), fewer disks or a smaller block size",
                     format_size(*memory),
                     format_size(*block_size as u64),
                     format_size(*minimum),

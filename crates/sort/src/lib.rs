@@ -6,6 +6,10 @@
 //!   [`loser_tree`]) following a [`merge_policy`]. It returns
 //!   [`SortStats`] ([`stats`]) and fails with a [`SortError`]. [`sort`]
 //!   also takes a reader and a writer (standard input and output) ([`spool`]).
+//! - [`pdisk`]: the same sort on D parallel disks with DSM or SRM
+//!   ([`Method`], Barve & Vitter), runs striped over the disks, SRM's
+//!   forecasting and prefetching, and their statistics
+//!   ([`ParallelDiskStats`]).
 //! - [`SortPlan`] ([`plan`]) holds every budget and parameter of a sort
 //!   (memory M, fan-in d, block size B, stream kinds, order, policy,
 //!   threads, temp dirs), derives the run length, the number of runs and
@@ -42,6 +46,7 @@ pub mod merge;
 mod merge_items;
 pub mod merge_policy;
 mod multiway;
+pub mod pdisk;
 pub mod plan;
 mod radix;
 mod read_ahead;
@@ -55,6 +60,7 @@ mod write_behind;
 pub use error::SortError;
 pub use fingerprint::Fingerprint;
 pub use format::{f32_key, f64_key, Format, RecordFormat};
+pub use pdisk::{Method, ParallelDiskStats};
 pub use plan::{Derived, SortPlan, SortPlanBuilder};
 pub use sorter::sort_file;
 

@@ -71,9 +71,11 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use emsort_io::disks::DiskModel;
 use emsort_io::{format_size, StreamConfig, StreamKind};
 
 use crate::merge_policy::{schedule, MergePolicy, Schedule};
+use crate::pdisk::Method;
 use crate::{Format, SortError};
 
 /// Bytes of sort index per record or line: an 8-byte key prefix and a
@@ -111,6 +113,23 @@ pub struct SortPlan {
     pub temp_dirs: Vec<PathBuf>,
     /// Size of the input in bytes, when known (for the derived numbers).
     pub input_bytes: Option<u64>,
+    /// How runs are merged: the plain d-way merge, or DSM / SRM over D
+    /// disks ([`crate::pdisk`]).
+    pub method: Method,
+    /// The D disks of DSM and SRM, one directory each (empty: the temp
+    /// dirs are the disks).
+    pub disks: Vec<PathBuf>,
+    /// Emulate each disk at this bandwidth and latency (DSM and SRM).
+    pub emulate_disk: Option<DiskModel>,
+    /// Seed of SRM's random starting disks.
+    pub seed: u64,
+    /// The largest merge order SRM may use (`None`: no cap).
+    pub srm_max_order: Option<usize>,
+    /// Where SRM keeps forecasting data: `None` decides by the memory
+    /// formula of Barve & Vitter 4.1.3, `Some(true)` in memory,
+    /// `Some(false)` forces the blocked scheme of 4.1.2 (forecasting data
+    /// runs on disk read through small buffers).
+    pub forecast_in_memory: Option<bool>,
 }
 
 /// Numbers that follow from a [`SortPlan`], computed by [`SortPlan::derived`].
@@ -165,6 +184,25 @@ impl SortPlan {
             threads: None,
             temp_dirs: Vec::new(),
             input_bytes: None,
+            method: Method::Plain,
+            disks: Vec::new(),
+            emulate_disk: None,
+            seed: SortPlan::DEFAULT_SEED,
+            srm_max_order: None,
+            forecast_in_memory: None,
+        }
+    }
+
+    /// The default seed of SRM's starting disks.
+    pub const DEFAULT_SEED: u64 = 42;
+
+    /// The disks of DSM and SRM: [`SortPlan::disks`], or the temp dirs
+    /// when none are given.
+    pub fn disk_dirs(&self) -> &[PathBuf] {
+        if self.disks.is_empty() {
+            &self.temp_dirs
+        } else {
+            &self.disks
         }
     }
 
@@ -228,9 +266,13 @@ impl SortPlan {
     /// Memory reserved outside the chunk buffers during run formation.
     fn run_formation_reserve(&self) -> u64 {
         let carry = if self.format == Format::Lines { self.block_size as u64 } else { 0 };
-        self.footprint(self.input_kind, self.block_size)
-            + self.footprint(self.output_kind, self.block_size)
-            + carry
+        // DSM and SRM write runs through a striped writer with two logical
+        // blocks of D·B (one filling, one being written).
+        let run_output = match self.method {
+            Method::Plain => self.footprint(self.output_kind, self.block_size),
+            _ => 2 * self.disk_dirs().len().max(1) as u64 * self.block_size as u64,
+        };
+        self.footprint(self.input_kind, self.block_size) + run_output + carry
     }
 
     /// The smallest useful chunk buffer (a few items).
@@ -330,6 +372,9 @@ impl SortPlan {
         if self.temp_dirs.is_empty() {
             return Err(SortError::BadPlan("no temporary directory given".into()));
         }
+        if self.method != Method::Plain {
+            return crate::pdisk::order::validate(self);
+        }
         let d = self.derived();
         if self.memory < d.minimum_memory {
             return Err(SortError::MemoryTooSmall {
@@ -364,6 +409,12 @@ pub struct SortPlanBuilder {
     threads: Option<usize>,
     temp_dirs: Vec<PathBuf>,
     input_bytes: Option<u64>,
+    method: Method,
+    disks: Vec<PathBuf>,
+    emulate_disk: Option<DiskModel>,
+    seed: u64,
+    srm_max_order: Option<usize>,
+    forecast_in_memory: Option<bool>,
 }
 
 impl SortPlanBuilder {
@@ -439,6 +490,39 @@ impl SortPlanBuilder {
         self
     }
 
+    /// Sets the merge method (default: [`Method::Plain`]).
+    pub fn method(mut self, method: Method) -> Self {
+        self.method = method;
+        self
+    }
+    /// Sets the D disks of DSM and SRM (default: the temp dirs).
+    pub fn disks(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.disks = dirs;
+        self
+    }
+    /// Emulates each disk with this model (DSM and SRM).
+    pub fn emulate_disk(mut self, model: Option<DiskModel>) -> Self {
+        self.emulate_disk = model;
+        self
+    }
+    /// Sets the seed of SRM's random starting disks (default
+    /// [`SortPlan::DEFAULT_SEED`]).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// Caps SRM's merge order.
+    pub fn srm_max_order(mut self, cap: Option<usize>) -> Self {
+        self.srm_max_order = cap;
+        self
+    }
+    /// Keeps SRM's forecasting data in memory (`Some(true)`), on disk in
+    /// the blocked scheme (`Some(false)`), or decides by memory (`None`).
+    pub fn forecast_in_memory(mut self, yes: Option<bool>) -> Self {
+        self.forecast_in_memory = yes;
+        self
+    }
+
     /// Fills in the defaults and validates the plan.
     pub fn build(self) -> Result<SortPlan, SortError> {
         let block_size = self.block_size.unwrap_or_else(|| {
@@ -470,6 +554,12 @@ impl SortPlanBuilder {
             threads,
             temp_dirs,
             input_bytes: self.input_bytes,
+            method: self.method,
+            disks: self.disks,
+            emulate_disk: self.emulate_disk,
+            seed: self.seed,
+            srm_max_order: self.srm_max_order,
+            forecast_in_memory: self.forecast_in_memory,
         };
         if self.fan_in.is_none() {
             let f = plan.derived().stream_buffer.max(1);
@@ -526,6 +616,31 @@ impl fmt::Display for SortPlan {
             }
         )?;
         writeln!(f, "  merge policy      {}", self.policy)?;
+        if self.method != Method::Plain {
+            let dirs: Vec<String> = self.disk_dirs().iter().map(|p| p.display().to_string()).collect();
+            writeln!(
+                f,
+                "  method            {} on D = {} disk(s): {} (logical block D·B = {}){}",
+                self.method,
+                dirs.len(),
+                dirs.join(", "),
+                human((dirs.len() * self.block_size) as u64),
+                self.emulate_disk.map(|m| format!(", emulated {m}")).unwrap_or_default()
+            )?;
+            if self.method == Method::Srm {
+                writeln!(
+                    f,
+                    "  srm               seed {}, merge order cap {}, forecasting data {}",
+                    self.seed,
+                    self.srm_max_order.map_or("none".to_string(), |c| c.to_string()),
+                    match self.forecast_in_memory {
+                        None => "by memory (4.1.3)",
+                        Some(true) => "in memory",
+                        Some(false) => "blocked (4.1.2)",
+                    }
+                )?;
+            }
+        }
         writeln!(f, "  threads           {}", self.threads)?;
         let dirs: Vec<String> = self.temp_dirs.iter().map(|p| p.display().to_string()).collect();
         writeln!(f, "  temp dirs         {}", dirs.join(", "))?;
@@ -556,13 +671,39 @@ impl fmt::Display for SortPlan {
                 "  runs U            {u}{}",
                 if self.format == Format::Lines { " (estimate)" } else { "" }
             )?;
-            let order = s.merges.iter().map(|m| m.inputs.len()).max().unwrap_or(0);
+            if self.method == Method::Plain {
+                let order = s.merges.iter().map(|m| m.inputs.len()).max().unwrap_or(0);
+                writeln!(
+                    f,
+                    "  merges            {} in {} level(s), at most {order} runs each; {:.2} passes over the data",
+                    s.merges.len(),
+                    s.levels,
+                    p
+                )?;
+            } else {
+                use crate::pdisk::order;
+                let (b, dd) = (self.block_size, self.disk_dirs().len().max(1));
+                let r = match self.method {
+                    Method::Dsm => order::dsm_merge_order(self.memory, b, dd).max(2),
+                    _ => order::srm_merge_order(
+                        u,
+                        order::srm_max_fit(self.memory, b, dd).max(2),
+                        self.srm_max_order,
+                    ),
+                };
+                writeln!(
+                    f,
+                    "  merges            merge order R = {r}, {} pass(es) over the runs",
+                    order::passes(u, r)
+                )?;
+            }
+        }
+        if self.method != Method::Plain {
             writeln!(
                 f,
-                "  merges            {} in {} level(s), at most {order} runs each; {:.2} passes over the data",
-                s.merges.len(),
-                s.levels,
-                p
+                "  minimum M         {} for {} with this D and B",
+                sz(crate::pdisk::order::minimum_memory(self)),
+                self.method
             )?;
         }
         Ok(())

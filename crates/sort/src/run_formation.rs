@@ -119,6 +119,10 @@ pub(crate) struct RunFormation<'a> {
     pub pool: &'a rayon::ThreadPool,
     pub progress: &'a dyn Progress,
     pub cancel: &'a AtomicBool,
+    /// DSM and SRM: runs (all but a single one, which goes to the output)
+    /// are written striped over the D disks through this sink, which also
+    /// records their forecasting keys.
+    pub striped: Option<&'a crate::pdisk::FormationSink<'a>>,
 }
 
 impl RunFormation<'_> {
@@ -245,6 +249,20 @@ impl RunFormation<'_> {
     /// Writes a sorted chunk as its run; returns the bytes written.
     fn write_sorted(&self, job: &Sorted) -> Result<u64> {
         let data = &job.buf.bytes()[..job.len];
+        if let (Some(sink), false) = (self.striped, job.single) {
+            return match (&job.order, self.plan.format) {
+                (Order::Records(index), Format::Rec(r)) => {
+                    let size = r.size;
+                    sink.write_items(
+                        index.iter().map(|&(_, i)| &data[i as usize * size..(i as usize + 1) * size]),
+                    )
+                }
+                (Order::Lines(index), _) => {
+                    sink.write_items(index.iter().map(|e| &data[e.1 as usize..(e.1 + e.2) as usize + 1]))
+                }
+                (_, format) => sink.write_fixed(data, format.item_size().expect("fixed-size format")),
+            };
+        }
         match (&job.order, self.plan.format) {
             (Order::Records(index), Format::Rec(r)) => {
                 let size = r.size;

@@ -1,5 +1,9 @@
 //! The external multiway merge sort of one file: [`sort_file`].
 //!
+//! This is the plain method ([`Method::Plain`]); a plan with
+//! [`Method::Dsm`] or [`Method::Srm`] is sorted on D parallel disks by
+//! [`crate::pdisk`] (same run formation, other merges).
+//!
 //! # Phases
 //!
 //! 1. **Check and plan.** The input must be a regular file whose size is a
@@ -47,6 +51,7 @@ use emsort_io::{AtomicFile, Error, ErrorKind, Progress};
 
 use crate::merge::merge_runs;
 use crate::merge_policy::schedule;
+use crate::pdisk::Method;
 use crate::plan::SortPlan;
 use crate::run_formation::{Run, RunFormation};
 use crate::stats::{MigrationCounter, PhaseStats, PlanRecord, Rusage, SortStats};
@@ -65,6 +70,9 @@ pub fn sort_file(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<SortStats, SortError> {
+    if plan.method != Method::Plain {
+        return crate::pdisk::sort_file(plan, input, output, progress, cancel);
+    }
     let start = Instant::now();
     let usage0 = Rusage::now();
     // Opened before the sort's threads start, so they inherit it.
@@ -73,17 +81,7 @@ pub fn sort_file(
     let plan = plan.with_input_bytes(input_bytes);
     plan.validate()?;
     let derived = plan.derived();
-    // A name unique to this sort, to see when its pool's threads are gone.
-    static SORTS: AtomicU64 = AtomicU64::new(0);
-    let pool_name = format!("emsort{}", SORTS.fetch_add(1, Ordering::Relaxed) % 100_000);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(plan.threads)
-        .thread_name({
-            let name = pool_name.clone();
-            move |i| format!("{name}-{i}")
-        })
-        .build()
-        .map_err(|e| SortError::BadPlan(format!("cannot start {} sort threads: {e}", plan.threads)))?;
+    let (pool, pool_name) = sort_pool(&plan)?;
     let temps =
         plan.temp_dirs.iter().map(|dir| temp_dir_in(dir, "emsort-")).collect::<Result<Vec<_>, _>>()?;
     let run_path = |id: usize| temps[id % temps.len()].path().join(format!("run-{id:06}"));
@@ -92,7 +90,8 @@ pub fn sort_file(
     // Run formation.
     let t = Instant::now();
     progress.phase_bytes("run formation", Some(input_bytes));
-    let formation = RunFormation { plan: &plan, derived: &derived, pool: &pool, progress, cancel };
+    let formation =
+        RunFormation { plan: &plan, derived: &derived, pool: &pool, progress, cancel, striped: None };
     let formed =
         formation.form(input, |i, single| if single { out.path().to_path_buf() } else { run_path(i) })?;
     progress.finish_phase();
@@ -164,7 +163,24 @@ pub fn sort_file(
         total_seconds,
         rusage: Rusage::now().since(&usage0),
         cpu_migrations,
+        parallel_disks: None,
     })
+}
+
+/// The sort's own rayon pool, and the name of its threads (unique to this
+/// sort, to see when the pool's threads are gone).
+pub(crate) fn sort_pool(plan: &SortPlan) -> Result<(rayon::ThreadPool, String), SortError> {
+    static SORTS: AtomicU64 = AtomicU64::new(0);
+    let pool_name = format!("emsort{}", SORTS.fetch_add(1, Ordering::Relaxed) % 100_000);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(plan.threads)
+        .thread_name({
+            let name = pool_name.clone();
+            move |i| format!("{name}-{i}")
+        })
+        .build()
+        .map_err(|e| SortError::BadPlan(format!("cannot start {} sort threads: {e}", plan.threads)))?;
+    Ok((pool, pool_name))
 }
 
 /// Makes a temporary directory `{prefix}XXXXXX` in `root`, with the I/O
@@ -200,7 +216,7 @@ pub(crate) fn temp_dir_in(root: &Path, prefix: &str) -> Result<tempfile::TempDir
 
 /// Waits (up to a second) until no thread of this process is named
 /// `{name}-…`: a dropped rayon pool's threads exit on their own time.
-fn wait_for_exit(name: &str) {
+pub(crate) fn wait_for_exit(name: &str) {
     let prefix = format!("{name}-");
     let t = Instant::now();
     while t.elapsed() < Duration::from_secs(1) {
@@ -216,7 +232,7 @@ fn wait_for_exit(name: &str) {
 }
 
 /// The input's size, after checking it is a regular file of whole items.
-fn check_input(plan: &SortPlan, input: &Path) -> Result<u64, SortError> {
+pub(crate) fn check_input(plan: &SortPlan, input: &Path) -> Result<u64, SortError> {
     let md = std::fs::metadata(input).map_err(|e| Error::from_io("stat", input, e))?;
     if md.is_dir() {
         return Err(Error::new(ErrorKind::IsADirectory, input).into());

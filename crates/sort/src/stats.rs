@@ -233,4 +233,7 @@ pub struct SortStats {
     /// CPU migrations of the sort's threads (all of them: the pool's
     /// threads are waited for), where perf events can be read.
     pub cpu_migrations: Option<u64>,
+    /// DSM and SRM: disks, passes, merge orders, parallel reads, ν,
+    /// flushes and the merge rate (`None` for the plain merge).
+    pub parallel_disks: Option<crate::pdisk::ParallelDiskStats>,
 }

@@ -1,5 +1,5 @@
 //! `emsort bench …`: experiment campaigns. `streams` is SPEC experiment 1,
-//! `sort` experiment 2.
+//! `sort` experiment 2, `srm` experiment 3 (in `bench_srm`).
 //!
 //! The measuring, the CSV files and the plots are in `emsort-bench`; this
 //! module turns flags into a [`Campaign`], draws the progress bar and
@@ -30,6 +30,9 @@ pub enum BenchCommand {
     /// Experiment 4: the readers (stream, mmap, pread, uring, adaptive) against block size,
     /// queue depth (beside fio), mmap page-in, request and file size, memory and threads.
     Readers(super::bench_readers::ReadersArgs),
+    /// Experiment 3: SRM against DSM on D disks (Barve & Vitter's tables): U, passes, merge
+    /// order, merge time, streaming rate and ν over N, M and D, with and without emulated disks.
+    Srm(super::bench_srm::SrmArgs),
     /// Runs one job of the readers campaign's memory experiment (internal).
     #[command(hide = true)]
     ReadersWorker(super::bench_readers::WorkerArgs),
@@ -140,6 +143,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Streams(a) => streams(a),
         BenchCommand::Sort(a) => sort_bench(a),
         BenchCommand::Readers(a) => super::bench_readers::run(a),
+        BenchCommand::Srm(a) => super::bench_srm::run(a),
         BenchCommand::ReadersWorker(a) => super::bench_readers::worker(a),
     }
 }
@@ -203,7 +207,7 @@ fn sweeps_from_flags(a: &StreamsArgs) -> anyhow::Result<Vec<Sweep>> {
 }
 
 /// `base`, or `base-2`, `base-3` … when `base` already holds a campaign.
-fn fresh_dir(base: &Path) -> PathBuf {
+pub(crate) fn fresh_dir(base: &Path) -> PathBuf {
     let taken = |p: &Path| p.join("raw.csv").exists();
     if !taken(base) {
         return base.to_path_buf();

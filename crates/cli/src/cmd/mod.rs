@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod bench_readers;
+pub mod bench_srm;
 pub mod calibrate;
 pub mod demo;
 pub mod gen;

@@ -5,9 +5,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use emsort_io::disks::DiskModel;
 use emsort_io::StreamKind;
 use emsort_sort::merge_policy::MergePolicy;
-use emsort_sort::{sort, Format, Sink, SortError, SortPlan, SortStats, Source};
+use emsort_sort::{sort, Format, Method, ParallelDiskStats, Sink, SortError, SortPlan, SortStats, Source};
 
 use crate::progress::Bar;
 
@@ -24,7 +25,16 @@ use crate::progress::Bar;
     emsort gen --count 268435456 -o data.u32 && emsort sort data.u32 -o sorted.u32 -S 256M\n  \
     emsort sort --format lines -S 25% -T /mnt/scratch big.txt -o big.sorted.txt\n  \
     emsort sort -f rec:100:0:10 -d 16 --io direct --stats stats.json recs.bin -o recs.sorted\n  \
-    cat words.txt | emsort sort -f lines -r - > words.sorted\n\n\
+    cat words.txt | emsort sort -f lines -r - > words.sorted\n  \
+    emsort sort -f rec:104:0:8 -S 24M --block-size 256K --method srm --disks /d0,/d1,/d2,/d3,/d4,/d5 \\\n      \
+    --stats srm.json recs.bin -o recs.sorted\n  \
+    emsort sort -f rec:104:0:8 -S 24M --block-size 256K --method dsm --disks a,b,c --emulate-disk 60M,1ms recs.bin -o r.out\n\n\
+    On D disks (--method dsm|srm, Barve & Vitter): runs are striped block by block (B = --block-size)\n\
+    round-robin over the --disks directories. DSM moves one block on every disk at once, so it merges\n\
+    about M / (2·D·B) runs at a time; SRM starts each run on a random disk and reads blocks ahead in\n\
+    the order the merge needs them (forecasting), so it merges about M / (2·B) runs at a time and\n\
+    needs fewer passes. Both form the same runs. --stats then adds U, the passes, R, the parallel\n\
+    reads, ν and flushes of each pass and the merge's streaming rate.\n\n\
     Sizes take K, M, G, T suffixes (powers of 1024) or N% of the machine's RAM.\n\
     Exit status: 0 sorted, 2 bad usage or input, 3 I/O failure (full disk …), 130 Ctrl-C, 143 SIGTERM.")]
 pub struct SortArgs {
@@ -55,6 +65,26 @@ pub struct SortArgs {
     /// Block size B of every stream [default: M/16 as a power of two, within 4K … 1M].
     #[arg(long, value_name = "SIZE", value_parser = parse_block)]
     block_size: Option<usize>,
+    /// How runs are merged: plain (d-way merges over the temp dirs), dsm (disk-striped mergesort:
+    /// each I/O moves one block on every disk at once) or srm (simple randomized mergesort: each run
+    /// starts on a random disk, blocks are read ahead by forecasting).
+    #[arg(long, default_value = "plain", value_parser = clap::value_parser!(Method))]
+    method: Method,
+    /// The D disks of --method dsm or srm, one directory each, comma-separated or repeated
+    /// (D = how many); runs are striped over them in blocks of --block-size [default: the temp dirs].
+    #[arg(long, value_name = "DIR,DIR,…", value_delimiter = ',')]
+    disks: Vec<PathBuf>,
+    /// Serve each disk of dsm/srm at BANDWIDTH bytes per second with LATENCY per request
+    /// (e.g. 60M,1ms or 1G,200us): the parallel-disk model on one device.
+    #[arg(long, value_name = "BANDWIDTH,LATENCY", value_parser = clap::value_parser!(DiskModel))]
+    emulate_disk: Option<DiskModel>,
+    /// Seed of SRM's random starting disks: the same seed draws the same disks, so a sort is
+    /// reproducible.
+    #[arg(long, value_name = "S", default_value_t = SortPlan::DEFAULT_SEED)]
+    seed: u64,
+    /// Cap on SRM's merge order R [default: the smallest R that gives the fewest passes within M].
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(usize))]
+    srm_max_order: Option<usize>,
     /// Write the statistics (runs, passes, bytes and seconds per phase, peak RSS, context switches, page faults) as JSON.
     #[arg(long, value_name = "FILE.json")]
     stats: Option<PathBuf>,
@@ -119,13 +149,54 @@ fn to_anyhow(e: SortError) -> anyhow::Error {
     }
 }
 
+/// Refuses disk options that the method ignores, and disks that are not
+/// directories (before any output exists).
+fn check_disk_options(a: &SortArgs) -> anyhow::Result<()> {
+    if a.method == Method::Plain {
+        let given = [
+            (!a.disks.is_empty(), "--disks"),
+            (a.emulate_disk.is_some(), "--emulate-disk"),
+            (a.srm_max_order.is_some(), "--srm-max-order"),
+        ];
+        if let Some((_, flag)) = given.iter().find(|(on, _)| *on) {
+            anyhow::bail!(
+                "{flag} needs --method dsm or srm (the plain merge spreads its runs over the temp dirs, -T)"
+            );
+        }
+    }
+    if a.srm_max_order.is_some() && a.method != Method::Srm {
+        anyhow::bail!("--srm-max-order needs --method srm (DSM's merge order is M / (2·D·B))");
+    }
+    if a.srm_max_order == Some(0) || a.srm_max_order == Some(1) {
+        anyhow::bail!("--srm-max-order must be at least 2");
+    }
+    for d in &a.disks {
+        match std::fs::metadata(d) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => anyhow::bail!("disk {} is not a directory", d.display()),
+            Err(e) => anyhow::bail!("disk directory {} cannot be used: {e}", d.display()),
+        }
+    }
+    Ok(())
+}
+
 pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
+    check_disk_options(&a)?;
     let stdin = a.input.as_os_str() == "-";
     // Pipes and devices named as files are streamed: their size is unknown.
     let input_bytes =
         if stdin { None } else { std::fs::metadata(&a.input).ok().filter(|m| m.is_file()).map(|m| m.len()) };
     let memory = a.memory.unwrap_or_else(|| default_memory(input_bytes));
-    let mut b = SortPlan::builder(a.format).memory(memory).io(a.io).reverse(a.reverse).policy(a.policy);
+    let mut b = SortPlan::builder(a.format)
+        .memory(memory)
+        .io(a.io)
+        .reverse(a.reverse)
+        .policy(a.policy)
+        .method(a.method)
+        .disks(a.disks.clone())
+        .emulate_disk(a.emulate_disk)
+        .seed(a.seed)
+        .srm_max_order(a.srm_max_order);
     if let Some(d) = a.fan_in {
         b = b.fan_in(d);
     }
@@ -203,4 +274,43 @@ fn summary(s: &SortStats) {
         s.merge.seconds,
         mib(s.rusage.peak_rss_bytes),
     );
+    if let Some(pd) = &s.parallel_disks {
+        eprintln!("{}", parallel_disks_summary(pd));
+    }
+}
+
+/// `a, b, c` of per-pass values.
+fn per_pass<T: std::fmt::Display>(xs: &[T]) -> String {
+    xs.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// The lines a DSM or SRM sort adds to the summary: D, B, U, passes, R,
+/// parallel reads, ν and flushes per pass, the merge time and rate.
+fn parallel_disks_summary(pd: &ParallelDiskStats) -> String {
+    let nu: Vec<String> = pd.nu.iter().map(|v| format!("{v:.3}")).collect();
+    let mut s = format!(
+        "{} on D = {} disks, B = {}: U = {} runs, {} merge pass{}, R = {}; parallel reads {}, ν = {}",
+        pd.method.name().to_uppercase(),
+        pd.disks,
+        emsort_io::format_size(pd.block_size as u64),
+        pd.runs,
+        pd.passes,
+        if pd.passes == 1 { "" } else { "es" },
+        per_pass(&pd.merge_orders),
+        per_pass(&pd.parallel_reads),
+        per_pass(&nu),
+    );
+    if pd.method == Method::Srm {
+        s.push_str(&format!(", flushes {}", per_pass(&pd.flushes)));
+    }
+    s.push_str(&format!(
+        "\nmerge {:.2} s, streaming {:.1} MiB/s (read + written){}",
+        pd.merge_seconds,
+        pd.merge_rate / (1u64 << 20) as f64,
+        match &pd.emulated_disk {
+            Some(m) => format!("; emulated disks {m} each"),
+            None => String::new(),
+        }
+    ));
+    s
 }

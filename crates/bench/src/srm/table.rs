@@ -1,0 +1,311 @@
+//! The paper's tables (Barve & Vitter, Tables 1 and 2), made from
+//! `summary.csv`: `table.md` and the terminal summary.
+//!
+//! [`sections`] groups the summary rows into tables:
+//!
+//! - one table per (format, M, B, D, emulated disk), a row per N: like the
+//!   paper's Table 1 (M = 15 MB) and Table 2 (M = 24 MB);
+//! - one table per D sweep, a row per D: every (format, M, B, N, emulated
+//!   disk) measured with two or more D. A single-N table whose only point
+//!   belongs to a D sweep is left out (the sweep shows it).
+//!
+//! Each row holds U (the runs formed, the same for both methods), then for
+//! DSM and for SRM the passes, the merge order R of each pass, the merge
+//! time (median of the repetitions) and the streaming rate, for SRM the
+//! I/O overhead ν of each pass, and the ratio of SRM's merge time to DSM's
+//! (below 1: SRM is faster). [`table_markdown`] renders them as Markdown,
+//! [`format_table`] as aligned text.
+//!
+//! ```
+//! use emsort_bench::srm::{format_table, SummaryRow};
+//! assert_eq!(format_table(&[]), "");
+//! ```
+
+use std::collections::BTreeMap;
+
+use emsort_io::format_size;
+
+use super::record::SummaryRow;
+use crate::streams::format_count;
+
+/// One method's cells of a table row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MethodCells {
+    /// Merge passes.
+    pub passes: Option<u64>,
+    /// Merge order of each pass (`19, 4`).
+    pub orders: String,
+    /// Median merge time, seconds.
+    pub merge_s: Option<f64>,
+    /// Median streaming rate, MiB/s.
+    pub rate: Option<f64>,
+    /// ν of each pass (`1.012, 1.030`); empty for DSM.
+    pub nu: String,
+}
+
+/// One row: a value of N (or of D in a sweep) with both methods.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableRow {
+    /// N (`1e6`) or D (`6`).
+    pub label: String,
+    /// Runs U.
+    pub runs: Option<u64>,
+    /// DSM's cells, when measured.
+    pub dsm: Option<MethodCells>,
+    /// SRM's cells, when measured.
+    pub srm: Option<MethodCells>,
+}
+
+impl TableRow {
+    /// SRM's merge time / DSM's.
+    pub fn ratio(&self) -> Option<f64> {
+        let s = self.srm.as_ref()?.merge_s?;
+        let d = self.dsm.as_ref()?.merge_s?;
+        (d > 0.0).then(|| s / d)
+    }
+}
+
+/// One table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    /// What the table holds fixed (`M = 15M, D = 6, B = 256K, rec:104:0:8, disks as they are`).
+    pub title: String,
+    /// The first column's name: `N` or `D`.
+    pub varies: &'static str,
+    /// The rows, by increasing N or D.
+    pub rows: Vec<TableRow>,
+}
+
+fn cells(r: &SummaryRow) -> MethodCells {
+    let orders = r.merge_orders.split(';').filter(|s| !s.is_empty()).collect::<Vec<_>>().join(", ");
+    let nu = r.nu_values().iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>().join(", ");
+    MethodCells { passes: r.passes, orders, merge_s: r.merge_s, rate: r.merge_mib_s, nu }
+}
+
+fn disks_text(emulate: &str) -> String {
+    if emulate.is_empty() {
+        "disks as they are".to_string()
+    } else {
+        format!("emulated disks of {emulate} each")
+    }
+}
+
+/// A table row from the summary rows of one N (or D).
+fn row_of(label: String, members: &[&SummaryRow]) -> TableRow {
+    let find = |m: &str| members.iter().find(|r| r.method == m).copied();
+    let (dsm, srm) = (find("dsm"), find("srm"));
+    TableRow {
+        label,
+        runs: dsm.or(srm).or(members.first().copied()).and_then(|r| r.runs),
+        dsm: dsm.map(cells),
+        srm: srm.map(cells),
+    }
+}
+
+/// The tables of a summary (see the module docs).
+pub fn sections(rows: &[SummaryRow]) -> Vec<Section> {
+    let rows: Vec<&SummaryRow> = rows.iter().filter(|r| r.method == "dsm" || r.method == "srm").collect();
+    // D sweeps: (format, emulate, M, B, N) → D → rows.
+    type SweepKey = (String, String, u64, u64, u64);
+    let mut sweeps: BTreeMap<SweepKey, BTreeMap<usize, Vec<&SummaryRow>>> = BTreeMap::new();
+    for r in &rows {
+        let k = (r.format.clone(), r.emulate.clone(), r.memory, r.block_size, r.items);
+        sweeps.entry(k).or_default().entry(r.disks).or_default().push(r);
+    }
+    sweeps.retain(|_, by_d| by_d.len() >= 2);
+    // By N: (format, emulate, M, B, D) → N → rows.
+    type MainKey = (String, String, u64, u64, usize);
+    let mut mains: BTreeMap<MainKey, BTreeMap<u64, Vec<&SummaryRow>>> = BTreeMap::new();
+    for r in &rows {
+        let k = (r.format.clone(), r.emulate.clone(), r.memory, r.block_size, r.disks);
+        mains.entry(k).or_default().entry(r.items).or_default().push(r);
+    }
+    let mut out = Vec::new();
+    for ((format, emulate, memory, block, disks), by_n) in mains {
+        if by_n.len() == 1 {
+            let n = *by_n.keys().next().expect("one N");
+            if sweeps.contains_key(&(format.clone(), emulate.clone(), memory, block, n)) {
+                continue;
+            }
+        }
+        out.push(Section {
+            title: format!(
+                "M = {}, D = {disks}, B = {}, {format}, {}",
+                format_size(memory),
+                format_size(block),
+                disks_text(&emulate)
+            ),
+            varies: "N",
+            rows: by_n.iter().map(|(n, m)| row_of(format_count(*n), m)).collect(),
+        });
+    }
+    for ((format, emulate, memory, block, n), by_d) in sweeps {
+        out.push(Section {
+            title: format!(
+                "D sweep: N = {}, M = {}, B = {}, {format}, {}",
+                format_count(n),
+                format_size(memory),
+                format_size(block),
+                disks_text(&emulate)
+            ),
+            varies: "D",
+            rows: by_d.iter().map(|(d, m)| row_of(d.to_string(), m)).collect(),
+        });
+    }
+    out
+}
+
+const HEADER: [&str; 11] = [
+    "U",
+    "DSM passes",
+    "DSM R",
+    "DSM merge s",
+    "DSM MiB/s",
+    "SRM passes",
+    "SRM R",
+    "SRM merge s",
+    "SRM MiB/s",
+    "SRM ν",
+    "SRM/DSM",
+];
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "–".into())
+}
+
+fn fixed(v: Option<f64>, decimals: usize) -> String {
+    v.filter(|x| x.is_finite()).map(|x| format!("{x:.decimals$}")).unwrap_or_else(|| "–".into())
+}
+
+/// The cells of a section: the header, then one line per row.
+fn grid(s: &Section) -> Vec<Vec<String>> {
+    let mut head = vec![s.varies.to_string()];
+    head.extend(HEADER.iter().map(|h| h.to_string()));
+    let mut g = vec![head];
+    for r in &s.rows {
+        let mut line = vec![r.label.clone(), opt(r.runs)];
+        for (m, with_nu) in [(&r.dsm, false), (&r.srm, true)] {
+            match m {
+                Some(c) => {
+                    line.extend([
+                        opt(c.passes),
+                        if c.orders.is_empty() { "–".into() } else { c.orders.clone() },
+                        fixed(c.merge_s, 2),
+                        fixed(c.rate, 1),
+                    ]);
+                    if with_nu {
+                        line.push(if c.nu.is_empty() { "–".into() } else { c.nu.clone() });
+                    }
+                }
+                None => line.extend(std::iter::repeat_n("–".to_string(), if with_nu { 5 } else { 4 })),
+            }
+        }
+        line.push(fixed(r.ratio(), 2));
+        g.push(line);
+    }
+    g
+}
+
+/// `table.md`: a Markdown table per section, with a short legend.
+pub fn table_markdown(rows: &[SummaryRow]) -> String {
+    let mut out = String::from(
+        "# SRM versus DSM (SPEC experiment 3)\n\n\
+         Per table: U = runs formed (the same for both methods); for each method the merge \
+         passes, the merge order R of each pass, the merge time in seconds (median of the \
+         repetitions) and the streaming rate (bytes read + written while merging / merge time, \
+         MiB/s); for SRM the I/O overhead ν = parallel reads / (N / (D·B)) of each pass; \
+         SRM/DSM = SRM's merge time / DSM's (below 1: SRM is faster).\n",
+    );
+    for s in sections(rows) {
+        out.push_str(&format!("\n## {}\n\n", s.title));
+        let g = grid(&s);
+        for (i, line) in g.iter().enumerate() {
+            out.push_str(&format!("| {} |\n", line.join(" | ")));
+            if i == 0 {
+                out.push_str(&format!("|{}\n", "---:|".repeat(line.len())));
+            }
+        }
+    }
+    out
+}
+
+/// The terminal summary: each section's title and its rows as aligned
+/// columns; empty when there is no DSM or SRM point.
+pub fn format_table(rows: &[SummaryRow]) -> String {
+    let mut out = String::new();
+    for s in sections(rows) {
+        let g = grid(&s);
+        let cols = g[0].len();
+        let width: Vec<usize> =
+            (0..cols).map(|c| g.iter().map(|l| l[c].chars().count()).max().unwrap_or(0)).collect();
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&s.title);
+        out.push('\n');
+        for line in &g {
+            let cells: Vec<String> =
+                line.iter().zip(&width).map(|(c, w)| format!("{c:>w$}", w = *w)).collect();
+            out.push_str(cells.join("  ").trim_end());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::srm::record::summarise;
+    use crate::srm::record::tests::row;
+
+    fn summary() -> Vec<SummaryRow> {
+        let mut raw = Vec::new();
+        for n in [1_000_000, 2_000_000] {
+            raw.push(row("dsm", n, 15 << 20, 6, 1, 4.0));
+            raw.push(row("srm", n, 15 << 20, 6, 1, 3.0));
+        }
+        for d in [1, 2, 6] {
+            raw.push(row("dsm", 4_000_000, 24 << 20, d, 1, 8.0));
+            raw.push(row("srm", 4_000_000, 24 << 20, d, 1, 6.0));
+        }
+        raw.push(row("plain", 4_000_000, 24 << 20, 1, 1, 6.0));
+        summarise(&raw)
+    }
+
+    #[test]
+    fn a_table_per_memory_and_a_d_sweep() {
+        let s = sections(&summary());
+        assert_eq!(s.len(), 2, "{s:#?}");
+        assert_eq!(s[0].title, "M = 15M, D = 6, B = 256K, rec:104:0:8, disks as they are");
+        assert_eq!(s[0].varies, "N");
+        assert_eq!(s[0].rows.iter().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["1e6", "2e6"]);
+        let r = &s[0].rows[0];
+        assert_eq!(r.runs, Some(10));
+        assert_eq!(r.dsm.as_ref().unwrap().orders, "4, 3");
+        assert_eq!(r.srm.as_ref().unwrap().nu, "1.010");
+        assert_eq!(r.ratio(), Some(0.75));
+        assert!(s[1].title.starts_with("D sweep: N = 4e6, M = 24M"), "{}", s[1].title);
+        assert_eq!(s[1].rows.iter().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["1", "2", "6"]);
+    }
+
+    #[test]
+    fn markdown_and_text() {
+        let md = table_markdown(&summary());
+        assert!(md.contains("## M = 15M, D = 6"), "{md}");
+        assert!(
+            md.contains("| N | U | DSM passes | DSM R | DSM merge s | DSM MiB/s | SRM passes | SRM R |"),
+            "{md}"
+        );
+        assert!(md.contains("| 1e6 | 10 | 2 | 4, 3 | 4.00 |"), "{md}");
+        assert!(md.contains("| 1.010 | 0.75 |"), "{md}");
+        assert!(md.contains("|---:|---:|"), "{md}");
+        let text = format_table(&summary());
+        assert!(text.lines().any(|l| l.trim_start().starts_with("N  ")), "{text}");
+        assert!(text.contains("D sweep"), "{text}");
+        // A method missing from a point: dashes, no ratio.
+        let only_srm: Vec<SummaryRow> = summary().into_iter().filter(|r| r.method == "srm").collect();
+        let md = table_markdown(&only_srm);
+        assert!(md.contains("| 1e6 | 10 | – | – | – | – | 1 | 10 |"), "{md}");
+    }
+}

@@ -1,0 +1,421 @@
+//! DSM and SRM against `slice::sort`, their accounting, and their cleanup.
+
+use std::cmp::Ordering as Cmp;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use emsort_io::{ErrorKind, NoProgress, Progress};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::order;
+use super::{Method, ParallelDiskStats};
+use crate::{sort_file, Format, SortError, SortPlan, SortPlanBuilder, SortStats};
+
+const B: usize = 512;
+
+/// D disk directories (and a work directory for input and output).
+struct Disks {
+    _root: tempfile::TempDir,
+    work: PathBuf,
+    dirs: Vec<PathBuf>,
+}
+
+fn disks(d: usize) -> Disks {
+    let root = tempfile::tempdir().unwrap();
+    let work = root.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let dirs: Vec<PathBuf> = (0..d).map(|i| root.path().join(format!("disk{i}"))).collect();
+    for p in &dirs {
+        std::fs::create_dir(p).unwrap();
+    }
+    Disks { _root: root, work, dirs }
+}
+
+fn left_in(dirs: &[PathBuf]) -> usize {
+    dirs.iter().map(|d| std::fs::read_dir(d).unwrap().count()).sum()
+}
+
+/// A memory that allows merge order 3 for both methods (R_dsm = 3, R_srm ≤
+/// 3): tiny, so that several passes happen.
+fn tiny_memory(d: usize) -> u64 {
+    order::dsm_memory(3, B, d).max(order::srm_memory(3, B, d))
+}
+
+fn builder(format: Format, method: Method, d: &Disks, reverse: bool) -> SortPlanBuilder {
+    SortPlan::builder(format)
+        .memory(tiny_memory(d.dirs.len()))
+        .block_size(B)
+        .method(method)
+        .disks(d.dirs.clone())
+        .reverse(reverse)
+        .threads(2)
+        .temp_dir(&d.work)
+}
+
+/// Sorts `data` with `b`; checks that nothing is left on the disks.
+fn run(b: SortPlanBuilder, d: &Disks, data: &[u8]) -> (Vec<u8>, SortStats) {
+    let (input, output) = (d.work.join("in"), d.work.join("out"));
+    std::fs::write(&input, data).unwrap();
+    let plan = b.build().unwrap();
+    let stats = sort_file(&plan, &input, &output, &NoProgress, &AtomicBool::new(false)).unwrap();
+    assert_eq!(left_in(&d.dirs), 0, "temporary files left on the disks");
+    (std::fs::read(&output).unwrap(), stats)
+}
+
+/// The items of `bytes` (lines without their `\n`).
+fn items(format: Format, bytes: &[u8]) -> Vec<Vec<u8>> {
+    match format.item_size() {
+        Some(s) => bytes.chunks_exact(s).map(|c| c.to_vec()).collect(),
+        None => {
+            let mut v: Vec<Vec<u8>> = bytes.split(|&b| b == b'\n').map(|l| l.to_vec()).collect();
+            if bytes.last() == Some(&b'\n') || bytes.is_empty() {
+                v.pop();
+            }
+            v
+        }
+    }
+}
+
+/// The output is the input sorted by `slice::sort_by` with the format's
+/// order (up to the order of equal keys), and the same multiset.
+fn check(format: Format, reverse: bool, input: &[u8], output: &[u8], what: &str) {
+    let mut expect = items(format, input);
+    expect.sort_by(|a, b| if reverse { format.compare(b, a) } else { format.compare(a, b) });
+    let got = items(format, output);
+    assert_eq!(got.len(), expect.len(), "{what}: item count");
+    for (i, (g, e)) in got.iter().zip(&expect).enumerate() {
+        assert_eq!(format.compare(g, e), Cmp::Equal, "{what}: item {i} differs in key");
+    }
+    let (mut a, mut b) = (got, expect);
+    a.sort();
+    b.sort();
+    assert!(a == b, "{what}: not the same multiset");
+}
+
+/// About `n` bytes of random data in `format`, with repeated keys, special
+/// floats, and (lines) some lines longer than a block.
+fn data(format: Format, n: usize, seed: u64) -> Vec<u8> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(n + 2000);
+    match format {
+        Format::Lines => {
+            while out.len() < n {
+                let len = match rng.random_range(0..40) {
+                    0 => rng.random_range(B..3 * B),
+                    _ => rng.random_range(0..30),
+                };
+                out.extend(
+                    (0..len).map(|_| *[b'a', b'b', b'c', 0, 0xff, b' '].get(rng.random_range(0..6)).unwrap()),
+                );
+                out.push(b'\n');
+            }
+        }
+        f => {
+            let s = f.item_size().unwrap();
+            while out.len() + s <= n {
+                let mut item = vec![0u8; s];
+                rng.fill(&mut item[..]);
+                if rng.random_range(0..4) == 0 {
+                    // Small values: many equal keys.
+                    item.iter_mut().skip(1).for_each(|b| *b = 0);
+                    item[0] %= 4;
+                    if let Format::Rec(r) = f {
+                        item[r.key_offset..r.key_offset + r.key_len].fill(rng.random_range(0..3));
+                    }
+                }
+                if matches!(f, Format::F32 | Format::F64) && rng.random_range(0..10) == 0 {
+                    let specials: [u64; 4] = [0x7ff8_0000_0000_0000, 1 << 63, 0x7ff0_0000_0000_0000, 0];
+                    let x = specials[rng.random_range(0..4)];
+                    if s == 4 {
+                        let y = [0x7fc0_0000u32, 0x8000_0000, 0x7f80_0000, 0][(x % 4) as usize];
+                        item.copy_from_slice(&y.to_ne_bytes());
+                    } else {
+                        item.copy_from_slice(&x.to_ne_bytes());
+                    }
+                }
+                out.extend_from_slice(&item);
+            }
+        }
+    }
+    out
+}
+
+/// Bytes that make about `runs` runs with `b`'s plan.
+fn bytes_for_runs(b: &SortPlanBuilder, runs: u64) -> usize {
+    let plan = b.clone().build().unwrap().with_input_bytes(16 << 20);
+    (plan.derived().run_bytes * runs) as usize
+}
+
+fn pd(stats: &SortStats) -> &ParallelDiskStats {
+    stats.parallel_disks.as_ref().expect("parallel-disk stats")
+}
+
+#[test]
+fn every_format_method_and_disk_count_sorts_like_slice_sort() {
+    let formats: Vec<Format> =
+        ["u32", "i32", "u64", "i64", "f32", "f64", "rec:12:2:3", "rec:104:0:8", "lines"]
+            .iter()
+            .map(|f| f.parse().unwrap())
+            .collect();
+    for (k, &format) in formats.iter().enumerate() {
+        for (i, &nd) in [1usize, 2, 3, 6].iter().enumerate() {
+            let d = disks(nd);
+            let reverse = (k + i) % 2 == 1;
+            let probe = builder(format, Method::Srm, &d, reverse);
+            let input = data(format, bytes_for_runs(&probe, 10), (k * 10 + i) as u64);
+            let mut orders = vec![];
+            for method in [Method::Dsm, Method::Srm] {
+                for rev in [reverse, !reverse] {
+                    let what = format!("{format} {method} D = {nd} reverse {rev}");
+                    let (out, stats) = run(builder(format, method, &d, rev), &d, &input);
+                    check(format, rev, &input, &out, &what);
+                    let p = pd(&stats);
+                    assert_eq!((p.method, p.disks, p.block_size), (method, nd, B), "{what}");
+                    assert!(p.runs >= 8, "{what}: {} runs", p.runs);
+                    assert!(p.passes >= 2, "{what}: {} passes", p.passes);
+                    assert_eq!(p.passes, order::passes(p.runs, p.merge_orders[0]), "{what}");
+                    assert_eq!(p.nu.len(), p.passes);
+                    assert!(p.nu.iter().all(|&nu| nu >= 0.99), "{what}: ν {:?}", p.nu);
+                    if method == Method::Dsm {
+                        assert!(p.flushes.iter().all(|&f| f == 0));
+                    }
+                    assert_eq!(stats.runs, p.runs);
+                    orders.push((method, p.runs));
+                }
+            }
+            // Both methods merge the same runs.
+            assert!(orders.iter().all(|o| o.1 == orders[0].1), "{format} D = {nd}: {orders:?}");
+        }
+    }
+}
+
+#[test]
+fn blocked_forecasting_data_sorts_the_same() {
+    for (format, nd) in [("lines", 3), ("rec:104:0:8", 2), ("u64", 6)] {
+        let format: Format = format.parse().unwrap();
+        let d = disks(nd);
+        let b = builder(format, Method::Srm, &d, false).forecast_in_memory(Some(false));
+        let input = data(format, bytes_for_runs(&b, 12), 7);
+        let (out, stats) = run(b, &d, &input);
+        check(format, false, &input, &out, &format!("{format} blocked"));
+        let p = pd(&stats);
+        assert!(!p.forecast_in_memory);
+        assert!(p.passes >= 2);
+        // The forecasting files were written during run formation and read
+        // while merging.
+        assert!(stats.run_formation.bytes_written > stats.input_bytes);
+        let (out2, stats2) =
+            run(builder(format, Method::Srm, &d, false).forecast_in_memory(Some(true)), &d, &input);
+        assert_eq!(out, out2);
+        assert!(pd(&stats2).forecast_in_memory);
+    }
+}
+
+#[test]
+fn skewed_runs_keep_nu_close_to_one() {
+    // Almost sorted input: each run covers its own narrow key range, so a
+    // merge consumes its runs one after another, at very unequal rates.
+    let d = disks(3);
+    let b = builder(Format::U64, Method::Srm, &d, false).memory(64 << 10);
+    let n = bytes_for_runs(&b, 9) / 8;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+    let input: Vec<u8> =
+        (0..n as u64).map(|i| i * 100 + rng.random_range(0..300)).flat_map(|x| x.to_ne_bytes()).collect();
+    for method in [Method::Srm, Method::Dsm] {
+        let (out, stats) = run(b.clone().method(method), &d, &input);
+        check(Format::U64, false, &input, &out, "skewed");
+        let p = pd(&stats);
+        assert!(p.runs >= 8 && p.passes >= 1, "{p:?}");
+        assert!(p.nu.iter().all(|&nu| nu <= 1.2), "{method}: ν {:?}", p.nu);
+    }
+    // Start disks drawn at random, reproducibly.
+    let (_, a) = run(b.clone().seed(5), &d, &input);
+    let (_, c) = run(b.clone().seed(5), &d, &input);
+    assert_eq!(pd(&a).parallel_reads, pd(&c).parallel_reads);
+    assert!(pd(&a).start_disks_drawn);
+}
+
+/// Sets the cancel flag once the merge phase has moved `after` bytes.
+struct CancelInMerge<'a> {
+    flag: &'a AtomicBool,
+    merging: AtomicBool,
+    after: u64,
+    seen: std::sync::atomic::AtomicU64,
+}
+
+impl Progress for CancelInMerge<'_> {
+    fn phase_bytes(&self, name: &str, _: Option<u64>) {
+        self.merging.store(name == "merge", Ordering::Relaxed);
+    }
+    fn advance(&self, units: u64) {
+        if self.merging.load(Ordering::Relaxed) && self.seen.fetch_add(units, Ordering::Relaxed) >= self.after
+        {
+            self.flag.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+#[test]
+fn interrupts_and_errors_leave_nothing_behind() {
+    for method in [Method::Dsm, Method::Srm] {
+        for (blocked, after) in [(false, 0), (true, 3000), (false, 20_000)] {
+            let d = disks(3);
+            let b = builder(Format::Lines, method, &d, false).forecast_in_memory(Some(!blocked));
+            let input = data(Format::Lines, bytes_for_runs(&b, 10), 1);
+            let (inp, out) = (d.work.join("in"), d.work.join("out"));
+            std::fs::write(&inp, &input).unwrap();
+            let plan = b.build().unwrap();
+            let flag = AtomicBool::new(false);
+            let p = CancelInMerge {
+                flag: &flag,
+                merging: AtomicBool::new(false),
+                after,
+                seen: Default::default(),
+            };
+            let e = sort_file(&plan, &inp, &out, &p, &flag).unwrap_err();
+            assert_eq!(e.io().map(|e| e.kind()), Some(&ErrorKind::Interrupted), "{e}");
+            assert!(!out.exists());
+            assert_eq!(left_in(&d.dirs), 0, "{method}: temp files left after an interrupt");
+            assert_eq!(std::fs::read_dir(&d.work).unwrap().count(), 1, "only the input");
+        }
+        // Cancelled from the start, and a disk that does not exist.
+        let d = disks(2);
+        let b = builder(Format::U32, method, &d, false);
+        let input = data(Format::U32, bytes_for_runs(&b, 4), 2);
+        std::fs::write(d.work.join("in"), &input).unwrap();
+        let plan = b.build().unwrap();
+        let e =
+            sort_file(&plan, &d.work.join("in"), &d.work.join("out"), &NoProgress, &AtomicBool::new(true))
+                .unwrap_err();
+        assert_eq!(e.io().map(|e| e.kind()), Some(&ErrorKind::Interrupted), "{e}");
+        assert_eq!(left_in(&d.dirs), 0);
+        let mut gone = plan.clone();
+        gone.disks.push(d.work.join("no-such-disk"));
+        let e =
+            sort_file(&gone, &d.work.join("in"), &d.work.join("out"), &NoProgress, &AtomicBool::new(false))
+                .unwrap_err();
+        assert_eq!(e.io().map(|e| e.kind()), Some(&ErrorKind::NotFound), "{e}");
+        assert_eq!(left_in(&d.dirs), 0);
+        assert!(!d.work.join("out").exists());
+    }
+}
+
+#[test]
+fn small_inputs_and_single_runs() {
+    for method in [Method::Dsm, Method::Srm] {
+        let d = disks(2);
+        for n in [0usize, 8, 800] {
+            let input = data(Format::U64, n, 9);
+            let (out, stats) = run(builder(Format::U64, method, &d, false).memory(1 << 20), &d, &input);
+            check(Format::U64, false, &input, &out, "small");
+            assert!(stats.runs <= 1);
+            assert_eq!(pd(&stats).passes, 0);
+        }
+    }
+}
+
+#[test]
+fn plans_refuse_too_little_memory_and_name_the_minimum() {
+    let d = disks(6);
+    for method in [Method::Dsm, Method::Srm] {
+        let b = builder(Format::U32, method, &d, false).memory(8 << 10);
+        match b.build().unwrap_err() {
+            SortError::MethodMemoryTooSmall { minimum, disks: 6, .. } => {
+                let need = match method {
+                    Method::Dsm => order::dsm_memory(2, B, 6),
+                    _ => order::srm_memory(2, B, 6),
+                };
+                assert!(minimum >= need, "{minimum} < {need}");
+                let msg =
+                    builder(Format::U32, method, &d, false).memory(8 << 10).build().unwrap_err().to_string();
+                assert!(msg.contains("needs at least") && msg.contains(method.name()), "{msg}");
+                assert!(builder(Format::U32, method, &d, false).memory(minimum).build().is_ok());
+                assert!(builder(Format::U32, method, &d, false).memory(minimum - 1).build().is_err());
+            }
+            e => panic!("{e}"),
+        }
+    }
+    assert!(builder(Format::U32, Method::Srm, &d, false).srm_max_order(Some(1)).build().is_err());
+}
+
+#[test]
+fn methods_parse_print_and_serialise() {
+    for m in Method::ALL {
+        assert_eq!(m.to_string().parse::<Method>().unwrap(), m);
+        assert_eq!(serde_json::to_string(&m).unwrap(), format!("\"{m}\""));
+    }
+    assert_eq!(Method::default(), Method::Plain);
+    let e = "fast".parse::<Method>().unwrap_err();
+    assert!(e.contains("plain, dsm or srm"), "{e}");
+}
+
+#[test]
+fn merge_order_cap_and_stats() {
+    let d = disks(2);
+    let b = builder(Format::U32, Method::Srm, &d, false).memory(256 << 10);
+    let input = data(Format::U32, bytes_for_runs(&b, 9), 4);
+    let (_, stats) = run(b.clone(), &d, &input);
+    let p = pd(&stats);
+    // 9 runs, room for many: one pass of order 9.
+    assert_eq!((p.runs, p.passes, p.merge_orders.clone()), (9, 1, vec![9]));
+    let (out, stats) = run(b.srm_max_order(Some(3)), &d, &input);
+    check(Format::U32, false, &input, &out, "capped");
+    let p = pd(&stats);
+    assert_eq!((p.passes, p.merge_orders.clone()), (2, vec![3, 3]));
+    assert!(p.merge_rate > 0.0 && p.merge_bytes_read >= 2 * stats.input_bytes);
+    let json = serde_json::to_value(&stats).unwrap();
+    assert_eq!(json["parallel_disks"]["method"], "srm");
+    assert_eq!(json["parallel_disks"]["merge_orders"][1], 3);
+}
+
+#[test]
+fn tight_memory_flushes_and_still_sorts() {
+    // m = 2R + D exactly: prefetched blocks must be flushed now and then,
+    // and (debug builds) the invariants of 4.2–4.4 are checked throughout.
+    let mut flushes = 0;
+    for nd in [3, 6] {
+        for format in ["u32", "lines", "rec:12:2:3"] {
+            for r in [2, 4] {
+                let format: Format = format.parse().unwrap();
+                let d = disks(nd);
+                let mem = order::srm_memory(r, B, nd)
+                    .max(order::minimum_memory(&builder(format, Method::Srm, &d, false).build().unwrap()));
+                let b = builder(format, Method::Srm, &d, r == 4).memory(mem).srm_max_order(Some(r));
+                let input = data(format, bytes_for_runs(&b, 9), (nd * r) as u64);
+                let (out, stats) = run(b, &d, &input);
+                check(format, r == 4, &input, &out, &format!("{format} D = {nd} R = {r} tight"));
+                flushes += pd(&stats).flushes.iter().sum::<u64>();
+            }
+        }
+    }
+    assert!(flushes > 0);
+}
+
+#[test]
+fn records_larger_than_a_block() {
+    // Each 1300-byte record spans three blocks of 512: the cursor carries
+    // it through, and its key forecasts two or three blocks.
+    let format: Format = "rec:1300:5:4".parse().unwrap();
+    for (method, nd) in [(Method::Srm, 2), (Method::Srm, 3), (Method::Dsm, 2)] {
+        let d = disks(nd);
+        let b = builder(format, method, &d, false).memory(40 << 10);
+        let input = data(format, bytes_for_runs(&b, 7), 5);
+        let (out, stats) = run(b, &d, &input);
+        check(format, false, &input, &out, &format!("{method} D = {nd}"));
+        assert!(pd(&stats).runs >= 6);
+    }
+}
+
+#[test]
+fn plans_print_the_method() {
+    let d = disks(3);
+    let plan = builder(Format::U32, Method::Srm, &d, false)
+        .srm_max_order(Some(5))
+        .input_bytes(1 << 20)
+        .build()
+        .unwrap();
+    let text = plan.to_string();
+    assert!(text.contains("srm on D = 3") && text.contains("merge order R ="), "{text}");
+    assert!(text.contains("cap 5") && text.contains("minimum M"), "{text}");
+}
