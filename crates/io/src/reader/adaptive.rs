@@ -29,7 +29,9 @@
 //!   sequential and small requests get `pread` (the kernel's readahead then
 //!   serves them), until a request breaks the run.
 //! - **Random offsets** (with `auto` only): a request that starts elsewhere
-//!   than where the previous one ended is a jump; the swapFlag's "reads at
+//!   than where the previous one ended (and than where the previous one
+//!   started: reading a header again is not a random offset) is a jump;
+//!   the swapFlag's "reads at
 //!   random offsets" holds once the open file has seen
 //!   [`Calibration::random_run`] jumps. Until then small requests get
 //!   `pread`: the first request of a file says nothing about how the file
@@ -176,6 +178,8 @@ pub struct AdaptiveReader {
     fallback: Option<String>,
     /// Where the next request of a sequential run would start.
     next_seq: Option<u64>,
+    /// Where the previous request started.
+    last_start: Option<u64>,
     /// Requests in the current run that continued the previous one.
     run: u32,
     /// Requests of the open file that did not continue the previous one.
@@ -201,6 +205,7 @@ impl AdaptiveReader {
             uring_unavailable: false,
             fallback: None,
             next_seq: None,
+            last_start: None,
             run: 0,
             jumps: 0,
             last: None,
@@ -254,10 +259,15 @@ impl AdaptiveReader {
             Some(next) if next == offset => self.run = self.run.saturating_add(1),
             Some(_) => {
                 self.run = 0;
-                self.jumps = self.jumps.saturating_add(1);
+                // Reading the previous request's start again (a header
+                // read before each frame, a retry) is not a random offset.
+                if self.last_start != Some(offset) {
+                    self.jumps = self.jumps.saturating_add(1);
+                }
             }
             None => self.run = 0,
         }
+        self.last_start = Some(offset);
         self.next_seq = Some(offset.saturating_add(amount as u64));
         self.access == AccessHint::Auto && self.cal.sequential_run > 0 && self.run >= self.cal.sequential_run
     }
@@ -347,6 +357,7 @@ impl Reader for AdaptiveReader {
         self.size = 0;
         self.swap = None;
         self.next_seq = None;
+        self.last_start = None;
         self.run = 0;
         self.jumps = 0;
         Ok(())
@@ -475,6 +486,9 @@ mod tests {
         r.track(0, 10);
         r.track(10, 10);
         assert!(!r.random_enough(), "the first request and continuing ones are not jumps");
+        r.track(10, 10);
+        r.track(10, 10);
+        assert!(!r.random_enough(), "reading the same start again is not a jump");
         r.track(100, 10);
         assert!(r.random_enough());
         assert_eq!(r.rule_choice(4096, false).rule, Rule::SmallRandom);
