@@ -6,6 +6,7 @@
 //!   [`loser_tree`]) following a [`merge_policy`]. It returns
 //!   [`SortStats`] ([`stats`]) and fails with a [`SortError`]. [`sort`]
 //!   also takes a reader and a writer (standard input and output) ([`spool`]).
+//!   [`merge_files`] runs the merge phase alone on files already sorted.
 //! - [`pdisk`]: the same sort on D parallel disks with DSM or SRM
 //!   ([`Method`], Barve & Vitter), runs striped over the disks, SRM's
 //!   forecasting and prefetching, and their statistics
@@ -43,6 +44,7 @@ pub mod key;
 mod key_tree;
 pub mod loser_tree;
 pub mod merge;
+mod merge_files;
 mod merge_items;
 pub mod merge_policy;
 mod multiway;
@@ -60,6 +62,7 @@ mod write_behind;
 pub use error::SortError;
 pub use fingerprint::Fingerprint;
 pub use format::{f32_key, f64_key, Format, RecordFormat};
+pub use merge_files::merge_files;
 pub use pdisk::{Method, ParallelDiskStats};
 pub use plan::{Derived, SortPlan, SortPlanBuilder};
 pub use sorter::sort_file;

@@ -1,0 +1,171 @@
+//! Python arguments to library values: formats, sizes, kinds, paths, plans.
+//!
+//! Sizes take an `int` of bytes or a string as the command line takes it
+//! (`"256M"`, `"1G"`: powers of 1024; memory also `"25%"` of the machine's
+//! RAM). Bad values raise `ValueError`, values of the wrong type `TypeError`.
+
+use std::path::PathBuf;
+
+use emsort_io::StreamKind;
+use emsort_sort::merge_policy::MergePolicy;
+use emsort_sort::{Format, SortPlan, SortPlanBuilder};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyInt, PyString};
+
+/// Parses a format name (`u32` … `f64`, `rec:SIZE:KEY_OFFSET:KEY_LEN`, `lines`).
+pub(crate) fn format(s: &str) -> PyResult<Format> {
+    s.parse::<Format>().map_err(PyValueError::new_err)
+}
+
+/// A format whose items have a fixed size, with that size.
+pub(crate) fn fixed_format(s: &str, what: &str) -> PyResult<(Format, usize)> {
+    let f = format(s)?;
+    match f.item_size() {
+        Some(size) => Ok((f, size)),
+        None => Err(PyValueError::new_err(format!(
+            "{what} needs a format of fixed-size items (u32, i32, u64, i64, f32, f64 or \
+             rec:SIZE:KEY_OFFSET:KEY_LEN), not 'lines'"
+        ))),
+    }
+}
+
+/// Parses a value of a `FromStr` type, with the type's own message on error.
+pub(crate) fn parse<T: std::str::FromStr<Err = String>>(s: &str) -> PyResult<T> {
+    s.parse::<T>().map_err(PyValueError::new_err)
+}
+
+/// A line of /proc/meminfo in bytes.
+fn meminfo(field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// A size in bytes from an `int` or a string with K/M/G/T suffixes; with
+/// `percent`, also `"N%"` of the machine's total RAM (as `emsort sort -S`).
+pub(crate) fn size(v: &Bound<'_, PyAny>, what: &str, percent: bool) -> PyResult<u64> {
+    if v.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be an int of bytes or a size string, not a bool"
+        )));
+    }
+    if v.is_instance_of::<PyInt>() {
+        return v.extract::<u64>().map_err(|_| PyValueError::new_err(format!("{what} must be at least 0")));
+    }
+    let Ok(s) = v.cast::<PyString>() else {
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be an int of bytes or a size string such as \"256M\", not {}",
+            v.get_type().name()?
+        )));
+    };
+    let s = s.to_str()?;
+    if let Some(p) = s.strip_suffix('%') {
+        if !percent {
+            return Err(PyValueError::new_err(format!(
+                "{what} '{s}': a percentage is only allowed for memory"
+            )));
+        }
+        let pct: f64 =
+            p.trim().parse().map_err(|_| PyValueError::new_err(format!("invalid percentage '{s}'")))?;
+        if !(pct > 0.0 && pct <= 100.0) {
+            return Err(PyValueError::new_err(format!(
+                "invalid percentage '{s}' (expected more than 0% and at most 100%)"
+            )));
+        }
+        let total = meminfo("MemTotal:")
+            .ok_or_else(|| PyValueError::new_err("cannot read the total RAM from /proc/meminfo"))?;
+        return Ok((total as f64 * pct / 100.0) as u64);
+    }
+    emsort_io::parse_size(s).map_err(|e| PyValueError::new_err(format!("{what}: {e}")))
+}
+
+/// An optional size (see [`size`]).
+pub(crate) fn opt_size(v: Option<&Bound<'_, PyAny>>, what: &str, percent: bool) -> PyResult<Option<u64>> {
+    v.map(|v| size(v, what, percent)).transpose()
+}
+
+/// A block size: at least 1 byte.
+pub(crate) fn block_size(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
+    match opt_size(v, "block_size", false)? {
+        None => Ok(None),
+        Some(0) => Err(PyValueError::new_err("the block size must be at least 1 byte")),
+        Some(b) => usize::try_from(b).map(Some).map_err(|_| PyValueError::new_err("block size too large")),
+    }
+}
+
+/// Directories from `None`, one path, or a sequence of paths.
+pub(crate) fn dirs(v: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<PathBuf>> {
+    match v {
+        None => Ok(Vec::new()),
+        Some(v) if v.is_none() => Ok(Vec::new()),
+        Some(v) => {
+            if let Ok(p) = v.extract::<PathBuf>() {
+                return Ok(vec![p]);
+            }
+            let mut out = Vec::new();
+            for item in v.try_iter().map_err(|_| {
+                PyTypeError::new_err("temp_dirs must be a path or a sequence of paths (str or os.PathLike)")
+            })? {
+                out.push(item?.extract::<PathBuf>()?);
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// The default memory of `emsort sort`: a quarter of the available RAM,
+/// at most twice the input plus 16 MiB.
+pub(crate) fn default_memory(input_bytes: Option<u64>) -> u64 {
+    let quarter = meminfo("MemAvailable:").unwrap_or(1 << 30) / 4;
+    match input_bytes {
+        Some(n) => quarter.min(n.saturating_mul(2).saturating_add(16 << 20)),
+        None => quarter,
+    }
+}
+
+/// The options of a sort or a merge, as `emsort sort` takes them.
+pub(crate) struct PlanArgs<'a, 'py> {
+    pub format: &'a str,
+    pub memory: Option<&'a Bound<'py, PyAny>>,
+    pub fan_in: Option<usize>,
+    pub temp_dirs: Option<&'a Bound<'py, PyAny>>,
+    pub parallel: Option<usize>,
+    pub reverse: bool,
+    pub io: &'a str,
+    pub block_size: Option<&'a Bound<'py, PyAny>>,
+    pub policy: &'a str,
+}
+
+impl PlanArgs<'_, '_> {
+    /// Builds the plan as `emsort sort` does, for an input of `input_bytes`
+    /// bytes when known (the default memory depends on it).
+    pub(crate) fn plan(&self, py: Python<'_>, input_bytes: Option<u64>) -> PyResult<SortPlan> {
+        let format = format(self.format)?;
+        let memory = opt_size(self.memory, "memory", true)?.unwrap_or_else(|| default_memory(input_bytes));
+        let io: StreamKind = parse(self.io)?;
+        let policy: MergePolicy = parse(self.policy)?;
+        let mut b: SortPlanBuilder =
+            SortPlan::builder(format).memory(memory).io(io).reverse(self.reverse).policy(policy);
+        if let Some(d) = self.fan_in {
+            b = b.fan_in(d);
+        }
+        if let Some(bs) = block_size(self.block_size)? {
+            b = b.block_size(bs);
+        }
+        if let Some(n) = self.parallel {
+            if n == 0 {
+                return Err(PyValueError::new_err("parallel must be at least 1 thread"));
+            }
+            b = b.threads(n);
+        }
+        for t in dirs(self.temp_dirs)? {
+            b = b.temp_dir(t);
+        }
+        if let Some(n) = input_bytes {
+            b = b.input_bytes(n);
+        }
+        b.build().map_err(|e| crate::error::sort_error(py, &e))
+    }
+}

@@ -1,0 +1,103 @@
+"""emsort: external sorting of files larger than memory, from Python.
+
+The Rust engine of the ``emsort`` command (an external multiway merge sort
+with a loser tree, parallel run formation and O_DIRECT/io_uring streams)
+behind a small Python API:
+
+Files
+    :func:`sort` (``emsort sort``), :func:`merge_files` (merge already
+    sorted files), :func:`gen` (``emsort gen``), :func:`verify`
+    (``emsort verify``). They release the GIL, report progress to an
+    optional callback ``progress(phase, done, total)`` and stop cleanly on
+    Ctrl-C (``KeyboardInterrupt``; no output and no temporary file is left).
+
+Memory
+    :func:`sort_array` sorts a numpy array of numbers in place,
+    :func:`sort_array_to_file` writes a sorted copy, :func:`read_array`
+    reads numbers into an array. :func:`sort_buffer` sorts any writable
+    bytes-like object of items of a format in place; :func:`partition_points`,
+    :func:`compare`, :func:`item_key_less`, :func:`sort_key` and
+    :func:`item_size` search and order items by a format's order.
+
+Readers
+    :class:`Reader` reads byte ranges at any offset with one of emsort's
+    readers (``stream``, ``mmap``, ``pread``, ``uring``, ``adaptive``).
+
+Formats are named as on the command line: ``u32``, ``i32``, ``u64``,
+``i64``, ``f32``, ``f64`` (native byte order; floats in total order with
+NaNs last), ``rec:SIZE:KEY_OFFSET:KEY_LEN`` (fixed-size records ordered
+bytewise by a key field) and ``lines`` (newline-terminated text ordered as
+``LC_ALL=C sort``).
+
+Errors from the library raise :class:`EmsortError` with the library's
+message, which names the file; missing files, directories and permission
+problems raise subclasses that are also :class:`FileNotFoundError`,
+:class:`IsADirectoryError` and :class:`PermissionError`. Bad arguments raise
+:class:`ValueError` or :class:`TypeError`.
+
+Example::
+
+    import numpy as np
+    import emsort
+
+    emsort.gen("data.u32", count=10_000_000, seed=1)
+    stats = emsort.sort("data.u32", "sorted.u32", memory="64M",
+                        progress=lambda phase, done, total: print(phase, done, total))
+    print(stats["runs"], "runs,", stats["passes"], "passes")
+    assert emsort.verify("sorted.u32", input="data.u32")["ok"]
+
+    a = emsort.read_array("sorted.u32", dtype="u32", count=1000)
+    assert (np.diff(a.astype(np.int64)) >= 0).all()
+
+    x = np.random.default_rng(0).random(1_000_000)
+    emsort.sort_array(x)                     # in place, NaNs last
+
+    with emsort.Reader("data.u32", "pread") as r:
+        head = r.read(0, 4096)
+"""
+
+from ._emsort import (
+    EmsortError,
+    EmsortFileNotFoundError,
+    EmsortIsADirectoryError,
+    EmsortOSError,
+    EmsortPermissionError,
+    Reader,
+    __version__,
+    compare,
+    gen,
+    item_key_less,
+    item_size,
+    merge_files,
+    partition_points,
+    read_array,
+    sort,
+    sort_array,
+    sort_array_to_file,
+    sort_buffer,
+    sort_key,
+    verify,
+)
+
+__all__ = [
+    "EmsortError",
+    "EmsortFileNotFoundError",
+    "EmsortIsADirectoryError",
+    "EmsortOSError",
+    "EmsortPermissionError",
+    "Reader",
+    "__version__",
+    "compare",
+    "gen",
+    "item_key_less",
+    "item_size",
+    "merge_files",
+    "partition_points",
+    "read_array",
+    "sort",
+    "sort_array",
+    "sort_array_to_file",
+    "sort_buffer",
+    "sort_key",
+    "verify",
+]

@@ -1,0 +1,392 @@
+"""Type stubs of emsort's extension module (Rust, PyO3): see ``emsort``."""
+
+import os
+import pathlib
+from types import TracebackType
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type, Union, final
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+__all__ = [
+    "__version__",
+    "EmsortError",
+    "EmsortFileNotFoundError",
+    "EmsortIsADirectoryError",
+    "EmsortOSError",
+    "EmsortPermissionError",
+    "Reader",
+    "compare",
+    "gen",
+    "item_key_less",
+    "item_size",
+    "merge_files",
+    "partition_points",
+    "read_array",
+    "sort",
+    "sort_array",
+    "sort_array_to_file",
+    "sort_buffer",
+    "sort_key",
+    "verify",
+]
+
+_StrPath = Union[str, "os.PathLike[str]"]
+#: An ``int`` of bytes or a size string as on the command line: ``"256M"``,
+#: ``"1G"``, ``"64K"`` (powers of 1024); memory also takes ``"25%"`` of RAM.
+_Size = Union[int, str]
+#: A writable bytes-like object: ``bytearray``, writable ``memoryview``,
+#: numpy array (any dtype; its bytes are used).
+_WritableBuffer = Any
+#: Any bytes-like object: ``bytes``, ``bytearray``, ``memoryview``, numpy array.
+_ReadableBuffer = Any
+#: ``progress(phase, done, total)``: ``phase`` names the work (``"run
+#: formation"``, ``"merge"``, ``"gen"`` …), ``done`` counts its units
+#: (bytes) so far, ``total`` is the phase's size when known.
+_ProgressCallback = Callable[[str, int, Optional[int]], Any]
+#: The numbers dtypes: a format name or anything ``numpy.dtype()`` takes.
+_DTypeLike = Union[str, "np.dtype[Any]", type]
+
+class EmsortError(Exception):
+    """An error reported by the emsort library; the message names the file concerned
+    (a file whose size is not a whole number of items, a closed reader …)."""
+
+class EmsortOSError(EmsortError, OSError):
+    """An emsort error caused by the operating system (a full disk, a failed system
+    call, io_uring unavailable); ``errno`` is set when known."""
+
+class EmsortFileNotFoundError(EmsortOSError, FileNotFoundError):
+    """A file emsort needs does not exist (``errno`` ENOENT, ``filename`` the path)."""
+
+class EmsortIsADirectoryError(EmsortOSError, IsADirectoryError):
+    """A directory was given where emsort needs a file."""
+
+class EmsortPermissionError(EmsortOSError, PermissionError):
+    """emsort may not read or write a path."""
+
+def sort(
+    input: _StrPath,
+    output: _StrPath,
+    *,
+    format: str = "u32",
+    memory: Optional[_Size] = None,
+    fan_in: Optional[int] = None,
+    temp_dirs: Union[_StrPath, Sequence[_StrPath], None] = None,
+    parallel: Optional[int] = None,
+    reverse: bool = False,
+    io: str = "direct",
+    block_size: Optional[_Size] = None,
+    policy: str = "optimal",
+    progress: Optional[_ProgressCallback] = None,
+) -> Dict[str, Any]:
+    """Sort the file ``input`` into ``output``: ``emsort sort INPUT -o OUTPUT``.
+
+    An external multiway merge sort: run formation reads ``memory`` bytes at a
+    time, sorts them on ``parallel`` threads and writes sorted runs to a
+    temporary directory under each of ``temp_dirs``; d-way merges (a loser
+    tree, ``fan_in`` = d) then combine the runs, following ``policy``. The
+    output is written beside its target and renamed when complete, so
+    ``output`` may be ``input`` itself; on an error or Ctrl-C neither a
+    partial output nor a temporary file is left.
+
+    Args:
+        input: the file to sort (never modified, unless it is also ``output``).
+        output: where the sorted file goes.
+        format: ``u32``, ``i32``, ``u64``, ``i64``, ``f32``, ``f64`` (NaNs last),
+            ``rec:SIZE:KEY_OFFSET:KEY_LEN`` (records by a bytewise key) or
+            ``lines`` (as ``LC_ALL=C sort``).
+        memory: M, bytes or ``"256M"`` / ``"25%"`` (default: a quarter of the
+            available RAM, at most twice the input plus 16 MiB, as the CLI).
+        fan_in: d, the most runs one merge reads (default: as many as M allows,
+            at most 64).
+        temp_dirs: directories for the runs (default: ``$TMPDIR`` or ``/tmp``).
+        parallel: threads (default: all cores).
+        reverse: descending order.
+        io: stream kind: ``syscall``, ``stdio``, ``buffered``, ``mmap``,
+            ``direct`` (O_DIRECT; where the file system refuses it, as tmpfs
+            does, buffered I/O with the same block size) or ``uring``.
+        block_size: B of every stream (default: M/16 within 4K … 1M).
+        policy: ``optimal`` (fewest passes) or ``fifo``.
+        progress: called as ``progress(phase, done, total)`` at most ten
+            times a second and once at the end of each phase
+            (``"run formation"`` and ``"merge"``, in bytes).
+
+    Returns:
+        The statistics ``emsort sort --stats`` writes as JSON: ``plan``,
+        ``input_bytes``, ``output_bytes``, ``runs``, ``passes``,
+        ``merge_levels``, ``merges``, ``merge_order``, ``run_formation`` and
+        ``merge`` (``seconds``, ``bytes_read``, ``bytes_written``),
+        ``total_seconds``, ``peak_rss_bytes``, context switches, page faults …
+
+    Raises:
+        EmsortError: from the library (e.g. ``EmsortFileNotFoundError``).
+        ValueError: a bad format, size or kind, or a memory too small for
+            ``fan_in`` and ``block_size``.
+        KeyboardInterrupt: Ctrl-C (the sort stops; nothing is left behind).
+    """
+
+def merge_files(
+    inputs: Sequence[_StrPath],
+    output: _StrPath,
+    *,
+    format: str = "u32",
+    memory: Optional[_Size] = None,
+    reverse: bool = False,
+    temp_dirs: Union[_StrPath, Sequence[_StrPath], None] = None,
+    progress: Optional[_ProgressCallback] = None,
+    fan_in: Optional[int] = None,
+    parallel: Optional[int] = None,
+    io: str = "direct",
+    block_size: Optional[_Size] = None,
+    policy: str = "optimal",
+) -> Dict[str, Any]:
+    """Merge files that are each already sorted into one sorted ``output``.
+
+    The merge phase of :func:`sort` alone (the Rust ``emsort_sort::merge_files``):
+    one d-way loser-tree merge when there are at most ``fan_in`` inputs,
+    otherwise intermediate merges into ``temp_dirs`` first (removed as they
+    are used). Each input must be sorted in the order asked for (ascending,
+    or descending with ``reverse``); this is not checked — use :func:`verify`.
+    The inputs are never modified; ``output`` is written beside and renamed
+    (it may be one of the inputs). No input gives an empty output.
+
+    Returns:
+        The statistics of :func:`sort`, with ``runs`` = the number of inputs,
+        an empty ``run_formation`` and ``passes`` = bytes read by the merges
+        over the total input (1.0 for a single merge).
+    """
+
+def gen(
+    output: _StrPath,
+    *,
+    format: str = "u32",
+    count: Optional[int] = None,
+    bytes: Optional[_Size] = None,
+    dist: str = "uniform",
+    seed: int = 0,
+    progress: Optional[_ProgressCallback] = None,
+    line_len: Tuple[int, int] = ...,
+    io: str = "direct",
+    block_size: Optional[_Size] = None,
+) -> None:
+    """Write a seeded data file: ``emsort gen``. The same seed gives the same bytes.
+
+    Args:
+        output: the file to write (written beside and renamed when complete).
+        format: any format; fixed-size formats need ``count`` items, ``lines``
+            needs ``bytes`` (a total size).
+        count: number of items (fixed-size formats).
+        bytes: total size of the text (``lines``), an int or ``"64M"``.
+        dist: ``uniform``, ``sorted``, ``reverse``, ``few-distinct`` or ``zipf``.
+        seed: the generator's seed (note: the CLI's default is 42).
+        progress: see :func:`sort` (one ``"gen"`` phase in bytes).
+        line_len: the range ``(min, max)`` of line lengths without the newline
+            (``lines``; default ``(10, 100)``).
+        io: stream kind that writes (default ``direct``, 8 MiB blocks).
+        block_size: block size of ``io``.
+
+    Raises:
+        ValueError: ``count``/``bytes`` missing or both given, a bad format.
+    """
+
+def verify(
+    path: _StrPath,
+    *,
+    format: str = "u32",
+    input: Optional[_StrPath] = None,
+    reverse: bool = False,
+) -> Dict[str, Any]:
+    """Check that a file is sorted and, with ``input``, holds the same items: ``emsort verify``.
+
+    Streams the files once in constant memory; the multiset check compares
+    order-independent 128-bit fingerprints.
+
+    Returns:
+        ``{"ok": bool, "items": int, "path": str, "format": str,
+        "reverse": bool, "disorder": None or {"index": int, "offset": int},
+        "same_multiset": None (no input) or bool, "message": str}``.
+        ``disorder`` is the first item smaller (larger with ``reverse``) than
+        the one before it: its 0-based index and byte offset. ``message`` is
+        the line ``emsort verify`` prints (``"…: OK, N items in ascending
+        order (u32)"`` or ``"…: NOT in ascending order: item 7 (byte offset 28)
+        is smaller than item 6"``).
+    """
+
+def sort_array(a: npt.NDArray[Any], *, reverse: bool = False) -> None:
+    """Sort a 1-D contiguous numpy array of numbers in place, with the GIL released.
+
+    dtypes: ``uint32``, ``int32``, ``uint64``, ``int64``, ``float32``,
+    ``float64`` in native byte order. The sort is emsort's in-memory radix
+    sort (that of run formation, on all cores); floats are in total order
+    (``-inf`` … ``-0.0`` < ``0.0`` … ``inf``) with every NaN last (first with
+    ``reverse``), like ``numpy.sort`` for the NaNs.
+
+    Raises:
+        TypeError: not a numpy array, or another dtype.
+        ValueError: not 1-D, not contiguous (``a[::2]``), or read-only.
+    """
+
+def sort_array_to_file(a: npt.NDArray[Any], output: _StrPath, *, reverse: bool = False) -> None:
+    """Write a sorted copy of a 1-D numpy array of numbers to ``output``.
+
+    The array is left unchanged (it may be strided). The file holds the
+    items in native byte order: the format named by the dtype (``uint32`` →
+    ``u32`` …), readable by :func:`read_array` and :func:`verify`. Written
+    beside and renamed when complete. Takes memory for one copy of ``a``.
+    """
+
+def read_array(
+    path: _StrPath,
+    *,
+    dtype: Optional[_DTypeLike] = None,
+    offset: int = 0,
+    count: Optional[int] = None,
+    kind: str = "adaptive",
+) -> npt.NDArray[Any]:
+    """Read numbers from a file into a new 1-D numpy array with emsort's readers.
+
+    Like ``numpy.fromfile(path, dtype, count, offset=offset)``: ``offset`` is
+    in bytes, ``count`` in items (default: every item to the end of the file,
+    which must then be a whole number of items).
+
+    Args:
+        dtype: ``"u32"`` (the default), ``"i32"``, ``"u64"``, ``"i64"``,
+            ``"f32"``, ``"f64"``, or the numpy dtype (``np.uint32``,
+            ``"float64"`` …).
+        kind: the reader: ``stream``, ``mmap``, ``pread``, ``uring`` or
+            ``adaptive``.
+
+    Raises:
+        ValueError: the range goes past the end of the file.
+        EmsortError: the file cannot be read (e.g. ``EmsortFileNotFoundError``).
+    """
+
+def sort_buffer(buf: _WritableBuffer, format: str, *, reverse: bool = False) -> None:
+    """Sort, in place, a writable bytes-like object of whole items of a fixed-size format.
+
+    ``buf`` is taken as plain bytes (a ``bytearray``, a writable
+    ``memoryview``, a numpy array of any dtype), its length a multiple of the
+    item size. Numbers (``u32`` … ``f64``, native byte order) are sorted by
+    emsort's radix sort (floats NaNs last); records ``rec:SIZE:KEY_OFFSET:KEY_LEN``
+    by their key bytewise with a *stable* sort: records with equal keys keep
+    their order in ``buf`` (``emsort.sort`` makes no such promise for files)
+    and take, while sorting, a second buffer as large as ``buf`` plus an
+    index of 16 bytes per record; numbers sort in place (an unaligned
+    ``buf`` through an aligned copy). The GIL is released.
+
+    Raises:
+        ValueError: ``lines``, a bad format, or a length that is not whole items.
+        TypeError: a read-only or non-buffer object.
+    """
+
+def partition_points(
+    sorted_buf: _ReadableBuffer,
+    format: str,
+    boundaries: Iterable[_ReadableBuffer],
+    *,
+    reverse: bool = False,
+) -> List[int]:
+    """For each boundary, the index (in items) of the first item of ``sorted_buf`` not less than it.
+
+    A lower bound by binary search in the format's order (descending with
+    ``reverse``; ``sorted_buf`` must be sorted that way): item ``i`` of the
+    result is like ``bisect.bisect_left(keys, key(boundaries[i]))``. Items
+    ``[p[j-1], p[j])`` thus fall between boundary ``j-1`` (included) and
+    boundary ``j`` (excluded) — the partitions of a distributed sort.
+
+    Args:
+        sorted_buf: bytes-like, whole items of a fixed-size format, sorted.
+        boundaries: each exactly one item of the format (``item_size`` bytes),
+            normally in ascending order.
+
+    Raises:
+        ValueError: a boundary of the wrong size, ``lines``, a buffer that is
+            not whole items.
+    """
+
+def compare(a: _ReadableBuffer, b: _ReadableBuffer, format: str, *, reverse: bool = False) -> int:
+    """Compare two items by the format's order: -1 if ``a`` comes first, 0 if equal, 1 otherwise.
+
+    Items are exactly one item of the format (``item_size`` bytes); for
+    ``lines``, a line without its newline. ``functools.cmp_to_key`` turns it
+    into a sort key; :func:`sort_key` is faster.
+    """
+
+def item_key_less(a: _ReadableBuffer, b: _ReadableBuffer, format: str, *, reverse: bool = False) -> bool:
+    """Whether item ``a`` comes strictly before item ``b`` in the format's order."""
+
+def sort_key(item: _ReadableBuffer, format: str) -> bytes:
+    """Bytes whose plain bytewise order is the format's order of the items.
+
+    ``sorted(items, key=lambda x: emsort.sort_key(x, fmt))`` sorts items as
+    emsort does: numbers become their normalised key big-endian (floats in
+    total order, NaNs last), records their key field, lines themselves.
+    """
+
+def item_size(format: str) -> int:
+    """The size in bytes of one item of a fixed-size format (``rec:16:4:4`` → 16).
+
+    Raises:
+        ValueError: ``lines`` (items of any length) or a bad format.
+    """
+
+@final
+class Reader:
+    """Read byte ranges of a file at any offset with one of emsort's readers.
+
+    Kinds: ``stream`` (buffered reader with seek), ``mmap`` (the file mapped,
+    reads copy out), ``pread`` (pieces of at most ``block_size``), ``uring``
+    (io_uring, up to ``queue_depth`` pieces in flight) and ``adaptive`` (per
+    request, the technique the calibration or the thesis' guidelines pick).
+    Reads of 64 KiB or more release the GIL. A context manager::
+
+        with emsort.Reader("data.bin", "pread") as r:
+            head = r.read(0, 4096)
+            r.readinto(1 << 20, buf)
+
+    Raises (on open): ``EmsortFileNotFoundError`` …, ``ValueError`` for a
+    bad kind.
+    """
+
+    def __new__(
+        cls,
+        path: _StrPath,
+        kind: str = "adaptive",
+        *,
+        block_size: Optional[_Size] = None,
+        queue_depth: Optional[int] = None,
+    ) -> "Reader": ...
+    def read(self, offset: int, size: int) -> bytes:
+        """Read up to ``size`` bytes at byte ``offset``: fewer at the end of the file, ``b""`` at or past it."""
+    def readinto(self, offset: int, buffer: _WritableBuffer) -> int:
+        """Read ``len(buffer)`` bytes (as bytes) at ``offset`` straight into a writable buffer; return how many were read."""
+    @property
+    def name(self) -> str:
+        """The file's path, as a string."""
+    @property
+    def path(self) -> "pathlib.Path":
+        """The file's path."""
+    @property
+    def kind(self) -> str:
+        """``stream``, ``mmap``, ``pread``, ``uring`` or ``adaptive``."""
+    @property
+    def size(self) -> int:
+        """The file's size in bytes when it was opened (also ``len(reader)``)."""
+    @property
+    def last_choice(self) -> Optional[str]:
+        """For ``adaptive``: the technique of the last read (``mmap``, ``pread`` or ``uring``)."""
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called; reading a closed reader raises ``ValueError``."""
+    def close(self) -> None:
+        """Close the file (closing again does nothing)."""
+    def __len__(self) -> int: ...
+    def __enter__(self) -> "Reader": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...

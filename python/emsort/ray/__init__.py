@@ -1,0 +1,30 @@
+"""emsort.ray — a distributed sort on Ray, Exoshuffle-style.
+
+Map tasks read chunks of the input with emsort's readers, sort them and cut them at
+sampled key boundaries; the blocks travel through Ray's object store; one merge task per
+key range merges its blocks with emsort (externally when they exceed the task's memory)
+and writes ``part-NNNNN``. The parts in name order are the sorted output; ``_SUCCESS``
+(a JSON manifest) is written last.
+
+>>> import ray, emsort.ray
+>>> ray.init()                                              # doctest: +SKIP
+>>> emsort.ray.sort(["a.u32", "b.u32"], "out", format="u32",
+...                 partitions=8, memory_per_task="512M")   # doctest: +SKIP
+
+Command line: ``python -m emsort.ray sort --help``. Cluster set-up and limits:
+``docs/ray.md``.
+"""
+
+from ._formats import Format, parse_size
+from ._sort import EmsortRayError, expand_inputs, part_paths, read_manifest, sort, verify
+
+__all__ = [
+    "EmsortRayError",
+    "Format",
+    "expand_inputs",
+    "parse_size",
+    "part_paths",
+    "read_manifest",
+    "sort",
+    "verify",
+]

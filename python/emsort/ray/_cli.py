@@ -1,0 +1,198 @@
+"""Command line of ``python -m emsort.ray``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+EXIT_BAD_INPUT = 2
+EXIT_FAILURE = 3
+EXIT_INTERRUPTED = 130
+
+_SORT_HELP = """\
+Sorts INPUT files on a Ray cluster into OUTDIR/part-00000, part-00001, …: the parts in
+name order are the sorted output, and OUTDIR/_SUCCESS (JSON: parts, items, boundaries,
+timings) is written last.
+
+How: sampling tasks read random items to choose PARTITIONS-1 key boundaries; one map
+task per chunk (at most --chunk-size, default --memory-per-task, bytes of whole items)
+reads its chunk with emsort's reader, sorts it and cuts it at the boundaries; the blocks
+go through Ray's object store; one merge task per key range merges its blocks with
+emsort (on disk in --scratch-dir when they exceed --memory-per-task) and writes its part.
+A task whose worker dies is retried (--max-retries).
+
+Every node must see the INPUT files at the same path; OUTDIR may be shared or local to
+each node (the manifest then says which node wrote each part).
+
+examples:
+  python -m emsort.ray sort data/*.u32 -o sorted -f u32 --partitions 8 --memory-per-task 512M
+  python -m emsort.ray sort recs/ -o out -f rec:100:0:10 --address auto
+  python -m emsort.ray verify sorted
+"""
+
+
+def _progress_printer(quiet: bool):
+    last = {}
+    t0 = time.perf_counter()
+
+    def report(phase: str, done: int, total: int) -> None:
+        if quiet:
+            return
+        if last.get(phase) == done:
+            return
+        last[phase] = done
+        print(f"[{time.perf_counter() - t0:7.1f}s] {phase:6s} {done}/{total}", file=sys.stderr, flush=True)
+
+    return report
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m emsort.ray",
+        description="Distributed external sort on Ray (Exoshuffle-style map/shuffle/merge) using emsort.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser(
+        "sort",
+        help="sort files on a Ray cluster into OUTDIR/part-NNNNN",
+        description=_SORT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("inputs", nargs="+", metavar="INPUT", help="input files, directories or glob patterns")
+    s.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="output directory (created if missing)")
+    s.add_argument(
+        "-f",
+        "--format",
+        default="u32",
+        help="u32, i32, u64, i64, f32, f64, rec:SIZE:KEY_OFFSET:KEY_LEN or lines (default u32)",
+    )
+    s.add_argument("-p", "--partitions", type=int, default=None, metavar="P",
+                   help="key ranges = merge tasks = output parts (default: the cluster's CPUs, "
+                        "more if a range would exceed --memory-per-task)")
+    s.add_argument("-m", "--memory-per-task", default="256M", metavar="SIZE",
+                   help="memory budget of one task, K/M/G suffixes (default 256M)")
+    s.add_argument("--chunk-size", default=None, metavar="SIZE", help="bytes per map task (default --memory-per-task)")
+    s.add_argument("-r", "--reverse", action="store_true", help="descending order")
+    s.add_argument("--samples", type=int, default=None, metavar="N",
+                   help="items sampled to choose the boundaries (default max(2000, 100×P))")
+    s.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    s.add_argument("--scratch-dir", default=None, metavar="DIR",
+                   help="directory on each node for external merges (default the node's temp dir)")
+    s.add_argument("--reader", default="adaptive", help="emsort reader kind for the map reads: stream, mmap, pread, uring, adaptive (default adaptive)")
+    s.add_argument("--max-retries", type=int, default=3, help="retries of a task whose worker dies (default 3)")
+    s.add_argument("--address", default=None,
+                   help="Ray cluster to join ('auto', 'HOST:6379', 'ray://HOST:10001'); "
+                        "default: RAY_ADDRESS, else a local cluster started for this run")
+    s.add_argument("--num-cpus", type=int, default=None,
+                   help="CPUs of the local cluster when one is started (default all)")
+    s.add_argument("--verify", action="store_true", help="check the output afterwards (parts readable here)")
+    s.add_argument("--json", action="store_true", help="print the manifest as JSON on standard output")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress on standard error")
+
+    v = sub.add_parser("verify", help="check a finished sort's output (order within and across parts, counts)")
+    v.add_argument("output", metavar="OUTDIR")
+    v.add_argument("-f", "--format", default=None, help="format (default: the manifest's)")
+    return p
+
+
+def _init_ray(address, num_cpus):
+    import os
+
+    import ray
+
+    kwargs = {"logging_level": "WARNING", "log_to_driver": True}
+    if address is None and not os.environ.get("RAY_ADDRESS"):
+        if num_cpus is not None:
+            kwargs["num_cpus"] = num_cpus
+        kwargs["include_dashboard"] = False
+        ray.init(**kwargs)
+    else:
+        ray.init(address=address, **kwargs)
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        from . import _sort
+    except ImportError as e:  # ray or emsort missing
+        print(f"emsort.ray: {e}", file=sys.stderr)
+        return EXIT_FAILURE
+
+    if args.command == "verify":
+        try:
+            r = _sort.verify(args.output, format=args.format)
+        except _sort.EmsortRayError as e:
+            print(f"emsort.ray: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        print(f"{'ok' if r['ok'] else 'NOT SORTED'}: {r['items']} items — {r['message']}")
+        return 0 if r["ok"] else 1
+
+    # Check the inputs before starting or joining a cluster: errors come fast.
+    try:
+        fmt = _sort.Format.parse(args.format)
+        _sort.parse_size(args.memory_per_task)
+        if args.chunk_size is not None:
+            _sort.parse_size(args.chunk_size)
+        files = _sort.expand_inputs(args.inputs)
+        import os
+
+        for f in files:
+            size = os.path.getsize(f)
+            if fmt.fixed and size % fmt.item_size:
+                raise _sort.EmsortRayError(
+                    f"{f}: size {size} is not a multiple of the {fmt.spec} item size ({fmt.item_size} bytes)"
+                )
+    except (ValueError, _sort.EmsortRayError) as e:
+        print(f"emsort.ray: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+    try:
+        _init_ray(args.address, args.num_cpus)
+        m = _sort.sort(
+            files,
+            args.output,
+            format=args.format,
+            partitions=args.partitions,
+            memory_per_task=args.memory_per_task,
+            chunk_size=args.chunk_size,
+            reverse=args.reverse,
+            samples=args.samples,
+            seed=args.seed,
+            scratch_dir=args.scratch_dir,
+            reader=args.reader,
+            max_retries=args.max_retries,
+            progress=_progress_printer(args.quiet),
+        )
+    except KeyboardInterrupt:
+        print("emsort.ray: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except _sort.EmsortRayError as e:
+        print(f"emsort.ray: {e}", file=sys.stderr)
+        return EXIT_FAILURE  # the inputs were checked above: this is a task or cluster failure
+    except Exception as e:  # noqa: BLE001 - a CLI reports, it does not trace back
+        print(f"emsort.ray: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_FAILURE
+
+    t = m["timings"]
+    if args.json:
+        print(json.dumps(m, indent=1))
+    if not args.quiet:
+        mb = m["bytes"] / 1e6
+        print(
+            f"sorted {m['items']} items ({mb:.1f} MB) into {m['partitions']} parts in {args.output}: "
+            f"{t['total_s']:.2f} s (sample {t['sample_s']:.2f}, map {t['map_s']:.2f}, merge {t['merge_s']:.2f}; "
+            f"{m['map_tasks']} map tasks, {m['external_merges']} external merges), "
+            f"{mb / t['total_s']:.1f} MB/s",
+            file=sys.stderr,
+        )
+    if args.verify:
+        r = _sort.verify(args.output)
+        if not r["ok"]:
+            print(f"emsort.ray: verify failed: {r['message']}", file=sys.stderr)
+            return 1
+        if not args.quiet:
+            print(f"verified: {r['items']} items in order", file=sys.stderr)
+    return 0

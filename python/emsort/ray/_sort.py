@@ -1,0 +1,655 @@
+"""The distributed sort: sample → map (sort + range-partition) → shuffle → merge.
+
+The shape is Exoshuffle's (Luan et al., SIGCOMM 2023; the 2022 CloudSort record):
+
+1. **sample** — one task per input file reads a few random items with ``emsort.Reader``;
+   the driver sorts them by the format's order (``emsort.sort_buffer``) and takes
+   ``partitions - 1`` boundaries at even quantiles.
+2. **map** — one task per input chunk (at most ``chunk_size`` bytes of whole items) reads
+   its chunk with ``emsort.Reader.readinto`` into a numpy buffer, sorts it in place
+   (``emsort.sort_buffer``), cuts it at the boundaries (``emsort.partition_points``) and
+   returns one block per key range as a separate Ray object (``num_returns=partitions+1``,
+   the last return being the task's statistics). Blocks are uint8 numpy arrays, so they
+   are stored once in the object store and read zero-copy; Ray spills them to disk when the
+   store fills up.
+3. **merge** — one task per key range receives the matching block of every map task (Ray
+   fetches them to its node), merges them with emsort — in memory when they fit in
+   ``memory_per_task``, otherwise written to a scratch directory on the node and merged
+   externally by ``emsort.merge_files`` with that memory budget — writes
+   ``.part-NNNNN.tmp`` in the output directory and renames it to ``part-NNNNN``.
+
+Every task has ``max_retries`` (Ray re-runs it when its worker dies) and
+``retry_exceptions=False`` (an error in our code or in the data is not retried). A retried
+merge overwrites its ``.tmp`` file and the rename is atomic, so a part is either absent or
+complete; a lost map output is rebuilt by Ray from lineage. The driver writes
+``_SUCCESS`` (the manifest, JSON) last.
+"""
+
+from __future__ import annotations
+
+import bisect
+import glob
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import tempfile
+import time
+from typing import Callable, Iterable, Optional, Sequence, Union
+
+import numpy as np
+import ray
+
+import emsort
+
+from ._formats import Format, parse_size, split_lines
+
+MANIFEST = "_SUCCESS"
+_PART = "part-{:05d}"
+_TMP = ".part-{:05d}.tmp"
+
+_Base = getattr(emsort, "EmsortError", Exception)
+
+
+class EmsortRayError(_Base):
+    """A distributed sort failed: bad input, a task that failed for good, or a bad output."""
+
+
+# ---- emsort operations -----------------------------------------------------------------
+
+
+def _sort_buffer(fmt: Format, buf: np.ndarray, reverse: bool = False) -> None:
+    emsort.sort_buffer(buf, fmt.spec, reverse=reverse)
+
+
+def _partition_points(fmt: Format, buf: np.ndarray, boundaries: list, reverse: bool = False) -> list:
+    if not boundaries:
+        return []
+    return [int(i) for i in emsort.partition_points(buf, fmt.spec, boundaries, reverse=reverse)]
+
+
+class _File:
+    """Positional reads through an ``emsort.Reader``."""
+
+    def __init__(self, path: str, kind: str):
+        self.path = path
+        self._r = emsort.Reader(path, kind)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._r.close()
+
+    def readinto(self, offset: int, buf: np.ndarray) -> int:
+        """Fills ``buf`` from ``offset`` (short only at the end of the file)."""
+        mv = memoryview(buf).cast("B")
+        done = 0
+        while done < len(mv):
+            n = self._r.readinto(offset + done, mv[done:])
+            if not n:
+                break
+            done += n
+        return done
+
+    def read(self, offset: int, size: int) -> bytes:
+        buf = np.empty(size, dtype=np.uint8)
+        n = self.readinto(offset, buf)
+        return buf[:n].tobytes()
+
+
+def _read_exact(path: str, offset: int, size: int, kind: str) -> np.ndarray:
+    buf = np.empty(size, dtype=np.uint8)
+    if size:
+        with _File(path, kind) as f:
+            n = f.readinto(offset, buf)
+        if n != size:
+            raise EmsortRayError(
+                f"{path}: short read at offset {offset}: {n} of {size} bytes (did the file change during the sort?)"
+            )
+    return buf
+
+
+def _find_newline(f: _File, pos: int, file_size: int, window: int = 1 << 16) -> Optional[int]:
+    """Offset of the first ``\\n`` at or after ``pos``, or None."""
+    while pos < file_size:
+        data = f.read(pos, min(window, file_size - pos))
+        i = data.find(b"\n")
+        if i >= 0:
+            return pos + i
+        pos += len(data)
+        if not data:
+            break
+    return None
+
+
+def _read_lines_chunk(path: str, start: int, end: int, file_size: int, kind: str) -> bytes:
+    """The lines whose first byte lies in ``[start, end)``, each with its ``\\n`` (but the
+    file's last line may lack one)."""
+    with _File(path, kind) as f:
+        if start > 0:
+            nl = _find_newline(f, start - 1, file_size)
+            if nl is None:
+                return b""
+            s = nl + 1
+        else:
+            s = 0
+        if s >= end:
+            return b""
+        nl = _find_newline(f, end - 1, file_size)
+        e = file_size if nl is None else nl + 1
+        return f.read(s, e - s)
+
+
+def _maybe_kill(kill, phase: str, index: int, before=None) -> None:
+    """Test hook: the first attempt of task ``index`` of ``phase`` kills its own worker
+    with SIGKILL (the marker file makes it happen once)."""
+    if not kill or kill[0] != phase or kill[1] != index:
+        return
+    try:
+        fd = os.open(kill[2], os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return
+    os.write(fd, f"{phase} {index} pid {os.getpid()}\n".encode())
+    os.close(fd)
+    if before is not None:
+        before()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+# ---- tasks ------------------------------------------------------------------------------
+
+
+@ray.remote
+def _sample_task(path: str, fmt_spec: str, file_size: int, n: int, seed: int):
+    """``n`` random items of one file: a uint8 array of whole items, or a list of lines."""
+    fmt = Format.parse(fmt_spec)
+    rng = random.Random(seed)
+    # pread, whatever `kind` says: small random reads through mmap would page in the
+    # read-around window (read_ahead_kb, 8 MiB on some machines) for each sample.
+    with _File(path, "pread") as f:
+        if fmt.fixed:
+            isz = fmt.item_size
+            items = file_size // isz
+            n = min(n, items)
+            out = np.empty(n * isz, dtype=np.uint8)
+            for j, i in enumerate(sorted(rng.sample(range(items), n))):
+                f.readinto(i * isz, out[j * isz : (j + 1) * isz])
+            return out
+        lines = []
+        first = f.read(0, min(file_size, 1 << 16)).split(b"\n", 1)[0]
+        lines.append(first)
+        for off in sorted(rng.randrange(file_size) for _ in range(max(0, n - 1))):
+            nl = _find_newline(f, off, file_size, window=4096)
+            if nl is None or nl + 1 >= file_size:
+                continue
+            end = _find_newline(f, nl + 1, file_size, window=4096)
+            end = file_size if end is None else end
+            lines.append(f.read(nl + 1, end - nl - 1))
+        return lines
+
+
+@ray.remote
+def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind, index, kill):
+    """Sorts one chunk and cuts it into one block per part (in part order)."""
+    t0 = time.perf_counter()
+    fmt = Format.parse(fmt_spec)
+    nparts = len(boundaries) + 1
+    if fmt.fixed:
+        isz = fmt.item_size
+        buf = _read_exact(path, offset, size, kind)
+        t1 = time.perf_counter()
+        _sort_buffer(fmt, buf, reverse)
+        t2 = time.perf_counter()
+        n = size // isz
+        # descending: part k holds the k-th range from the top, boundaries taken from the top
+        bounds = boundaries[::-1] if reverse else boundaries
+        edges = [0] + _partition_points(fmt, buf, bounds, reverse) + [n]
+        if any(a > b for a, b in zip(edges, edges[1:])):
+            raise EmsortRayError(f"partition_points returned unordered points {edges[1:-1]}")
+        _maybe_kill(kill, "map", index)
+        blocks = [buf[a * isz : b * isz] for a, b in zip(edges, edges[1:])]
+        items = [b - a for a, b in zip(edges, edges[1:])]
+    else:
+        data = _read_lines_chunk(path, offset, offset + size, file_size, kind)
+        t1 = time.perf_counter()
+        lines = split_lines(data)
+        del data
+        lines.sort()
+        t2 = time.perf_counter()
+        edges = [0] + [bisect.bisect_left(lines, b) for b in boundaries] + [len(lines)]
+        _maybe_kill(kill, "map", index)
+        blocks, items = [], []
+        for a, b in zip(edges, edges[1:]):
+            seq = lines[a:b]
+            if reverse:
+                seq.reverse()
+            blocks.append(np.frombuffer(b"\n".join(seq) + b"\n", dtype=np.uint8) if seq else np.empty(0, np.uint8))
+            items.append(b - a)
+        if reverse:
+            blocks.reverse()
+            items.reverse()
+        n = len(lines)
+    t3 = time.perf_counter()
+    stats = {
+        "index": index,
+        "path": path,
+        "offset": offset,
+        "bytes": size,
+        "items": n,
+        "read_s": t1 - t0,
+        "sort_s": t2 - t1,
+        "partition_s": t3 - t2,
+        "node": socket.gethostname(),
+    }
+    assert len(blocks) == nparts
+    return (*blocks, stats)
+
+
+def _write_all(path: str, arrays: Iterable[np.ndarray]) -> None:
+    with open(path, "wb") as f:
+        for a in arrays:
+            if a.nbytes:
+                f.write(memoryview(a).cast("B"))
+
+
+@ray.remote
+def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, kill, *blocks):
+    """Merges the blocks of one key range into ``out_dir/part-NNNNN``."""
+    t0 = time.perf_counter()
+    fmt = Format.parse(fmt_spec)
+    total = sum(int(b.nbytes) for b in blocks)
+    final = os.path.join(out_dir, _PART.format(index))
+    tmp = os.path.join(out_dir, _TMP.format(index))
+    os.makedirs(out_dir, exist_ok=True)
+
+    def partial_output():  # what a worker killed mid-merge leaves behind
+        with open(tmp, "wb") as f:
+            f.write(b"\xde\xad" * 4096)
+
+    _maybe_kill(kill, "merge", index, before=partial_output)
+    external = total > memory
+    if not external:
+        if fmt.fixed:
+            buf = np.concatenate(blocks) if blocks else np.empty(0, np.uint8)
+            _sort_buffer(fmt, buf, reverse)
+            _write_all(tmp, [buf])
+            items = total // fmt.item_size
+        else:
+            lines = []
+            for b in blocks:
+                lines.extend(split_lines(b.tobytes()))
+            lines.sort(reverse=reverse)
+            with open(tmp, "wb") as f:
+                if lines:
+                    f.write(b"\n".join(lines))
+                    f.write(b"\n")
+            items = len(lines)
+    else:
+        scratch = tempfile.mkdtemp(prefix=f"emsort-ray-part-{index:05d}-", dir=scratch_dir)
+        try:
+            files = []
+            items = 0
+            for j, b in enumerate(blocks):
+                if b.nbytes:
+                    p = os.path.join(scratch, f"block-{j:06d}")
+                    _write_all(p, [b])
+                    files.append(p)
+                    items += (b.nbytes // fmt.item_size) if fmt.fixed else int(np.count_nonzero(b == 10))
+            if files:
+                emsort.merge_files(files, tmp, format=fmt.spec, memory=memory, reverse=reverse, temp_dirs=[scratch])
+            else:
+                _write_all(tmp, [])
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    os.replace(tmp, final)
+    return {
+        "name": _PART.format(index),
+        "items": int(items),
+        "bytes": total,
+        "blocks": len(blocks),
+        "external": external,
+        "seconds": time.perf_counter() - t0,
+        "node": socket.gethostname(),
+    }
+
+
+# ---- driver -----------------------------------------------------------------------------
+
+
+def expand_inputs(inputs: Union[str, os.PathLike, Sequence]) -> list:
+    """Files named by ``inputs``: paths, directories (their regular, non-hidden files in
+    name order) or glob patterns. Raises :class:`EmsortRayError` naming a missing one."""
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    out = []
+    for item in inputs:
+        p = os.fspath(item)
+        if os.path.isdir(p):
+            names = sorted(n for n in os.listdir(p) if not n.startswith(".") and not n.startswith("_"))
+            out.extend(os.path.join(p, n) for n in names if os.path.isfile(os.path.join(p, n)))
+        elif os.path.exists(p):
+            out.append(p)
+        elif glob.has_magic(p):
+            found = sorted(glob.glob(p))
+            if not found:
+                raise EmsortRayError(f"{p}: no file matches this pattern")
+            out.extend(found)
+        else:
+            raise EmsortRayError(f"{p}: no such file or directory")
+    if not out:
+        raise EmsortRayError("no input files")
+    for p in out:
+        if not os.path.isfile(p):
+            raise EmsortRayError(f"{p}: not a regular file")
+        if not os.access(p, os.R_OK):
+            raise EmsortRayError(f"{p}: permission denied")
+    return out
+
+
+def _plan_chunks(files, sizes, fmt: Format, chunk: int) -> list:
+    chunks = []
+    if fmt.fixed:
+        chunk = max(fmt.item_size, chunk - chunk % fmt.item_size)
+    for path, size in zip(files, sizes):
+        off = 0
+        while off < size:
+            n = min(chunk, size - off)
+            chunks.append((path, off, n, size))
+            off += n
+    return chunks
+
+
+def _get(refs, what: str):
+    try:
+        return ray.get(refs)
+    except ray.exceptions.RayTaskError as e:
+        cause = getattr(e, "cause", None)
+        if isinstance(cause, EmsortRayError):
+            raise EmsortRayError(str(cause)) from e
+        raise EmsortRayError(f"{what} failed: {cause if cause is not None else e}") from e
+    except ray.exceptions.RayError as e:
+        raise EmsortRayError(f"{what} failed (retries exhausted?): {e}") from e
+
+
+def _wait_all(refs, phase: str, progress, what: str) -> list:
+    """``ray.get`` of every ref, reporting ``progress(phase, done, total)`` as they finish."""
+    pending = list(refs)
+    total = len(pending)
+    done = 0
+    if progress:
+        progress(phase, 0, total)
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=len(pending), timeout=0.5)
+        if ready:
+            _get(ready, what)  # raise early on a failure
+            done += len(ready)
+            if progress:
+                progress(phase, done, total)
+    return _get(list(refs), what)
+
+
+def _clean_output_dir(out_dir: str) -> None:
+    for name in os.listdir(out_dir):
+        if name == MANIFEST or (name.startswith("part-") and name[5:].isdigit()) or (
+            name.startswith(".part-") and name.endswith(".tmp")
+        ):
+            os.unlink(os.path.join(out_dir, name))
+
+
+def sort(
+    inputs,
+    output_dir,
+    *,
+    format: str = "u32",
+    partitions: Optional[int] = None,
+    memory_per_task="256M",
+    reverse: bool = False,
+    chunk_size=None,
+    samples: Optional[int] = None,
+    seed: int = 0,
+    scratch_dir: Optional[str] = None,
+    reader: str = "adaptive",
+    max_retries: int = 3,
+    num_cpus_per_task: float = 1,
+    progress: Optional[Callable[[str, int, int], None]] = None,
+    _kill=None,
+) -> dict:
+    """Sorts ``inputs`` on the connected Ray cluster into ``output_dir/part-00000`` … .
+
+    Args:
+        inputs: a file, a directory (its regular files), a glob pattern, or a list of
+            these. Every node must see them at the same path (shared storage).
+        output_dir: where ``part-NNNNN`` and ``_SUCCESS`` go (created if missing;
+            old ``part-*`` and ``_SUCCESS`` there are removed first). The parts in name
+            order are the sorted output. Shared storage, or a per-node local directory
+            (the manifest then says which node holds each part).
+        format: ``u32 i32 u64 i64 f32 f64``, ``rec:SIZE:KEY_OFFSET:KEY_LEN`` or ``lines``.
+        partitions: number of key ranges = merge tasks = output parts. Default: the
+            cluster's CPUs, or more so that one range fits in ``memory_per_task``.
+        memory_per_task: memory budget of one task (bytes or "256M"): map chunks are at
+            most this size (unless ``chunk_size`` says otherwise) and a merge whose
+            blocks exceed it merges externally with this budget.
+        reverse: descending order (part-00000 holds the largest items).
+        chunk_size: bytes per map task (default ``memory_per_task``).
+        samples: items sampled in all to choose the boundaries (default
+            ``max(2000, 100 * partitions)``).
+        scratch_dir: directory on each node for external merges (default the node's
+            temp directory).
+        reader: ``emsort.Reader`` kind for the map tasks' reads (sampling uses ``pread``).
+        max_retries: Ray retries of a task whose worker died (exceptions are not retried).
+        progress: ``progress(phase, done, total)`` with phase ``sample``, ``map``,
+            ``merge``; called on the driver.
+        _kill: test hook, ``(phase, index, marker_path)``: the first attempt of task
+            ``index`` of ``phase`` (``"map"`` or ``"merge"``) SIGKILLs its own worker.
+
+    Returns:
+        The manifest (also written to ``output_dir/_SUCCESS``): parts with their items,
+        bytes and node, boundaries (hex), phase timings, totals.
+
+    Raises:
+        EmsortRayError: a missing or malformed input, or a task that failed for good.
+    """
+    t_start = time.perf_counter()
+    try:
+        fmt = Format.parse(format)
+    except ValueError as e:
+        raise EmsortRayError(str(e)) from None
+    try:
+        memory = parse_size(memory_per_task)
+        chunk = parse_size(chunk_size) if chunk_size is not None else memory
+    except ValueError as e:
+        raise EmsortRayError(str(e)) from None
+    if memory <= 0 or chunk <= 0:
+        raise EmsortRayError("memory_per_task and chunk_size must be positive")
+    if fmt.fixed and chunk < fmt.item_size:
+        raise EmsortRayError(f"chunk size {chunk} is smaller than one {fmt.spec} item ({fmt.item_size} bytes)")
+
+    files = expand_inputs(inputs)
+    sizes = [os.path.getsize(p) for p in files]
+    if fmt.fixed:
+        for p, s in zip(files, sizes):
+            if s % fmt.item_size:
+                raise EmsortRayError(
+                    f"{p}: size {s} is not a multiple of the {fmt.spec} item size ({fmt.item_size} bytes)"
+                )
+    total_bytes = sum(sizes)
+
+    if not ray.is_initialized():
+        ray.init()
+    if partitions is None:
+        cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
+        partitions = max(cpus, -(-total_bytes // memory))
+    partitions = int(partitions)
+    if partitions < 1:
+        raise EmsortRayError(f"partitions must be ≥ 1, not {partitions}")
+
+    out_dir = os.path.abspath(os.fspath(output_dir))
+    os.makedirs(out_dir, exist_ok=True)
+    _clean_output_dir(out_dir)
+    opts = dict(max_retries=max_retries, retry_exceptions=False, num_cpus=num_cpus_per_task)
+
+    # 1. sample
+    t0 = time.perf_counter()
+    nonempty = [(p, s) for p, s in zip(files, sizes) if s]
+    want = samples if samples is not None else max(2000, 100 * partitions)
+    sample_refs = []
+    for i, (p, s) in enumerate(nonempty):
+        n = max(1, -(-want * s // max(1, total_bytes)))
+        sample_refs.append(_sample_task.options(**opts).remote(p, fmt.spec, s, n, seed + i))
+    sampled = _wait_all(sample_refs, "sample", progress, "sampling") if sample_refs else []
+    if fmt.fixed:
+        isz = fmt.item_size
+        pool = np.concatenate(sampled) if sampled else np.empty(0, np.uint8)
+        _sort_buffer(fmt, pool)
+        k = pool.size // isz
+        boundaries = [pool[(i * k // partitions) * isz : (i * k // partitions + 1) * isz].tobytes() for i in range(1, partitions)] if k else [bytes(isz)] * (partitions - 1)
+    else:
+        pool = sorted(line for lines in sampled for line in lines)
+        k = len(pool)
+        boundaries = [pool[i * k // partitions] for i in range(1, partitions)] if k else [b""] * (partitions - 1)
+    t_sample = time.perf_counter() - t0
+
+    # 2. map
+    t0 = time.perf_counter()
+    chunks = _plan_chunks(files, sizes, fmt, chunk)
+    bref = ray.put(boundaries)
+    map_refs = []
+    for i, (p, off, n, fsize) in enumerate(chunks):
+        refs = _map_task.options(num_returns=partitions + 1, **opts).remote(
+            p, off, n, fsize, fmt.spec, bref, reverse, reader, i, _kill
+        )
+        map_refs.append(refs)
+
+    # 3. merge (submitted now: Ray starts each one when its blocks exist)
+    merge_refs = [
+        _merge_task.options(**opts).remote(
+            r, out_dir, fmt.spec, memory, reverse, scratch_dir, _kill, *[m[r] for m in map_refs]
+        )
+        for r in range(partitions)
+    ]
+    map_stats = _wait_all([m[-1] for m in map_refs], "map", progress, "a map task")
+    t_map = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    parts = _wait_all(merge_refs, "merge", progress, "a merge task")
+    t_merge = time.perf_counter() - t1
+    del map_refs, merge_refs
+
+    for name in os.listdir(out_dir):  # leftovers of killed attempts
+        if name.startswith(".part-") and name.endswith(".tmp"):
+            os.unlink(os.path.join(out_dir, name))
+    items = sum(p["items"] for p in parts)
+    mapped = sum(s["items"] for s in map_stats)
+    if items != mapped:
+        raise EmsortRayError(f"the parts hold {items} items but the map tasks read {mapped}")
+
+    manifest = {
+        "format": fmt.spec,
+        "reverse": bool(reverse),
+        "partitions": partitions,
+        "items": items,
+        "bytes": total_bytes,
+        "inputs": [{"path": os.path.abspath(p), "bytes": s} for p, s in zip(files, sizes)],
+        "map_tasks": len(chunks),
+        "chunk_size": chunk,
+        "memory_per_task": memory,
+        "samples": int(k),
+        "boundaries": [b.hex() for b in boundaries],
+        "parts": parts,
+        "external_merges": sum(1 for p in parts if p["external"]),
+        "timings": {
+            "sample_s": t_sample,
+            "map_s": t_map,
+            "merge_s": t_merge,
+            "total_s": time.perf_counter() - t_start,
+            "map_read_s": sum(s["read_s"] for s in map_stats),
+            "map_sort_s": sum(s["sort_s"] for s in map_stats),
+            "map_partition_s": sum(s["partition_s"] for s in map_stats),
+            "merge_task_s": sum(p["seconds"] for p in parts),
+        },
+        "ray_version": ray.__version__,
+        "emsort_version": getattr(emsort, "__version__", None),
+    }
+    tmp = os.path.join(out_dir, "._SUCCESS.tmp")
+    with open(tmp, "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, os.path.join(out_dir, MANIFEST))
+    return manifest
+
+
+# ---- reading and checking an output -----------------------------------------------------
+
+
+def read_manifest(output_dir) -> dict:
+    """The ``_SUCCESS`` manifest of a finished sort (EmsortRayError if absent)."""
+    path = os.path.join(os.fspath(output_dir), MANIFEST)
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise EmsortRayError(f"{path}: no manifest (the sort did not finish)") from None
+
+
+def part_paths(output_dir) -> list:
+    """The output parts in order."""
+    m = read_manifest(output_dir)
+    return [os.path.join(os.fspath(output_dir), p["name"]) for p in m["parts"]]
+
+
+def _edge_item(path: str, fmt: Format, last: bool) -> Optional[bytes]:
+    size = os.path.getsize(path)
+    if size == 0:
+        return None
+    with open(path, "rb") as f:
+        if fmt.fixed:
+            f.seek(size - fmt.item_size if last else 0)
+            return f.read(fmt.item_size)
+        if not last:
+            return f.readline().rstrip(b"\n")
+        back = min(size, 1 << 16)
+        while True:
+            f.seek(size - back)
+            tail = f.read(back).rstrip(b"\n") if back else b""
+            i = tail.rfind(b"\n")
+            if i >= 0 or back == size:
+                return tail[i + 1 :]
+            back = min(size, back * 4)
+
+
+def verify(output_dir, *, format: Optional[str] = None) -> dict:
+    """Checks a finished sort on this machine (the parts must be readable here): each part
+    in order (``emsort.verify``), consecutive parts in order across their edge, item counts
+    as the manifest says. Returns ``{"ok", "items", "message"}``."""
+    m = read_manifest(output_dir)
+    fmt = Format.parse(format or m["format"])
+    reverse = bool(m.get("reverse"))
+    items = 0
+    prev = None
+    for p in m["parts"]:
+        path = os.path.join(os.fspath(output_dir), p["name"])
+        if not os.path.exists(path):
+            return {"ok": False, "items": items, "message": f"{path}: missing"}
+        r = emsort.verify(path, format=fmt.spec, reverse=reverse)
+        if not r["ok"]:
+            return {"ok": False, "items": items + r.get("items", 0), "message": f"{path}: {r['message']}"}
+        if r["items"] != p["items"]:
+            return {"ok": False, "items": items, "message": f"{path}: {r['items']} items, manifest says {p['items']}"}
+        items += r["items"]
+        first = _edge_item(path, fmt, last=False)
+        if first is not None:
+            if prev is not None:
+                a, b = (first, prev) if reverse else (prev, first)
+                less = _less(fmt, b, a)
+                if less:
+                    return {"ok": False, "items": items, "message": f"{path}: its first item is out of order with the previous part's last"}
+            prev = _edge_item(path, fmt, last=True)
+    if items != m["items"]:
+        return {"ok": False, "items": items, "message": f"{items} items in the parts, manifest says {m['items']}"}
+    return {"ok": True, "items": items, "message": "ok"}
+
+
+def _less(fmt: Format, a: bytes, b: bytes) -> bool:
+    return a < b if not fmt.fixed else bool(emsort.item_key_less(a, b, fmt.spec))

@@ -1,0 +1,281 @@
+"""Tests of emsort.ray on a local Ray cluster started here (2 CPUs), on small data.
+
+Every sort is checked against oracles computed here with numpy / Python: the parts in name
+order concatenate to a sequence in the format's order (global order across parts), and
+hold the same multiset of items as the inputs.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("emsort")
+import emsort.ray as er  # noqa: E402
+from emsort.ray import EmsortRayError, Format  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    # Ray puts the driver's working directory on its workers' sys.path: started from the
+    # source tree (python/), the workers would import the uncompiled emsort/ there.
+    cwd = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("ray-driver"))
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", object_store_memory=200 * 1024 * 1024)
+    finally:
+        os.chdir(cwd)
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+# ---- helpers ------------------------------------------------------------------------------
+
+
+def _write(path, arr):
+    np.ascontiguousarray(arr).tofile(path)
+    return str(path)
+
+
+def _parts(out):
+    m = json.loads((out / "_SUCCESS").read_text())
+    names = sorted(p.name for p in out.glob("part-*"))
+    assert names == [p["name"] for p in m["parts"]] == [f"part-{i:05d}" for i in range(m["partitions"])]
+    assert not list(out.glob(".part-*")), "temporary files left behind"
+    return m, [(out / n).read_bytes() for n in names]
+
+
+def _check_fixed(out, inputs, fmt_spec, reverse=False):
+    """Global order across parts and the multiset, against the inputs."""
+    fmt = Format.parse(fmt_spec)
+    m, parts = _parts(out)
+    data = b"".join(parts)
+    src = b"".join(open(p, "rb").read() for p in inputs)
+    isz = fmt.item_size
+    assert len(data) == len(src)
+    assert m["items"] == len(src) // isz == sum(p["items"] for p in m["parts"])
+    for p, b in zip(m["parts"], parts):
+        assert p["items"] * isz == len(b)
+    if not data:
+        return m
+    keys = fmt.keys(np.frombuffer(data, np.uint8))
+    ordered = keys[:-1] >= keys[1:] if reverse else keys[:-1] <= keys[1:]
+    assert ordered.all(), f"out of order at item {int(np.argmin(ordered))}"
+    a = np.frombuffer(data, np.uint8).reshape(-1, isz)
+    b = np.frombuffer(src, np.uint8).reshape(-1, isz)
+    ua, ca = np.unique(a, axis=0, return_counts=True)
+    ub, cb = np.unique(b, axis=0, return_counts=True)
+    assert np.array_equal(ua, ub) and np.array_equal(ca, cb), "multiset differs from the input"
+    return m
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+def _u32_inputs(tmp_path, sizes=(150_000, 70_001, 0, 33), seed=1):
+    rng = np.random.default_rng(seed)
+    return [_write(tmp_path / f"in-{i}.u32", rng.integers(0, 2**32, n, dtype=np.uint32)) for i, n in enumerate(sizes)]
+
+
+# ---- sorts --------------------------------------------------------------------------------
+
+
+def test_u32_many_chunks_against_numpy(cluster, tmp_path):
+    inputs = _u32_inputs(tmp_path)
+    out = tmp_path / "out"
+    m = er.sort(inputs, out, format="u32", partitions=4, memory_per_task="1M", chunk_size="100K")
+    _check_fixed(out, inputs, "u32")
+    want = np.sort(np.concatenate([np.fromfile(p, np.uint32) for p in inputs]))
+    got = np.concatenate([np.fromfile(out / f"part-{i:05d}", np.uint32) for i in range(4)])
+    assert np.array_equal(got, want)
+    assert m["map_tasks"] == 6 + 3 + 1  # 600 KB, 280 KB and 132 B in chunks of 100 KiB
+    assert m["partitions"] == 4 and len(m["boundaries"]) == 3
+    assert m["external_merges"] == 0
+    # sampled boundaries split uniform data roughly evenly
+    assert min(p["items"] for p in m["parts"]) > 0.15 * m["items"]
+    assert er.verify(out)["ok"]
+
+
+@pytest.mark.parametrize("spec", ["i32", "u64", "i64", "f32", "f64"])
+def test_number_formats(cluster, tmp_path, spec):
+    rng = np.random.default_rng(7)
+    dt = Format.parse(spec).dtype
+    if dt.kind == "f":
+        a = rng.standard_normal(40_000).astype(dt) * 1e3
+        a[:6] = [np.nan, -np.inf, np.inf, -0.0, 0.0, -np.nan]
+        rng.shuffle(a)
+    else:
+        info = np.iinfo(dt)
+        a = rng.integers(info.min, info.max, 40_000, dtype=dt, endpoint=True)
+        a[:2] = [info.min, info.max]
+    inputs = [_write(tmp_path / "a", a[:25_000]), _write(tmp_path / "b", a[25_000:])]
+    out = tmp_path / "out"
+    er.sort(inputs, out, format=spec, partitions=3, memory_per_task="64K")
+    _check_fixed(out, inputs, spec)
+    if dt.kind != "f":
+        got = np.fromfile(out / "part-00000", dt)
+        for i in (1, 2):
+            got = np.concatenate([got, np.fromfile(out / f"part-{i:05d}", dt)])
+        assert np.array_equal(got, np.sort(a))
+
+
+def test_records_with_duplicate_keys_and_external_merge(cluster, tmp_path):
+    rng = np.random.default_rng(3)
+    n = 20_000
+    recs = rng.integers(0, 256, (n, 100), dtype=np.uint8)
+    recs[:, 2:12] = rng.integers(0, 4, (n, 10), dtype=np.uint8)  # few distinct key bytes
+    recs[: n // 4, 2:12] = 7  # a quarter share one key
+    inputs = [_write(tmp_path / "r1", recs[:12_345]), _write(tmp_path / "r2", recs[12_345:])]
+    out = tmp_path / "out"
+    # 2 MB in 4 ranges of ~500 KB against 128 KiB per task: merges go to disk
+    m = er.sort(inputs, out, format="rec:100:2:10", partitions=4, memory_per_task="128K")
+    _check_fixed(out, inputs, "rec:100:2:10")
+    assert m["external_merges"] >= 1
+
+
+def test_reverse(cluster, tmp_path):
+    inputs = _u32_inputs(tmp_path, sizes=(50_000, 20_000))
+    out = tmp_path / "out"
+    m = er.sort(inputs, out, format="u32", partitions=3, memory_per_task="64K", reverse=True)
+    _check_fixed(out, inputs, "u32", reverse=True)
+    assert m["reverse"] and er.verify(out)["ok"]
+
+
+def test_lines(cluster, tmp_path):
+    rng = np.random.default_rng(5)
+    alphabet = np.frombuffer(b"abcdefghij \t\x01\xff", np.uint8)
+    lines = [alphabet[rng.integers(0, len(alphabet), rng.integers(0, 40))].tobytes() for _ in range(20_000)]
+    lines[:3] = [b"", b"", b"zzz"]
+    rng.shuffle(lines)
+    a = b"\n".join(lines[:11_000]) + b"\n"
+    b = b"\n".join(lines[11_000:])  # last line without its newline
+    (tmp_path / "a.txt").write_bytes(a)
+    (tmp_path / "b.txt").write_bytes(b)
+    out = tmp_path / "out"
+    # chunks of 4 KiB cut lines in the middle: each line belongs to the chunk holding its first byte
+    m = er.sort([tmp_path / "a.txt", tmp_path / "b.txt"], out, format="lines", partitions=4,
+                memory_per_task="1M", chunk_size="4K")
+    _, parts = _parts(out)
+    assert b"".join(parts) == b"".join(x + b"\n" for x in sorted(lines))
+    assert m["items"] == len(lines)
+    for p in parts:
+        assert not p or p.endswith(b"\n")
+    out2 = tmp_path / "out2"
+    er.sort([tmp_path / "a.txt", tmp_path / "b.txt"], out2, format="lines", partitions=3,
+            memory_per_task="16K", chunk_size="8K", reverse=True)
+    _, parts = _parts(out2)
+    assert b"".join(parts) == b"".join(x + b"\n" for x in sorted(lines, reverse=True))
+
+
+def test_empty_and_single_partition(cluster, tmp_path):
+    empty = _write(tmp_path / "e.u64", np.empty(0, np.uint64))
+    out = tmp_path / "out"
+    m = er.sort([empty], out, format="u64", partitions=3)
+    _, parts = _parts(out)
+    assert m["items"] == 0 and parts == [b"", b"", b""]
+    inputs = _u32_inputs(tmp_path, sizes=(1000,))
+    m = er.sort(inputs, out, format="u32", partitions=1)  # reuses the directory: old parts go
+    _check_fixed(out, inputs, "u32")
+    assert m["partitions"] == 1
+
+
+def test_directory_and_glob_inputs(cluster, tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    inputs = _u32_inputs(d, sizes=(5000, 6000, 7000))
+    out = tmp_path / "out"
+    er.sort(d, out, format="u32", partitions=2)
+    _check_fixed(out, inputs, "u32")
+    er.sort(str(d / "in-*.u32"), tmp_path / "out2", format="u32", partitions=2)
+    _check_fixed(tmp_path / "out2", inputs, "u32")
+
+
+# ---- fault tolerance -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("phase,index", [("merge", 1), ("map", 2)])
+def test_killed_worker_is_retried(cluster, tmp_path, phase, index):
+    """The first attempt of one task SIGKILLs its own worker process (after leaving a
+    partial ``.part-*.tmp`` when it is a merge); Ray retries the task and the output is
+    still complete and correct."""
+    inputs = _u32_inputs(tmp_path, sizes=(120_000, 80_000))
+    marker = tmp_path / "killed"
+    out = tmp_path / "out"
+    m = er.sort(inputs, out, format="u32", partitions=4, memory_per_task="200K",
+                _kill=(phase, index, str(marker)))
+    assert marker.exists(), "the kill hook never ran"
+    assert marker.read_text().startswith(f"{phase} {index} pid ")
+    killed_pid = int(marker.read_text().split()[-1])
+    assert not _alive(killed_pid), "the killed worker is still running"
+    _check_fixed(out, inputs, "u32")
+    assert m["items"] == 200_000 and er.verify(out)["ok"]
+
+
+def test_retries_exhausted_is_an_error(cluster, tmp_path):
+    inputs = _u32_inputs(tmp_path, sizes=(10_000,))
+    marker = tmp_path / "killed"
+    with pytest.raises(EmsortRayError, match="merge task failed"):
+        er.sort(inputs, tmp_path / "out", format="u32", partitions=2, max_retries=0,
+                _kill=("merge", 0, str(marker)))
+    assert not (tmp_path / "out" / "_SUCCESS").exists()
+
+
+# ---- errors and the command line ----------------------------------------------------------
+
+
+def test_bad_inputs_name_the_file(tmp_path):
+    with pytest.raises(EmsortRayError, match="nope.u32: no such file"):
+        er.sort([tmp_path / "nope.u32"], tmp_path / "out", format="u32")
+    bad = tmp_path / "bad.u64"
+    bad.write_bytes(b"x" * 12)
+    with pytest.raises(EmsortRayError, match=r"bad.u64: size 12 is not a multiple of the u64 item size \(8"):
+        er.sort([bad], tmp_path / "out", format="u64")
+    with pytest.raises(EmsortRayError, match="unknown format 'u16'"):
+        er.sort([bad], tmp_path / "out", format="u16")
+    with pytest.raises(EmsortRayError, match="no file matches"):
+        er.sort([str(tmp_path / "*.none")], tmp_path / "out")
+
+
+def _cli(*args, cwd):
+    # cwd: not the source tree, whose emsort/ has no compiled extension unless installed editable
+    return subprocess.run([sys.executable, "-m", "emsort.ray", *map(str, args)], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+
+
+def test_cli_help_and_bad_input(tmp_path):
+    r = _cli("sort", "--help", cwd=tmp_path)
+    assert r.returncode == 0 and "--memory-per-task" in r.stdout and "part-00000" in r.stdout
+    bad = tmp_path / "bad.u32"
+    bad.write_bytes(b"abcdef")
+    r = _cli("sort", bad, "-o", tmp_path / "out", "-f", "u32", cwd=tmp_path)
+    assert r.returncode == 2 and "bad.u32" in r.stderr and "multiple" in r.stderr
+    r = _cli("sort", tmp_path / "missing", "-o", tmp_path / "out", cwd=tmp_path)
+    assert r.returncode == 2 and "missing: no such file" in r.stderr
+
+
+def test_cli_sort_on_the_running_cluster(cluster, tmp_path):
+    inputs = _u32_inputs(tmp_path, sizes=(30_000, 30_000))
+    out = tmp_path / "out"
+    r = _cli("sort", *inputs, "-o", out, "-f", "u32", "-p", "3", "-m", "64K", "--address", cluster, "--verify",
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "map" in r.stderr and "merge" in r.stderr and "verified: 60000 items" in r.stderr
+    _check_fixed(out, inputs, "u32")
+    r = _cli("verify", out, cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("ok: 60000 items")
+    # a damaged part is caught
+    p = out / "part-00001"
+    data = bytearray(p.read_bytes())
+    data[:4], data[-4:] = data[-4:], data[:4]
+    p.write_bytes(bytes(data))
+    r = _cli("verify", out, cwd=tmp_path)
+    assert r.returncode == 1 and "part-00001" in r.stdout
