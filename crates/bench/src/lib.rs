@@ -22,6 +22,10 @@
 //! - [`calibrate`]: `emsort calibrate`, this machine's crossover points
 //!   for the adaptive reader (mmap vs pread, block size, queue depth, uring
 //!   vs pread, threads), measured on a cold cache ([`calibrate::Calibrate`]).
+//! - [`campaign`]: what the campaigns share: [`CampaignSettings`] (cache
+//!   method, output and work directories, what `machine.json` records) and
+//!   the builder methods of [`CampaignBuilder`] (import the trait to call
+//!   `cache`, `out_dir`, `work_dir`, `command_line`, `version`).
 //! - [`machine`]: the facts about the machine recorded beside every result
 //!   (`machine.json`).
 //! - [`stats`]: min / median / max of repeated runs.
@@ -33,6 +37,7 @@
 //!
 //! ```no_run
 //! use emsort_bench::streams::Campaign;
+//! use emsort_bench::CampaignBuilder;
 //! use emsort_io::{cache::CacheMethod, NoProgress};
 //! use std::sync::atomic::AtomicBool;
 //! # fn main() -> Result<(), emsort_bench::Error> {
@@ -46,6 +51,7 @@
 #![deny(missing_docs)]
 
 pub mod calibrate;
+pub mod campaign;
 mod chart;
 mod csv_log;
 mod error;
@@ -59,4 +65,5 @@ pub mod srm;
 pub mod stats;
 pub mod streams;
 
+pub use campaign::{CampaignBuilder, CampaignSettings};
 pub use error::{Error, Result};

@@ -30,7 +30,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 
 use emsort_io::cache::{self, CacheMethod};
-use emsort_io::{format_size, ErrorKind, Progress};
+use emsort_io::{format_size, Progress};
 
 use super::fio::{find_fio, run_fio};
 use super::grid::{file_sizes, points};
@@ -40,20 +40,21 @@ use super::plan::{Experiment, Plan};
 use super::plots::plots_from_csv;
 use super::point::{Api, Point};
 use super::record::{raw_path, summary_from_csv, RawRow, RawWriter, SummaryRow};
+use crate::campaign::{interrupted, temp_dir_in, write_json, CampaignBuilder, CampaignSettings};
 use crate::machine::{block_device, cgroup_facts, fault_around_bytes, is_memory_fs, Machine};
 use crate::{Error, Result};
 
-/// A reader campaign (SPEC experiment 4); see the module docs.
+/// A reader campaign (SPEC experiment 4); see the module docs. Its
+/// settings (cache method, output directory …) are set with the methods of
+/// [`CampaignBuilder`]; the work directory, which must exist, holds the
+/// data files (default: a temporary directory inside the output directory,
+/// or on a disk if that is in memory).
 #[derive(Debug, Clone)]
 pub struct Campaign {
     plan: Plan,
     experiments: Vec<Experiment>,
-    cache: CacheMethod,
-    out_dir: PathBuf,
-    work_dir: Option<PathBuf>,
+    settings: CampaignSettings,
     keep_files: bool,
-    command_line: String,
-    version: String,
     worker_exe: Option<PathBuf>,
     limit_method: LimitMethod,
 }
@@ -103,6 +104,18 @@ struct Facts<'a> {
     seed: u64,
 }
 
+impl CampaignBuilder for Campaign {
+    const NAME: &'static str = "readers";
+
+    fn settings(&self) -> &CampaignSettings {
+        &self.settings
+    }
+
+    fn settings_mut(&mut self) -> &mut CampaignSettings {
+        &mut self.settings
+    }
+}
+
 impl Campaign {
     /// A campaign of `experiments` over `plan`, with the best cache method
     /// available and the memory limit method `auto`.
@@ -113,52 +126,16 @@ impl Campaign {
         Ok(Campaign {
             plan,
             experiments: experiments.to_vec(),
-            cache: CacheMethod::best_available(),
-            out_dir: PathBuf::from("emsort-results")
-                .join(format!("{}-readers", crate::machine::local_date())),
-            work_dir: None,
+            settings: CampaignSettings::new(Self::NAME),
             keep_files: false,
-            command_line: String::new(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
             worker_exe: None,
             limit_method: LimitMethod::Auto,
         })
     }
 
-    /// How to empty the page cache before each run.
-    pub fn cache(mut self, m: CacheMethod) -> Campaign {
-        self.cache = m;
-        self
-    }
-
-    /// Where the CSVs, `machine.json` and `plots/` go.
-    pub fn out_dir(mut self, d: impl Into<PathBuf>) -> Campaign {
-        self.out_dir = d.into();
-        self
-    }
-
-    /// Where the data files go (default: a temporary directory inside the
-    /// output directory, or on a disk if that is in memory).
-    pub fn work_dir(mut self, d: impl Into<PathBuf>) -> Campaign {
-        self.work_dir = Some(d.into());
-        self
-    }
-
     /// Keep the data files at the end.
     pub fn keep_files(mut self, yes: bool) -> Campaign {
         self.keep_files = yes;
-        self
-    }
-
-    /// The command line recorded in `machine.json`.
-    pub fn command_line(mut self, s: impl Into<String>) -> Campaign {
-        self.command_line = s.into();
-        self
-    }
-
-    /// The emsort version recorded in `machine.json`.
-    pub fn version(mut self, v: impl Into<String>) -> Campaign {
-        self.version = v.into();
         self
     }
 
@@ -176,11 +153,6 @@ impl Campaign {
         self
     }
 
-    /// The cache method.
-    pub fn cache_method(&self) -> CacheMethod {
-        self.cache
-    }
-
     /// Every point of the chosen experiments.
     pub fn points(&self) -> Vec<Point> {
         self.experiments.iter().flat_map(|&e| points(&self.plan, e)).collect()
@@ -190,13 +162,13 @@ impl Campaign {
     /// runs with an `Interrupted` error, the data files removed.
     pub fn run(&self, progress: &dyn Progress, cancel: &AtomicBool) -> Result<Outcome> {
         let started = Instant::now();
-        if self.cache == CacheMethod::Drop && !cache::can_drop_caches() {
+        if self.settings.cache == CacheMethod::Drop && !cache::can_drop_caches() {
             return Err(Error::Campaign(
                 "cache method 'drop' needs write access to /proc/sys/vm/drop_caches (root); use 'fadvise'"
                     .into(),
             ));
         }
-        let out = &self.out_dir;
+        let out = &self.settings.out_dir;
         std::fs::create_dir_all(out).map_err(|e| Error::io("create directory", out, e))?;
         for e in &self.experiments {
             if raw_path(out, e.name()).exists() {
@@ -211,7 +183,7 @@ impl Campaign {
             }
         }
         let mut temp = None;
-        let work = match &self.work_dir {
+        let work = match &self.settings.work_dir {
             Some(d) => {
                 if !d.is_dir() {
                     return Err(Error::Campaign(format!(
@@ -225,10 +197,7 @@ impl Campaign {
                 let t = if is_memory_fs(&crate::machine::fs_type(out).0) {
                     crate::scratch::disk_tempdir(".emsort-readers-")?
                 } else {
-                    tempfile::Builder::new()
-                        .prefix(".emsort-readers-")
-                        .tempdir_in(out)
-                        .map_err(|e| Error::io("create directory", out, e))?
+                    temp_dir_in(out, ".emsort-readers-")?
                 };
                 let p = t.path().to_path_buf();
                 temp = Some(t);
@@ -238,16 +207,11 @@ impl Campaign {
         let mut sizes: Vec<u64> = self.experiments.iter().flat_map(|&e| file_sizes(&self.plan, e)).collect();
         sizes.sort_unstable();
         sizes.dedup();
-        let need: u64 = sizes.iter().sum::<u64>() + (64 << 20);
-        let avail = free_bytes(&work)?;
-        if avail < need {
-            return Err(Error::DiskSpace {
-                what: format!("the reader campaign's data files in {}", work.display()),
-                need,
-                avail,
-                source: emsort_io::Error::new(ErrorKind::DiskFull, &work),
-            });
-        }
+        crate::scratch::check_space(
+            &work,
+            sizes.iter().sum(),
+            format!("the reader campaign's data files in {}", work.display()),
+        )?;
 
         let fio = if self.experiments.contains(&Experiment::QueueDepth) && self.plan.qd_fio {
             find_fio()
@@ -264,7 +228,7 @@ impl Campaign {
             Ok((exe, v)) => format!("{v} ({exe})"),
             Err(why) => format!("left out: {why}"),
         };
-        let machine = Machine::collect(&work, self.cache, &self.command_line, &self.version);
+        let machine = self.settings.machine(&work);
         if is_memory_fs(&machine.fs_type) {
             warnings.push(format!(
                 "the work directory {} is on {}: the times say nothing about a disk (use --dir on a disk)",
@@ -359,8 +323,7 @@ impl Campaign {
             reps: self.plan.reps,
             seed: self.plan.seed,
         };
-        let json = serde_json::to_string_pretty(&facts).expect("facts serialise");
-        std::fs::write(path, json + "\n").map_err(|e| Error::io("write", path, e))
+        write_json(path, &facts)
     }
 
     fn run_experiment(&self, e: Experiment, raw: &Path, ctx: &mut Ctx<'_>) -> Result<()> {
@@ -405,13 +368,13 @@ impl Campaign {
             let file = data_path(ctx.work, p.file_bytes);
             for rep in 1..=p.reps {
                 if ctx.cancel.load(Ordering::Relaxed) {
-                    return Err(Error::Io(emsort_io::Error::new(ErrorKind::Interrupted, ctx.work)));
+                    return Err(interrupted(ctx.work));
                 }
                 ctx.progress.message(&format!("{} rep {rep}/{}", p.label(), p.reps));
-                self.cache.apply(&[file.as_path()])?;
+                self.settings.cache.apply(&[file.as_path()])?;
                 let m = self.measure_one(e, p, &file, limit.as_ref(), ctx)?;
                 let label = if e == Experiment::Memory { limit_label.as_str() } else { "" };
-                writer.write(&RawRow::new(p, rep, &m, label, self.cache.name()))?;
+                writer.write(&RawRow::new(p, rep, &m, label, self.settings.cache.name()))?;
                 ctx.runs += 1;
                 ctx.progress.advance(1);
             }
@@ -484,12 +447,6 @@ struct Ctx<'a> {
     runs: u64,
     memory_note: &'a mut String,
     fio: Option<String>,
-}
-
-/// Bytes available to this user on the file system of `dir` (`statvfs`).
-fn free_bytes(dir: &Path) -> Result<u64> {
-    let s = rustix::fs::statvfs(dir).map_err(|e| Error::io("statvfs", dir, e.into()))?;
-    Ok(s.f_bavail.saturating_mul(s.f_frsize))
 }
 
 /// The data file of `size` bytes in `work`.

@@ -48,7 +48,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use emsort_io::cache::{self, CacheMethod};
 use emsort_io::{format_size, ErrorKind, NoProgress, Progress, StreamKind};
 use emsort_sort::gen::{generate, GenSpec};
 use emsort_sort::merge_policy::MergePolicy;
@@ -60,7 +59,11 @@ use super::params::{parse_params, read_params, Grid};
 use super::peers::{self, PeakRss, StxxlBuild, StxxlDriver, IO_BOUND_BLOCK};
 use super::plots::plots_from_csv;
 use super::record::{summary_from_csv, RawRow, RawWriter, SummaryRow};
-use crate::machine::{is_memory_fs, meminfo, Machine};
+use crate::campaign::{
+    check_memory_m, formats_element, interrupted, memory_fs_warning, write_json, CampaignBuilder,
+    CampaignSettings,
+};
+use crate::machine::{meminfo, Machine};
 use crate::{Error, Result};
 
 /// The parameter file of the `--quick` campaign (u32 and lines of 64 MiB,
@@ -122,14 +125,14 @@ impl Point {
 }
 
 /// A sort campaign; see the module docs for what [`run`](Campaign::run) does.
+/// Its settings (cache method, output directory …) are set with the methods
+/// of [`CampaignBuilder`]; the work directory holds the data, runs and
+/// outputs (default: a temporary directory inside the output directory,
+/// removed at the end).
 #[derive(Debug, Clone)]
 pub struct Campaign {
     points: Vec<Point>,
-    cache: CacheMethod,
-    out_dir: PathBuf,
-    work_dir: Option<PathBuf>,
-    command_line: String,
-    version: String,
+    settings: CampaignSettings,
     sorter_exe: Option<PathBuf>,
     stxxl: Option<StxxlBuild>,
 }
@@ -201,6 +204,18 @@ fn whole_items(format: Format, bytes: u64) -> u64 {
     }
 }
 
+impl CampaignBuilder for Campaign {
+    const NAME: &'static str = "sort";
+
+    fn settings(&self) -> &CampaignSettings {
+        &self.settings
+    }
+
+    fn settings_mut(&mut self) -> &mut CampaignSettings {
+        &mut self.settings
+    }
+}
+
 impl Campaign {
     /// A campaign of every point of `grids` (threads 0 = all cores); a
     /// point listed twice runs once with the larger reps. Fails when there
@@ -257,11 +272,7 @@ impl Campaign {
         }
         Ok(Campaign {
             points: by_key.into_values().collect(),
-            cache: CacheMethod::best_available(),
-            out_dir: Campaign::default_out_dir(),
-            work_dir: None,
-            command_line: String::new(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
+            settings: CampaignSettings::new(Self::NAME),
             sorter_exe: None,
             stxxl: Some(StxxlBuild::default()),
         })
@@ -277,42 +288,6 @@ impl Campaign {
         let grids = parse_params(QUICK_PARAMS, Path::new("<built-in sort-quick.csv>"))
             .expect("the built-in quick parameter file parses (checked by a test)");
         Campaign::new(&grids).expect("the built-in quick campaign is valid")
-    }
-
-    /// `emsort-results/<YYYY-MM-DD>-sort`, relative to the current directory.
-    pub fn default_out_dir() -> PathBuf {
-        PathBuf::from("emsort-results").join(format!("{}-sort", crate::machine::local_date()))
-    }
-
-    /// How to empty the page cache before each run.
-    pub fn cache(mut self, m: CacheMethod) -> Campaign {
-        self.cache = m;
-        self
-    }
-
-    /// Where the outputs go.
-    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Campaign {
-        self.out_dir = dir.into();
-        self
-    }
-
-    /// Where the data, runs and outputs go (default: a temporary directory
-    /// inside the output directory, removed at the end).
-    pub fn work_dir(mut self, dir: impl Into<PathBuf>) -> Campaign {
-        self.work_dir = Some(dir.into());
-        self
-    }
-
-    /// The command line recorded in `machine.json`.
-    pub fn command_line(mut self, line: impl Into<String>) -> Campaign {
-        self.command_line = line.into();
-        self
-    }
-
-    /// The emsort version recorded in `machine.json`.
-    pub fn version(mut self, v: impl Into<String>) -> Campaign {
-        self.version = v.into();
-        self
     }
 
     /// Runs every emsort point as a child process of this `emsort` binary
@@ -334,11 +309,6 @@ impl Campaign {
     /// The emsort points, in the order they run.
     pub fn points(&self) -> &[Point] {
         &self.points
-    }
-
-    /// The cache method.
-    pub fn cache_method(&self) -> CacheMethod {
-        self.cache
     }
 
     /// The distinct inputs (format, N), in run order.
@@ -415,69 +385,26 @@ impl Campaign {
     pub fn run(&self, progress: &dyn Progress, cancel: &AtomicBool) -> Result<Outcome> {
         let started = Instant::now();
         // 1. Checks.
-        if self.cache == CacheMethod::Drop && !cache::can_drop_caches() {
-            return Err(Error::Campaign(
-                "cache method 'drop' needs write access to /proc/sys/vm/drop_caches (root); \
-                 use 'fadvise' instead"
-                    .into(),
-            ));
-        }
-        let out = &self.out_dir;
-        std::fs::create_dir_all(out).map_err(|e| Error::io("create directory", out, e))?;
-        let raw_csv = out.join("raw.csv");
-        if raw_csv.exists() {
-            return Err(Error::Campaign(format!(
-                "{} already holds a campaign's raw.csv: choose another output directory \
-                 (or redraw its plots with --plot-only)",
-                out.display()
-            )));
-        }
-        if let (Some(avail), Some(p)) =
-            (meminfo("MemAvailable:"), self.points.iter().max_by_key(|p| p.memory))
-        {
-            if p.memory > avail / 2 {
-                return Err(Error::Campaign(format!(
-                    "M = {} is more than half of the {} of memory available",
-                    format_size(p.memory),
-                    format_size(avail)
-                )));
-            }
-        }
+        self.settings.check_cache()?;
+        let raw_csv = self.settings.fresh_raw_csv("plots")?;
+        let out = &self.settings.out_dir;
+        check_memory_m(self.points.iter().map(|p| p.memory).max())?;
         // Every plan must be valid before any data is made (M ≥ (d + 1) buffers …).
         for p in &self.points {
             p.plan(Path::new("."))?;
         }
-        let mut temp = None;
-        let work = match &self.work_dir {
-            Some(d) => {
-                std::fs::create_dir_all(d).map_err(|e| Error::io("create directory", d, e))?;
-                // Absolute: peers run in the temp directory (a relative
-                // driver or input path would not be found from there).
-                std::path::absolute(d).map_err(|e| Error::io("resolve", d, e))?
-            }
-            None => {
-                let t = tempfile::Builder::new()
-                    .prefix(".emsort-work-")
-                    .tempdir_in(out)
-                    .map_err(|e| Error::io("create directory", out, e))?;
-                let p = t.path().to_path_buf();
-                temp = Some(t);
-                p
-            }
+        let (work, temp) = match self.settings.work_dir_or_temp(".emsort-work-")? {
+            // Absolute: peers run in the temp directory (a relative driver
+            // or input path would not be found from there).
+            (d, None) => (std::path::absolute(&d).map_err(|e| Error::io("resolve", &d, e))?, None),
+            (d, temp) => (d, temp),
         };
         let largest = self.points.iter().map(|p| p.bytes).max().unwrap_or(0);
-        if let Ok(s) = rustix::fs::statvfs(&work) {
-            let avail = s.f_bavail * s.f_frsize;
-            let need = 4 * largest + (64 << 20);
-            if avail < need {
-                return Err(Error::DiskSpace {
-                    what: format!("a sort of {} in {}", format_size(largest), work.display()),
-                    need,
-                    avail,
-                    source: emsort_io::Error::new(ErrorKind::DiskFull, &work),
-                });
-            }
-        }
+        crate::scratch::check_space(
+            &work,
+            4 * largest,
+            format!("a sort of {} in {}", format_size(largest), work.display()),
+        )?;
 
         // 2. The STXXL driver, the machine and the README.
         let any_u32 = self.points.iter().any(|p| p.format == Format::U32);
@@ -500,11 +427,9 @@ impl Campaign {
             }
         };
         let gnu_version = peers::gnu_sort_version();
-        let mut machine = Machine::collect(&work, self.cache, &self.command_line, &self.version);
-        let mut formats: Vec<String> = self.points.iter().map(|p| p.format.to_string()).collect();
-        formats.dedup();
-        machine.element = format!("formats: {}", formats.join(", "));
-        let memory_fs = is_memory_fs(&machine.fs_type);
+        let mut machine = self.settings.machine(&work);
+        machine.element = formats_element(self.points.iter().map(|p| p.format));
+        let memory_fs_warning = memory_fs_warning(&work, &machine.fs_type);
         let mut facts = SortMachine {
             gnu_sort_version: gnu_version.clone().unwrap_or_else(|| "not installed".into()),
             stxxl: if installed { "installed" } else { "not installed" }.into(),
@@ -527,15 +452,7 @@ impl Campaign {
         let machine_json = out.join("machine.json");
         let readme = out.join("README.md");
         self.write_facts(&facts, &machine_json, &readme)?;
-        let mut warnings = Vec::new();
-        if memory_fs {
-            warnings.push(format!(
-                "the work directory {} is on {}: its files live in memory, so the times say \
-                 nothing about a disk (use --dir on a disk)",
-                work.display(),
-                facts.machine.fs_type
-            ));
-        }
+        let mut warnings: Vec<String> = memory_fs_warning.into_iter().collect();
         if any_u32 && self.stxxl.is_some() && stxxl_driver.is_none() {
             warnings.push(format!("no STXXL peer: {} (recorded in machine.json)", facts.stxxl_driver));
         }
@@ -617,7 +534,6 @@ impl Campaign {
         warnings: &mut Vec<String>,
         runs: &mut u64,
     ) -> Result<()> {
-        let interrupted = || Error::Io(emsort_io::Error::new(ErrorKind::Interrupted, ctx.work));
         ctx.progress.message(&format!("generating {format} N={}", format_size(bytes)));
         let spec = match format.item_size() {
             Some(s) => GenSpec::items(format, bytes / s as u64),
@@ -641,7 +557,7 @@ impl Campaign {
         for rep in 1..=reps {
             for p in points.iter().filter(|p| p.reps >= rep) {
                 if ctx.cancel.load(Ordering::Relaxed) {
-                    return Err(interrupted());
+                    return Err(interrupted(ctx.work));
                 }
                 ctx.progress.message(&format!("emsort {} rep {rep}", p.label()));
                 let row = self.run_emsort(p, rep, input, &out, tmp, fp.count, ctx.work, ctx.cancel)?;
@@ -658,12 +574,12 @@ impl Campaign {
             }
             // The I/O bound.
             if ctx.cancel.load(Ordering::Relaxed) {
-                return Err(interrupted());
+                return Err(interrupted(ctx.work));
             }
             ctx.progress.message(&format!("I/O bound {fmt} N={} rep {rep}", format_size(bytes)));
-            self.cache.apply(&[input])?;
+            self.settings.cache.apply(&[input])?;
             let mut row = RawRow::new("io-bound", &fmt, bytes, fp.count, 1, rep);
-            row.cache = self.cache.name().into();
+            row.cache = self.settings.cache.name().into();
             peers::io_bound(input, &peer_out, &mut row)?;
             ctx.writer.write(&row)?;
             *runs += 1;
@@ -671,12 +587,12 @@ impl Campaign {
             // The in-memory floor.
             if fits {
                 if ctx.cancel.load(Ordering::Relaxed) {
-                    return Err(interrupted());
+                    return Err(interrupted(ctx.work));
                 }
                 ctx.progress.message(&format!("in-memory {fmt} N={} rep {rep}", format_size(bytes)));
-                self.cache.apply(&[input])?;
+                self.settings.cache.apply(&[input])?;
                 let mut row = RawRow::new("in-memory", &fmt, bytes, fp.count, cores(), rep);
-                row.cache = self.cache.name().into();
+                row.cache = self.settings.cache.name().into();
                 peers::in_memory(format, input, &peer_out, cores(), &mut row)?;
                 check_output(&peer_out, format, &fp, ctx.cancel, "the in-memory sort")?;
                 ctx.writer.write(&row)?;
@@ -687,17 +603,17 @@ impl Campaign {
             if let (Some(version), Format::Lines) = (ctx.gnu, format) {
                 for (memory, threads) in Self::peer_settings(&points) {
                     if ctx.cancel.load(Ordering::Relaxed) {
-                        return Err(interrupted());
+                        return Err(interrupted(ctx.work));
                     }
                     ctx.progress.message(&format!(
                         "GNU sort N={} M={} t={threads} rep {rep}",
                         format_size(bytes),
                         format_size(memory)
                     ));
-                    self.cache.apply(&[input])?;
+                    self.settings.cache.apply(&[input])?;
                     let mut row = RawRow::new("gnu-sort", &fmt, bytes, fp.count, threads, rep);
                     row.memory = Some(memory);
-                    row.cache = self.cache.name().into();
+                    row.cache = self.settings.cache.name().into();
                     row.note = version.to_string();
                     peers::gnu_sort(input, &peer_out, tmp, memory, threads, ctx.cancel, &mut row)?;
                     if !peers::same_bytes(&peer_out, &reference)? {
@@ -715,7 +631,7 @@ impl Campaign {
             if let (Some(driver), Format::U32) = (ctx.stxxl, format) {
                 for (memory, threads) in Self::peer_settings(&points) {
                     if ctx.cancel.load(Ordering::Relaxed) {
-                        return Err(interrupted());
+                        return Err(interrupted(ctx.work));
                     }
                     let setting = format!(
                         "u32 N={} M={} t={threads} rep {rep}",
@@ -723,10 +639,10 @@ impl Campaign {
                         format_size(memory)
                     );
                     ctx.progress.message(&format!("STXXL {setting}"));
-                    self.cache.apply(&[input])?;
+                    self.settings.cache.apply(&[input])?;
                     let mut row = RawRow::new("stxxl", &fmt, bytes, fp.count, threads, rep);
                     row.memory = Some(memory);
-                    row.cache = self.cache.name().into();
+                    row.cache = self.settings.cache.name().into();
                     row.note = format!("STXXL {}", driver.version);
                     let res = peers::stxxl_sort(
                         driver, input, &peer_out, tmp, memory, threads, ctx.cancel, &mut row,
@@ -777,11 +693,11 @@ impl Campaign {
         row.block_size = Some(b);
         row.policy = p.policy.name().into();
         row.io = p.io.name().into();
-        row.cache = self.cache.name().into();
+        row.cache = self.settings.cache.name().into();
         let predicted = plan.derived().passes;
         row.predicted_passes = predicted;
         row.predicted_blocks = predicted.map(|pp| predicted_blocks(p.bytes, pp, b));
-        self.cache.apply(&[input])?;
+        self.settings.cache.apply(&[input])?;
         let (read, written) = match &self.sorter_exe {
             Some(exe) => self.emsort_child(exe, p, &plan, rep, input, out, work, cancel, &mut row)?,
             None => {
@@ -867,7 +783,7 @@ impl Campaign {
         match c.status.code() {
             Some(0) => {}
             Some(130) | Some(143) => {
-                return Err(Error::Io(emsort_io::Error::new(ErrorKind::Interrupted, work)));
+                return Err(interrupted(work));
             }
             Some(3) => {
                 return Err(Error::Run {
@@ -929,8 +845,7 @@ impl Campaign {
 
     /// Writes `machine.json` and the README.
     fn write_facts(&self, facts: &SortMachine, machine_json: &Path, readme: &Path) -> Result<()> {
-        let json = serde_json::to_string_pretty(facts).expect("SortMachine serialises");
-        std::fs::write(machine_json, json + "\n").map_err(|e| Error::io("write", machine_json, e))?;
+        write_json(machine_json, facts)?;
         std::fs::write(readme, self.readme_text(facts)).map_err(|e| Error::io("write", readme, e))
     }
 
@@ -983,8 +898,8 @@ impl Campaign {
              ceil((bytes_read + bytes_written) / B) is what emsort really moved.\n\n\
              ## Columns of raw.csv\n\n{cols}\n\
              ## Points\n\n{points}",
-            cmd = self.command_line,
-            cache = self.cache,
+            cmd = self.settings.command_line,
+            cache = self.settings.cache,
             gnu = facts.gnu_sort_version,
             stxxl = facts.stxxl,
             driver = facts.stxxl_driver,
@@ -1070,6 +985,7 @@ fn check_output(out: &Path, format: Format, fp: &Fingerprint, cancel: &AtomicBoo
 mod tests {
     use super::*;
     use crate::sort::record::read_raw;
+    use emsort_io::cache::CacheMethod;
 
     #[test]
     fn quick_campaign_is_valid() {

@@ -32,6 +32,7 @@
 //!
 //! ```no_run
 //! use emsort_bench::sort::{format_table, headline, Campaign};
+//! use emsort_bench::CampaignBuilder;
 //! use emsort_io::{cache::CacheMethod, NoProgress};
 //! use std::sync::atomic::AtomicBool;
 //! # fn main() -> Result<(), emsort_bench::Error> {

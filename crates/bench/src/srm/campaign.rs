@@ -38,8 +38,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use emsort_io::cache::{self, CacheMethod};
-use emsort_io::{format_size, ErrorKind, NoProgress, Progress};
+use emsort_io::{format_size, NoProgress, Progress};
 use emsort_sort::gen::{generate, GenSpec};
 use emsort_sort::verify::{fingerprint_file, verify};
 use emsort_sort::{Fingerprint, Format};
@@ -51,7 +50,11 @@ use super::plots::plots;
 use super::record::{join_numbers, summary_from_csv, RawRow, RawWriter, SummaryRow};
 use super::table::table_markdown;
 use super::{FULL_PARAMS, QUICK_PARAMS};
-use crate::machine::{is_memory_fs, meminfo, Machine};
+use crate::campaign::{
+    check_memory_m, formats_element, interrupted, memory_fs_warning, temp_dir_in, write_json,
+    CampaignBuilder, CampaignSettings,
+};
+use crate::machine::Machine;
 use crate::sort::peers;
 use crate::{Error, Result};
 
@@ -141,14 +144,14 @@ impl Point {
 }
 
 /// An SRM campaign; see the module docs for what [`run`](Campaign::run) does.
+/// Its settings (cache method, output directory …) are set with the methods
+/// of [`CampaignBuilder`]; the inputs, disk directories and outputs go in a
+/// temporary directory made inside the work directory and removed at the
+/// end (default: inside the output directory).
 #[derive(Debug, Clone)]
 pub struct Campaign {
     points: Vec<Point>,
-    cache: CacheMethod,
-    out_dir: PathBuf,
-    work_dir: Option<PathBuf>,
-    command_line: String,
-    version: String,
+    settings: CampaignSettings,
     sorter_exe: Option<PathBuf>,
     verify: bool,
     seed: u64,
@@ -199,8 +202,16 @@ pub struct SrmMachine {
     pub input: String,
 }
 
-fn interrupted(work: &Path) -> Error {
-    Error::Io(emsort_io::Error::new(ErrorKind::Interrupted, work))
+impl CampaignBuilder for Campaign {
+    const NAME: &'static str = "srm";
+
+    fn settings(&self) -> &CampaignSettings {
+        &self.settings
+    }
+
+    fn settings_mut(&mut self) -> &mut CampaignSettings {
+        &mut self.settings
+    }
 }
 
 impl Campaign {
@@ -252,11 +263,7 @@ impl Campaign {
         }
         Ok(Campaign {
             points: by_key.into_values().collect(),
-            cache: CacheMethod::best_available(),
-            out_dir: Campaign::default_out_dir(),
-            work_dir: None,
-            command_line: String::new(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
+            settings: CampaignSettings::new(Self::NAME),
             sorter_exe: None,
             verify: true,
             seed: emsort_sort::SortPlan::DEFAULT_SEED,
@@ -280,43 +287,6 @@ impl Campaign {
         let grids = parse_params(QUICK_PARAMS, Path::new("<built-in srm-quick.csv>"))
             .expect("the built-in quick parameter file parses (checked by a test)");
         Campaign::new(&grids).expect("the built-in quick campaign is valid")
-    }
-
-    /// `emsort-results/<YYYY-MM-DD>-srm`, relative to the current directory.
-    pub fn default_out_dir() -> PathBuf {
-        PathBuf::from("emsort-results").join(format!("{}-srm", crate::machine::local_date()))
-    }
-
-    /// How to empty the page cache before each run.
-    pub fn cache(mut self, m: CacheMethod) -> Campaign {
-        self.cache = m;
-        self
-    }
-
-    /// Where the outputs go.
-    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Campaign {
-        self.out_dir = dir.into();
-        self
-    }
-
-    /// Where the inputs, disk directories and outputs go: a temporary
-    /// directory made inside `dir` and removed at the end (default: inside
-    /// the output directory).
-    pub fn work_dir(mut self, dir: impl Into<PathBuf>) -> Campaign {
-        self.work_dir = Some(dir.into());
-        self
-    }
-
-    /// The command line recorded in `machine.json`.
-    pub fn command_line(mut self, line: impl Into<String>) -> Campaign {
-        self.command_line = line.into();
-        self
-    }
-
-    /// The emsort version recorded in `machine.json`.
-    pub fn version(mut self, v: impl Into<String>) -> Campaign {
-        self.version = v.into();
-        self
     }
 
     /// The `emsort` binary that runs every sort (required).
@@ -352,11 +322,6 @@ impl Campaign {
         &self.points
     }
 
-    /// The cache method.
-    pub fn cache_method(&self) -> CacheMethod {
-        self.cache
-    }
-
     /// Total sorts.
     pub fn runs(&self) -> u64 {
         self.points.iter().map(|p| u64::from(p.reps)).sum()
@@ -384,45 +349,12 @@ impl Campaign {
         let exe = self.sorter_exe.clone().ok_or_else(|| {
             Error::Campaign("the SRM campaign runs `emsort sort` as a child process: give the binary".into())
         })?;
-        if self.cache == CacheMethod::Drop && !cache::can_drop_caches() {
-            return Err(Error::Campaign(
-                "cache method 'drop' needs write access to /proc/sys/vm/drop_caches (root); \
-                 use 'fadvise' instead"
-                    .into(),
-            ));
-        }
-        let out = &self.out_dir;
-        std::fs::create_dir_all(out).map_err(|e| Error::io("create directory", out, e))?;
-        let raw_csv = out.join("raw.csv");
-        if raw_csv.exists() {
-            return Err(Error::Campaign(format!(
-                "{} already holds a campaign's raw.csv: choose another output directory \
-                 (or redraw its table and plots with --plot-only)",
-                out.display()
-            )));
-        }
-        if let (Some(avail), Some(p)) =
-            (meminfo("MemAvailable:"), self.points.iter().max_by_key(|p| p.memory))
-        {
-            if p.memory > avail / 2 {
-                return Err(Error::Campaign(format!(
-                    "M = {} is more than half of the {} of memory available",
-                    format_size(p.memory),
-                    format_size(avail)
-                )));
-            }
-        }
-        let base = match &self.work_dir {
-            Some(d) => {
-                std::fs::create_dir_all(d).map_err(|e| Error::io("create directory", d, e))?;
-                d.clone()
-            }
-            None => out.clone(),
-        };
-        let temp = tempfile::Builder::new()
-            .prefix(".emsort-srm-work-")
-            .tempdir_in(&base)
-            .map_err(|e| Error::io("create directory", &base, e))?;
+        self.settings.check_cache()?;
+        let raw_csv = self.settings.fresh_raw_csv("table and plots")?;
+        let out = &self.settings.out_dir;
+        check_memory_m(self.points.iter().map(|p| p.memory).max())?;
+        let base = self.settings.create_work_dir()?.unwrap_or_else(|| out.clone());
+        let temp = temp_dir_in(&base, ".emsort-srm-work-")?;
         let work = std::path::absolute(temp.path()).map_err(|e| Error::io("resolve", temp.path(), e))?;
         let largest = self.points.iter().map(Point::bytes).max().unwrap_or(0);
         crate::scratch::check_space(
@@ -437,19 +369,9 @@ impl Campaign {
         }
 
         // 2. The machine.
-        let mut machine = Machine::collect(&work, self.cache, &self.command_line, &self.version);
-        let mut formats: Vec<String> = self.points.iter().map(|p| p.format.to_string()).collect();
-        formats.dedup();
-        machine.element = format!("formats: {}", formats.join(", "));
-        let mut warnings = Vec::new();
-        if is_memory_fs(&machine.fs_type) {
-            warnings.push(format!(
-                "the work directory {} is on {}: its files live in memory, so the times say \
-                 nothing about a disk (use --dir on a disk)",
-                work.display(),
-                machine.fs_type
-            ));
-        }
+        let mut machine = self.settings.machine(&work);
+        machine.element = formats_element(self.points.iter().map(|p| p.format));
+        let mut warnings: Vec<String> = memory_fs_warning(&work, &machine.fs_type).into_iter().collect();
         let facts = SrmMachine {
             machine,
             emsort_runs: format!("child process: {}", exe.display()),
@@ -459,8 +381,7 @@ impl Campaign {
             input: "emsort's generator (emsort_sort::gen), uniform, seed 42".into(),
         };
         let machine_json = out.join("machine.json");
-        let json = serde_json::to_string_pretty(&facts).expect("SrmMachine serialises");
-        std::fs::write(&machine_json, json + "\n").map_err(|e| Error::io("write", &machine_json, e))?;
+        write_json(&machine_json, &facts)?;
 
         // 3. The runs; 4. clean up whatever happened.
         let mut writer = RawWriter::create(&raw_csv)?;
@@ -549,7 +470,7 @@ impl Campaign {
         let stats_path = ctx.work.join("emsort-stats.json");
         let _ = std::fs::remove_file(&stats_path);
         let seed = self.seed.wrapping_add(u64::from(rep) - 1);
-        self.cache.apply(&[input])?;
+        self.settings.cache.apply(&[input])?;
         let mut cmd = std::process::Command::new(ctx.exe);
         cmd.args(p.sort_args(ctx.disk_dirs, seed, &stats_path, input, &out));
         let c = peers::run_child(cmd, &format!("emsort sort ({})", p.label()), ctx.cancel, ctx.work)?;
@@ -625,7 +546,7 @@ impl Campaign {
             run_formation_s: None,
             total_s,
             peak_rss_bytes: c.peak_rss_bytes,
-            cache: self.cache.name().into(),
+            cache: self.settings.cache.name().into(),
             verified: false,
         };
         fill_from_stats(&mut row, &v, p.method != "plain")
@@ -742,6 +663,7 @@ pub fn reports_from_csv(dir: &Path) -> Result<(Vec<SummaryRow>, Vec<PathBuf>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use emsort_io::cache::CacheMethod;
 
     #[test]
     fn built_in_campaigns() {

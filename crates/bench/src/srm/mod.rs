@@ -26,6 +26,7 @@
 //!
 //! ```no_run
 //! use emsort_bench::srm::{format_table, Campaign};
+//! use emsort_bench::CampaignBuilder;
 //! use emsort_io::{cache::CacheMethod, NoProgress};
 //! use std::sync::atomic::AtomicBool;
 //! # fn main() -> Result<(), emsort_bench::Error> {

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use emsort_io::cache::{self, CacheMethod};
+use emsort_io::cache::CacheMethod;
 use emsort_io::{format_size, ErrorKind, Progress, StreamKind};
 
 use super::cost::{formula, predicted_ios};
@@ -41,7 +41,8 @@ use super::params::{check_blocks, parse_params, read_params};
 use super::plots::plots_from_csv;
 use super::point::{format_count, Op, Point, Sweep, ELEMENT_SIZE};
 use super::record::{read_raw, summarise, write_summary, RawRow, RawWriter, SummaryRow};
-use crate::machine::{is_memory_fs, meminfo, Machine};
+use crate::campaign::{interrupted, memory_fs_warning, write_json, CampaignBuilder, CampaignSettings};
+use crate::machine::meminfo;
 use crate::{Error, Result};
 
 /// The parameter file of the `--quick` campaign (every kind, read and
@@ -49,16 +50,15 @@ use crate::{Error, Result};
 pub const QUICK_PARAMS: &str = include_str!("../../params/quick.csv");
 
 /// A stream campaign (SPEC experiment 1); see the module docs for what
-/// [`run`](Campaign::run) does.
+/// [`run`](Campaign::run) does. Its settings (cache method, output
+/// directory …) are set with the methods of [`CampaignBuilder`]; the work
+/// directory holds the data files (default: a temporary directory inside
+/// the output directory, so on its file system, removed at the end).
 #[derive(Debug, Clone)]
 pub struct Campaign {
     points: Vec<Point>,
-    cache: CacheMethod,
-    out_dir: PathBuf,
-    work_dir: Option<PathBuf>,
+    settings: CampaignSettings,
     keep_files: bool,
-    command_line: String,
-    version: String,
 }
 
 /// What a finished campaign produced.
@@ -91,6 +91,18 @@ pub struct Outcome {
     pub seconds: f64,
 }
 
+impl CampaignBuilder for Campaign {
+    const NAME: &'static str = "streams";
+
+    fn settings(&self) -> &CampaignSettings {
+        &self.settings
+    }
+
+    fn settings_mut(&mut self) -> &mut CampaignSettings {
+        &mut self.settings
+    }
+}
+
 impl Campaign {
     /// A campaign of every point of `sweeps`; a point listed twice runs
     /// once with the larger reps. Fails when there is no point or a kind
@@ -109,12 +121,8 @@ impl Campaign {
         }
         Ok(Campaign {
             points: by_key.into_values().collect(),
-            cache: CacheMethod::best_available(),
-            out_dir: Campaign::default_out_dir(),
-            work_dir: None,
+            settings: CampaignSettings::new(Self::NAME),
             keep_files: false,
-            command_line: String::new(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
         })
     }
 
@@ -130,59 +138,15 @@ impl Campaign {
         Campaign::new(&sweeps).expect("the built-in quick campaign is valid")
     }
 
-    /// `emsort-results/<YYYY-MM-DD>-streams`, relative to the current
-    /// directory.
-    pub fn default_out_dir() -> PathBuf {
-        PathBuf::from("emsort-results").join(format!("{}-streams", crate::machine::local_date()))
-    }
-
-    /// How to empty the page cache before each run (default: `drop` when
-    /// this process may, else `fadvise`).
-    pub fn cache(mut self, m: CacheMethod) -> Campaign {
-        self.cache = m;
-        self
-    }
-
-    /// Where `raw.csv`, `summary.csv`, `machine.json` and `plots/` go
-    /// (default [`default_out_dir`](Campaign::default_out_dir)).
-    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Campaign {
-        self.out_dir = dir.into();
-        self
-    }
-
-    /// Where the data files go (default: a temporary directory inside the
-    /// output directory, so on its file system, removed at the end).
-    pub fn work_dir(mut self, dir: impl Into<PathBuf>) -> Campaign {
-        self.work_dir = Some(dir.into());
-        self
-    }
-
     /// Keep the data files (and a temporary work directory) at the end.
     pub fn keep_files(mut self, yes: bool) -> Campaign {
         self.keep_files = yes;
         self
     }
 
-    /// The command line recorded in `machine.json`.
-    pub fn command_line(mut self, line: impl Into<String>) -> Campaign {
-        self.command_line = line.into();
-        self
-    }
-
-    /// The emsort version recorded in `machine.json` (default: this crate's).
-    pub fn version(mut self, v: impl Into<String>) -> Campaign {
-        self.version = v.into();
-        self
-    }
-
     /// The points, in the order they run.
     pub fn points(&self) -> &[Point] {
         &self.points
-    }
-
-    /// The cache method.
-    pub fn cache_method(&self) -> CacheMethod {
-        self.cache
     }
 
     /// Total number of runs (points × reps).
@@ -204,58 +168,20 @@ impl Campaign {
     pub fn run(&self, progress: &dyn Progress, cancel: &AtomicBool) -> Result<Outcome> {
         let started = Instant::now();
         // 1. Checks.
-        if self.cache == CacheMethod::Drop && !cache::can_drop_caches() {
-            return Err(Error::Campaign(
-                "cache method 'drop' needs write access to /proc/sys/vm/drop_caches (root); \
-                 use 'fadvise' instead"
-                    .into(),
-            ));
-        }
-        let out = &self.out_dir;
-        std::fs::create_dir_all(out).map_err(|e| Error::io("create directory", out, e))?;
-        let raw_csv = out.join("raw.csv");
-        if raw_csv.exists() {
-            return Err(Error::Campaign(format!(
-                "{} already holds a campaign's raw.csv: choose another output directory \
-                 (or redraw its plots with --plot-only)",
-                out.display()
-            )));
-        }
-        let mut temp = None;
-        let work = match &self.work_dir {
-            Some(d) => {
-                std::fs::create_dir_all(d).map_err(|e| Error::io("create directory", d, e))?;
-                d.clone()
-            }
-            None => {
-                let t = tempfile::Builder::new()
-                    .prefix(".emsort-work-")
-                    .tempdir_in(out)
-                    .map_err(|e| Error::io("create directory", out, e))?;
-                let p = t.path().to_path_buf();
-                temp = Some(t);
-                p
-            }
-        };
+        self.settings.check_cache()?;
+        let raw_csv = self.settings.fresh_raw_csv("plots")?;
+        let out = &self.settings.out_dir;
+        let (work, temp) = self.settings.work_dir_or_temp(".emsort-work-")?;
         self.check_memory()?;
         self.check_disk(&work)?;
 
         // 2. The machine.
-        let machine = Machine::collect(&work, self.cache, &self.command_line, &self.version);
+        let machine = self.settings.machine(&work);
         let machine_json = out.join("machine.json");
-        let json = serde_json::to_string_pretty(&machine).expect("Machine serialises");
-        std::fs::write(&machine_json, json + "\n").map_err(|e| Error::io("write", &machine_json, e))?;
+        write_json(&machine_json, &machine)?;
         let readme = out.join("README.md");
         std::fs::write(&readme, self.readme_text()).map_err(|e| Error::io("write", &readme, e))?;
-        let mut warnings = Vec::new();
-        if is_memory_fs(&machine.fs_type) {
-            warnings.push(format!(
-                "the work directory {} is on {}: its files live in memory, so the times say \
-                 nothing about a disk (use --dir on a disk)",
-                work.display(),
-                machine.fs_type
-            ));
-        }
+        let mut warnings: Vec<String> = memory_fs_warning(&work, &machine.fs_type).into_iter().collect();
 
         // 3. The runs; 4. clean up whatever happened.
         let mut writer = RawWriter::create(&raw_csv)?;
@@ -332,7 +258,7 @@ impl Campaign {
             let cfg = p.config();
             for rep in 1..=p.reps {
                 if cancel.load(Ordering::Relaxed) {
-                    return Err(Error::Io(emsort_io::Error::new(ErrorKind::Interrupted, work)));
+                    return Err(interrupted(work));
                 }
                 progress.message(&format!("{} rep {rep}/{}", p.label(), p.reps));
                 self.empty_cache(&files)?;
@@ -393,7 +319,7 @@ impl Campaign {
             syscalls_data: m.calls.data_calls(),
             syscalls_total: m.calls.total(),
             predicted_ios: predicted_ios(p.kind, p.k, p.n, b_eff),
-            cache: self.cache.name().to_string(),
+            cache: self.settings.cache.name().to_string(),
             fallback: m.info.fallback.clone().unwrap_or_default(),
         }
     }
@@ -401,7 +327,7 @@ impl Campaign {
     /// Empties the page cache before a run: the whole machine (`drop`) or
     /// the point's files that exist (`fadvise`).
     fn empty_cache(&self, files: &[PathBuf]) -> Result<()> {
-        match self.cache {
+        match self.settings.cache {
             CacheMethod::None => Ok(()),
             CacheMethod::Drop => Ok(CacheMethod::Drop.apply(&[])?),
             CacheMethod::Fadvise => {
@@ -494,8 +420,8 @@ impl Campaign {
              Predicted I/Os (the seeds' cost formula; B = b_effective, W = the mmap window; \
              mmap counts one map and one unmap per window):\n\n{formulas}\n\
              Redraw the plots from raw.csv with `emsort bench streams --plot-only DIR`.\n",
-            cmd = self.command_line,
-            cache = self.cache,
+            cmd = self.settings.command_line,
+            cache = self.settings.cache,
         )
     }
 }

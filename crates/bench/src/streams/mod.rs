@@ -21,6 +21,7 @@
 //!
 //! ```no_run
 //! use emsort_bench::streams::{parse_params, Campaign, format_table, headline};
+//! use emsort_bench::CampaignBuilder;
 //! use emsort_io::{cache::CacheMethod, NoProgress};
 //! use std::sync::atomic::AtomicBool;
 //! # fn main() -> Result<(), emsort_bench::Error> {

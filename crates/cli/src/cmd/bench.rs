@@ -14,6 +14,7 @@ use emsort_bench::streams::{
     format_table, headline, parse_blocks, parse_counts, parse_kinds, parse_ks, parse_ops, plots_from_csv,
     reading, summary_from_csv, Campaign, Outcome, Sweep,
 };
+use emsort_bench::CampaignBuilder;
 use emsort_io::cache::CacheMethod;
 
 use crate::interrupt;

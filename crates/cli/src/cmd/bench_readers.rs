@@ -15,6 +15,7 @@ use emsort_bench::readers::{
     format_fio, format_table, parse_experiments, parse_sizes, read_plan, worker_main, Campaign, LimitMethod,
     Plan,
 };
+use emsort_bench::CampaignBuilder;
 use emsort_io::cache::CacheMethod;
 
 use crate::interrupt;
@@ -150,9 +151,7 @@ pub fn run(a: ReadersArgs) -> anyhow::Result<ExitCode> {
             anyhow::bail!("--dir {}: no such directory", d.display());
         }
     }
-    let out_dir = a.out_dir.clone().unwrap_or_else(|| {
-        PathBuf::from("emsort-results").join(format!("{}-readers", emsort_bench::machine::local_date()))
-    });
+    let out_dir = a.out_dir.clone().unwrap_or_else(Campaign::default_out_dir);
     let limit = a.memory_limit.unwrap_or(if a.quick { LimitMethod::None } else { LimitMethod::Auto });
     let cache = a.cache.unwrap_or_else(CacheMethod::best_available);
     let exe = std::env::current_exe().context("cannot find the emsort binary for the memory experiment")?;

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use emsort_bench::srm::{format_table, reports_from_csv, Campaign};
+use emsort_bench::CampaignBuilder;
 use emsort_io::cache::CacheMethod;
 
 use crate::interrupt;

@@ -11,6 +11,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use emsort_bench::scratch::disk_tempdir;
 use emsort_bench::streams::{reading, Campaign};
+use emsort_bench::CampaignBuilder;
 use emsort_io::cache::CacheMethod;
 use emsort_io::{format_size, parse_size, Progress};
 use emsort_sort::gen::{generate, GenSpec};
