@@ -42,3 +42,13 @@ pub fn read_rows<R: DeserializeOwned>(path: &Path) -> Result<Vec<R>> {
     let mut rdr = csv::Reader::from_path(path).map_err(|e| Error::csv("open", path, e))?;
     rdr.deserialize().map(|r| r.map_err(|e| Error::csv("read", path, e))).collect()
 }
+
+/// Writes `rows` to a new CSV file at `path` (replacing it), with a header
+/// from the row type: every campaign's `summary.csv`.
+pub fn write_rows<R: Serialize>(path: &Path, rows: &[R]) -> Result<()> {
+    let mut w = csv::Writer::from_path(path).map_err(|e| Error::csv("create", path, e))?;
+    for r in rows {
+        w.serialize(r).map_err(|e| Error::csv("write", path, e))?;
+    }
+    w.flush().map_err(|e| Error::io("write", path, e))
+}

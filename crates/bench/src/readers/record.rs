@@ -271,11 +271,7 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
 
 /// Writes `summary.csv`.
 pub fn write_summary(path: &Path, rows: &[SummaryRow]) -> Result<()> {
-    let mut w = csv::Writer::from_path(path).map_err(|e| crate::Error::csv("create", path, e))?;
-    for r in rows {
-        w.serialize(r).map_err(|e| crate::Error::csv("write", path, e))?;
-    }
-    w.flush().map_err(|e| crate::Error::io("write", path, e))
+    crate::csv_log::write_rows(path, rows)
 }
 
 /// Reads every raw CSV of `dir`, writes `dir/summary.csv`, returns its rows.

@@ -32,7 +32,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::Stats;
-use crate::{Error, Result};
+use crate::Result;
 
 /// The tools a campaign runs.
 pub const TOOLS: [&str; 5] = ["emsort", "gnu-sort", "stxxl", "in-memory", "io-bound"];
@@ -328,11 +328,7 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
 
 /// Writes `summary.csv`.
 pub fn write_summary(path: &Path, rows: &[SummaryRow]) -> Result<()> {
-    let mut w = csv::Writer::from_path(path).map_err(|e| Error::csv("create", path, e))?;
-    for r in rows {
-        w.serialize(r).map_err(|e| Error::csv("write", path, e))?;
-    }
-    w.flush().map_err(|e| Error::io("write", path, e))
+    crate::csv_log::write_rows(path, rows)
 }
 
 /// Reads `dir/raw.csv`, writes `dir/summary.csv`, and returns its rows.

@@ -31,7 +31,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::Stats;
-use crate::{Error, Result};
+use crate::Result;
 
 /// One run, one row of `raw.csv` (see the module docs for the columns).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -226,11 +226,7 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
 
 /// Writes `summary.csv`.
 pub fn write_summary(path: &Path, rows: &[SummaryRow]) -> Result<()> {
-    let mut w = csv::Writer::from_path(path).map_err(|e| Error::csv("create", path, e))?;
-    for r in rows {
-        w.serialize(r).map_err(|e| Error::csv("write", path, e))?;
-    }
-    w.flush().map_err(|e| Error::io("write", path, e))
+    crate::csv_log::write_rows(path, rows)
 }
 
 /// Reads `dir/raw.csv`, writes `dir/summary.csv` and returns its rows.

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::point::kind_rank;
 use crate::stats::Stats;
-use crate::{Error, Result};
+use crate::Result;
 
 /// One run, one row of `raw.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -167,11 +167,7 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
 
 /// Writes `summary.csv` (replacing it).
 pub fn write_summary(path: &Path, rows: &[SummaryRow]) -> Result<()> {
-    let mut wtr = csv::Writer::from_path(path).map_err(|e| Error::csv("create", path, e))?;
-    for r in rows {
-        wtr.serialize(r).map_err(|e| Error::csv("write", path, e))?;
-    }
-    wtr.flush().map_err(|e| Error::io("write", path, e))
+    crate::csv_log::write_rows(path, rows)
 }
 
 #[cfg(test)]
