@@ -4,7 +4,8 @@
 //! machine: [`Machine::collect`] reads the CPU model and core count, the
 //! memory, the kernel, the file system type of the work directory
 //! (`statfs` `f_type`, named by [`fs_type_name`]), the device's
-//! `read_ahead_kb`, and records the tool's version, the exact command line,
+//! `read_ahead_kb`, whether the kernel hands freed memory back to a
+//! hypervisor (free page reporting), and records the tool's version, the exact command line,
 //! the date and how the page cache was emptied.
 //!
 //! ```no_run
@@ -40,6 +41,12 @@ pub struct Machine {
     pub fs_magic: String,
     /// Read-ahead of the work directory's block device in KiB, when found.
     pub read_ahead_kb: Option<u64>,
+    /// Free page reporting to the hypervisor: the order of the free blocks
+    /// the guest reports (`/sys/module/page_reporting/parameters/page_reporting_order`;
+    /// 9 = 2 MiB), when the kernel has it. The host reclaims reported
+    /// memory, so every `drop_caches` before a cold run hands memory back
+    /// that the next run must get again (bench/results/2026-11-22d-readers).
+    pub page_reporting_order: Option<u32>,
     /// emsort's version.
     pub emsort_version: String,
     /// The command line that started the campaign.
@@ -69,6 +76,7 @@ impl Machine {
             fs_type,
             fs_magic,
             read_ahead_kb: cache::read_ahead_kb(work_dir),
+            page_reporting_order: page_reporting_order(),
             emsort_version: version.to_string(),
             command_line: command_line.to_string(),
             date: local_datetime(),
@@ -77,6 +85,16 @@ impl Machine {
             element: "u32 (native byte order)".to_string(),
         }
     }
+}
+
+/// The order of the free blocks the kernel reports to a hypervisor, when
+/// free page reporting is built in (a virtio balloon that offers it).
+pub fn page_reporting_order() -> Option<u32> {
+    std::fs::read_to_string("/sys/module/page_reporting/parameters/page_reporting_order")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// The kernel's `fault_around_bytes` (how much of the page cache a page

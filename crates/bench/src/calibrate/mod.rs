@@ -10,11 +10,12 @@
 //! | step | experiment (each point a cold run)                                              | value ([`Calibration`] key) |
 //! |------|---------------------------------------------------------------------------------|-----------------------------|
 //! | 1    | random 4 KiB reads of half of a set of [`SET_FILES`] files, through `mmap`, one run per `madvise` hint | `mmap_advice`: `normal` unless another hint is clearly faster (by more than [`PLATEAU`], every run) |
-//! | 2    | random reads of half of the set, request size 4K … 1M, `mmap` (that hint) vs `pread` | `mmap_max_request`: the largest size up to which `mmap` wins at every size (`off` if it loses at 4K) |
-//! | 3    | the whole file front to back with `pread`, block size 4K … 16M                  | `max_block`: the smallest block within 5 % of the best throughput |
-//! | 4    | the whole file front to back with `uring`, blocks of `max_block`, Q = 1 … 64     | `queue_depth`: the smallest Q within 5 % of the best |
-//! | 5    | random requests of 256K … 32M, `uring` (`max_block`, `queue_depth`) vs `pread` with the adaptive reader's block | `uring_min_request`: the smallest size from which `uring` wins at every larger size (`off` if it never does) |
-//! | 6    | threads 1 … 2 × cores: the whole file in contiguous slices; random 4 KiB; random 4 MiB | `threads_sequential`, `threads_random_small`, `threads_random_large`: the fewest threads within 5 % of the best |
+//! | 2    | the same reads through the adaptive reader's mapping (that hint), each file prefetched in the background | `prefetch`: `on` unless slower than the same reads through `mmap` alone (run again beside it) by more than [`PLATEAU`] |
+//! | 3    | random reads of half of the set, request size 4K … 1M, `mmap` (that hint) vs `pread` | `mmap_max_request`: the largest size up to which `mmap` wins at every size (`off` if it loses at 4K) |
+//! | 4    | the whole file front to back with `pread`, block size 4K … 16M                  | `max_block`: the smallest block within 5 % of the best throughput |
+//! | 5    | the whole file front to back with `uring`, blocks of `max_block`, Q = 1 … 64     | `queue_depth`: the smallest Q within 5 % of the best |
+//! | 6    | random requests of 256K … 32M, `uring` (`max_block`, `queue_depth`) vs `pread` with the adaptive reader's block | `uring_min_request`: the smallest size from which `uring` wins at every larger size (`off` if it never does) |
+//! | 7    | threads 1 … 2 × cores: the whole file in contiguous slices; random 4 KiB; random 4 MiB | `threads_sequential`, `threads_random_small`, `threads_random_large`: the fewest threads within 5 % of the best |
 //!
 //! `sequential_run` is not measured (it describes a trace, not the
 //! machine) and keeps its built-in value.
@@ -27,7 +28,16 @@
 //! `normal` hint reads up to that window around the page, where `pread`
 //! reads just the request.
 //!
-//! Steps 1 and 2 read a set of [`SET_FILES`] smaller files (together the
+//! Step 2 keeps the prefetch unless it costs, rather than only when it
+//! wins: its gain comes from reading ahead while the application works
+//! between requests, which a calibration loop that does nothing but read
+//! cannot show. With `read_ahead_kb` = 8192 the loop measured 330 against
+//! 324 MiB/s (each fault already reads 8 MiB of the 32 MiB files), while
+//! replaying the traces the prefetch made the adaptive reader 10–20 %
+//! faster (bench/results/2026-11-22d-readers); at 128 KiB it wins in the
+//! loop too.
+//!
+//! Steps 1 to 3 read a set of [`SET_FILES`] smaller files (together the
 //! size of the data file), their requests interleaved, as an application
 //! reads its tiles or maps: on one large file `willneed` won (it reads the
 //! whole file at once, 332 against 286 MiB/s for `normal`), yet replaying
@@ -63,13 +73,15 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use emsort_io::cache::CacheMethod;
-use emsort_io::{format_size, AtomicFile, Calibration, Madvise, Progress, ReaderKind};
+use emsort_io::{
+    format_size, AccessHint, AtomicFile, Calibration, Madvise, Progress, ReaderConfig, ReaderKind,
+};
 
 use crate::stats::median;
 use crate::{Error, Result};
 use measure::{config, run, run_scattered, DataFile, Pattern};
 
-/// Files of the set that steps 1 and 2 read (see the [module docs](self)).
+/// Files of the set that steps 1 to 3 read (see the [module docs](self)).
 pub const SET_FILES: usize = 8;
 
 /// A value is on the plateau when its throughput is within this share of
@@ -85,17 +97,17 @@ pub struct Plan {
     pub reps: usize,
     /// `madvise` hints compared (step 1).
     pub advice: Vec<Madvise>,
-    /// Request sizes, mmap against pread (step 2).
+    /// Request sizes, mmap against pread (step 3).
     pub mmap_sizes: Vec<usize>,
-    /// Block sizes of sequential pread (step 3).
+    /// Block sizes of sequential pread (step 4).
     pub blocks: Vec<usize>,
-    /// Queue depths of sequential uring (step 4).
+    /// Queue depths of sequential uring (step 5).
     pub depths: Vec<u32>,
-    /// Request sizes, uring against pread (step 5).
+    /// Request sizes, uring against pread (step 6).
     pub uring_sizes: Vec<usize>,
-    /// Thread counts (step 6).
+    /// Thread counts (step 7).
     pub threads: Vec<usize>,
-    /// Request size of the large random reads with threads (step 6).
+    /// Request size of the large random reads with threads (step 7).
     pub large_random: usize,
 }
 
@@ -271,6 +283,7 @@ impl Calibrate {
         let uring_sizes: Vec<usize> =
             p.uring_sizes.iter().copied().filter(|&s| s as u64 <= p.file_size / 2).collect();
         let points = p.advice.len()
+            + 2
             + 2 * p.mmap_sizes.len()
             + p.blocks.len()
             + p.depths.len()
@@ -330,7 +343,48 @@ impl Calibrate {
         }
         tables.push(t);
 
-        // 2. mmap against pread for random reads, by request size.
+        // 2. The same reads with the whole file prefetched in the background.
+        let mut t = m.table(&format!(
+            "the same reads through the adaptive reader's mapping ({}), without and with a background prefetch",
+            cal.mmap_advice
+        ));
+        {
+            // Measured again beside the prefetch, not taken from step 1: the
+            // disk drifts between steps.
+            let pat = Pattern::Scattered { request: 4096, total: set_half, seed: 1 };
+            let w = m.point(
+                &format!("mmap {}", cal.mmap_advice),
+                0,
+                "off",
+                ReaderKind::Mmap,
+                (0, 1, cal.mmap_advice),
+                pat,
+                1,
+            )?;
+            let probe = Calibration {
+                mmap_max_request: 4096,
+                random_run: 0,
+                mmap_advice: cal.mmap_advice,
+                prefetch: true,
+                ..Calibration::default()
+            };
+            let cfg = ReaderConfig::new(ReaderKind::Adaptive).access(AccessHint::Random).calibration(probe);
+            let with = m.point_with("mmap+prefetch", 1, "on", &cfg, pat, 1)?;
+            // On unless it costs: see the module docs.
+            cal.prefetch = with.mib_s() * (1.0 + PLATEAU) >= w.mib_s();
+            t.decision = format!(
+                "prefetch = {}: {:.1} MiB/s with it against {:.1} without{}",
+                if cal.prefetch { "on" } else { "off" },
+                with.mib_s(),
+                w.mib_s(),
+                if cal.prefetch { "" } else { " (slower by more than 5 %)" },
+            );
+            t.points.push(w);
+            t.points.push(with);
+        }
+        tables.push(t);
+
+        // 3. mmap against pread for random reads, by request size.
         let mut t = m.table(&format!(
             "random reads of half of the {SET_FILES} files, by request size: mmap ({}) vs pread (block = request)",
             cal.mmap_advice
@@ -365,7 +419,7 @@ impl Calibrate {
         };
         tables.push(t);
 
-        // 3. Block size of sequential pread.
+        // 4. Block size of sequential pread.
         let mut t = m.table("the whole file front to back with pread, by block size");
         for &b in &p.blocks {
             let pt = m.point(
@@ -384,7 +438,7 @@ impl Calibrate {
         t.decision = format!("max_block = {}: {why}", sz(b as usize));
         tables.push(t);
 
-        // 4. Queue depth of sequential uring, in blocks of max_block.
+        // 5. Queue depth of sequential uring, in blocks of max_block.
         let chunk = (cal.max_block * 16).clamp(1 << 20, 64 << 20);
         let mut t = m.table(&format!(
             "the whole file front to back with uring, requests of {}, blocks of {}, by queue depth",
@@ -408,7 +462,7 @@ impl Calibrate {
         t.decision = format!("queue_depth = {q}: {why}");
         tables.push(t);
 
-        // 5. uring against pread for large random requests.
+        // 6. uring against pread for large random requests.
         let mut t = m.table(&format!(
             "random requests, by size: uring (blocks of {}, Q = {}) vs pread (the adaptive reader's block)",
             sz(cal.max_block),
@@ -442,7 +496,7 @@ impl Calibrate {
         };
         tables.push(t);
 
-        // 6. Threads.
+        // 7. Threads.
         let seq_block = cal.max_block;
         let cases: [(&str, Pattern, usize); 3] = [
             ("threads_sequential", Pattern::Sequential { request: seq_block }, seq_block),
@@ -505,7 +559,7 @@ impl Calibrate {
 /// Runs points and reports progress.
 struct Measurer<'a> {
     file: &'a DataFile,
-    /// The set of smaller files of steps 1 and 2.
+    /// The set of smaller files of steps 1 to 3.
     set: &'a [DataFile],
     plan: &'a Plan,
     cache: CacheMethod,
@@ -530,16 +584,28 @@ impl Measurer<'_> {
         pattern: Pattern,
         threads: usize,
     ) -> Result<Point> {
-        let cfg = config(kind, block.max(1), q, advice);
+        self.point_with(series, param, label, &config(kind, block.max(1), q, advice), pattern, threads)
+    }
+
+    /// `reps` cold runs of one point with readers configured by `cfg`.
+    fn point_with(
+        &mut self,
+        series: &str,
+        param: u64,
+        label: &str,
+        cfg: &ReaderConfig,
+        pattern: Pattern,
+        threads: usize,
+    ) -> Result<Point> {
         let bytes = pattern.bytes(self.file.size);
         self.progress.message(&format!("{series} at {label}"));
         let mut runs = Vec::with_capacity(self.plan.reps);
         for _ in 0..self.plan.reps {
             runs.push(match pattern {
                 Pattern::Scattered { request, total, seed } => {
-                    run_scattered(self.set, &cfg, request, total, seed, self.cache, self.cancel)?
+                    run_scattered(self.set, cfg, request, total, seed, self.cache, self.cancel)?
                 }
-                _ => run(self.file, &cfg, pattern, threads, self.cache, self.cancel)?,
+                _ => run(self.file, cfg, pattern, threads, self.cache, self.cancel)?,
             });
         }
         self.progress.advance(1);
@@ -687,7 +753,7 @@ mod tests {
             .cache(CacheMethod::Fadvise)
             .run(&emsort_io::NoProgress, &AtomicBool::new(false))
             .unwrap();
-        assert_eq!(out.tables.len(), 8);
+        assert_eq!(out.tables.len(), 9);
         assert!(out.tables.iter().all(|t| !t.points.is_empty() && !t.decision.is_empty()));
         // The scratch directory is gone.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);

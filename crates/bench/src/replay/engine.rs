@@ -422,7 +422,7 @@ impl Replay {
             lat.extend_from_slice(&w.latencies);
             for rd in w.readers.iter().flatten() {
                 if let Some(a) = rd.as_adaptive() {
-                    add_counts(r.choices.get_or_insert_with(ChoiceCounts::default), &a.counts());
+                    *r.choices.get_or_insert_with(ChoiceCounts::default) += a.counts();
                     if r.fallback.is_none() {
                         r.fallback = a.fallback().map(str::to_string);
                     }
@@ -451,15 +451,6 @@ fn median_run(mut runs: Vec<ReaderResult>) -> ReaderResult {
     let mut m = runs.swap_remove((runs.len() - 1) / 2);
     m.rep_seconds = all;
     m
-}
-
-fn add_counts(to: &mut ChoiceCounts, c: &ChoiceCounts) {
-    to.mmap_requests += c.mmap_requests;
-    to.mmap_bytes += c.mmap_bytes;
-    to.pread_requests += c.pread_requests;
-    to.pread_bytes += c.pread_bytes;
-    to.uring_requests += c.uring_requests;
-    to.uring_bytes += c.uring_bytes;
 }
 
 /// The nearest-rank `p` quantile of sorted values (0 when empty).

@@ -17,6 +17,7 @@
 //! | `large_share` | share of the trace's bytes in requests > 32 KiB (0–1) |
 //! | `cache`, `verified` | how the page cache was emptied; whether reads were checked |
 //! | `mmap_requests` … `uring_bytes` | the adaptive reader's choices (empty for the others) |
+//! | `prefetched_files`, `prefetched_bytes` | files the adaptive reader prefetched in the background, their bytes |
 //! | `fallback` | why a technique was replaced, if one was |
 //!
 //! Beside it, `results.json` holds [`Machine`] facts (CPU, memory, kernel,
@@ -95,6 +96,10 @@ pub struct ResultRow {
     pub uring_requests: Option<u64>,
     /// Adaptive: bytes read by io_uring.
     pub uring_bytes: Option<u64>,
+    /// Adaptive: files prefetched in the background.
+    pub prefetched_files: Option<u64>,
+    /// Adaptive: their sizes, summed.
+    pub prefetched_bytes: Option<u64>,
     /// Fallback note, empty when none.
     pub fallback: String,
 }
@@ -133,6 +138,8 @@ impl ResultRow {
             pread_bytes: c.map(|c| c.pread_bytes),
             uring_requests: c.map(|c| c.uring_requests),
             uring_bytes: c.map(|c| c.uring_bytes),
+            prefetched_files: c.map(|c| c.prefetched_files),
+            prefetched_bytes: c.map(|c| c.prefetched_bytes),
             fallback: r.fallback.clone().unwrap_or_default(),
         }
     }
@@ -267,6 +274,14 @@ pub fn format_choices(r: &ReaderResult) -> Option<String> {
         part("pread", c.pread_requests, c.pread_bytes),
         part("uring", c.uring_requests, c.uring_bytes)
     );
+    if c.prefetched_files > 0 {
+        s.push_str(&format!(
+            "; prefetched {} file{} ({}) in the background",
+            c.prefetched_files,
+            if c.prefetched_files == 1 { "" } else { "s" },
+            human_bytes(c.prefetched_bytes)
+        ));
+    }
     if let Some(f) = &r.fallback {
         s.push_str(&format!(" (fallback: {f})"));
     }
@@ -369,6 +384,8 @@ mod tests {
                 mmap_bytes: 1 << 19,
                 pread_requests: 2,
                 pread_bytes: 1 << 19,
+                prefetched_files: 2,
+                prefetched_bytes: 3 << 20,
                 ..ChoiceCounts::default()
             }),
             fallback: None,
@@ -395,6 +412,7 @@ mod tests {
             c.starts_with("adaptive chose: mmap 8 requests / 512.0 KiB (50.0 % of bytes), pread 2"),
             "{c}"
         );
+        assert!(c.ends_with("; prefetched 2 files (3.0 MiB) in the background"), "{c}");
         let r = reading(&rs);
         assert_eq!(
             r,

@@ -22,15 +22,17 @@ const AFTER_HELP: &str = "\
 Steps (each point run on a cold cache, the median of the runs kept):
   1. random 4K reads of half the data file through mmap, by madvise hint
        -> mmap_advice: the fastest hint
-  2. random reads of half the file, 4K ... 1M: mmap vs pread
+  2. the same reads, each file also read whole in the background
+       (posix_fadvise WILLNEED) -> prefetch: on unless slower by more than 5 %
+  3. random reads of half the file, 4K ... 1M: mmap vs pread
        -> mmap_max_request: up to where mmap wins at every size (off: never)
-  3. the whole file with pread, blocks 4K ... 16M
+  4. the whole file with pread, blocks 4K ... 16M
        -> max_block: the smallest block within 5 % of the best throughput
-  4. the whole file with uring in blocks of max_block, Q = 1 ... 64
+  5. the whole file with uring in blocks of max_block, Q = 1 ... 64
        -> queue_depth: the smallest Q within 5 % of the best
-  5. random requests of 256K ... 32M: uring vs pread
+  6. random requests of 256K ... 32M: uring vs pread
        -> uring_min_request: from where uring wins at every size (off: never)
-  6. threads 1 ... 2 x cores: sequential slices, random 4K, random 4M
+  7. threads 1 ... 2 x cores: sequential slices, random 4K, random 4M
        -> threads_sequential, threads_random_small, threads_random_large
 The file is written to $XDG_CONFIG_HOME/emsort/calibration (or
 ~/.config/emsort/calibration), where `emsort replay` and the adaptive reader

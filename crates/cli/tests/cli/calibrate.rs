@@ -37,6 +37,8 @@ fn quick_calibration_writes_a_loadable_file_and_prints_guidelines() {
     for want in [
         "1. random 4K reads",
         "→ mmap_advice = ",
+        "2. the same reads through the adaptive reader's mapping",
+        "→ prefetch = ",
         "→ max_block = ",
         "→ queue_depth = ",
         "threads_sequential = ",

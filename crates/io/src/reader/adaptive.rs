@@ -12,6 +12,8 @@
 //!          only a small part read? ──────yes──┘
 //!            │ no to all: swapFlag set
 //! request  amount ≤ mmap_max_request (32K) and swapFlag and not in a sequential run → mmap
+//!            (with prefetch = on, the first such request also starts reading the whole file
+//!            into the page cache in the background)
 //!          amount ≥ uring_min_request (8M)  → uring: blocks of max_block (4M), Q = 32
 //!          otherwise                        → pread: block = amount clamped to [4K, max_block]
 //! ```
@@ -38,6 +40,17 @@
 //!   will be read, and mapping a file for a one-off read (a header, the
 //!   start of a sequential run) costs a fault that on Linux reads a whole
 //!   readahead window around the page.
+//! - **Prefetch** ([`Calibration::prefetch`], off in the built-in values):
+//!   the first request a file's mapping serves also starts reading the
+//!   whole file into the page cache in the background
+//!   (`posix_fadvise(WILLNEED)` from a thread, 8 MiB per call), stopped when
+//!   the file is closed. The swapFlag already promises that the file fits in
+//!   memory and that a large part of it will be read at random; the
+//!   prefetch turns that promise into a few large, concurrent reads instead
+//!   of one read-around window per fault, and they go on while the caller
+//!   works between requests. Only files up to a quarter of the available
+//!   memory are prefetched (several may be at once).
+//!   [`ChoiceCounts::prefetched_files`] counts them.
 //! - **Large requests** go to io_uring with several blocks in flight: beyond
 //!   the thesis' two synchronous techniques, following its conclusion that
 //!   "the best overall reading strategy is to swap between memory-mapped
@@ -60,6 +73,7 @@ use std::path::{Path, PathBuf};
 
 use super::mmap::Mapping;
 use super::pread::pread_into;
+use super::prefetch::Prefetch;
 use super::uring::UringEngine;
 use super::{
     check_buf, open_action, open_file, AccessHint, Calibration, Completion, OpenAction, ReadRequest, Reader,
@@ -138,6 +152,24 @@ pub struct ChoiceCounts {
     pub uring_requests: u64,
     /// Bytes read by io_uring.
     pub uring_bytes: u64,
+    /// Files whose background prefetch was started ([`Calibration::prefetch`]).
+    pub prefetched_files: u64,
+    /// Their sizes, summed.
+    pub prefetched_bytes: u64,
+}
+
+impl std::ops::AddAssign for ChoiceCounts {
+    /// Adds `o`'s counts (for totals over files and threads).
+    fn add_assign(&mut self, o: ChoiceCounts) {
+        self.mmap_requests += o.mmap_requests;
+        self.mmap_bytes += o.mmap_bytes;
+        self.pread_requests += o.pread_requests;
+        self.pread_bytes += o.pread_bytes;
+        self.uring_requests += o.uring_requests;
+        self.uring_bytes += o.uring_bytes;
+        self.prefetched_files += o.prefetched_files;
+        self.prefetched_bytes += o.prefetched_bytes;
+    }
 }
 
 impl ChoiceCounts {
@@ -172,6 +204,10 @@ pub struct AdaptiveReader {
     /// The swapFlag, once decided for the open file.
     swap: Option<bool>,
     map: Option<Mapping>,
+    /// The open file's background prefetch, once started.
+    prefetch: Option<Prefetch>,
+    /// Whether the prefetch was considered for the open file.
+    prefetch_tried: bool,
     mmap_unavailable: bool,
     engine: Option<UringEngine>,
     uring_unavailable: bool,
@@ -200,6 +236,8 @@ impl AdaptiveReader {
             cal: cfg.calibration.clone(),
             swap: None,
             map: None,
+            prefetch: None,
+            prefetch_tried: false,
             mmap_unavailable: false,
             engine: None,
             uring_unavailable: false,
@@ -325,6 +363,25 @@ impl AdaptiveReader {
         })
     }
 
+    /// Copies a request out of the mapping, starting the file's
+    /// background prefetch first if the calibration asks for it.
+    fn mmap_copy(&mut self, offset: u64, amount: usize, buf: &mut [u8]) -> usize {
+        if self.cal.prefetch && !self.prefetch_tried {
+            self.prefetch_tried = true;
+            // Several files may be prefetched at once: each must leave room
+            // for the others, or the cache evicts what was read ahead
+            // before it is used.
+            let fits = available_memory().is_none_or(|m| self.size <= m / 4);
+            let file = self.file.as_ref().expect("open");
+            self.prefetch = if fits && self.size > 0 { Prefetch::start(file, self.size) } else { None };
+            if self.prefetch.is_some() {
+                self.counts.prefetched_files += 1;
+                self.counts.prefetched_bytes += self.size;
+            }
+        }
+        self.map.as_ref().expect("mapped").copy(offset, amount, buf)
+    }
+
     fn record(&mut self, c: Choice, bytes: usize) {
         self.last = Some(c);
         self.counts.add(c.kind, bytes);
@@ -351,6 +408,8 @@ impl Reader for AdaptiveReader {
     /// Closes the file and unmaps it; keeps the ring (not tied to a file)
     /// and the counts.
     fn close(&mut self) -> Result<()> {
+        self.prefetch = None;
+        self.prefetch_tried = false;
         self.file = None;
         self.map = None;
         self.mmap_unavailable = false;
@@ -382,7 +441,7 @@ impl Reader for AdaptiveReader {
         let c = self.rule_choice(amount, sequential);
         let c = self.resolve(c, amount)?;
         let n = match c.kind {
-            ReaderKind::Mmap => self.map.as_ref().expect("mapped").copy(offset, amount, buf),
+            ReaderKind::Mmap => self.mmap_copy(offset, amount, buf),
             ReaderKind::Uring => {
                 let file = self.file.as_ref().expect("open");
                 let engine = self.engine.as_mut().expect("a ring");
@@ -423,7 +482,7 @@ impl Reader for AdaptiveReader {
             };
             match c.kind {
                 ReaderKind::Mmap => {
-                    let n = self.map.as_ref().expect("mapped").copy(r.offset, amount, r.buf);
+                    let n = self.mmap_copy(r.offset, amount, r.buf);
                     self.record(c, n);
                     on_complete(Completion { id, result: Ok(n), data: &r.buf[..n] });
                 }

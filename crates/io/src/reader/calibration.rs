@@ -15,6 +15,7 @@
 //! sequential_run = 2           # continuing requests before a file counts as sequential (0: off)
 //! random_run = 1               # jumps before a file counts as read at random (0: at once)
 //! mmap_advice = normal         # madvise hint for the adaptive reader's mapping
+//! prefetch = off               # read a mapped file whole in the background (on/off)
 //! threads_sequential = 4       # threads for large sequential reads
 //! threads_random_small = all   # threads for small random reads
 //! threads_random_large = 4     # threads for large random reads
@@ -66,6 +67,13 @@ pub struct Calibration {
     pub random_run: u32,
     /// `madvise` hint of the adaptive reader's mapping (the thesis gave none).
     pub mmap_advice: Madvise,
+    /// When the adaptive reader maps a file (swapFlag set: it fits in
+    /// memory and is read at random, largely), also read the whole file
+    /// into the page cache in the background, so the faults find their
+    /// pages there (`posix_fadvise(WILLNEED)` from a thread; the thesis'
+    /// "swap between memory-mapped reading and asynchronous reading",
+    /// §4.7). Off in the built-in values (the thesis did not).
+    pub prefetch: bool,
     /// Threads for large sequential reads (thesis §4.7: two or four).
     pub threads_sequential: u32,
     /// Threads for small random reads (thesis: all available; 0 means all).
@@ -88,6 +96,7 @@ impl Default for Calibration {
             sequential_run: 2,
             random_run: 1,
             mmap_advice: Madvise::Normal,
+            prefetch: false,
             threads_sequential: 4,
             threads_random_small: 0,
             threads_random_large: 4,
@@ -100,7 +109,7 @@ impl Default for Calibration {
 /// use block size of 4KB").
 pub const MIN_BLOCK: usize = 4 << 10;
 
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 11] = [
     "mmap_max_request",
     "max_block",
     "queue_depth",
@@ -108,6 +117,7 @@ const KEYS: [&str; 10] = [
     "sequential_run",
     "random_run",
     "mmap_advice",
+    "prefetch",
     "threads_sequential",
     "threads_random_small",
     "threads_random_large",
@@ -192,6 +202,7 @@ impl Calibration {
                 "sequential_run" => c.sequential_run = count(value).map_err(bad)?,
                 "random_run" => c.random_run = count(value).map_err(bad)?,
                 "mmap_advice" => c.mmap_advice = value.parse().map_err(bad)?,
+                "prefetch" => c.prefetch = on_off(value).map_err(bad)?,
                 "threads_sequential" => c.threads_sequential = positive_count(value).map_err(bad)?,
                 "threads_random_small" => c.threads_random_small = threads(value).map_err(bad)?,
                 "threads_random_large" => c.threads_random_large = positive_count(value).map_err(bad)?,
@@ -287,8 +298,13 @@ impl Calibration {
         if self.mmap_max_request == 0 {
             s.push_str("  5. (mmap is never used: mmap_max_request = off)\n");
         } else {
+            let prefetch = if self.prefetch {
+                "; the first such request starts reading the whole file in the background"
+            } else {
+                ""
+            };
             s.push_str(&format!(
-                "  5. Request ≤ {}?\n     yes → mmap (madvise {}).\n",
+                "  5. Request ≤ {}?\n     yes → mmap (madvise {}){prefetch}.\n",
                 sz(self.mmap_max_request),
                 self.mmap_advice
             ));
@@ -335,6 +351,7 @@ impl fmt::Display for Calibration {
         writeln!(f, "sequential_run = {}", self.sequential_run)?;
         writeln!(f, "random_run = {}", self.random_run)?;
         writeln!(f, "mmap_advice = {}", self.mmap_advice)?;
+        writeln!(f, "prefetch = {}", if self.prefetch { "on" } else { "off" })?;
         writeln!(f, "threads_sequential = {}", self.threads_sequential)?;
         if self.threads_random_small == 0 {
             writeln!(f, "threads_random_small = all")?;
@@ -355,6 +372,14 @@ fn size_or_off(v: &str, off: usize) -> std::result::Result<usize, String> {
         Ok(off)
     } else {
         size(v)
+    }
+}
+
+fn on_off(v: &str) -> std::result::Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("expected 'on' or 'off', found '{v}'")),
     }
 }
 
@@ -399,6 +424,7 @@ mod tests {
         };
         c.threads_random_small = 3;
         c.mmap_advice = Madvise::Random;
+        c.prefetch = true;
         for c in [Calibration::default(), c] {
             assert_eq!(Calibration::parse(&c.to_string()).unwrap(), c);
         }
@@ -415,6 +441,8 @@ mod tests {
         assert!(Calibration::parse("max_block = 0").is_err());
         assert!(Calibration::parse("queue_depth = 0").is_err());
         assert!(Calibration::parse("mmap_advice = often").is_err());
+        assert!(Calibration::parse("prefetch = maybe").unwrap_err().1.contains("'on' or 'off'"));
+        assert!(Calibration::parse("prefetch = ON").unwrap().prefetch);
     }
 
     #[test]

@@ -60,6 +60,7 @@ pub mod calibration;
 pub mod config;
 pub mod mmap;
 pub mod pread;
+mod prefetch;
 pub mod stream;
 pub mod uring;
 
@@ -177,6 +178,9 @@ pub trait Reader: Send {
 ///
 /// An enum rather than a `Box<dyn Reader>` so that callers can reach a
 /// kind's own API ([`AnyReader::as_adaptive`]) without downcasting.
+// The adaptive variant is the largest (a few hundred bytes): there is one
+// reader per open file, so boxing it would save nothing worth an indirection.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyReader {
     /// See [`StreamReader`].
     Stream(StreamReader),

@@ -141,6 +141,56 @@ fn defaults_are_the_thesis_values() {
     assert!(g.contains("queue depth 32"), "{g}");
 }
 
+/// Bytes of `path` in the page cache (`mincore` over a fresh mapping).
+fn resident(path: &std::path::Path) -> u64 {
+    let f = std::fs::File::open(path).unwrap();
+    let len = f.metadata().unwrap().len() as usize;
+    // SAFETY: a read-only mapping that is only asked about, never touched.
+    let map = unsafe { memmap2::Mmap::map(&f) }.unwrap();
+    let page = 4096;
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: `vec` has a byte per page of the mapping.
+    let rc = unsafe { libc::mincore(map.as_ptr() as *mut libc::c_void, len, vec.as_mut_ptr()) };
+    assert_eq!(rc, 0, "mincore");
+    vec.iter().filter(|&&b| b & 1 == 1).count() as u64 * page as u64
+}
+
+/// With `prefetch = on`, the first request served by the mapping starts
+/// reading the whole file into the page cache; without it, one fault reads
+/// at most a readahead window (the control: 48 MiB is beyond any usual
+/// `read_ahead_kb`). The bytes are the file's either way.
+#[test]
+fn prefetch_reads_the_whole_file_in_the_background() {
+    let dir = tmp();
+    let (p, bytes) = file(dir.path(), "f", 48 << 20, 7);
+    for prefetch in [false, true] {
+        std::fs::File::open(&p).unwrap().sync_all().unwrap();
+        emsort_io::cache::evict_file(&p).unwrap();
+        assert!(resident(&p) < 1 << 20, "evicted before the run");
+        let cal = Calibration { mmap_max_request: 4096, random_run: 0, prefetch, ..Default::default() };
+        let mut rd = open_reader(&p, &adaptive(AccessHint::Random, cal)).unwrap();
+        let mut buf = vec![0u8; 4096];
+        let off = 20 << 20;
+        assert_eq!(rd.read_bytes(off, 4096, &mut buf).unwrap(), 4096);
+        assert_eq!(&buf[..], &bytes[off as usize..off as usize + 4096]);
+        assert_eq!(rd.last_choice().unwrap().kind, ReaderKind::Mmap);
+        let c = rd.as_adaptive().unwrap().counts();
+        assert_eq!((c.prefetched_files, c.prefetched_bytes), if prefetch { (1, 48 << 20) } else { (0, 0) });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while prefetch && resident(&p) < bytes.len() as u64 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let r = resident(&p);
+        if prefetch {
+            assert_eq!(r, bytes.len() as u64, "the whole file is in the cache");
+        } else {
+            assert!(r < 40 << 20, "one fault read {r} bytes: more than a readahead window");
+        }
+        super::check_random_reads(&mut rd, &bytes, 200, 3, "adaptive with prefetch");
+        rd.close().unwrap();
+    }
+}
+
 #[test]
 fn loads_a_calibration_file() {
     let dir = tmp();
