@@ -38,7 +38,7 @@ use emsort_io::{AtomicFile, Error, Progress};
 use crate::merge::merge_runs;
 use crate::merge_policy::schedule;
 use crate::pdisk::Method;
-use crate::sorter::{check_input, sort_pool, temp_dir_in, wait_for_exit};
+use crate::sorter::{check_input, finish_pool, sort_pool, temp_dir_in};
 use crate::stats::{MigrationCounter, PhaseStats, PlanRecord, Rusage, SortStats};
 use crate::{SortError, SortPlan};
 
@@ -125,11 +125,7 @@ pub fn merge_files(
     out.commit()?;
     drop(temps);
     let total_seconds = start.elapsed().as_secs_f64();
-    drop(pool);
-    let cpu_migrations = migrations.and_then(|m| {
-        wait_for_exit(&pool_name);
-        m.read()
-    });
+    let cpu_migrations = finish_pool(pool, &pool_name, migrations);
     Ok(SortStats {
         plan: PlanRecord::new(&plan, &derived),
         input_bytes,

@@ -143,12 +143,7 @@ pub fn sort_file(
     drop(temps);
     let d = &derived;
     let total_seconds = start.elapsed().as_secs_f64();
-    // A thread's perf counts reach the inherited counter when it exits.
-    drop(pool);
-    let cpu_migrations = migrations.and_then(|m| {
-        wait_for_exit(&pool_name);
-        m.read()
-    });
+    let cpu_migrations = finish_pool(pool, &pool_name, migrations);
     Ok(SortStats {
         plan: PlanRecord::new(&plan, d),
         input_bytes,
@@ -214,9 +209,25 @@ pub(crate) fn temp_dir_in(root: &Path, prefix: &str) -> Result<tempfile::TempDir
     })
 }
 
+/// Shuts down a pool made by [`sort_pool`] and returns the CPU migrations
+/// counted since `migrations` started: a thread's perf counts reach the
+/// inherited counter only when it exits, so this waits for the pool's
+/// threads first.
+pub(crate) fn finish_pool(
+    pool: rayon::ThreadPool,
+    pool_name: &str,
+    migrations: Option<MigrationCounter>,
+) -> Option<u64> {
+    drop(pool);
+    migrations.and_then(|m| {
+        wait_for_exit(pool_name);
+        m.read()
+    })
+}
+
 /// Waits (up to a second) until no thread of this process is named
 /// `{name}-…`: a dropped rayon pool's threads exit on their own time.
-pub(crate) fn wait_for_exit(name: &str) {
+fn wait_for_exit(name: &str) {
     let prefix = format!("{name}-");
     let t = Instant::now();
     while t.elapsed() < Duration::from_secs(1) {

@@ -62,7 +62,7 @@ use serde::{Serialize, Serializer};
 use crate::byte_stream::ByteOutput;
 use crate::plan::SortPlan;
 use crate::run_formation::RunFormation;
-use crate::sorter::{check_input, sort_pool, temp_dir_in, wait_for_exit};
+use crate::sorter::{check_input, finish_pool, sort_pool, temp_dir_in};
 use crate::stats::{MigrationCounter, PhaseStats, PlanRecord, Rusage, SortStats};
 use crate::write_behind::WriteBehind;
 use crate::SortError;
@@ -488,11 +488,7 @@ pub(crate) fn sort_file(
     drop(disks);
     drop(temps);
     let total_seconds = start.elapsed().as_secs_f64();
-    drop(pool);
-    let cpu_migrations = migrations.and_then(|m| {
-        wait_for_exit(&pool_name);
-        m.read()
-    });
+    let cpu_migrations = finish_pool(pool, &pool_name, migrations);
 
     let (b, d) = (plan.block_size, plan.disk_dirs().len());
     let logical = (b * d) as f64;
