@@ -33,6 +33,19 @@ pub enum Pattern {
         /// Bytes per request.
         request: usize,
     },
+    /// Runs of `run` bytes read front to back in requests of `request`
+    /// bytes, each followed by `skip` bytes not read, from the start of the
+    /// file; the runs dealt round-robin to the threads. Sequential reading
+    /// that ends now and then, as an application reads its animations:
+    /// whatever is read ahead past a run's end is wasted.
+    Runs {
+        /// Bytes per request.
+        request: usize,
+        /// Bytes per run.
+        run: u64,
+        /// Bytes skipped after each run.
+        skip: u64,
+    },
     /// `total` bytes in requests of `request` bytes at random page-aligned
     /// offsets (seeded by `seed`), dealt round-robin to the threads.
     Random {
@@ -60,6 +73,10 @@ impl Pattern {
     pub fn bytes(&self, size: u64) -> u64 {
         match *self {
             Pattern::Sequential { .. } => size,
+            Pattern::Runs { run, skip, .. } => {
+                let period = (run + skip).max(1);
+                (size / period) * run + (size % period).min(run)
+            }
             Pattern::Random { request, total, .. } | Pattern::Scattered { request, total, .. } => {
                 requests(total, request) * request as u64
             }
@@ -85,19 +102,76 @@ pub fn run_scattered(
     check_cancel(cancel, &first.path)?;
     let paths: Vec<&Path> = files.iter().map(|f| f.path.as_path()).collect();
     cache.apply(&paths)?;
-    let reqs = scattered(files, request, total, seed);
+    let reqs: Vec<(usize, u64, usize)> = scattered(files, request, total, seed)
+        .into_iter()
+        .map(|(f, offset)| (f, offset, request.min(files[f].size as usize)))
+        .collect();
+    let files: Vec<&DataFile> = files.iter().collect();
+    read_all(&files, cfg, &reqs, cancel)
+}
+
+/// One cold run of sequential runs mixed with random reads, as the mixed
+/// trace of `emsort gen-trace` (animations beside tiles): `file` read as
+/// [`Pattern::Runs`] (`request`, `run`, `skip`), and random 4 KiB reads of
+/// half of the set `files` ([`run_scattered`]'s, seeded), interleaved in
+/// proportion to their counts, one thread with a reader per file; returns
+/// the wall time in seconds.
+#[allow(clippy::too_many_arguments)]
+pub fn run_mixed(
+    file: &DataFile,
+    set: &[DataFile],
+    cfg: &ReaderConfig,
+    (request, run, skip): (usize, u64, u64),
+    seed: u64,
+    cache: CacheMethod,
+    cancel: &AtomicBool,
+) -> Result<f64> {
+    check_cancel(cancel, &file.path)?;
+    let mut paths: Vec<&Path> = set.iter().map(|f| f.path.as_path()).collect();
+    paths.push(&file.path);
+    cache.apply(&paths)?;
+    let runs = plan(file.size, Pattern::Runs { request, run, skip }, 1).remove(0);
+    let half = set.iter().map(|f| f.size).sum::<u64>() / 2;
+    let small = scattered(set, 4096, half, seed);
+    let (a, b) = (runs.len(), small.len());
+    let mut reqs = Vec::with_capacity(a + b);
+    let (mut i, mut j) = (0, 0);
+    while i < a || j < b {
+        // The next request from the list that is behind its share.
+        if j == b || (i < a && i * b <= j * a) {
+            reqs.push((set.len(), runs[i].0, runs[i].1));
+            i += 1;
+        } else {
+            let (f, offset) = small[j];
+            reqs.push((f, offset, 4096.min(set[f].size as usize)));
+            j += 1;
+        }
+    }
+    let mut files: Vec<&DataFile> = set.iter().collect();
+    files.push(file);
+    read_all(&files, cfg, &reqs, cancel)
+}
+
+/// Opens a reader per file, reads `reqs` (`(file, offset, amount)`) in
+/// order, closes the readers; the wall time in seconds, opening included.
+fn read_all(
+    files: &[&DataFile],
+    cfg: &ReaderConfig,
+    reqs: &[(usize, u64, usize)],
+    cancel: &AtomicBool,
+) -> Result<f64> {
+    let largest = reqs.iter().map(|r| r.2).max().unwrap_or(0);
     // Touched before the clock starts.
-    let mut buf = vec![0xA5u8; request];
+    let mut buf = vec![0xA5u8; largest];
     let start = Instant::now();
     let mut readers = Vec::with_capacity(files.len());
     for f in files {
         readers.push(open_reader(&f.path, cfg)?);
     }
-    for (i, &(f, offset)) in reqs.iter().enumerate() {
+    for (i, &(f, offset, amount)) in reqs.iter().enumerate() {
         if i % 256 == 0 {
             check_cancel(cancel, &files[f].path)?;
         }
-        let amount = request.min(files[f].size as usize);
         let n = readers[f].read_bytes(offset, amount, &mut buf[..amount])?;
         if n != amount {
             return Err(Error::Campaign(format!(
@@ -267,6 +341,20 @@ fn plan(size: u64, pattern: Pattern, threads: usize) -> Vec<Vec<(u64, usize)>> {
                 }
             }
         }
+        Pattern::Runs { request, run, skip } => {
+            let request = request.max(1) as u64;
+            let period = (run + skip).max(1);
+            for (k, start) in (0..size).step_by(period as usize).enumerate() {
+                let end = (start + run).min(size);
+                let job = &mut jobs[k % threads];
+                let mut off = start;
+                while off < end {
+                    let n = request.min(end - off);
+                    job.push((off, n as usize));
+                    off += n;
+                }
+            }
+        }
         Pattern::Scattered { .. } => unreachable!("a set of files is read by run_scattered"),
         Pattern::Random { request, total, seed } => {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
@@ -283,6 +371,17 @@ fn plan(size: u64, pattern: Pattern, threads: usize) -> Vec<Vec<(u64, usize)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_read_every_other_stretch() {
+        let size = 10 * PAGE + 100;
+        let p = Pattern::Runs { request: 3 * PAGE as usize, run: 4 * PAGE, skip: 2 * PAGE };
+        let jobs = plan(size, p, 1);
+        let want: Vec<(u64, usize)> =
+            vec![(0, 3 * 4096), (3 * 4096, 4096), (6 * 4096, 3 * 4096), (9 * 4096, 4096)];
+        assert_eq!(jobs[0], want);
+        assert_eq!(p.bytes(size), want.iter().map(|r| r.1 as u64).sum::<u64>());
+    }
 
     #[test]
     fn plans_cover_the_file_or_the_total() {

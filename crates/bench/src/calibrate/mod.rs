@@ -16,6 +16,17 @@
 //! | 5    | the whole file front to back with `uring`, blocks of `max_block`, Q = 1 … 64     | `queue_depth`: the smallest Q within 5 % of the best |
 //! | 6    | random requests of 256K … 32M, `uring` (`max_block`, `queue_depth`) vs `pread` with the adaptive reader's block | `uring_min_request`: the smallest size from which `uring` wins at every larger size (`off` if it never does) |
 //! | 7    | threads 1 … 2 × cores: the whole file in contiguous slices; random 4 KiB; random 4 MiB | `threads_sequential`, `threads_random_small`, `threads_random_large`: the fewest threads within 5 % of the best |
+//! | 8    | the data file in runs of 16 MiB (requests of 256 KiB, 16 MiB skipped after each) among random 4 KiB reads of half of the set, through the adaptive reader: its runs by `pread` (the kernel's readahead), then by the direct read-ahead with as many 2 MiB reads in flight as make `read_ahead_kb` ([`direct_depth`]) | `direct_readahead`: that depth unless slower than `pread` by more than [`PLATEAU`] (median of 3 × reps rounds, paired, the order alternating); else `off` |
+//!
+//! Step 8, too, keeps the direct read-ahead unless it costs. Its gain is
+//! the page cache it does not fill: where fresh memory is dear (this VM
+//! hands freed memory back to its host, bench/results/2026-11-22d-readers)
+//! the mixed trace ran 0.8× `pread`'s time with it, while a calibration
+//! run, a few hundred MiB, mostly finds memory that is still cheap
+//! (measured 2026-11-22: within a few % either way). The window is not
+//! measured: windows of 4, 8 and 16 MiB made the mixed trace take 1.04,
+//! 0.92 and 1.4 s (`mmap` 1.35 s), the kernel's own window (8 MiB here)
+//! being best, while the calibration runs ranked them by noise.
 //!
 //! `sequential_run` is not measured (it describes a trace, not the
 //! machine) and keeps its built-in value.
@@ -83,6 +94,20 @@ use measure::{config, run, run_scattered, DataFile, Pattern};
 
 /// Files of the set that steps 1 to 3 read (see the [module docs](self)).
 pub const SET_FILES: usize = 8;
+
+/// Request size of step 8's sequential reads (the size of an animation's
+/// frame in the thesis' `am` workload, a few hundred KiB).
+pub const SEQUENTIAL_REQUEST: usize = 256 << 10;
+
+/// Reads in flight of the direct read-ahead: as many chunks as make the
+/// kernel's readahead window (`read_ahead_kb`), 2 … 16; 4 when unknown.
+pub fn direct_depth(read_ahead_kb: Option<u64>) -> u32 {
+    let chunk_kb = (emsort_io::reader::DIRECT_CHUNK >> 10) as u64;
+    read_ahead_kb.map_or(4, |kb| (kb / chunk_kb).clamp(2, 16) as u32)
+}
+
+/// Length of step 8's runs, and of the stretch skipped after each.
+pub const SEQUENTIAL_RUN: u64 = 16 << 20;
 
 /// A value is on the plateau when its throughput is within this share of
 /// the best one measured.
@@ -288,7 +313,8 @@ impl Calibrate {
             + p.blocks.len()
             + p.depths.len()
             + 2 * uring_sizes.len()
-            + 3 * p.threads.len();
+            + 3 * p.threads.len()
+            + 2;
         progress.phase("calibrate", Some(points as u64));
         let mut m = Measurer { file: &file, set: &set, plan: p, cache: self.cache, progress, cancel };
         let mut cal = Calibration::default();
@@ -514,6 +540,7 @@ impl Calibrate {
         for (key, pat, block) in cases {
             let what = match pat {
                 Pattern::Sequential { .. } => "the whole file in contiguous slices".to_string(),
+                Pattern::Runs { .. } => unreachable!("threads are measured on whole files"),
                 Pattern::Random { request, total, .. } | Pattern::Scattered { request, total, .. } => {
                     format!("random {} reads, {} in all", sz(request), sz(total as usize))
                 }
@@ -541,6 +568,44 @@ impl Calibrate {
             t.decision = format!("{key} = {n}: {why}");
             tables.push(t);
         }
+
+        // 8. Sequential runs: the kernel's readahead or the direct read-ahead.
+        let mut t = m.table(&format!(
+            "the data file in runs of {} (requests of {}, {} skipped after each) among random 4K reads of half of the {SET_FILES} files, through the adaptive reader: its runs by pread, or by the direct read-ahead with reads of {} in flight",
+            sz(SEQUENTIAL_RUN as usize),
+            sz(SEQUENTIAL_REQUEST),
+            sz(SEQUENTIAL_RUN as usize),
+            sz(emsort_io::reader::DIRECT_CHUNK)
+        ));
+        {
+            let adaptive = |direct: u32| {
+                let c = Calibration { direct_readahead: direct, ..cal.clone() };
+                ReaderConfig::new(ReaderKind::Adaptive).calibration(c)
+            };
+            let d = direct_depth(emsort_io::cache::read_ahead_kb(&file.path));
+            let (off, on) = (adaptive(0), adaptive(d));
+            let [kernel, direct] =
+                m.mixed_pair(("pread", 0, "off", &off), ("direct", d as u64, &d.to_string(), &on))?;
+            // Paired by round: the ratio of the two times in each round.
+            let ratios: Vec<f64> = direct.runs.iter().zip(&kernel.runs).map(|(x, y)| x / y).collect();
+            let ratio = median(&ratios).unwrap_or(f64::NAN);
+            // On unless it costs: see the module docs.
+            let on = ratio <= 1.0 + PLATEAU;
+            cal.direct_readahead = if on { d } else { 0 };
+            t.decision = format!(
+                "direct_readahead = {}: with {d} reads of {} in flight (as far ahead as read_ahead_kb) {:.2}× the time of pread (median of {} paired rounds; {:.1} against {:.1} MiB/s){}",
+                if on { d.to_string() } else { "off".into() },
+                sz(emsort_io::reader::DIRECT_CHUNK),
+                ratio,
+                ratios.len(),
+                direct.mib_s(),
+                kernel.mib_s(),
+                if on { "" } else { " (slower by more than 5 %)" },
+            );
+            t.points.push(kernel);
+            t.points.push(direct);
+        }
+        tables.push(t);
 
         progress.finish_phase();
         let read_ahead_kb = emsort_io::cache::read_ahead_kb(&file.path);
@@ -610,6 +675,49 @@ impl Measurer<'_> {
         }
         self.progress.advance(1);
         Ok(Point { series: series.to_string(), param, label: label.to_string(), bytes, runs })
+    }
+}
+
+impl Measurer<'_> {
+    /// Step 8's mixed workload ([`measure::run_mixed`]), cold, with the
+    /// readers of `a` and of `b` in turns (3 × `reps` rounds, the first of
+    /// each round alternating), so that a drift touches both alike.
+    fn mixed_pair(
+        &mut self,
+        a: (&str, u64, &str, &ReaderConfig),
+        b: (&str, u64, &str, &ReaderConfig),
+    ) -> Result<[Point; 2]> {
+        let shape = (SEQUENTIAL_REQUEST, SEQUENTIAL_RUN, SEQUENTIAL_RUN);
+        let runs = Pattern::Runs { request: shape.0, run: shape.1, skip: shape.2 }.bytes(self.file.size);
+        let set_half = self.set.iter().map(|f| f.size).sum::<u64>() / 2;
+        let bytes = runs + set_half / 4096 * 4096;
+        let rounds = 3 * self.plan.reps;
+        let mut times = [Vec::with_capacity(rounds), Vec::with_capacity(rounds)];
+        self.progress.message(&format!("{} against {}", a.0, b.0));
+        for round in 0..rounds {
+            for k in [round % 2, 1 - round % 2] {
+                let cfg = if k == 0 { a.3 } else { b.3 };
+                times[k].push(measure::run_mixed(
+                    self.file,
+                    self.set,
+                    cfg,
+                    shape,
+                    11,
+                    self.cache,
+                    self.cancel,
+                )?);
+            }
+        }
+        self.progress.advance(2);
+        let [ta, tb] = times;
+        let point = |(series, param, label, _): (&str, u64, &str, &ReaderConfig), runs| Point {
+            series: series.to_string(),
+            param,
+            label: label.to_string(),
+            bytes,
+            runs,
+        };
+        Ok([point(a, ta), point(b, tb)])
     }
 }
 
@@ -753,7 +861,7 @@ mod tests {
             .cache(CacheMethod::Fadvise)
             .run(&emsort_io::NoProgress, &AtomicBool::new(false))
             .unwrap();
-        assert_eq!(out.tables.len(), 9);
+        assert_eq!(out.tables.len(), 10);
         assert!(out.tables.iter().all(|t| !t.points.is_empty() && !t.decision.is_empty()));
         // The scratch directory is gone.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);

@@ -15,8 +15,11 @@
 //!        t0 ─ read_bytes(offset, size) ─ t1      latency = t1 − t0
 //!        [--verify: pread the same range with FileExt::read_at and
 //!         compare; untimed, its time is taken out of the thread's time;
-//!         its descriptor has POSIX_FADV_RANDOM, so it reads no more than
-//!         the range, which the reader has just brought into the cache]
+//!         its descriptor has O_DIRECT (the range widened to whole 4 KiB
+//!         units, into an aligned buffer), so it leaves the page cache as
+//!         the reader left it: a buffered pread there would start readahead
+//!         that serves the reader's next requests (where the file system
+//!         refuses O_DIRECT: buffered, with POSIX_FADV_RANDOM)]
 //!        │
 //!  time = the slowest thread's time; latencies of all threads together
 //! ```
@@ -63,7 +66,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,6 +74,7 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use emsort_io::cache::{self, CacheMethod};
+use emsort_io::disks::{Block, DIRECT_ALIGN};
 use emsort_io::{AnyReader, ChoiceCounts, Progress, Reader, ReaderConfig, ReaderKind};
 
 use super::trace::{Request, Trace};
@@ -466,10 +470,11 @@ pub fn percentile(sorted: &[u64], p: f64) -> u64 {
 struct Worker {
     /// A reader per file of the trace, for the files this thread reads.
     readers: Vec<Option<AnyReader>>,
-    /// Plain files for verification.
-    check: Vec<Option<File>>,
+    /// Files for verification, and whether each was opened with `O_DIRECT`.
+    check: Vec<Option<(File, bool)>>,
     buf: Vec<u8>,
-    check_buf: Vec<u8>,
+    /// Aligned, for `O_DIRECT`: the largest request plus two 4 KiB units.
+    check_buf: Block,
     latencies: Vec<u64>,
     bytes_requested: u64,
     bytes_read: u64,
@@ -482,7 +487,7 @@ impl Worker {
     fn open(trace: &Trace, ids: &[usize], cfg: &ReaderConfig, verify: bool) -> Result<Worker> {
         let reqs = trace.requests();
         let mut readers: Vec<Option<AnyReader>> = (0..trace.files().len()).map(|_| None).collect();
-        let mut check: Vec<Option<File>> = (0..trace.files().len()).map(|_| None).collect();
+        let mut check: Vec<Option<(File, bool)>> = (0..trace.files().len()).map(|_| None).collect();
         let mut largest = 0;
         for &i in ids {
             let f = reqs[i].file;
@@ -491,11 +496,18 @@ impl Worker {
                 let path = &trace.files()[f];
                 readers[f] = Some(emsort_io::open_reader(path, cfg)?);
                 if verify {
-                    let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
-                    // No readahead on the checker's descriptor: its reads
-                    // should not warm the cache for the reader's next requests.
-                    let _ = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::Random);
-                    check[f] = Some(file);
+                    // The checker's reads should not warm the cache for the
+                    // reader's next requests: O_DIRECT, else no readahead.
+                    let direct =
+                        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path);
+                    check[f] = Some(match direct {
+                        Ok(file) => (file, true),
+                        Err(_) => {
+                            let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+                            let _ = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::Random);
+                            (file, false)
+                        }
+                    });
                 }
             }
         }
@@ -503,7 +515,7 @@ impl Worker {
             readers,
             check,
             buf: vec![0; largest],
-            check_buf: if verify { vec![0; largest] } else { Vec::new() },
+            check_buf: Block::new(if verify { largest + 2 * DIRECT_ALIGN } else { 0 }),
             latencies: Vec::with_capacity(ids.len()),
             bytes_requested: 0,
             bytes_read: 0,
@@ -542,8 +554,9 @@ impl Worker {
             self.bytes_requested += size as u64;
             self.bytes_read += n as u64;
             self.short_reads += u64::from(n < size);
-            if let Some(f) = &self.check[file] {
-                let m = check_read(f, offset, &self.buf[..n], &mut self.check_buf[..size], trace, i)?;
+            if let Some((f, direct)) = &self.check[file] {
+                let m =
+                    check_read((f, *direct), offset, &self.buf[..n], size, &mut self.check_buf, trace, i)?;
                 checking += t1.elapsed();
                 if let Some(m) = m {
                     self.mismatch = Some(Mismatch { reader: reader.kind(), ..m });
@@ -562,28 +575,36 @@ impl Worker {
     }
 }
 
-/// Reads `[offset, offset + want.len())` with `pread` (until full or end of
-/// file) and compares it with `got`; the mismatch, if any (its `reader` is
-/// filled in by the caller).
+/// Reads `[offset, offset + size)` with `pread` (until full or end of file;
+/// with `O_DIRECT` the range widened to whole [`DIRECT_ALIGN`] units) and
+/// compares it with `got`; the mismatch, if any (its `reader` is filled in
+/// by the caller).
 fn check_read(
-    f: &File,
+    (f, direct): (&File, bool),
     offset: u64,
     got: &[u8],
-    want: &mut [u8],
+    size: usize,
+    buf: &mut Block,
     trace: &Trace,
     request: usize,
 ) -> Result<Option<Mismatch>> {
     let path = &trace.files()[trace.requests()[request].file];
+    let align = if direct { DIRECT_ALIGN as u64 } else { 1 };
+    let start = offset / align * align;
+    let end = (offset + size as u64).div_ceil(align) * align;
+    let wide = &mut buf.as_mut_slice()[..(end - start) as usize];
     let mut n = 0;
-    while n < want.len() {
-        match f.read_at(&mut want[n..], offset + n as u64) {
+    while n < wide.len() {
+        match f.read_at(&mut wide[n..], start + n as u64) {
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(Error::io("pread", path, e)),
         }
     }
-    let want = &want[..n];
+    let skip = (offset - start) as usize;
+    let want = &wide[skip.min(n)..n.min(skip + size)];
+    let n = want.len();
     if got == want {
         return Ok(None);
     }
@@ -702,19 +723,27 @@ mod tests {
     fn a_changed_file_is_a_mismatch_naming_reader_file_and_offset() {
         let dir = tempfile::tempdir().unwrap();
         let t = small_trace(dir.path());
-        let f = File::open(dir.path().join("a.bin")).unwrap();
-        let mut want = vec![0; 16];
-        // The checker compares what the reader returned with pread.
-        let m = check_read(&f, 100_000, &[0u8; 16], &mut want, &t, 2).unwrap().unwrap();
-        assert_eq!(m.file, dir.path().join("a.bin"));
-        assert_eq!((m.offset, m.got, m.expected), (100_000, 16, 16));
-        let first = want.iter().position(|&b| b != 0).unwrap() as u64;
-        assert_eq!(m.first_difference, Some(100_000 + first));
-        assert!(m.to_string().contains("request 3 ("), "{m}");
-        let m = check_read(&f, 100_000, &want[..3], &mut want.clone(), &t, 2).unwrap().unwrap();
-        assert!(m.to_string().ends_with("3 bytes read where pread reads 16"), "{m}");
-        let same = want.clone();
-        assert_eq!(check_read(&f, 100_000, &same, &mut want, &t, 2).unwrap(), None);
+        let path = dir.path().join("a.bin");
+        let want = std::fs::read(&path).unwrap()[100_000..100_016].to_vec();
+        let direct = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&path);
+        let mut checkers = vec![(File::open(&path).unwrap(), false)];
+        checkers.extend(direct.ok().map(|f| (f, true)));
+        let mut buf = Block::new(16 + 2 * DIRECT_ALIGN);
+        for (f, direct) in &checkers {
+            let f = (f, *direct);
+            // The checker compares what the reader returned with pread (of
+            // whole 4 KiB units with O_DIRECT: the offset is not aligned).
+            let m = check_read(f, 100_000, &[0u8; 16], 16, &mut buf, &t, 2).unwrap().unwrap();
+            assert_eq!(m.file, path);
+            assert_eq!((m.offset, m.got, m.expected), (100_000, 16, 16));
+            let first = want.iter().position(|&b| b != 0).unwrap() as u64;
+            assert_eq!(m.first_difference, Some(100_000 + first));
+            assert!(m.to_string().contains("request 3 ("), "{m}");
+            let m = check_read(f, 100_000, &want[..3], 16, &mut buf, &t, 2).unwrap().unwrap();
+            assert!(m.to_string().ends_with("3 bytes read where pread reads 16"), "{m}");
+            assert_eq!(check_read(f, 100_000, &want, 16, &mut buf, &t, 2).unwrap(), None, "direct {direct}");
+        }
+        assert_eq!(checkers.len(), 2, "O_DIRECT where the temporary directory allows it");
     }
 
     #[test]

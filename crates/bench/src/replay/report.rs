@@ -17,6 +17,7 @@
 //! | `large_share` | share of the trace's bytes in requests > 32 KiB (0–1) |
 //! | `cache`, `verified` | how the page cache was emptied; whether reads were checked |
 //! | `mmap_requests` … `uring_bytes` | the adaptive reader's choices (empty for the others) |
+//! | `direct_requests`, `direct_bytes` | requests and bytes its direct read-ahead of sequential runs served |
 //! | `prefetched_files`, `prefetched_bytes` | files the adaptive reader prefetched in the background, their bytes |
 //! | `fallback` | why a technique was replaced, if one was |
 //!
@@ -96,6 +97,10 @@ pub struct ResultRow {
     pub uring_requests: Option<u64>,
     /// Adaptive: bytes read by io_uring.
     pub uring_bytes: Option<u64>,
+    /// Adaptive: requests served by the direct read-ahead of sequential runs.
+    pub direct_requests: Option<u64>,
+    /// Adaptive: bytes read by it.
+    pub direct_bytes: Option<u64>,
     /// Adaptive: files prefetched in the background.
     pub prefetched_files: Option<u64>,
     /// Adaptive: their sizes, summed.
@@ -138,6 +143,8 @@ impl ResultRow {
             pread_bytes: c.map(|c| c.pread_bytes),
             uring_requests: c.map(|c| c.uring_requests),
             uring_bytes: c.map(|c| c.uring_bytes),
+            direct_requests: c.map(|c| c.direct_requests),
+            direct_bytes: c.map(|c| c.direct_bytes),
             prefetched_files: c.map(|c| c.prefetched_files),
             prefetched_bytes: c.map(|c| c.prefetched_bytes),
             fallback: r.fallback.clone().unwrap_or_default(),
@@ -274,6 +281,9 @@ pub fn format_choices(r: &ReaderResult) -> Option<String> {
         part("pread", c.pread_requests, c.pread_bytes),
         part("uring", c.uring_requests, c.uring_bytes)
     );
+    if c.direct_requests > 0 {
+        s.push_str(&format!(", {}", part("direct read-ahead", c.direct_requests, c.direct_bytes)));
+    }
     if c.prefetched_files > 0 {
         s.push_str(&format!(
             "; prefetched {} file{} ({}) in the background",

@@ -34,6 +34,10 @@ Steps (each point run on a cold cache, the median of the runs kept):
        -> uring_min_request: from where uring wins at every size (off: never)
   7. threads 1 ... 2 x cores: sequential slices, random 4K, random 4M
        -> threads_sequential, threads_random_small, threads_random_large
+  8. runs of 16M (requests of 256K) among random 4K reads of other files,
+       the runs by pread or by O_DIRECT reads of 2M ahead of them (as many
+       in flight as make read_ahead_kb), paired rounds
+       -> direct_readahead: on unless slower by more than 5 %
 The file is written to $XDG_CONFIG_HOME/emsort/calibration (or
 ~/.config/emsort/calibration), where `emsort replay` and the adaptive reader
 find it; --output writes elsewhere, --dry-run nowhere. It is written beside
@@ -51,8 +55,8 @@ Examples:
   emsort calibrate --dir /mnt/data --output cal.txt";
 
 /// Measure this machine's crossover points (mmap vs pread, block size, queue
-/// depth, io_uring vs pread, threads) and write the adaptive reader's
-/// calibration file.
+/// depth, io_uring vs pread, threads, readahead for sequential runs) and
+/// write the adaptive reader's calibration file.
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
 pub struct CalibrateArgs {

@@ -47,13 +47,14 @@ readers with --reps 3 or more.
 The adaptive reader uses the calibration file when present
 ($XDG_CONFIG_HOME/emsort/calibration, see `emsort calibrate`), the thesis'
 thresholds otherwise; its line below the table says how many requests and
-bytes went to mmap, pread and io_uring, and how many files it read ahead in
-the background (calibration `prefetch = on`).
+bytes went to mmap, pread and io_uring, how many its direct read-ahead of
+sequential runs served (calibration `direct_readahead`), and how many files
+it read ahead in the background (calibration `prefetch = on`).
 
 With -o FILE.csv: a row per reader (reader, threads, split, block_size,
 queue_depth, seconds, mib_s, reps, min_seconds, max_seconds, rep_seconds, requests, bytes_requested, bytes_read,
 short_reads, p50_us, p99_us, max_us, large_share, cache, verified, the
-adaptive reader's mmap/pread/uring requests and bytes, the files it
+adaptive reader's mmap/pread/uring/direct requests and bytes, the files it
 prefetched and their bytes, fallback), and beside
 it FILE.json with the machine facts (CPU, memory, kernel, file system,
 read_ahead_kb, command line, date, cache method). FILE.csv must not exist.

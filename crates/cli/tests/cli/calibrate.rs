@@ -42,6 +42,8 @@ fn quick_calibration_writes_a_loadable_file_and_prints_guidelines() {
         "→ max_block = ",
         "→ queue_depth = ",
         "threads_sequential = ",
+        "the data file in runs of 16M",
+        "→ direct_readahead = ",
     ] {
         assert!(text.contains(want), "{want} missing:\n{text}");
     }

@@ -8,6 +8,7 @@
 //! ```text
 //! system   data read > available memory? ──yes──┐
 //! file     reads sequential? ─────────────yes──┤  swapFlag clear: never mmap
+//!            (with direct_readahead: O_DIRECT reads ahead of the run instead of pread)
 //!          reads not at random offsets? ──yes──┤
 //!          only a small part read? ──────yes──┘
 //!            │ no to all: swapFlag set
@@ -30,6 +31,18 @@
 //!   [`Calibration::sequential_run`] such requests the reads count as
 //!   sequential and small requests get `pread` (the kernel's readahead then
 //!   serves them), until a request breaks the run.
+//! - **Direct read-ahead** ([`Calibration::direct_readahead`], off in the
+//!   built-in values; with `auto` only): the requests of a sequential run
+//!   are served from `O_DIRECT` reads of 2 MiB that io_uring keeps in
+//!   flight ahead of the run, in reused buffers backed by huge pages,
+//!   instead of `pread` and the kernel's readahead. The run's bytes skip
+//!   the page cache: no pages to allocate for them, no copy out of them,
+//!   nothing evicted to make room. A request whose bytes the page cache
+//!   already holds (`cachestat`) is copied from there instead, through a
+//!   mapping that starts no readahead. Without `O_DIRECT` or `cachestat`
+//!   (tmpfs on old kernels, Linux before 6.5, a file the caller could not
+//!   write) the run gets `pread`, and [`AdaptiveReader::fallback`] says why.
+//!   [`ChoiceCounts::direct_requests`] counts these requests.
 //! - **Random offsets** (with `auto` only): a request that starts elsewhere
 //!   than where the previous one ended (and than where the previous one
 //!   started: reading a header again is not a random offset) is a jump;
@@ -71,6 +84,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use super::ahead::{self, DirectAhead};
 use super::mmap::Mapping;
 use super::pread::pread_into;
 use super::prefetch::Prefetch;
@@ -97,6 +111,16 @@ pub enum Rule {
     NotYetRandom,
     /// Larger than `mmap_max_request`, smaller than `uring_min_request` → `pread`.
     LargerThanMmap,
+    /// A request continuing a sequential run, with
+    /// [`Calibration::direct_readahead`] on → `O_DIRECT` reads ahead of the
+    /// run through io_uring.
+    DirectRun,
+    /// A request continuing a sequential run with the direct read-ahead,
+    /// whose bytes the page cache already holds → `pread` from the cache.
+    CachedRun,
+    /// The direct read-ahead chosen, but `O_DIRECT` or `cachestat` is
+    /// unavailable → `pread`.
+    DirectUnavailable,
     /// At least `uring_min_request` → `uring`.
     Large,
     /// A request of a batch not served by `mmap` → `uring`.
@@ -116,6 +140,9 @@ impl Rule {
             Rule::SequentialRun => "sequential-run",
             Rule::NotYetRandom => "not-yet-random",
             Rule::LargerThanMmap => "larger-than-mmap",
+            Rule::DirectRun => "direct-run",
+            Rule::CachedRun => "cached-run",
+            Rule::DirectUnavailable => "direct-unavailable",
             Rule::Large => "large",
             Rule::Batch => "batch",
             Rule::UringUnavailable => "uring-unavailable",
@@ -152,6 +179,11 @@ pub struct ChoiceCounts {
     pub uring_requests: u64,
     /// Bytes read by io_uring.
     pub uring_bytes: u64,
+    /// Requests served by the direct read-ahead of a sequential run
+    /// ([`Calibration::direct_readahead`]; not counted as `uring`).
+    pub direct_requests: u64,
+    /// Bytes read by it.
+    pub direct_bytes: u64,
     /// Files whose background prefetch was started ([`Calibration::prefetch`]).
     pub prefetched_files: u64,
     /// Their sizes, summed.
@@ -167,14 +199,17 @@ impl std::ops::AddAssign for ChoiceCounts {
         self.pread_bytes += o.pread_bytes;
         self.uring_requests += o.uring_requests;
         self.uring_bytes += o.uring_bytes;
+        self.direct_requests += o.direct_requests;
+        self.direct_bytes += o.direct_bytes;
         self.prefetched_files += o.prefetched_files;
         self.prefetched_bytes += o.prefetched_bytes;
     }
 }
 
 impl ChoiceCounts {
-    fn add(&mut self, kind: ReaderKind, bytes: usize) {
-        let (r, b) = match kind {
+    fn add(&mut self, c: Choice, bytes: usize) {
+        let (r, b) = match c.kind {
+            _ if c.rule == Rule::DirectRun => (&mut self.direct_requests, &mut self.direct_bytes),
             ReaderKind::Mmap => (&mut self.mmap_requests, &mut self.mmap_bytes),
             ReaderKind::Uring => (&mut self.uring_requests, &mut self.uring_bytes),
             _ => (&mut self.pread_requests, &mut self.pread_bytes),
@@ -185,12 +220,12 @@ impl ChoiceCounts {
 
     /// All requests.
     pub fn requests(&self) -> u64 {
-        self.mmap_requests + self.pread_requests + self.uring_requests
+        self.mmap_requests + self.pread_requests + self.uring_requests + self.direct_requests
     }
 
     /// All bytes.
     pub fn bytes(&self) -> u64 {
-        self.mmap_bytes + self.pread_bytes + self.uring_bytes
+        self.mmap_bytes + self.pread_bytes + self.uring_bytes + self.direct_bytes
     }
 }
 
@@ -211,6 +246,9 @@ pub struct AdaptiveReader {
     mmap_unavailable: bool,
     engine: Option<UringEngine>,
     uring_unavailable: bool,
+    /// The open file's direct read-ahead, once a sequential run needs it.
+    ahead: Option<DirectAhead>,
+    direct_unavailable: bool,
     fallback: Option<String>,
     /// Where the next request of a sequential run would start.
     next_seq: Option<u64>,
@@ -241,6 +279,8 @@ impl AdaptiveReader {
             mmap_unavailable: false,
             engine: None,
             uring_unavailable: false,
+            ahead: None,
+            direct_unavailable: false,
             fallback: None,
             next_seq: None,
             last_start: None,
@@ -323,6 +363,14 @@ impl AdaptiveReader {
             return self.cal.pread_choice(amount, Rule::NotYetRandom);
         }
         // Read the available memory only when mmap is in question.
+        if sequential && self.cal.direct_readahead > 0 && amount < self.cal.uring_min_request {
+            return Choice {
+                kind: ReaderKind::Uring,
+                block_size: ahead::CHUNK,
+                queue_depth: self.cal.direct_readahead,
+                rule: Rule::DirectRun,
+            };
+        }
         let swap = small && self.decide_swap();
         self.cal.choose(amount, swap, sequential)
     }
@@ -330,6 +378,27 @@ impl AdaptiveReader {
     /// Makes sure the technique of `c` can be used (mapping the file or
     /// setting up the ring on first use); else the `pread` fallback.
     fn resolve(&mut self, c: Choice, amount: usize) -> Result<Choice> {
+        if c.rule == Rule::DirectRun {
+            if self.ahead.is_none() && !self.direct_unavailable {
+                match DirectAhead::open(&self.path, self.size, c.queue_depth as usize) {
+                    Ok(a) => self.ahead = Some(a),
+                    Err(e)
+                        if matches!(
+                            e.raw_os_error(),
+                            Some(libc::EINVAL | libc::EOPNOTSUPP | libc::ENOSYS | libc::EPERM | libc::EACCES)
+                        ) =>
+                    {
+                        self.direct_unavailable = true;
+                        self.fallback = Some(format!("{e}; using pread"));
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            if self.ahead.is_none() {
+                return Ok(self.cal.pread_choice(amount, Rule::DirectUnavailable));
+            }
+            return Ok(c);
+        }
         match c.kind {
             ReaderKind::Mmap if self.map.is_none() && !self.mmap_unavailable => {
                 let file = self.file.as_ref().expect("open");
@@ -384,7 +453,7 @@ impl AdaptiveReader {
 
     fn record(&mut self, c: Choice, bytes: usize) {
         self.last = Some(c);
-        self.counts.add(c.kind, bytes);
+        self.counts.add(c, bytes);
     }
 }
 
@@ -410,6 +479,8 @@ impl Reader for AdaptiveReader {
     fn close(&mut self) -> Result<()> {
         self.prefetch = None;
         self.prefetch_tried = false;
+        self.ahead = None;
+        self.direct_unavailable = false;
         self.file = None;
         self.map = None;
         self.mmap_unavailable = false;
@@ -439,8 +510,21 @@ impl Reader for AdaptiveReader {
         self.check_open()?;
         let sequential = self.track(offset, amount);
         let c = self.rule_choice(amount, sequential);
-        let c = self.resolve(c, amount)?;
+        let mut c = self.resolve(c, amount)?;
         let n = match c.kind {
+            _ if c.rule == Rule::DirectRun => {
+                let ahead = self.ahead.as_mut().expect("direct read-ahead");
+                let (n, cached) = ahead.read_or_cached(offset, &mut buf[..amount])?;
+                if cached {
+                    c = Choice {
+                        kind: ReaderKind::Pread,
+                        block_size: amount,
+                        queue_depth: 1,
+                        rule: Rule::CachedRun,
+                    };
+                }
+                n
+            }
             ReaderKind::Mmap => self.mmap_copy(offset, amount, buf),
             ReaderKind::Uring => {
                 let file = self.file.as_ref().expect("open");

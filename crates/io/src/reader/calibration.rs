@@ -16,6 +16,7 @@
 //! random_run = 1               # jumps before a file counts as read at random (0: at once)
 //! mmap_advice = normal         # madvise hint for the adaptive reader's mapping
 //! prefetch = off               # read a mapped file whole in the background (on/off)
+//! direct_readahead = off       # sequential runs: O_DIRECT reads of 1M ahead, this many in flight (off: pread)
 //! threads_sequential = 4       # threads for large sequential reads
 //! threads_random_small = all   # threads for small random reads
 //! threads_random_large = 4     # threads for large random reads
@@ -74,6 +75,14 @@ pub struct Calibration {
     /// "swap between memory-mapped reading and asynchronous reading",
     /// §4.7). Off in the built-in values (the thesis did not).
     pub prefetch: bool,
+    /// With the [`AccessHint::Auto`](super::AccessHint::Auto) hint, serve
+    /// the requests of a sequential run from `O_DIRECT` reads of 1 MiB kept
+    /// in flight ahead of the run (io_uring, up to this many at once)
+    /// instead of `pread` and the kernel's readahead: the data skips the
+    /// page cache (its pages, and the copy out of them). What the page
+    /// cache already holds is still taken from there. 0 (`off`, the
+    /// built-in value: the thesis used buffered reads, §4.7): `pread`.
+    pub direct_readahead: u32,
     /// Threads for large sequential reads (thesis §4.7: two or four).
     pub threads_sequential: u32,
     /// Threads for small random reads (thesis: all available; 0 means all).
@@ -97,6 +106,7 @@ impl Default for Calibration {
             random_run: 1,
             mmap_advice: Madvise::Normal,
             prefetch: false,
+            direct_readahead: 0,
             threads_sequential: 4,
             threads_random_small: 0,
             threads_random_large: 4,
@@ -109,7 +119,7 @@ impl Default for Calibration {
 /// use block size of 4KB").
 pub const MIN_BLOCK: usize = 4 << 10;
 
-const KEYS: [&str; 11] = [
+const KEYS: [&str; 12] = [
     "mmap_max_request",
     "max_block",
     "queue_depth",
@@ -118,6 +128,7 @@ const KEYS: [&str; 11] = [
     "random_run",
     "mmap_advice",
     "prefetch",
+    "direct_readahead",
     "threads_sequential",
     "threads_random_small",
     "threads_random_large",
@@ -203,6 +214,13 @@ impl Calibration {
                 "random_run" => c.random_run = count(value).map_err(bad)?,
                 "mmap_advice" => c.mmap_advice = value.parse().map_err(bad)?,
                 "prefetch" => c.prefetch = on_off(value).map_err(bad)?,
+                "direct_readahead" => {
+                    let n = if value.eq_ignore_ascii_case("off") { 0 } else { count(value).map_err(bad)? };
+                    if n > 64 {
+                        return Err(bad(format!("{n} is outside 1 … 64 (or 'off')")));
+                    }
+                    c.direct_readahead = n;
+                }
                 "threads_sequential" => c.threads_sequential = positive_count(value).map_err(bad)?,
                 "threads_random_small" => c.threads_random_small = threads(value).map_err(bad)?,
                 "threads_random_large" => c.threads_random_large = positive_count(value).map_err(bad)?,
@@ -282,7 +300,15 @@ impl Calibration {
         } else {
             format!(" (unknown: after {} requests in a row that continue each other)", self.sequential_run)
         };
-        s.push_str(&format!("  2. Are the reads sequential{seq}?\n     yes → {pread}.\n"));
+        let seq_tech = if self.direct_readahead > 0 && self.sequential_run > 0 {
+            format!(
+                "O_DIRECT reads of 1M ahead of the run, {} in flight (io_uring); what the page cache already holds is copied from it",
+                self.direct_readahead
+            )
+        } else {
+            pread.clone()
+        };
+        s.push_str(&format!("  2. Are the reads sequential{seq}?\n     yes → {seq_tech}.\n"));
         let random = if self.random_run == 0 {
             String::new()
         } else {
@@ -352,6 +378,11 @@ impl fmt::Display for Calibration {
         writeln!(f, "random_run = {}", self.random_run)?;
         writeln!(f, "mmap_advice = {}", self.mmap_advice)?;
         writeln!(f, "prefetch = {}", if self.prefetch { "on" } else { "off" })?;
+        if self.direct_readahead == 0 {
+            writeln!(f, "direct_readahead = off")?;
+        } else {
+            writeln!(f, "direct_readahead = {}", self.direct_readahead)?;
+        }
         writeln!(f, "threads_sequential = {}", self.threads_sequential)?;
         if self.threads_random_small == 0 {
             writeln!(f, "threads_random_small = all")?;
@@ -425,6 +456,7 @@ mod tests {
         c.threads_random_small = 3;
         c.mmap_advice = Madvise::Random;
         c.prefetch = true;
+        c.direct_readahead = 4;
         for c in [Calibration::default(), c] {
             assert_eq!(Calibration::parse(&c.to_string()).unwrap(), c);
         }
@@ -443,6 +475,10 @@ mod tests {
         assert!(Calibration::parse("mmap_advice = often").is_err());
         assert!(Calibration::parse("prefetch = maybe").unwrap_err().1.contains("'on' or 'off'"));
         assert!(Calibration::parse("prefetch = ON").unwrap().prefetch);
+        assert_eq!(Calibration::parse("direct_readahead = 8").unwrap().direct_readahead, 8);
+        assert_eq!(Calibration::parse("direct_readahead = OFF").unwrap().direct_readahead, 0);
+        assert!(Calibration::parse("direct_readahead = 65").unwrap_err().1.contains("1 … 64"));
+        assert!(Calibration::parse("direct_readahead = on").unwrap_err().1.contains("invalid number"));
     }
 
     #[test]

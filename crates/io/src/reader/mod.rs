@@ -56,6 +56,7 @@ use std::path::Path;
 use crate::{Error, ErrorKind, Result};
 
 pub mod adaptive;
+mod ahead;
 pub mod calibration;
 pub mod config;
 pub mod mmap;
@@ -65,6 +66,7 @@ pub mod stream;
 pub mod uring;
 
 pub use adaptive::{AdaptiveReader, Choice, ChoiceCounts, Rule};
+pub use ahead::CHUNK as DIRECT_CHUNK;
 pub use calibration::Calibration;
 pub use config::{AccessHint, Madvise, ReaderConfig, ReaderKind};
 pub use mmap::MmapReader;

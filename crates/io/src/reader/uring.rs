@@ -99,6 +99,27 @@ struct ReqState {
     err: Option<Error>,
 }
 
+/// `io_uring_enter` on `ring`: submits what is queued and waits for `want`
+/// completions, retrying `EINTR` (and `EAGAIN`/`EBUSY` up to 1000 times).
+/// For rings with reads in flight into buffers the caller will free or hand
+/// back: any other failure would leave the kernel writing into them, so the
+/// process aborts instead.
+pub(crate) fn enter_or_abort(ring: &mut IoUring, want: usize) {
+    let mut tries = 0u32;
+    loop {
+        match ring.submit_and_wait(want) {
+            Ok(_) => return,
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EBUSY)) && tries < 1000 => {
+                tries += 1;
+                std::thread::yield_now();
+            }
+            // The kernel may still write into the buffers.
+            Err(_) => std::process::abort(),
+        }
+    }
+}
+
 impl UringEngine {
     /// Sets up a ring for queue depth `q`; errors name `path`.
     pub(crate) fn new(q: u32, path: &Path) -> Result<UringEngine> {
@@ -271,21 +292,7 @@ impl UringEngine {
     /// completion. Pieces are in flight, so failing here is not an option:
     /// see the module docs' Safety section.
     fn enter_and_wait(&mut self) {
-        let mut tries = 0u32;
-        loop {
-            match self.ring.submit_and_wait(1) {
-                Ok(_) => return,
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                Err(e)
-                    if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EBUSY)) && tries < 1000 =>
-                {
-                    tries += 1;
-                    std::thread::yield_now();
-                }
-                // The kernel may still write into the caller's buffers.
-                Err(_) => std::process::abort(),
-            }
-        }
+        enter_or_abort(&mut self.ring, 1);
     }
 }
 

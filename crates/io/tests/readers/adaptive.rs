@@ -301,3 +301,55 @@ fn discovers_the_home_path() {
         std::path::Path::new(&home).join(".config/emsort/calibration")
     );
 }
+
+/// With `direct_readahead`, a sequential run on an evicted file is served
+/// by `O_DIRECT` reads ahead of it: every byte is the file's (requests of an
+/// odd size at unaligned offsets, skips inside and beyond the window, a jump
+/// back, the end of the file), the run's bytes do not pass through the page
+/// cache, and once the file is cached the same run is read from the cache.
+#[test]
+fn direct_readahead_reads_runs_around_the_page_cache() {
+    let dir = tmp();
+    let size = (24 << 20) + 4321;
+    let (p, bytes) = file(dir.path(), "f", size, 9);
+    std::fs::File::open(&p).unwrap().sync_all().unwrap();
+    emsort_io::cache::evict_file(&p).unwrap();
+    assert!(resident(&p) < 1 << 20, "evicted before the run");
+    let cal = Calibration { direct_readahead: 2, ..Default::default() };
+    let mut rd = open_reader(&p, &adaptive(AccessHint::Auto, cal)).unwrap();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut check = |rd: &mut emsort_io::AnyReader, off: u64, amount: usize| -> usize {
+        let n = rd.read_bytes(off, amount, &mut buf).unwrap();
+        assert!(buf[..n] == *super::expected(&bytes, off, amount), "({off}, {amount})");
+        assert_eq!(n, super::expected(&bytes, off, amount).len(), "({off}, {amount})");
+        n
+    };
+    // A run from an odd offset, then a skip inside the window, one far
+    // beyond it, a jump back, and a run that ends with the file.
+    let mut run = |rd: &mut emsort_io::AnyReader, mut off: u64, requests: usize| {
+        for _ in 0..requests {
+            off += check(rd, off, 300_001) as u64;
+        }
+        off
+    };
+    let end = run(&mut rd, 777, 40);
+    let end = run(&mut rd, end + 1_000_000, 4);
+    run(&mut rd, end + (9 << 20), 4);
+    run(&mut rd, 5, 6);
+    run(&mut rd, size as u64 - 2_000_000, 10);
+    let c = rd.as_adaptive().unwrap().counts();
+    assert!(c.direct_requests >= 20 && c.direct_bytes >= 6 << 20, "{c:?}");
+    assert_eq!(rd.as_adaptive().unwrap().fallback(), None);
+    let r = resident(&p);
+    assert!(r < 8 << 20, "{r} bytes of the file in the page cache: the runs went through it");
+    rd.close().unwrap();
+
+    // Cached: the run is copied from the cache, not read again.
+    let _ = std::fs::read(&p).unwrap();
+    let cal = Calibration { direct_readahead: 2, ..Default::default() };
+    let mut rd = open_reader(&p, &adaptive(AccessHint::Auto, cal)).unwrap();
+    run(&mut rd, 0, 40);
+    let c = rd.as_adaptive().unwrap().counts();
+    assert_eq!(c.direct_requests, 0, "{c:?}");
+    assert_eq!(rd.last_choice().unwrap().rule, Rule::CachedRun);
+}

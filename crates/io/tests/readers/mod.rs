@@ -85,6 +85,8 @@ pub fn configs() -> Vec<ReaderConfig> {
     for a in AccessHint::ALL {
         v.push(ReaderConfig::new(ReaderKind::Adaptive).access(a).calibration(small.clone()));
     }
+    let direct = Calibration { direct_readahead: 2, ..small.clone() };
+    v.push(ReaderConfig::new(ReaderKind::Adaptive).calibration(direct));
     let prefetch = Calibration { prefetch: true, ..small };
     v.push(ReaderConfig::new(ReaderKind::Adaptive).access(AccessHint::Random).calibration(prefetch));
     v.push(ReaderConfig::new(ReaderKind::Adaptive));
