@@ -25,8 +25,9 @@
 //! ```
 //!
 //! **Repeats.** With [`Replay::reps`] N > 1, the whole sequence (every
-//! kind, each on a cold cache) runs N times, kinds interleaved (round 1:
-//! stream, mmap, …; round 2: stream, mmap, …), so that a drift of the
+//! kind, each on a cold cache) runs N times, kinds interleaved (each
+//! round runs every kind once, in the order of [`round_order`]: every kind
+//! follows every other one equally often over the rounds), so that a drift of the
 //! machine during the replay touches every kind alike. Each kind's result
 //! is its median run (the run whose time is the median; for even N the
 //! lower of the two middle ones), with every run's time in
@@ -339,7 +340,8 @@ impl Replay {
         };
         let mut runs: Vec<Vec<ReaderResult>> = vec![Vec::new(); self.kinds.len()];
         'reps: for rep in 0..self.reps {
-            for (i, &kind) in self.kinds.iter().enumerate() {
+            for i in round_order(self.kinds.len(), rep) {
+                let kind = self.kinds[i];
                 let phase = if self.reps > 1 {
                     format!("{kind} {}/{}", rep + 1, self.reps)
                 } else {
@@ -575,6 +577,28 @@ impl Worker {
     }
 }
 
+/// The order of the `k` readers in round `round` (0-based): a Williams
+/// design, so that over `k` rounds (`2k` for odd `k`) every reader runs
+/// right after every other one equally often, and in every position. A
+/// run can leave the machine in a state that favours or hurts the next
+/// one (the page cache it filled, memory the host has to give back), and a
+/// fixed order would charge that to the same reader every round.
+pub fn round_order(k: usize, round: usize) -> Vec<usize> {
+    if k == 0 {
+        return Vec::new();
+    }
+    // The first row: 0, 1, k−1, 2, k−2, …; row r adds r (mod k); for odd
+    // k the rows k … 2k−1 are the first k reversed.
+    let first: Vec<usize> =
+        (0..k).map(|j| if j % 2 == 1 { j.div_ceil(2) } else { (k - j / 2) % k }).collect();
+    let r = round % if k % 2 == 0 { k } else { 2 * k };
+    let mut row: Vec<usize> = first.iter().map(|&x| (x + r) % k).collect();
+    if r >= k {
+        row.reverse();
+    }
+    row
+}
+
 /// Reads `[offset, offset + size)` with `pread` (until full or end of file;
 /// with `O_DIRECT` the range widened to whole [`DIRECT_ALIGN`] units) and
 /// compares it with `got`; the mismatch, if any (its `reader` is filled in
@@ -626,6 +650,36 @@ mod tests {
     use super::*;
     use crate::replay::trace::Trace;
     use emsort_io::NoProgress;
+
+    #[test]
+    fn round_orders_balance_who_runs_after_whom() {
+        assert_eq!(round_order(1, 3), vec![0]);
+        assert_eq!(round_order(5, 0), vec![0, 1, 4, 2, 3]);
+        for k in 2..=7 {
+            let rounds = if k % 2 == 0 { k } else { 2 * k };
+            let mut after = vec![vec![0; k]; k];
+            let mut at = vec![vec![0; k]; k];
+            for r in 0..rounds {
+                let o = round_order(k, r);
+                let mut sorted = o.clone();
+                sorted.sort_unstable();
+                assert_eq!(sorted, (0..k).collect::<Vec<_>>(), "k {k} round {r}: {o:?}");
+                for w in o.windows(2) {
+                    after[w[0]][w[1]] += 1;
+                }
+                for (pos, &x) in o.iter().enumerate() {
+                    at[x][pos] += 1;
+                }
+            }
+            let each = rounds / k;
+            for (a, (followers, positions)) in after.iter().zip(&at).enumerate() {
+                for (b, &n) in followers.iter().enumerate() {
+                    assert_eq!(n, if a == b { 0 } else { each }, "k {k}: {b} after {a}");
+                }
+                assert!(positions.iter().all(|&n| n == each), "k {k}: positions of {a}: {positions:?}");
+            }
+        }
+    }
 
     #[test]
     fn splits_cover_every_request_once() {

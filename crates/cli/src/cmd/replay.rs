@@ -39,8 +39,10 @@ reader has just read, but they take CPU and cache lookups between requests:
 take timings from runs without --verify.
 
 With --reps N every reader runs N times, each time on a cold cache, the
-readers interleaved (stream, mmap, ... then again stream, mmap, ...) so that
-a drift of the machine touches all alike; `time` is the median run's, and the
+readers interleaved round by round, their order changing from round to round
+so that each follows each other one equally often (a Williams design: what a
+run leaves behind, such as a full page cache, is not always charged to the
+same reader), and a drift of the machine touches all alike; `time` is the median run's, and the
 `runs` column gives the fastest and slowest. On a shared machine compare
 readers with --reps 3 or more.
 
