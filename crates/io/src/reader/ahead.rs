@@ -32,8 +32,10 @@
 //!   `O_DIRECT` would read them from the device again. The mapping, not
 //!   `pread`, because a `pread` that meets a page the kernel's readahead
 //!   marked reads further ahead, and the run would never leave the cache.
-//! - The buffers are 2 × the depth chunks of [`CHUNK`] (16 MiB at depth
-//!   4) per file read this way, aligned to and backed by huge pages where
+//! - The buffers, [`CHUNK`] bytes each, are taken when a read is queued
+//!   and given back when its chunk is released, to a process-wide spare
+//!   list (at most 32, 64 MiB) that the next window of any file takes
+//!   from: fresh memory is dear here. Each is aligned to and backed by huge pages where
 //!   the kernel allows (`MADV_HUGEPAGE`): a 2 MiB read is then one segment
 //!   of one request to the device. With 4 KiB pages a 1 MiB read is 256
 //!   segments, above this VM's `max_segments` (254), and the block layer
@@ -103,7 +105,8 @@ enum State {
 }
 
 struct Slot {
-    buf: ChunkBuf,
+    /// Taken from [`SPARE`] when the slot is filled, given back when it is free.
+    buf: Option<ChunkBuf>,
     off: u64,
     state: State,
 }
@@ -148,8 +151,7 @@ impl DirectAhead {
         cached_pages(&file, 0, PAGE).map_err(|errno| Error::from_errno("cachestat", path, errno))?;
         let entries = (2 * max_depth).next_power_of_two() as u32;
         let ring = IoUring::new(entries).map_err(|e| Error::from_io("io_uring_setup", path, e))?;
-        let slots =
-            (0..2 * max_depth).map(|_| Slot { buf: ChunkBuf::new(), off: 0, state: State::Free }).collect();
+        let slots = (0..2 * max_depth).map(|_| Slot { buf: None, off: 0, state: State::Free }).collect();
         Ok(DirectAhead {
             file,
             map: None,
@@ -226,7 +228,9 @@ impl DirectAhead {
             }
             let n = (len - from).min((end - pos) as usize);
             let at = (pos - offset) as usize;
-            buf[at..at + n].copy_from_slice(&s.buf.as_slice()[from..from + n]);
+            buf[at..at + n].copy_from_slice(
+                &s.buf.as_ref().expect("a chunk read has a buffer").as_slice()[from..from + n],
+            );
             pos += n as u64;
             if from + n == len {
                 // The chunk is used up: free it and keep the window full.
@@ -258,6 +262,7 @@ impl DirectAhead {
         s.state = match s.state {
             State::Reading { .. } => State::Orphan,
             _ => {
+                give_buf(s.buf.take());
                 self.free.push(i);
                 State::Free
             }
@@ -278,6 +283,7 @@ impl DirectAhead {
                 }
             };
             let s = &mut self.slots[i];
+            s.buf.get_or_insert_with(take_buf);
             s.off = self.next;
             s.state = State::Reading { done: 0 };
             self.next += CHUNK as u64;
@@ -294,10 +300,11 @@ impl DirectAhead {
         let s = &mut self.slots[i];
         let State::Reading { done } = s.state else { unreachable!("push of a chunk not being read") };
         let fd = types::Fd(self.file.as_raw_fd());
+        let buf = s.buf.as_mut().expect("a slot being read has a buffer").as_mut_ptr();
         // SAFETY: `done < CHUNK`, inside the slot's buffer, which is neither
         // touched nor freed until the completion is reaped (`release` turns
         // a chunk in flight into an orphan; `drop` waits for all).
-        let e = unsafe { opcode::Read::new(fd, s.buf.as_mut_ptr().add(done), (CHUNK - done) as u32) }
+        let e = unsafe { opcode::Read::new(fd, buf.add(done), (CHUNK - done) as u32) }
             .offset(s.off + done as u64)
             .build()
             .user_data(i as u64);
@@ -340,6 +347,7 @@ impl DirectAhead {
             let again = match s.state {
                 State::Orphan => {
                     s.state = State::Free;
+                    give_buf(s.buf.take());
                     self.free.push(i);
                     false
                 }
@@ -387,6 +395,31 @@ impl Drop for DirectAhead {
         while self.in_flight > 0 {
             self.enter(1);
             self.reap();
+        }
+        for s in &mut self.slots {
+            give_buf(s.buf.take());
+        }
+    }
+}
+
+/// Buffers no window holds, for the next one (of any file, in any thread):
+/// fresh memory costs here (this VM's host must hand it back, and a huge
+/// page may need compaction: 3–100 ms for 16 MiB), so buffers are made
+/// once per process and reused. At most [`SPARE_MAX`] are kept.
+static SPARE: std::sync::Mutex<Vec<ChunkBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Spare buffers kept: 64 MiB.
+const SPARE_MAX: usize = 32;
+
+fn take_buf() -> ChunkBuf {
+    let spare = SPARE.lock().ok().and_then(|mut v| v.pop());
+    spare.unwrap_or_else(ChunkBuf::new)
+}
+
+fn give_buf(buf: Option<ChunkBuf>) {
+    if let (Some(b), Ok(mut v)) = (buf, SPARE.lock()) {
+        if v.len() < SPARE_MAX {
+            v.push(b);
         }
     }
 }
