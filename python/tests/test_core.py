@@ -539,7 +539,10 @@ def test_progress_callback(tmp_path):
 
 def test_progress_callback_errors_stop_the_sort(tmp_path):
     src, out = tmp_path / "in", tmp_path / "out"
-    emsort.gen(src, count=1_000_000)
+    # Large enough that the sort is still running at the first callback
+    # (after 50 ms): 4 MB could finish before it, and then the callback's
+    # exception comes after a complete output (CI saw that once).
+    emsort.gen(src, count=8_000_000)
 
     def boom(phase, done, total):
         raise RuntimeError("stop here")
