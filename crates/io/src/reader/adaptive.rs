@@ -389,7 +389,8 @@ impl AdaptiveReader {
                         ) =>
                     {
                         self.direct_unavailable = true;
-                        self.fallback = Some(format!("{e}; using pread"));
+                        // O_DIRECT refused, or cachestat (which the error may not name).
+                        self.fallback = Some(format!("direct read-ahead unavailable ({e}); using pread"));
                     }
                     Err(e) => return Err(e),
                 }

@@ -353,3 +353,51 @@ fn direct_readahead_reads_runs_around_the_page_cache() {
     assert_eq!(c.direct_requests, 0, "{c:?}");
     assert_eq!(rd.last_choice().unwrap().rule, Rule::CachedRun);
 }
+
+/// Where `cachestat` is refused (a file the caller can read but neither
+/// owns nor may write), the direct read-ahead cannot tell cached data from
+/// uncached, so sequential runs get `pread` instead, and the reader says
+/// why. Root may do anything: the check runs in a child that drops to
+/// `nobody` first.
+#[test]
+fn direct_readahead_falls_back_to_pread_without_cachestat() {
+    let name = test_name(module_path!(), "direct_readahead_falls_back_to_pread_without_cachestat");
+    if is_child(&name) {
+        let p = std::path::PathBuf::from(std::env::var("EMSORT_IO_TEST_FILE").unwrap());
+        // SAFETY: plain system calls; this process exists only for this test.
+        unsafe {
+            assert_eq!(libc::setgroups(0, std::ptr::null()), 0);
+            assert_eq!(libc::setgid(65534), 0);
+            assert_eq!(libc::setuid(65534), 0);
+        }
+        let bytes = std::fs::read(&p).unwrap();
+        let cal = Calibration { direct_readahead: 2, ..Default::default() };
+        let mut rd = open_reader(&p, &adaptive(AccessHint::Auto, cal)).unwrap();
+        let mut buf = vec![0u8; 300_001];
+        let mut off = 0u64;
+        for _ in 0..10 {
+            let n = rd.read_bytes(off, 300_001, &mut buf).unwrap();
+            assert!(buf[..n] == *super::expected(&bytes, off, 300_001), "({off}, 300001)");
+            off += n as u64;
+        }
+        let a = rd.as_adaptive().unwrap();
+        assert_eq!(a.counts().direct_requests, 0, "{:?}", a.counts());
+        assert_eq!(rd.last_choice().unwrap().rule, Rule::DirectUnavailable);
+        let why = rd.as_adaptive().unwrap().fallback().unwrap_or_default().to_string();
+        assert!(why.contains("direct read-ahead unavailable") && why.contains("using pread"), "{why}");
+        return;
+    }
+    // SAFETY: plain query.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!(
+            "SKIPPED direct_readahead_falls_back_to_pread_without_cachestat: needs root to switch to nobody"
+        );
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tmp();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (p, _) = file(dir.path(), "f", (4 << 20) + 7, 3);
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    run_child(&name, &[("EMSORT_IO_TEST_FILE", p.as_os_str())], || Ok(()));
+}
