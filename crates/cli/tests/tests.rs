@@ -8,6 +8,7 @@ mod cli {
     mod bench_srm;
     mod calibrate;
     mod gen_verify;
+    mod nothing_lost;
     mod replay;
     mod sort;
     mod sort_pdisk;

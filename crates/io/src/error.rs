@@ -45,6 +45,10 @@ pub enum ErrorKind {
     DiskFull,
     /// The file would exceed the process's file size limit (`EFBIG`, `RLIMIT_FSIZE`).
     FileTooLarge,
+    /// The output exists and cannot be replaced by a new file: a device, a
+    /// FIFO or a socket, or a file whose owner this user cannot give to a
+    /// new file ([`crate::OutputTarget`] writes into such outputs instead).
+    NotReplaceable,
     /// io_uring cannot be used here (kernel without it, disabled by
     /// `io_uring_disabled`, or refused by a seccomp filter).
     UringUnavailable,
@@ -103,6 +107,32 @@ impl Error {
         self.0.source.as_ref().and_then(|e| e.raw_os_error())
     }
 
+    /// The system error when it adds to what the kind says: not the
+    /// `errno` a kind stands for (`ENOENT`, `EISDIR`, `EACCES`, `ENOSPC`,
+    /// `EFBIG`), which would only repeat it ("permission denied: Permission
+    /// denied (os error 13)"), but `EROFS` behind `PermissionDenied` or
+    /// `EDQUOT` behind `DiskFull`.
+    fn extra_source(&self) -> Option<&io::Error> {
+        let src = self.0.source.as_ref()?;
+        let says_it_all = match self.0.kind {
+            ErrorKind::NotFound | ErrorKind::IsADirectory => true,
+            ErrorKind::PermissionDenied => {
+                matches!(src.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM))
+            }
+            ErrorKind::DiskFull => src.raw_os_error() == Some(libc::ENOSPC),
+            ErrorKind::FileTooLarge => src.raw_os_error() == Some(libc::EFBIG),
+            _ => false,
+        };
+        (!says_it_all).then_some(src)
+    }
+
+    /// The same error about another path (e.g. `<standard input>` instead
+    /// of the file it was spooled to).
+    pub fn with_path(mut self, path: impl AsRef<Path>) -> Error {
+        self.0.path = path.as_ref().to_path_buf();
+        self
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
         &self.0.kind
@@ -129,7 +159,10 @@ impl fmt::Display for Error {
             )?,
             ErrorKind::DiskFull => write!(f, "{p}: no space left on device")?,
             ErrorKind::FileTooLarge => {
-                write!(f, "{p}: file too large (exceeds the file size limit, RLIMIT_FSIZE)")?
+                write!(f, "{p}: file size limit exceeded (RLIMIT_FSIZE, `ulimit -f`)")?
+            }
+            ErrorKind::NotReplaceable => {
+                write!(f, "{p}: is not a regular file this user can replace (a device, FIFO or socket, or another owner's file)")?
             }
             ErrorKind::UringUnavailable => write!(
                 f,
@@ -143,22 +176,18 @@ impl fmt::Display for Error {
             ErrorKind::BadConfig { line, reason } => write!(f, "{p}:{line}: {reason}")?,
             ErrorKind::Io(op) => write!(f, "{p}: {op} failed")?,
         }
-        if let Some(src) = &self.0.source {
-            if !matches!(self.0.kind, ErrorKind::NotFound | ErrorKind::IsADirectory) {
-                write!(f, ": {src}")?;
-            }
+        if let Some(src) = self.extra_source() {
+            write!(f, ": {src}")?;
         }
         Ok(())
     }
 }
 
 impl std::error::Error for Error {
-    /// The system error, except for kinds whose message says it all
-    /// (`NotFound`, `IsADirectory`), so a printed chain does not repeat it.
+    /// The system error, except where the kind's message says it all
+    /// (`ENOENT` for `NotFound`, `EACCES` for `PermissionDenied` …), so a
+    /// printed chain does not repeat itself.
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self.0.kind {
-            ErrorKind::NotFound | ErrorKind::IsADirectory => None,
-            _ => self.0.source.as_ref().map(|e| e as _),
-        }
+        self.extra_source().map(|e| e as _)
     }
 }

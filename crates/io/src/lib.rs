@@ -19,6 +19,12 @@
 //!   file, for cold-cache measurements.
 //! - **Sizes** ([`parse_size`], [`format_size`]): `64K`, `1M`, … as GNU
 //!   `sort -S` takes them.
+//! - **Nothing lost**: outputs written beside their target and renamed
+//!   when complete, keeping the target's mode, owner and attributes
+//!   ([`AtomicFile`]); outputs that are devices or FIFOs written into
+//!   ([`OutputTarget`]); inputs of unknown size read to their end
+//!   ([`input_size`]); temporary directories ([`TempDir`]) and files that
+//!   the next run removes when their process was killed ([`temp`]).
 //!
 //! Errors are [`Error`] values with an [`ErrorKind`] and the path concerned.
 //!
@@ -46,6 +52,8 @@ pub mod progress;
 pub mod reader;
 mod size;
 mod stream;
+mod target;
+pub mod temp;
 
 mod buffered_stream;
 mod direct_stream;
@@ -54,7 +62,7 @@ mod stdio_stream;
 mod syscall_stream;
 mod uring_stream;
 
-pub use atomic::AtomicFile;
+pub use atomic::{resolve_links, AtomicFile};
 pub use buffered_stream::{BufferedInput, BufferedOutput};
 pub use config::{StreamConfig, StreamInfo, StreamKind};
 pub use counts::SyscallCounts;
@@ -72,4 +80,6 @@ pub use size::{format_size, parse_count, parse_size};
 pub use stdio_stream::{StdioInput, StdioOutput};
 pub use stream::{create_output, open_input, AnyInput, AnyOutput, InputStream, OutputStream};
 pub use syscall_stream::{SyscallInput, SyscallOutput};
+pub use target::{input_size, open_into, write_into, IntoKind, OutputTarget};
+pub use temp::TempDir;
 pub use uring_stream::{UringInput, UringOutput};

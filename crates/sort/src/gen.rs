@@ -306,7 +306,8 @@ pub fn generate(
         _ => (spec.count.div_ceil(CHUNK_ITEMS), gen_fixed_chunk),
     };
     let atomic = AtomicFile::create(out)?;
-    let mut file = create_output::<u8>(atomic.path(), &spec.io)?;
+    let name = |e: Error| atomic.about_target(e);
+    let mut file = create_output::<u8>(atomic.path(), &spec.io).map_err(name)?;
     progress.phase_bytes("gen", Some(spec.total_bytes()));
     let batch = (rayon::current_num_threads() as u64 * 2).max(2);
     let (tx, rx) = sync_channel::<Vec<Vec<u8>>>(1);
@@ -348,7 +349,8 @@ pub fn generate(
             return Err(Error::new(ErrorKind::Io("write"), out));
         }
         Ok((bytes, items))
-    })?;
+    })
+    .map_err(name)?;
     progress.finish_phase();
     if cancel.load(Ordering::Relaxed) {
         return Err(Error::new(ErrorKind::Interrupted, out));

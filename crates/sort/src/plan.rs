@@ -388,6 +388,65 @@ impl SortPlan {
         Ok(())
     }
 
+    /// The most threads this process can use: the CPUs it may run on
+    /// (`sched_getaffinity`, cgroup quotas). The builder caps the plan's
+    /// threads at this; more would only add threads that wait.
+    pub fn max_threads() -> usize {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+
+    /// A warning when M is so small for the input that the runs need more
+    /// than one merge pass, with what that costs and the memory that would
+    /// merge them in one (as the builder's defaults derive d and B from M).
+    /// `None` when one merge pass (or none) suffices or the input size is
+    /// not known.
+    pub fn memory_warning(&self) -> Option<String> {
+        let n = self.input_bytes?;
+        let d = self.derived();
+        let passes = d.passes?;
+        if passes <= 2.0 + 1e-9 {
+            return None;
+        }
+        let mut m = self.memory.max(1);
+        let enough = loop {
+            m = m.checked_mul(2)?;
+            if m > (1 << 50) {
+                break None;
+            }
+            let mut b = SortPlan::builder(self.format)
+                .memory(m)
+                .input_kind(self.input_kind)
+                .output_kind(self.output_kind)
+                .queue_depth(self.queue_depth)
+                .threads(self.threads)
+                .method(self.method)
+                .disks(self.disks.clone())
+                .input_bytes(n);
+            for t in &self.temp_dirs {
+                b = b.temp_dir(t);
+            }
+            if let Ok(p) = b.build() {
+                if p.derived().passes.is_some_and(|p| p <= 2.0 + 1e-9) {
+                    break Some(m);
+                }
+            }
+        };
+        let runs = d.expected_runs.unwrap_or(0);
+        let mut text = format!(
+            "memory {} for {} of input makes about {runs} runs, merged {} at a time in {:.1} passes: \
+             the data is read and written {:.1} times instead of 2",
+            human(self.memory),
+            human(n),
+            self.fan_in,
+            passes - 1.0,
+            passes,
+        );
+        if let Some(m) = enough {
+            text.push_str(&format!("; {} or more would merge them in one pass", human(m)));
+        }
+        Some(text)
+    }
+
     /// The same plan for an input of `bytes` bytes.
     pub fn with_input_bytes(&self, bytes: u64) -> SortPlan {
         SortPlan { input_bytes: Some(bytes), ..self.clone() }
@@ -473,7 +532,8 @@ impl SortPlanBuilder {
         self.policy = policy;
         self
     }
-    /// Sets the number of threads (default: all cores).
+    /// Sets the number of threads (default: all cores; at most
+    /// [`SortPlan::max_threads`], the CPUs this process may use).
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = Some(n);
         self
@@ -538,8 +598,9 @@ impl SortPlanBuilder {
             let pow2 = 1usize << (63 - b.leading_zeros());
             pow2.clamp(Self::MIN_AUTO_BLOCK, Self::MAX_AUTO_BLOCK)
         });
-        let threads =
-            self.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        // More threads than CPUs only wait (and tens of thousands exhaust the
+        // process before the sort starts): capped at what the machine gives.
+        let threads = self.threads.unwrap_or_else(SortPlan::max_threads).min(SortPlan::max_threads());
         let temp_dirs = if self.temp_dirs.is_empty() { vec![std::env::temp_dir()] } else { self.temp_dirs };
         let mut plan = SortPlan {
             format: self.format,

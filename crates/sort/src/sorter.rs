@@ -178,35 +178,12 @@ pub(crate) fn sort_pool(plan: &SortPlan) -> Result<(rayon::ThreadPool, String), 
     Ok((pool, pool_name))
 }
 
-/// Makes a temporary directory `{prefix}XXXXXX` in `root`, with the I/O
-/// layer's error kinds (a missing `root` is [`ErrorKind::NotFound`], a full
-/// disk [`ErrorKind::DiskFull`] …).
-pub(crate) fn temp_dir_in(root: &Path, prefix: &str) -> Result<tempfile::TempDir, Error> {
-    match std::fs::metadata(root) {
-        Err(e) => return Err(Error::from_io("open", root, e)),
-        Ok(m) if !m.is_dir() => {
-            return Err(Error::from_io(
-                "use as a temporary directory",
-                root,
-                std::io::Error::from_raw_os_error(libc::ENOTDIR),
-            ))
-        }
-        Ok(_) => {}
-    }
-    tempfile::Builder::new().prefix(prefix).tempdir_in(root).map_err(|e| {
-        // tempfile wraps the system error with the path; recover its errno
-        // so the kind (permission, full disk) survives.
-        use std::io::ErrorKind as K;
-        let errno = match e.kind() {
-            K::NotFound => libc::ENOENT,
-            K::PermissionDenied => libc::EACCES,
-            K::ReadOnlyFilesystem => libc::EROFS,
-            K::StorageFull => libc::ENOSPC,
-            K::NotADirectory => libc::ENOTDIR,
-            _ => libc::EIO,
-        };
-        Error::from_io("create a temporary directory in", root, std::io::Error::from_raw_os_error(errno))
-    })
+/// Makes a temporary directory `{prefix}PID-N` in `root`, locked while
+/// this process lives, after removing what killed emsort processes left
+/// there ([`emsort_io::temp`]); with the I/O layer's error kinds (a missing
+/// `root` is [`ErrorKind::NotFound`], a full disk [`ErrorKind::DiskFull`] …).
+pub(crate) fn temp_dir_in(root: &Path, prefix: &str) -> Result<emsort_io::TempDir, Error> {
+    emsort_io::TempDir::new_in(root, prefix)
 }
 
 /// Shuts down a pool made by [`sort_pool`] and returns the CPU migrations

@@ -1,37 +1,48 @@
-//! Sorting from a reader and into a writer (standard input and output).
+//! Sorting from any source into any sink: standard input and output,
+//! pipes, devices, files of unknown size.
 //!
-//! The sort needs its input twice-readable with a known size, and writes its
-//! output beside a target and renames it; pipes allow neither. [`sort`]
-//! therefore *spools*:
+//! The sort reads its input by offset with a known size, and writes its
+//! output beside a target and renames it; pipes and devices allow neither.
+//! [`sort`] therefore *spools* where it must:
 //!
-//! 1. a [`Source::Reader`] is first copied, B bytes at a time, to a file in
-//!    a temporary directory made under the plan's first temp dir;
+//! 1. a [`Source::Reader`], or a [`Source::Path`] whose size is not known
+//!    up front ([`emsort_io::input_size`]: a pipe, a character device, a
+//!    file of `/proc` or `/sys`, an empty file), is first read to its end
+//!    and copied, B bytes at a time, to a file in a temporary directory made
+//!    under the plan's first temp dir;
 //! 2. [`sort_file`] sorts that file (or the [`Source::Path`]);
-//! 3. for a [`Sink::Writer`] the sort's output goes to a file in the same
-//!    temporary directory, which is then copied to the writer.
+//! 3. a [`Sink::Path`] that can be replaced ([`OutputTarget::Replace`]) is
+//!    written beside and renamed ([`emsort_io::AtomicFile`]: symbolic
+//!    links followed, mode, owner and attributes kept). For a [`Sink::Writer`]
+//!    or a path that must be written into ([`OutputTarget::WriteInto`]: a
+//!    device or a FIFO, which stay what they are, or a file this user cannot
+//!    replace) the sort's output goes to a file in the same temporary
+//!    directory, and only the complete result is copied into the target.
 //!
 //! ```text
-//!  stdin ──copy──► spool/input ──sort_file──► spool/output ──copy──► stdout
+//!  stdin ──copy──► spool/input ──sort_file──► spool/output ──copy──► stdout, device, FIFO
 //! ```
 //!
-//! A [`Source::Path`] that names a pipe or a device (`<(cmd)`,
-//! `/dev/stdin`) is read as a stream too. Each copy costs one more pass over
-//! the data; the temporary directory
-//! is removed on success, on error and on interrupt (the cancel flag is
-//! polled after every block). The returned statistics cover the sort only.
+//! Each copy costs one more pass over the data; the temporary directory is
+//! removed on success, on error and on interrupt (the cancel flag is polled
+//! after every block, and while a FIFO waits for its reader or its pipe is
+//! full). Errors about the spooled input name the source
+//! (`<standard input>`, the pipe's path), not the spool file. The returned
+//! statistics cover the sort only.
 
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use emsort_io::{Error, ErrorKind, Progress};
+use emsort_io::{Error, ErrorKind, OutputTarget, Progress};
 
 use crate::byte_stream::{ByteInput, ByteOutput};
 use crate::{sort_file, SortError, SortPlan, SortStats};
 
 /// Where the data to sort comes from.
 pub enum Source<'a> {
-    /// A file (read in place, never modified).
+    /// A file (read in place, never modified); a pipe, a device or a file
+    /// of unknown size is read as a stream.
     Path(&'a Path),
     /// A stream such as standard input (spooled to a temporary file first).
     Reader(&'a mut dyn Read),
@@ -39,7 +50,8 @@ pub enum Source<'a> {
 
 /// Where the sorted data goes.
 pub enum Sink<'a> {
-    /// A file, written beside and renamed when complete (may be the input).
+    /// A file, written beside and renamed when complete (may be the input);
+    /// a device or a FIFO is written into.
     Path(&'a Path),
     /// A stream such as standard output (copied from a temporary file).
     Writer(&'a mut dyn Write),
@@ -53,18 +65,36 @@ pub fn sort(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<SortStats, SortError> {
-    // A pipe or device given by name (`<(cmd)`, /dev/stdin) is read as a stream.
     let mut opened: Option<std::fs::File> = None;
-    let (path, reader): (Option<&Path>, Option<&mut dyn Read>) = match source {
-        Source::Path(p) if std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir()) => {
-            let f = opened.insert(std::fs::File::open(p).map_err(|e| Error::from_io("open", p, e))?);
-            (None, Some(f))
-        }
-        Source::Path(p) => (Some(p), None),
-        Source::Reader(r) => (None, Some(r)),
+    let (path, reader, source_name): (Option<&Path>, Option<&mut dyn Read>, PathBuf) = match source {
+        Source::Path(p) => match emsort_io::input_size(p)? {
+            Some(_) => (Some(p), None, p.to_path_buf()),
+            None => {
+                let f = opened.insert(std::fs::File::open(p).map_err(|e| Error::from_io("open", p, e))?);
+                (None, Some(f), p.to_path_buf())
+            }
+        },
+        Source::Reader(r) => (None, Some(r), PathBuf::from("<standard input>")),
     };
-    if let (Some(i), Sink::Path(o)) = (path, &sink) {
-        return sort_file(plan, i, o, progress, cancel);
+    let target = match &sink {
+        Sink::Path(o) => Some(OutputTarget::classify(o)?),
+        Sink::Writer(_) => None,
+    };
+    // Errors about the output's temporary file are about the output.
+    let name_output = |e: SortError, o: &Path| match e {
+        SortError::Io(io)
+            if io
+                .path()
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(emsort_io::temp::is_atomic_temp_name) =>
+        {
+            SortError::Io(io.with_path(o))
+        }
+        other => other,
+    };
+    if let (Some(i), Some(OutputTarget::Replace(o))) = (path, &target) {
+        return sort_file(plan, i, o, progress, cancel).map_err(|e| name_output(e, o));
     }
     let root =
         plan.temp_dirs.first().ok_or_else(|| SortError::BadPlan("no temporary directory given".into()))?;
@@ -82,13 +112,18 @@ pub fn sort(
                 let n = match r.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(Error::from_io("read", "<standard input>", e).into()),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                        if cancel.load(Ordering::Relaxed) {
+                            return Err(Error::new(ErrorKind::Interrupted, &source_name).into());
+                        }
+                        continue;
+                    }
+                    Err(e) => return Err(Error::from_io("read", &source_name, e).into()),
                 };
                 out.write(&buf[..n])?;
                 progress.advance(n as u64);
                 if cancel.load(Ordering::Relaxed) {
-                    return Err(Error::new(ErrorKind::Interrupted, "<standard input>").into());
+                    return Err(Error::new(ErrorKind::Interrupted, &source_name).into());
                 }
             }
             out.close()?;
@@ -96,31 +131,66 @@ pub fn sort(
             path
         }
     };
-    match sink {
-        Sink::Path(o) => sort_file(plan, &input, o, progress, cancel),
-        Sink::Writer(w) => {
-            let path = spool.path().join("output");
-            let stats = sort_file(plan, &input, &path, progress, cancel)?;
-            progress.phase_bytes("write output", Some(stats.output_bytes));
-            let mut inp = ByteInput::open(&path, 1, &plan.stream_config(true))?;
-            let mut buf = vec![0u8; block];
-            let stdout = "<standard output>";
-            loop {
-                let n = inp.read(&mut buf)?;
-                if n == 0 {
-                    break;
-                }
-                w.write_all(&buf[..n]).map_err(|e| Error::from_io("write", stdout, e))?;
-                progress.advance(n as u64);
-                if cancel.load(Ordering::Relaxed) {
-                    return Err(Error::new(ErrorKind::Interrupted, stdout).into());
-                }
-            }
-            w.flush().map_err(|e| Error::from_io("write", stdout, e))?;
-            progress.finish_phase();
+    // Errors about the spool file are about the source.
+    let spooled = input.clone();
+    let name_source = |e: SortError| match e {
+        SortError::Io(io) if io.path() == spooled => SortError::Io(io.with_path(&source_name)),
+        other => other,
+    };
+    let sorted = spool.path().join("output");
+    match (sink, target) {
+        (_, Some(OutputTarget::Replace(o))) => {
+            sort_file(plan, &input, &o, progress, cancel).map_err(name_source).map_err(|e| name_output(e, &o))
+        }
+        (_, Some(OutputTarget::WriteInto(o, kind))) => {
+            let stats = sort_file(plan, &input, &sorted, progress, cancel).map_err(name_source)?;
+            // Opened only now: a FIFO's reader sees the complete result, and a
+            // file rewritten in place is truncated only once the result exists.
+            let f = emsort_io::open_into(&o, kind, cancel)?;
+            copy_out(plan, &sorted, stats.output_bytes, progress, cancel, |b| {
+                emsort_io::write_into(&f, b, &o, cancel)
+            })?;
             Ok(stats)
         }
+        (Sink::Writer(w), None) => {
+            let stats = sort_file(plan, &input, &sorted, progress, cancel).map_err(name_source)?;
+            let stdout = "<standard output>";
+            copy_out(plan, &sorted, stats.output_bytes, progress, cancel, |b| {
+                w.write_all(b).map_err(|e| Error::from_io("write", stdout, e))
+            })?;
+            w.flush().map_err(|e| Error::from_io("write", stdout, e))?;
+            Ok(stats)
+        }
+        (Sink::Path(_), None) => unreachable!("a path sink is classified"),
     }
+}
+
+/// Copies the sorted file `from` (`bytes` long) through `write`, block by
+/// block, as the phase "write output".
+fn copy_out(
+    plan: &SortPlan,
+    from: &Path,
+    bytes: u64,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+    mut write: impl FnMut(&[u8]) -> Result<(), Error>,
+) -> Result<(), SortError> {
+    progress.phase_bytes("write output", Some(bytes));
+    let mut inp = ByteInput::open(from, 1, &plan.stream_config(true))?;
+    let mut buf = vec![0u8; plan.block_size.max(4096)];
+    loop {
+        let n = inp.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        write(&buf[..n])?;
+        progress.advance(n as u64);
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::new(ErrorKind::Interrupted, from).into());
+        }
+    }
+    progress.finish_phase();
+    Ok(())
 }
 
 #[cfg(test)]

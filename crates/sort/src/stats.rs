@@ -84,7 +84,11 @@ impl PlanRecord {
 /// Resource usage of the process, from `getrusage(RUSAGE_SELF)`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Rusage {
-    /// Peak resident set size in bytes (`ru_maxrss`).
+    /// Peak resident set size in bytes: `VmHWM` of `/proc/self/status`
+    /// (`ru_maxrss` where that is missing). Not `ru_maxrss` first: Linux
+    /// carries it across `execve`, so a process started from a large
+    /// parent (a test harness, a Python interpreter) would report the
+    /// parent's footprint as its own.
     pub peak_rss_bytes: u64,
     /// Voluntary context switches (`ru_nvcsw`).
     pub voluntary_context_switches: u64,
@@ -104,8 +108,12 @@ impl Rusage {
         if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
             return Rusage::default();
         }
+        let hwm = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        });
         Rusage {
-            peak_rss_bytes: ru.ru_maxrss.max(0) as u64 * 1024,
+            peak_rss_bytes: hwm.unwrap_or(ru.ru_maxrss.max(0) as u64) * 1024,
             voluntary_context_switches: ru.ru_nvcsw.max(0) as u64,
             involuntary_context_switches: ru.ru_nivcsw.max(0) as u64,
             minor_page_faults: ru.ru_minflt.max(0) as u64,

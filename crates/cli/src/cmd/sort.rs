@@ -38,8 +38,9 @@ use crate::progress::Bar;
     Sizes take K, M, G, T suffixes (powers of 1024) or N% of the machine's RAM.\n\
     Exit status: 0 sorted, 2 bad usage or input, 3 I/O failure (full disk …), 130 Ctrl-C, 143 SIGTERM.")]
 pub struct SortArgs {
-    /// u32, i32, u64, i64, f32, f64 (NaNs last), rec:SIZE:KEY_OFFSET:KEY_LEN (bytewise key) or lines.
-    #[arg(long, short = 'f', default_value = "u32", value_parser = clap::value_parser!(Format))]
+    /// lines (text, as `LC_ALL=C sort`), or a binary format: u32, i32, u64, i64, f32, f64 (NaNs
+    /// last), rec:SIZE:KEY_OFFSET:KEY_LEN (fixed-size records, bytewise key).
+    #[arg(long, short = 'f', default_value = "lines", value_parser = clap::value_parser!(Format))]
     format: Format,
     /// Memory M for the sort's buffers and in-memory sorting [default: 25% of the available RAM, at most about twice the input].
     #[arg(short = 'S', long, value_name = "SIZE", value_parser = parse_memory)]
@@ -50,7 +51,8 @@ pub struct SortArgs {
     /// Directory for temporary runs; repeat to spread runs over several disks [default: $TMPDIR or /tmp].
     #[arg(short = 'T', long = "temp-dir", value_name = "DIR")]
     temp_dirs: Vec<PathBuf>,
-    /// Threads for in-memory sorting [default: all cores].
+    /// Threads for in-memory sorting [default: all cores; more than the CPUs this process may use
+    /// are capped, with a note].
     #[arg(long, value_name = "N")]
     parallel: Option<usize>,
     /// Sort in descending order.
@@ -97,7 +99,8 @@ pub struct SortArgs {
     /// Write the result to OUTPUT (may be INPUT itself) instead of standard output.
     #[arg(short = 'o', long, value_name = "OUTPUT")]
     output: Option<PathBuf>,
-    /// The file to sort; `-` reads standard input.
+    /// The file to sort; `-` or none reads standard input.
+    #[arg(default_value = "-")]
     input: PathBuf,
 }
 
@@ -181,11 +184,11 @@ fn check_disk_options(a: &SortArgs) -> anyhow::Result<()> {
 }
 
 pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
+    crate::interrupt::arm_watchdog();
     check_disk_options(&a)?;
     let stdin = a.input.as_os_str() == "-";
-    // Pipes and devices named as files are streamed: their size is unknown.
-    let input_bytes =
-        if stdin { None } else { std::fs::metadata(&a.input).ok().filter(|m| m.is_file()).map(|m| m.len()) };
+    // Pipes, devices and files of /proc are streamed: their size is unknown.
+    let input_bytes = if stdin { None } else { emsort_io::input_size(&a.input).ok().flatten() };
     let memory = a.memory.unwrap_or_else(|| default_memory(input_bytes));
     let mut b = SortPlan::builder(a.format)
         .memory(memory)
@@ -213,9 +216,16 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         b = b.input_bytes(n);
     }
     let plan = b.build().map_err(to_anyhow).context("cannot plan the sort")?;
+    if let Some(n) = a.parallel.filter(|&n| n > plan.threads) {
+        eprintln!("emsort: note: --parallel {n} capped at {}, the CPUs this process may use", plan.threads);
+    }
+    if let Some(w) = plan.memory_warning() {
+        eprintln!("emsort: warning: {w}");
+    }
     if a.show_plan {
         eprint!("{plan}");
     }
+    let other_links = a.output.as_deref().map_or(0, other_links);
     let bar = Bar::new(a.quiet);
     let flag = crate::interrupt::flag();
     let (mut stdin_lock, mut stdout_lock) = (std::io::stdin().lock(), std::io::stdout().lock());
@@ -234,6 +244,18 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
             return Err(to_anyhow(e).context(format!("cannot sort {what}")));
         }
     };
+    if !a.quiet {
+        report_stale();
+        if other_links > 0 {
+            let o = a.output.as_deref().expect("an output").display();
+            eprintln!(
+                "emsort: note: {o} had {other_links} other name{} (hard link{}); {} the previous content",
+                if other_links == 1 { "" } else { "s" },
+                if other_links == 1 { "" } else { "s" },
+                if other_links == 1 { "it keeps" } else { "they keep" },
+            );
+        }
+    }
     if let Some(path) = &a.stats {
         write_stats(path, &stats)?;
     }
@@ -243,6 +265,44 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         summary(&stats);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How many other names (hard links) an output file that will be replaced
+/// has: they keep the previous content.
+fn other_links(output: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    match emsort_io::OutputTarget::classify(output) {
+        Ok(emsort_io::OutputTarget::Replace(_)) => {
+            std::fs::metadata(output).map_or(0, |m| if m.is_file() { m.nlink().saturating_sub(1) } else { 0 })
+        }
+        _ => 0,
+    }
+}
+
+/// Says what this run removed of killed emsort runs (their temporary
+/// directories and partial outputs).
+pub(crate) fn report_stale() {
+    let removed = emsort_io::temp::take_stale_reports();
+    if removed.is_empty() {
+        return;
+    }
+    let bytes: u64 = removed.iter().map(|e| e.bytes).sum();
+    let mut dirs: Vec<String> = removed
+        .iter()
+        .map(|e| e.path.parent().map_or_else(|| ".".into(), |p| p.display().to_string()))
+        .collect();
+    dirs.dedup();
+    let size = match bytes {
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{b} bytes"),
+    };
+    eprintln!(
+        "emsort: note: removed what killed emsort runs left in {}: {} temporary entr{}, {size}",
+        dirs.join(", "),
+        removed.len(),
+        if removed.len() == 1 { "y" } else { "ies" },
+    );
 }
 
 fn is_broken_pipe(e: &SortError) -> bool {

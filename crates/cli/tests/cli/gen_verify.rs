@@ -159,7 +159,7 @@ fn full_disk_leaves_no_partial_output() {
     }
     let o = cmd.output().unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert!(stderr(&o).contains("file too large"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("file size limit exceeded"), "{}", stderr(&o));
     assert!(entries(d.path()).is_empty(), "left behind: {:?}", entries(d.path()));
 }
 

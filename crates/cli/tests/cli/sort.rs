@@ -218,7 +218,7 @@ fn full_disk_gives_exit_3_and_leaves_nothing() {
         std::fs::create_dir(&out_dir).unwrap();
         let out = out_dir.join("sorted.u32");
         let mut cmd = emsort();
-        cmd.args(["sort", "-q", "-S", memory, "-T", p(&tmp), p(&input), "-o", p(&out)]);
+        cmd.args(["sort", "-q", "-f", "u32", "-S", memory, "-T", p(&tmp), p(&input), "-o", p(&out)]);
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(|| {
@@ -231,7 +231,7 @@ fn full_disk_gives_exit_3_and_leaves_nothing() {
         let o = cmd.output().unwrap();
         assert_eq!(o.status.code(), Some(3), "{memory}: {}", stderr(&o));
         let e = stderr(&o);
-        assert!(e.contains("file too large"), "{memory}: {e}");
+        assert!(e.contains("file size limit exceeded"), "{memory}: {e}");
         let culprit = if memory == "3M" { "run-000000" } else { "sorted.u32" };
         assert!(e.contains(culprit), "{memory}: {e}");
         assert!(entries(&out_dir).is_empty(), "{memory}: partial output: {:?}", entries(&out_dir));
@@ -247,7 +247,7 @@ fn ctrl_c_or_sigterm_mid_sort_exits_128_plus_signal_and_leaves_nothing() {
     let out = d.path().join("sorted.u32");
     for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
         let child = emsort()
-            .args(["sort", "-q", "-S", "4M", "-T", p(&tmp), p(&input), "-o", p(&out)])
+            .args(["sort", "-q", "-f", "u32", "-S", "4M", "-T", p(&tmp), p(&input), "-o", p(&out)])
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();

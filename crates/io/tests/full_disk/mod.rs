@@ -63,7 +63,7 @@ fn rlimit_fsize_gives_file_too_large() {
             // 1 MiB, four times the limit.
             let e = first_error(&p, &cfg, 1 << 18);
             assert_eq!(*e.kind(), ErrorKind::FileTooLarge, "{} B={}: {e}", cfg.kind, cfg.block_size);
-            assert!(e.to_string().contains("file too large"), "{e}");
+            assert!(e.to_string().contains("file size limit exceeded"), "{e}");
             assert!(e.to_string().contains(&p.display().to_string()), "{e}");
             assert!(std::fs::metadata(&p).unwrap().len() <= FSIZE_LIMIT);
             std::fs::remove_file(&p).unwrap();
