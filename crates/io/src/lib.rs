@@ -46,6 +46,8 @@ pub mod progress;
 pub mod reader;
 mod size;
 mod stream;
+#[cfg(any(test, feature = "test-util"))]
+pub mod test_util;
 
 mod buffered_stream;
 mod direct_stream;
