@@ -55,6 +55,8 @@ pub mod campaign;
 mod chart;
 mod csv_log;
 mod error;
+#[cfg(test)]
+mod fuzz;
 mod list;
 pub mod machine;
 pub mod readers;

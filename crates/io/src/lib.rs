@@ -54,6 +54,8 @@ mod size;
 mod stream;
 mod target;
 pub mod temp;
+#[cfg(any(test, feature = "test-util"))]
+pub mod test_util;
 
 mod buffered_stream;
 mod direct_stream;

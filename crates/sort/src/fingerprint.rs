@@ -63,9 +63,16 @@ impl Fingerprint {
                     u64::from_le_bytes(w)
                 }
             };
-            let x = w ^ ((item.len() as u64) << 59);
-            self.sum_a = self.sum_a.wrapping_add(mix(x.wrapping_mul(K0) ^ K1));
-            self.sum_b = self.sum_b.wrapping_add(mix(x.wrapping_add(K2).wrapping_mul(K1)));
+            // The length goes into the top bits of one hash's word and the
+            // low bits of the other's. In one place alone an 8-byte item,
+            // which fills the word, meets a shorter one in both hashes
+            // (`abcdefgx` and `abcdefg`: w ^ 8 << 59 == w' ^ 7 << 59); items
+            // of different lengths cannot meet in both places, as
+            // (n ^ n') << 59 ≠ n ^ n'.
+            let n = item.len() as u64;
+            let (xa, xb) = (w ^ (n << 59), w ^ n);
+            self.sum_a = self.sum_a.wrapping_add(mix(xa.wrapping_mul(K0) ^ K1));
+            self.sum_b = self.sum_b.wrapping_add(mix(xb.wrapping_add(K2).wrapping_mul(K1)));
         } else {
             self.sum_a = self.sum_a.wrapping_add(hash(item, K0));
             self.sum_b = self.sum_b.wrapping_add(hash(item, K1 ^ K2));
@@ -98,5 +105,28 @@ mod tests {
         assert_ne!(fp(&[b"a", b"a", b"b"]), fp(&[b"a", b"b", b"b"]));
         assert_ne!(fp(&[b""]), fp(&[b"\0"]));
         assert_ne!(fp(&[b"12345678"]), fp(&[b"12345678\0"]));
+    }
+
+    /// Found by `verify`'s fuzz test: an 8-byte item whose last byte is
+    /// `(8 ^ n) << 3` had the fingerprint of its first n bytes (`abcdefgx`
+    /// and `abcdefg`, 7 NULs and 7 NULs + `x`), in both hashes.
+    #[test]
+    fn lengths_do_not_alias_in_the_short_path() {
+        assert_ne!(fp(&[b"abcdefgx"]), fp(&[b"abcdefg"]));
+        assert_ne!(fp(&[b"\0\0\0\0\0\0\0x"]), fp(&[b"\0\0\0\0\0\0\0"]));
+        let base = *b"\x01\x02\x03\x04\x05\x06\x07\x08";
+        for n in 0..8 {
+            for m in n + 1..=8 {
+                // The longer item: the shorter one's bytes, then any bytes,
+                // including the one that aliased.
+                for last in [0u8, 0x40, 0x48, 0x50, 0x58, 0x60, 0x68, 0x70, 0x78, ((n ^ m) << 3) as u8] {
+                    let mut long = base[..m].to_vec();
+                    long[n..].fill(0);
+                    long[m - 1] ^= last;
+                    let (a, b) = (fp(&[&base[..n]]), fp(&[&long]));
+                    assert!(a.sum_a != b.sum_a || a.sum_b != b.sum_b, "{:?} vs {:?}", &base[..n], long);
+                }
+            }
+        }
     }
 }

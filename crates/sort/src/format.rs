@@ -157,7 +157,8 @@ impl FromStr for Format {
                 let n: Vec<usize> =
                     parts.iter().map(|p| p.parse::<usize>().map_err(|_| bad())).collect::<Result<_, _>>()?;
                 let r = RecordFormat { size: n[0], key_offset: n[1], key_len: n[2] };
-                if r.size == 0 || r.key_len == 0 || r.key_offset + r.key_len > r.size {
+                let key_end = r.key_offset.checked_add(r.key_len);
+                if r.size == 0 || r.key_len == 0 || key_end.is_none_or(|end| end > r.size) {
                     return Err(bad());
                 }
                 Format::Rec(r)
@@ -209,5 +210,97 @@ mod tests {
         assert_eq!(r.compare(b"zabz", b"aaba"), Ordering::Equal);
         assert_eq!(Format::Lines.compare(b"a", b"a\x80"), Ordering::Less);
         assert_eq!(Format::Lines.compare(b"", b"\0"), Ordering::Less);
+    }
+}
+
+/// Fuzz tests of format specs, against an oracle that reads the numbers as
+/// `u128` (`PROPTEST_CASES=20000 cargo test -p emsort-sort fuzz_`).
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use emsort_io::test_util::{cases, within};
+    use proptest::prelude::*;
+
+    /// A number of a `rec:` spec: small, anywhere in a usize, at its edge,
+    /// past it, or not a number at all.
+    fn part() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => (0usize..20).prop_map(|n| n.to_string()),
+            2 => any::<usize>().prop_map(|n| n.to_string()),
+            2 => (0usize..3).prop_map(|d| (usize::MAX - d).to_string()),
+            1 => (0usize..3).prop_map(|d| (usize::MAX / 2 + d).to_string()),
+            2 => prop::sample::select(vec![
+                "", "18446744073709551616", "340282366920938463463374607431768211456", "+3", "-1", " 3", "3 ",
+                "３", "٣", "1e2", "0x10", "00010", "1_0", "é",
+            ]).prop_map(String::from),
+            1 => any::<String>(),
+        ]
+    }
+
+    fn spec() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => (prop::sample::select(vec!["rec:", "rec:", "rec:", "REC:", "rec", "rec::", " rec:"]),
+                  prop::collection::vec(part(), 0..5))
+                .prop_map(|(head, parts)| format!("{head}{}", parts.join(":"))),
+            1 => prop::sample::select(vec!["u32", "i32", "u64", "i64", "f32", "f64", "lines", "U32", "u32 ",
+                                           "line", "", "rec"]).prop_map(String::from),
+            1 => any::<String>(),
+        ]
+    }
+
+    /// The oracle: what `s` means, computed in u128.
+    fn oracle(s: &str) -> Option<Format> {
+        let simple =
+            [Format::U32, Format::I32, Format::U64, Format::I64, Format::F32, Format::F64, Format::Lines];
+        if let Some(f) = simple.into_iter().find(|f| f.to_string() == s) {
+            return Some(f);
+        }
+        let parts: Vec<u128> =
+            s.strip_prefix("rec:")?.split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+        let [size, off, len] = parts[..] else { return None };
+        let fits = |x: u128| usize::try_from(x).ok();
+        if size == 0 || len == 0 || off + len > size {
+            return None;
+        }
+        Some(Format::Rec(RecordFormat { size: fits(size)?, key_offset: fits(off)?, key_len: fits(len)? }))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases(1024)))]
+
+        /// Any spec parses as the oracle says, or is a clean error; a parsed
+        /// format prints back to itself and compares records of its size.
+        #[test]
+        fn fuzz_format_specs(s in spec(), a in prop::collection::vec(any::<u8>(), 64),
+                             b in prop::collection::vec(any::<u8>(), 64)) {
+            let got = within(&s, || s.parse::<Format>());
+            prop_assert_eq!(got.clone().ok(), oracle(&s), "{:?}", s);
+            match got {
+                Ok(f) => {
+                    prop_assert_eq!(f.to_string().parse::<Format>(), Ok(f));
+                    if let Format::Rec(r) = f {
+                        prop_assert_eq!(f.item_size(), Some(r.size));
+                        if r.size <= 64 {
+                            let k = r.key_offset..r.key_offset + r.key_len;
+                            prop_assert_eq!(f.compare(&a[..r.size], &b[..r.size]), a[k.clone()].cmp(&b[k]));
+                        }
+                    }
+                }
+                Err(e) => prop_assert!(e.contains("format"), "{}", e),
+            }
+        }
+    }
+
+    /// Inputs the fuzz test found, kept as plain regression tests.
+    #[test]
+    fn fuzz_regressions() {
+        // KEY_OFFSET + KEY_LEN overflowed a usize: a panic in debug builds,
+        // and in release a wrapped sum that passed the check (then an
+        // out-of-bounds slice in `compare`).
+        let max = usize::MAX;
+        for s in [format!("rec:10:{max}:1"), format!("rec:{max}:{max}:1"), format!("rec:{max}:1:{max}")] {
+            assert!(s.parse::<Format>().is_err(), "{s}");
+        }
+        assert_eq!(format!("rec:{max}:0:{max}").parse::<Format>().unwrap().item_size(), Some(max));
     }
 }

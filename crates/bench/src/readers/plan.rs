@@ -515,3 +515,114 @@ mod tests {
         assert_eq!((s.bs_file, s.seq_files.clone()), (8 * M, vec![2 * M, 8 * M]));
     }
 }
+
+/// Fuzz tests of the readers campaign's parameter file
+/// (`PROPTEST_CASES=20000 cargo test -p emsort-bench fuzz_`).
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use crate::fuzz::{check_error, strictly_sorted, text};
+    use emsort_io::test_util::{cases, within};
+    use proptest::prelude::*;
+
+    /// `key;value` files: the shipped keys (and a few unknown), values good
+    /// and bad for any of them, after the header or not.
+    fn plan_text() -> impl Strategy<Value = String> {
+        let mut keys: Vec<&'static str> = QUICK_PARAMS
+            .lines()
+            .filter_map(|l| l.split_once(';'))
+            .map(|(k, _)| k)
+            .filter(|&k| k != "key")
+            .collect();
+        keys.extend(["nope", "Reps", ""]);
+        let values = vec![
+            "1",
+            "42",
+            "16M",
+            "4K,64K,1M",
+            "1,8",
+            "yes",
+            "no",
+            "maybe",
+            "normal,random",
+            "all",
+            "2x",
+            "4K..64M",
+            "4K..1M*4",
+            "4K..1M*3",
+            "4K..1M*1",
+            "4K..1M*0",
+            "3..8",
+            "0",
+            "",
+            "1..4096",
+            "0..5",
+            "1,2,4097",
+            "8192P",
+            "1..8192P",
+            "1..8192P*2",
+            "1..8192P*4611686018427387904",
+            "16384P",
+            "18446744073709551615",
+            "-1",
+            "pread,uring",
+            "willneed",
+            "1,,2",
+        ];
+        let line = prop_oneof![
+            8 => (prop::sample::select(keys), prop::sample::select(values), prop::sample::select(vec![";", " ; ", ";;"]))
+                .prop_map(|(k, v, sep)| format!("{k}{sep}{v}")),
+            1 => Just("# comment".to_string()),
+            1 => text(&[";", "1", "K", ","], 4),
+        ];
+        (any::<bool>(), prop::collection::vec(line, 0..12)).prop_map(|(header, lines)| {
+            let head = if header { "key;value # header" } else { "reps;2" };
+            std::iter::once(head.to_string()).chain(lines).collect::<Vec<_>>().join("\n")
+        })
+    }
+
+    fn sizes_ok(v: &[u64]) -> bool {
+        strictly_sorted(v) && !v.contains(&0)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases(512)))]
+
+        /// Any text: a plan of valid values, or an error naming a line.
+        #[test]
+        fn fuzz_readers_plan(s in prop_oneof![any::<String>(), plan_text()]) {
+            match within(&s, || parse_plan(&s, Path::new("x.csv"))) {
+                Ok(p) => {
+                    for v in [&p.bs_blocks, &p.qd_rand_sizes, &p.mm_sizes, &p.seq_files, &p.seq_totals,
+                              &p.rnd_sizes, &p.rnd_files, &p.rnd_totals, &p.mem_totals, &p.th_rand_sizes] {
+                        prop_assert!(sizes_ok(v), "{:?}", v);
+                    }
+                    for n in [p.bs_file, p.qd_file, p.qd_seq_block, p.qd_rand_total, p.mm_file, p.seq_request,
+                              p.rnd_file, p.rnd_size, p.rnd_total, p.mem_file, p.mem_limit, p.mem_size, p.th_file,
+                              p.th_seq_request, p.th_rand_total, p.bs_requests, p.qd_requests, p.mm_requests,
+                              p.rnd_requests, p.th_requests, u64::from(p.reps)] {
+                        prop_assert!(n >= 1);
+                    }
+                    prop_assert!(strictly_sorted(&p.qd_depths) && p.qd_depths.iter().all(|q| (1..=4096).contains(q)));
+                    if let ThreadList::List(t) = &p.th_threads {
+                        prop_assert!(strictly_sorted(t) && t.iter().all(|t| (1..=1024).contains(t)));
+                    }
+                }
+                Err(e) => check_error(&e, &s)?,
+            }
+        }
+
+        /// `a..b*f` size ranges: a, a·f, a·f², … up to b; or an error for
+        /// ends that are not powers of two, a step that is not one, or a > b.
+        #[test]
+        fn fuzz_readers_size_ranges(a in 0u32..64, b in 0u32..64, f in 0u32..64, star: bool) {
+            let step = if star { 1u64 << f } else { 2 };
+            let s = if star { format!("{}..{}*{step}", 1u64 << a, 1u64 << b) } else { format!("{}..{}", 1u64 << a, 1u64 << b) };
+            let want: Option<Vec<u64>> = (a <= b && step >= 2).then(|| {
+                let k = step.trailing_zeros();
+                (0..).map(|i: u32| a + i * k).take_while(|&e| e <= b).map(|e| 1u64 << e).collect()
+            });
+            prop_assert_eq!(within(&s, || parse_sizes(&s)).ok(), want, "{}", s);
+        }
+    }
+}

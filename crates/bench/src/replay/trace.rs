@@ -202,7 +202,13 @@ impl Trace {
         let names: Vec<String> = self
             .files
             .iter()
-            .map(|p| p.strip_prefix(dir).unwrap_or(p).to_string_lossy().into_owned())
+            .map(|p| match p.strip_prefix(dir) {
+                // `dir` itself: `.`, not an empty name (which does not parse).
+                Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+                // `dir` itself: `.`, not an empty name (which does not parse).
+                Ok(rel) => rel.to_string_lossy().into_owned(),
+                Err(_) => p.to_string_lossy().into_owned(),
+            })
             .collect();
         let mut s = String::with_capacity(self.requests.len() * 32);
         for c in comments {
@@ -293,5 +299,125 @@ mod tests {
         assert_eq!(Trace::read(&path).unwrap(), t);
         let e = t.check_files().unwrap_err();
         assert!(e.to_string().contains("/elsewhere/b.bin: no such file"), "{e}");
+    }
+}
+
+/// Fuzz tests of trace text (`PROPTEST_CASES=20000 cargo test -p emsort-bench fuzz_`).
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use crate::fuzz::{check_error, text};
+    use emsort_io::test_util::{cases, within};
+    use proptest::prelude::*;
+
+    const DIR: &str = "/d";
+
+    /// File names: plain, with commas and spaces inside, absolute, `.` and
+    /// `..` parts, unicode.
+    fn name() -> impl Strategy<Value = String> {
+        prop_oneof![
+            3 => "[a-z]{1,6}(\\.bin)?",
+            1 => prop::sample::select(vec![
+                "a,b.bin", "x y", "sub/c.bin", "./a", "sub/../a", "/abs/f", "/d/in.bin", "é.bin", "a\rb", "f#1",
+                "file", "FILE", "..", "a/", "sub//b", ".", "./", "/d",
+            ]).prop_map(String::from),
+        ]
+    }
+
+    /// An offset and size that fit, at the edges too.
+    fn request() -> impl Strategy<Value = (u64, u64)> {
+        let size = prop_oneof![0u64..70_000, Just(MAX_REQUEST), Just(LARGE_REQUEST), Just(LARGE_REQUEST + 1)];
+        (size, prop_oneof![any::<u64>(), 0u64..1 << 40]).prop_map(|(s, o)| (o.min(u64::MAX - s), s))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases(512)))]
+
+        /// Any text: a trace or an error naming a line, never a panic; a
+        /// trace holds only requests that fit, and prints to text that
+        /// parses back to it.
+        #[test]
+        fn fuzz_trace_any_text(s in prop_oneof![
+            any::<String>(),
+            text(&["file,offset,size", "a.bin", "b", ",", ",", ",", "\n", "\n", "4096", "0", "1073741824",
+                   "1073741825", "# c", " ", "-1", "4K", "/abs", "."], 24),
+        ]) {
+            let path = Path::new("/d/trace.csv");
+            match within(&s, || Trace::parse(&s, path)) {
+                Ok(t) => {
+                    prop_assert!(t.requests().iter().all(|r| r.file < t.files().len()
+                        && r.size <= MAX_REQUEST && r.offset.checked_add(r.size).is_some()));
+                    prop_assert_eq!(t.bytes(), t.requests().iter().map(|r| r.size).sum::<u64>());
+                    let share = t.large_share();
+                    prop_assert!((0.0..=1.0).contains(&share));
+                    let again = Trace::parse(&t.to_text(Path::new(DIR), &["again".into()]), path);
+                    prop_assert_eq!(again.as_ref().ok(), Some(&t), "{:?}", again);
+                }
+                Err(e) => check_error(&e, &s)?,
+            }
+        }
+
+        /// Lines of known requests, between comments, blank lines and an
+        /// optional header: exactly those requests, files numbered in order
+        /// of first appearance; or, with a request too large or past 2⁶⁴,
+        /// an error on its line.
+        #[test]
+        fn fuzz_trace_known_lines(reqs in prop::collection::vec((name(), request(), 0u8..8), 0..20),
+                                  header: bool, pad: bool, bad in prop::option::of((0usize..20, any::<bool>()))) {
+            let mut lines = vec!["# made by a test".to_string()];
+            if header {
+                lines.push(if pad { " File , OFFSET,size " } else { HEADER }.to_string());
+            }
+            let mut files: Vec<PathBuf> = Vec::new();
+            let mut want = Vec::new();
+            let mut bad_line = None;
+            for (i, (name, (offset, size), extra)) in reqs.iter().enumerate() {
+                if *extra == 0 {
+                    lines.push(String::new());
+                } else if *extra == 1 {
+                    lines.push("  # comment, 1, 2".into());
+                }
+                let (offset, size) = match bad {
+                    Some((at, too_large)) if at == i => {
+                        bad_line = Some(lines.len() + 1);
+                        let size = (*size).max(1);
+                        if too_large { (*offset, MAX_REQUEST + size) } else { (u64::MAX - size + 1, size) }
+                    }
+                    _ => (*offset, *size),
+                };
+                lines.push(if pad { format!(" {name} , {offset} ,{size}\t") } else { format!("{name},{offset},{size}") });
+                let p = Path::new(DIR).join(name.trim());
+                let id = files.iter().position(|f| *f == p).unwrap_or_else(|| {
+                    files.push(p);
+                    files.len() - 1
+                });
+                want.push(Request { file: id, offset, size });
+            }
+            let text = lines.join("\n");
+            let got = within(&text, || Trace::parse(&text, Path::new("/d/t.csv")));
+            match bad_line {
+                None => {
+                    let t = got.unwrap();
+                    prop_assert_eq!(t.requests(), &want[..]);
+                    prop_assert_eq!(t.files(), &files[..]);
+                    let again = Trace::parse(&t.to_text(Path::new(DIR), &[]), Path::new("/d/t.csv"));
+                    prop_assert_eq!(again.as_ref().ok(), Some(&t), "{:?}", again);
+                }
+                Some(line) => match got {
+                    Err(Error::Params { line: l, .. }) => prop_assert_eq!(l, line),
+                    other => prop_assert!(false, "{:?}", other),
+                },
+            }
+        }
+    }
+
+    /// Inputs the fuzz tests found, kept as plain regression tests.
+    #[test]
+    fn fuzz_regressions() {
+        // A request of the trace's own directory (`.`) printed as an empty
+        // name, which does not parse back.
+        let path = Path::new("/d/t.csv");
+        let t = Trace::parse(".,0,1\n", path).unwrap();
+        assert_eq!(Trace::parse(&t.to_text(Path::new("/d"), &[]), path).unwrap(), t);
     }
 }

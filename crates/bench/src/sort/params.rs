@@ -257,3 +257,82 @@ mod tests {
         assert!(msg(h).contains("no rows"));
     }
 }
+
+/// Fuzz tests of sort campaign parameters (`PROPTEST_CASES=20000 cargo test
+/// -p emsort-bench fuzz_`).
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use crate::fuzz::{check_error, rows, strictly_sorted, text};
+    use emsort_io::test_util::{cases, within};
+    use proptest::prelude::*;
+
+    const HEADER: &str = "format;sizes;M list;d list;policies;io kinds;reps;threads";
+
+    fn params() -> BoxedStrategy<String> {
+        rows(
+            HEADER,
+            ";",
+            vec![
+                vec![
+                    "u32",
+                    "u32,lines",
+                    "rec:100:0:10",
+                    "rec:10:18446744073709551615:1",
+                    "rec:0:0:0",
+                    "u33",
+                    "",
+                ],
+                vec!["64M", "64M,1G", "0", "1X", "1M,,2M", "16384P", "1.5K", "18446744073709551615"],
+                vec!["16M", "16M,64M", "0", "4K"],
+                vec!["2", "2,8,32", "2..8", "1", "501", "9..3", "2..500"],
+                vec!["fifo", "optimal", "FIFO,optimal", "lifo"],
+                vec!["buffered", "direct,buffered", "all", "fast"],
+                vec!["1", "3", "0", "x"],
+                vec!["", "1,2", "all", "-", "0", "1025", "2,1,all", "x"],
+            ],
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases(512)))]
+
+        /// Any text, or rows of good and bad fields: grids of valid values
+        /// only, or an error naming a line.
+        #[test]
+        fn fuzz_sort_params(s in prop_oneof![any::<String>(), params(),
+                                             text(&[HEADER, "u32", ";", "\n", "64M", "2..8"], 24)]) {
+            match within(&s, || parse_params(&s, Path::new("s.csv"))) {
+                Ok(grids) => {
+                    prop_assert!(!grids.is_empty());
+                    for g in grids {
+                        prop_assert!(!g.formats.is_empty() && !g.policies.is_empty() && !g.io.is_empty());
+                        prop_assert!(!g.sizes.is_empty() && strictly_sorted(&g.sizes) && g.sizes[0] >= 1);
+                        prop_assert!(!g.memories.is_empty() && strictly_sorted(&g.memories) && g.memories[0] >= 1);
+                        prop_assert!(strictly_sorted(&g.fan_ins) && g.fan_ins.iter().all(|d| (2..=MAX_FAN_IN).contains(d)));
+                        prop_assert!(strictly_sorted(&g.threads) && g.threads.iter().all(|&t| t <= 1024));
+                        prop_assert!(g.reps >= 1);
+                    }
+                }
+                Err(e) => check_error(&e, &s)?,
+            }
+        }
+
+        /// The list parsers alone, on any text.
+        #[test]
+        fn fuzz_sort_lists(s in prop_oneof![any::<String>(), text(&["u32", "rec:4:0:1", "64M", "all", "2..9", "fifo", ","], 8)]) {
+            within(&s, || {
+                let _ = parse_formats(&s);
+                if let Ok(v) = parse_sizes(&s) {
+                    assert!(strictly_sorted(&v) && v.first().is_some_and(|&b| b >= 1), "{s:?}");
+                }
+                let _ = parse_fan_ins(&s);
+                let _ = parse_policies(&s);
+                let _ = parse_io(&s);
+                if let Ok(v) = parse_threads(&s) {
+                    assert!(!v.is_empty() && strictly_sorted(&v), "{s:?}");
+                }
+            });
+        }
+    }
+}

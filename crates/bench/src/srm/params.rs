@@ -252,3 +252,71 @@ mod tests {
         }
     }
 }
+
+/// Fuzz tests of SRM campaign parameters (`PROPTEST_CASES=20000 cargo test
+/// -p emsort-bench fuzz_`).
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use crate::fuzz::{check_error, rows, strictly_sorted, text};
+    use emsort_io::test_util::{cases, within};
+    use proptest::prelude::*;
+
+    const HEADER: &str = "format;n;memory;block;disks;methods;emulate;reps";
+
+    fn params() -> BoxedStrategy<String> {
+        rows(
+            HEADER,
+            ";",
+            vec![
+                vec!["rec:104:0:8", "u32,u64", "lines", "rec:8:18446744073709551615:1", "f32", ""],
+                vec!["1e6", "2e6,1e6", "0", "1.5", "1e30", "0e20", "x"],
+                vec!["15M,24M", "0", "16384P", "1K"],
+                vec!["256K", "0", "1", "1.5"],
+                vec!["6", "1..8", "0", "65", "1,2,4"],
+                vec!["dsm,srm", "SRM", "plain", "quick", ""],
+                vec![
+                    "",
+                    "-",
+                    "none",
+                    "60M,1ms",
+                    "60M, 1ms",
+                    "0,1ms",
+                    "60M",
+                    "1,18446744073709551615ns",
+                    "1G,1e400s",
+                ],
+                vec!["1", "2", "0", " 3 ", "x"],
+            ],
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases(512)))]
+
+        /// Any text, or rows of good and bad fields: grids of valid values
+        /// only, or an error naming a line.
+        #[test]
+        fn fuzz_srm_params(s in prop_oneof![any::<String>(), params(),
+                                            text(&[HEADER, "rec:104:0:8", ";", "\n", "1e6", "dsm"], 24)]) {
+            match within(&s, || parse_params(&s, Path::new("p.csv"))) {
+                Ok(grids) => {
+                    prop_assert!(!grids.is_empty());
+                    for g in grids {
+                        prop_assert!(!g.formats.is_empty() && g.formats.iter().all(|f| f.item_size().is_some()));
+                        prop_assert!(!g.items.is_empty() && strictly_sorted(&g.items) && g.items[0] >= 1);
+                        prop_assert!(strictly_sorted(&g.memories) && strictly_sorted(&g.blocks));
+                        prop_assert!(g.memories[0] >= 1 && g.blocks[0] >= 1);
+                        prop_assert!(strictly_sorted(&g.disks) && g.disks.iter().all(|d| (1..=MAX_DISKS).contains(d)));
+                        prop_assert!(!g.methods.is_empty() && g.methods.iter().all(|m| METHODS.contains(&m.as_str())));
+                        if let Some(e) = &g.emulate {
+                            prop_assert!(emsort_io::disks::DiskModel::parse(e).is_ok(), "{}", e);
+                        }
+                        prop_assert!(g.reps >= 1);
+                    }
+                }
+                Err(e) => check_error(&e, &s)?,
+            }
+        }
+    }
+}

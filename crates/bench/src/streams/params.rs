@@ -101,10 +101,15 @@ pub fn parse_blocks(s: &str) -> std::result::Result<Vec<BlockSize>, String> {
             if lo > hi {
                 return Err(format!("empty B range '{item}'"));
             }
+            // Doubling stops at `hi`, and before it would pass 2⁶³ (a range
+            // up to 8192P = 2⁶³ overflowed).
             let mut b = lo;
-            while b <= hi {
+            loop {
                 v.push(BlockSize::Bytes(b));
-                b *= 2;
+                match b.checked_mul(2) {
+                    Some(next) if next <= hi => b = next,
+                    _ => break,
+                }
             }
         } else {
             v.push(BlockSize::Bytes(size(item)?));
@@ -310,5 +315,98 @@ mmap;read;1e4;1;64K,1M,file;1
             Error::Io(io) => assert_eq!(io.kind(), &emsort_io::ErrorKind::NotFound),
             other => panic!("{other}"),
         }
+    }
+}
+
+/// Fuzz tests of stream campaign parameters (`PROPTEST_CASES=20000 cargo
+/// test -p emsort-bench fuzz_`).
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use crate::fuzz::{check_error, rows, strictly_sorted, text};
+    use emsort_io::test_util::{cases, within};
+    use proptest::prelude::*;
+
+    const HEADER: &str = "kind;ops;N list;k list;B range;reps";
+
+    fn params() -> BoxedStrategy<String> {
+        rows(
+            HEADER,
+            ";",
+            vec![
+                vec!["syscall", "buffered", "mmap", "Direct", "uring", "stdio", "fast", ""],
+                vec!["read", "write", "read,write", "Write", "peek", "read,,write"],
+                vec!["1e3", "1e3,1e6", "1000", "0", "1.5", "1e30", "2.5e3", "1_000", "1K"],
+                vec!["1", "1,2,4", "1..500", "0", "501", "3..1", "2..8,16"],
+                vec![
+                    "-",
+                    "",
+                    "4..64M",
+                    "1M,file",
+                    "file",
+                    "3..64",
+                    "64..4",
+                    "1..8192P",
+                    "1..16384P",
+                    "0",
+                    "4K",
+                ],
+                vec!["1", "3", "0", "-1", "4294967296", "x"],
+            ],
+        )
+    }
+
+    fn check(sweeps: &[Sweep]) -> std::result::Result<(), TestCaseError> {
+        prop_assert!(!sweeps.is_empty());
+        for s in sweeps {
+            prop_assert!(!s.ops.is_empty() && strictly_sorted(&s.ops));
+            prop_assert!(!s.n.is_empty() && strictly_sorted(&s.n) && s.n[0] >= 1);
+            prop_assert!(
+                !s.k.is_empty() && strictly_sorted(&s.k) && s.k.iter().all(|&k| (1..=MAX_K).contains(&k))
+            );
+            prop_assert!(strictly_sorted(&s.blocks) && !s.blocks.contains(&BlockSize::Bytes(0)));
+            prop_assert!(!s.kind.uses_block_size() || !s.blocks.is_empty());
+            prop_assert!(s.reps >= 1);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases(512)))]
+
+        /// Any text, or rows of good and bad fields: sweeps that hold only
+        /// valid values, or an error naming a line.
+        #[test]
+        fn fuzz_streams_params(s in prop_oneof![any::<String>(), params(),
+                                                 text(&[HEADER, "buffered", ";", "\n", "1e3", "4..64M"], 24)]) {
+            match within(&s, || parse_params(&s, Path::new("p.csv"))) {
+                Ok(sweeps) => check(&sweeps)?,
+                Err(e) => check_error(&e, &s)?,
+            }
+        }
+
+        /// `a..b` block ranges: every power of two from a to b, up to 2⁶³.
+        #[test]
+        fn fuzz_block_ranges(a in 0u32..64, b in 0u32..64, unit in prop::sample::select(vec![("K", 10), ("M", 20), ("P", 50)])) {
+            let (lo, hi) = (a.min(b), a.max(b));
+            // 2^i with the unit where it divides, else in bytes.
+            let spell = |i: u32| if i >= unit.1 { format!("{}{}", 1u64 << (i - unit.1), unit.0) } else { (1u64 << i).to_string() };
+            let s = format!("{}..{}", spell(lo), spell(hi));
+            let want: Vec<BlockSize> = (lo..=hi).map(|i| BlockSize::Bytes(1 << i)).collect();
+            prop_assert_eq!(within(&s, || parse_blocks(&s)), Ok(want), "{}", s);
+        }
+    }
+
+    /// Inputs the fuzz tests found, kept as plain regression tests.
+    #[test]
+    fn fuzz_regressions() {
+        // A range up to 2⁶³ doubled past it: an overflow panic in debug
+        // builds, and in release a wrap to 0 that doubled forever, pushing
+        // zeros without end.
+        let b = parse_blocks("1..8192P").unwrap();
+        assert_eq!(b.len(), 64);
+        assert_eq!(b.last(), Some(&BlockSize::Bytes(1 << 63)));
+        assert_eq!(parse_blocks("8192P..8192P"), Ok(vec![BlockSize::Bytes(1 << 63)]));
+        assert!(parse_blocks("1..16384P").is_err());
     }
 }

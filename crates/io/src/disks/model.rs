@@ -67,15 +67,15 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let err = || format!("invalid latency '{t}' (expected a number with ns, us, ms or s)");
     let (num, unit_ns) = if let Some(n) = t.strip_suffix("ns") {
-        (n, 1.0)
+        (n, 1)
     } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
-        (n, 1e3)
+        (n, 1_000)
     } else if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e6)
+        (n, 1_000_000)
     } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1e9)
+        (n, 1_000_000_000u64)
     } else if t.chars().all(|c| c == '0' || c == '.') && !t.is_empty() && t.contains('0') {
-        ("0", 1.0)
+        ("0", 1)
     } else {
         return Err(err());
     };
@@ -83,9 +83,15 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         return Err(err());
     }
+    // A whole number exactly (a double would round `865571600053ms`, which
+    // `Display` writes), a fraction through a double.
+    if let Ok(n) = num.parse::<u64>() {
+        return n.checked_mul(unit_ns).map(Duration::from_nanos).ok_or_else(err);
+    }
     let v: f64 = num.parse().map_err(|_| err())?;
-    let ns = v * unit_ns;
-    if !ns.is_finite() || ns < 0.0 || ns > u64::MAX as f64 {
+    let ns = v * unit_ns as f64;
+    // `u64::MAX as f64` is 2⁶⁴, itself out of range.
+    if !ns.is_finite() || ns < 0.0 || ns >= u64::MAX as f64 {
         return Err(err());
     }
     Ok(Duration::from_nanos(ns.round() as u64))
@@ -162,5 +168,72 @@ mod tests {
         assert_eq!(m.service_time(0), Duration::from_millis(2));
         assert_eq!(m.service_time(500), Duration::from_millis(502));
         assert_eq!(m.service_time(1), Duration::from_millis(3));
+    }
+}
+
+/// Fuzz tests of `BANDWIDTH,LATENCY` (`PROPTEST_CASES=20000 cargo test -p emsort-io fuzz_`).
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use crate::test_util::{cases, within};
+    use proptest::prelude::*;
+
+    fn near_valid() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            3 => "[0-9]{1,22}",
+            2 => prop::sample::select(vec![
+                ",", ",", ".", "K", "M", "G", "P", "iB", "/s", "ns", "us", "µs", "ms", "s", "h", " ", "-", "e9",
+                "18446744073709551615", "18446744073709551616", "1e300", "inf", "NaN", "\u{0}", "é",
+            ]).prop_map(String::from),
+            1 => any::<char>().prop_map(String::from),
+        ];
+        prop::collection::vec(piece, 0..8).prop_map(|v| v.concat())
+    }
+
+    /// Latencies in every unit, up to the largest a `u64` of nanoseconds holds.
+    fn latency_ns() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            any::<u64>(),
+            (0u64..1 << 20, prop::sample::select(vec![1u64, 1_000, 1_000_000, 1_000_000_000]))
+                .prop_map(|(n, unit)| n * unit),
+            (any::<u64>(), prop::sample::select(vec![1u64, 1_000, 1_000_000, 1_000_000_000]))
+                .prop_map(|(n, unit)| n / unit * unit),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases(512)))]
+
+        /// Any text: a model or a clean error; a model's service time is
+        /// defined for any request.
+        #[test]
+        fn fuzz_disk_model_any_text(s in prop_oneof![any::<String>(), near_valid()], bytes: usize) {
+            if let Ok(m) = within(&s, || DiskModel::parse(&s)) {
+                prop_assert!(m.bytes_per_sec >= 1);
+                prop_assert!(m.service_time(bytes) >= m.latency);
+                prop_assert_eq!(within(m, || m.to_string().parse::<DiskModel>()), Ok(m));
+            }
+        }
+
+        /// Every model prints as text that parses back to it, to the
+        /// nanosecond.
+        #[test]
+        fn fuzz_disk_model_display_round_trips(bw in 1..=u64::MAX, ns in latency_ns()) {
+            let m = DiskModel { bytes_per_sec: bw, latency: Duration::from_nanos(ns) };
+            prop_assert_eq!(within(m, || m.to_string().parse::<DiskModel>()), Ok(m), "{}", m);
+        }
+    }
+
+    /// Inputs the fuzz tests found, kept as plain regression tests.
+    #[test]
+    fn fuzz_regressions() {
+        // Whole latencies past 2⁵³ ns were read through a double and rounded.
+        let m = DiskModel { bytes_per_sec: 1, latency: Duration::from_nanos(865_571_600_053_000_000) };
+        assert_eq!(m.to_string(), "1,865571600053ms");
+        assert_eq!(m.to_string().parse::<DiskModel>(), Ok(m));
+        assert_eq!(parse_duration("18446744073709551615ns"), Ok(Duration::from_nanos(u64::MAX)));
+        assert!(parse_duration("18446744073709551616ns").is_err());
+        assert!(parse_duration("18446744073709551615.0ns").is_err(), "2⁶⁴ as a double");
+        assert!(parse_duration("18446744074s").is_err());
     }
 }

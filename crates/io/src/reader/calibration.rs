@@ -167,15 +167,20 @@ impl Calibration {
     /// Loads the calibration file at `path` (format in the module docs).
     pub fn load(path: &Path) -> Result<Calibration> {
         let bytes = std::fs::read(path).map_err(|e| Error::from_io("read", path, e))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let line =
-                1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
-            Error::new(ErrorKind::BadConfig { line, reason: "not UTF-8 text".into() }, path)
-        })?;
-        let mut c = Calibration::parse(&text)
+        let mut c = Calibration::parse_bytes(&bytes)
             .map_err(|(line, reason)| Error::new(ErrorKind::BadConfig { line, reason }, path))?;
         c.source = Some(path.to_path_buf());
         Ok(c)
+    }
+
+    /// Parses the bytes of a calibration file, which must be UTF-8 text;
+    /// errors are (line, reason).
+    fn parse_bytes(bytes: &[u8]) -> std::result::Result<Calibration, (usize, String)> {
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            let line = 1 + bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+            (line, "not UTF-8 text".to_string())
+        })?;
+        Calibration::parse(text)
     }
 
     /// Parses the text of a calibration file; errors are (line, reason).
@@ -494,5 +499,260 @@ mod tests {
         assert_eq!(c.pread_choice(100, Rule::NoSwapFlag).block_size, 4096);
         assert_eq!(c.pread_choice(100 << 10, Rule::NoSwapFlag).block_size, 100 << 10);
         assert_eq!(c.pread_choice(7 << 20, Rule::NoSwapFlag).block_size, 4 << 20);
+    }
+}
+
+/// Fuzz tests of the calibration file parser: any bytes, and files of known
+/// lines whose outcome (values, or the first bad line) is known
+/// (`PROPTEST_CASES=20000 cargo test -p emsort-io fuzz_`).
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use crate::test_util::{cases, within};
+    use proptest::prelude::*;
+
+    /// What a generated value must parse to: `None` when it is bad.
+    #[derive(Debug, Clone)]
+    enum Want {
+        Size(usize),
+        Count(u32),
+        Advice(Madvise),
+        Bool(bool),
+    }
+
+    fn set(c: &mut Calibration, key: &str, w: &Want) {
+        match (key, w) {
+            ("mmap_max_request", Want::Size(n)) => c.mmap_max_request = *n,
+            ("max_block", Want::Size(n)) => c.max_block = *n,
+            ("uring_min_request", Want::Size(n)) => c.uring_min_request = *n,
+            ("queue_depth", Want::Count(n)) => c.queue_depth = *n,
+            ("sequential_run", Want::Count(n)) => c.sequential_run = *n,
+            ("random_run", Want::Count(n)) => c.random_run = *n,
+            ("direct_readahead", Want::Count(n)) => c.direct_readahead = *n,
+            ("threads_sequential", Want::Count(n)) => c.threads_sequential = *n,
+            ("threads_random_small", Want::Count(n)) => c.threads_random_small = *n,
+            ("threads_random_large", Want::Count(n)) => c.threads_random_large = *n,
+            ("mmap_advice", Want::Advice(a)) => c.mmap_advice = *a,
+            ("prefetch", Want::Bool(b)) => c.prefetch = *b,
+            _ => unreachable!("{key} = {w:?}"),
+        }
+    }
+
+    /// A size: `N`, `NK`, `NM` with N near the edges, and its value.
+    fn size_value() -> impl Strategy<Value = (String, Option<usize>)> {
+        let n = prop_oneof![0u64..5000, any::<u64>(), Just(u64::MAX), Just(1 << 54)];
+        (n, prop::sample::select(vec![("", 0u32), ("K", 10), ("m", 20), ("GiB", 30)])).prop_map(
+            |(n, (u, k))| {
+                let v = n.checked_mul(1 << k).and_then(|v| usize::try_from(v).ok());
+                (format!("{n}{u}"), v)
+            },
+        )
+    }
+
+    /// A count as text, within or past a u32, and its value.
+    fn count_value() -> impl Strategy<Value = (String, Option<u32>)> {
+        prop_oneof![
+            (0u32..5000).prop_map(|n| (n.to_string(), Some(n))),
+            any::<u32>().prop_map(|n| (n.to_string(), Some(n))),
+            // The edges of every range a count is checked against.
+            prop::sample::select(vec![0u32, 1, 64, 65, 4096, 4097, u32::MAX])
+                .prop_map(|n| (n.to_string(), Some(n))),
+            Just(("4294967296".to_string(), None)),
+            Just(("-1".to_string(), None)),
+            Just(("".to_string(), None)),
+            Just(("1e3".to_string(), None)),
+            Just(("٣".to_string(), None)),
+        ]
+    }
+
+    /// A value for `key` as text, and what it must parse to (`None`: an error).
+    fn value_for(key: &'static str) -> BoxedStrategy<(String, Option<Want>)> {
+        let junk =
+            prop::sample::select(vec!["", "off", "OFF", "all", "ALL", "on", "maybe", "∞", "0x10", "1 2"])
+                .prop_map(String::from);
+        let size = size_value().prop_map(|(s, v)| (s, v.map(Want::Size)));
+        let count = count_value().prop_map(|(s, v)| (s, v.map(Want::Count)));
+        match key {
+            "mmap_max_request" | "uring_min_request" => {
+                let off = if key == "mmap_max_request" { 0 } else { usize::MAX };
+                prop_oneof![
+                    3 => size,
+                    1 => junk.prop_map(move |s| {
+                        let w = s.eq_ignore_ascii_case("off").then_some(Want::Size(off));
+                        (s, w)
+                    }),
+                ]
+                .boxed()
+            }
+            "max_block" => prop_oneof![
+                3 => size.prop_map(|(s, w)| (s, w.filter(|w| !matches!(w, Want::Size(0))))),
+                1 => junk.prop_map(|s| (s, None)),
+            ]
+            .boxed(),
+            "queue_depth" => count
+                .prop_map(|(s, w)| (s, w.filter(|w| matches!(w, Want::Count(1..=4096)))))
+                .boxed(),
+            "sequential_run" | "random_run" => count.boxed(),
+            "direct_readahead" => prop_oneof![
+                3 => count.prop_map(|(s, w)| (s, w.filter(|w| matches!(w, Want::Count(0..=64))))),
+                1 => junk.prop_map(|s| {
+                    let w = s.eq_ignore_ascii_case("off").then_some(Want::Count(0));
+                    (s, w)
+                }),
+            ]
+            .boxed(),
+            "threads_sequential" | "threads_random_large" => count
+                .prop_map(|(s, w)| (s, w.filter(|w| !matches!(w, Want::Count(0)))))
+                .boxed(),
+            "threads_random_small" => prop_oneof![
+                3 => count.prop_map(|(s, w)| (s, w.filter(|w| !matches!(w, Want::Count(0))))),
+                1 => junk.prop_map(|s| {
+                    let w = s.eq_ignore_ascii_case("all").then_some(Want::Count(0));
+                    (s, w)
+                }),
+            ]
+            .boxed(),
+            "mmap_advice" => prop_oneof![
+                3 => prop::sample::select(Madvise::ALL.to_vec()).prop_map(|a| (a.name().to_string(), Some(Want::Advice(a)))),
+                1 => prop::sample::select(vec!["Normal", "RANDOM", "will need", "", "often"])
+                    .prop_map(|s| (s.to_string(), None)),
+            ]
+            .boxed(),
+            "prefetch" => prop::sample::select(vec!["on", "off", "ON", "Off", "oN", "maybe", "", "1", "yes"])
+                .prop_map(|s| {
+                    let w = match s.to_ascii_lowercase().as_str() {
+                        "on" => Some(Want::Bool(true)),
+                        "off" => Some(Want::Bool(false)),
+                        _ => None,
+                    };
+                    (s.to_string(), w)
+                })
+                .boxed(),
+            _ => unreachable!("{key}"),
+        }
+    }
+
+    /// One `key = value` line, spaced and commented at random, with what it
+    /// must parse to; key indices may repeat.
+    fn line() -> impl Strategy<Value = (usize, String, Option<Want>)> {
+        (0..KEYS.len())
+            .prop_flat_map(|k| {
+                (
+                    Just(k),
+                    value_for(KEYS[k]),
+                    prop::sample::select(vec!["=", " = ", "\t=  ", "= "]),
+                    prop::sample::select(vec!["", "  # note", "# a = b", "\t#"]),
+                    prop::sample::select(vec!["", "  ", "\t"]),
+                )
+            })
+            .prop_map(|(k, (v, w), eq, comment, lead)| (k, format!("{lead}{}{eq}{v}{comment}", KEYS[k]), w))
+    }
+
+    /// A calibration with any values the file can hold.
+    fn calibration() -> impl Strategy<Value = Calibration> {
+        (
+            (any::<usize>(), 1..=usize::MAX, 1u32..=4096, any::<usize>(), any::<u32>(), any::<u32>()),
+            (prop::sample::select(Madvise::ALL.to_vec()), any::<bool>(), 0u32..=64),
+            (1..=u32::MAX, any::<u32>(), 1..=u32::MAX),
+        )
+            .prop_map(|((mm, mb, q, ur, seq, rnd), (adv, pf, da), (ts, trs, trl))| Calibration {
+                mmap_max_request: mm,
+                max_block: mb,
+                queue_depth: q,
+                uring_min_request: ur,
+                sequential_run: seq,
+                random_run: rnd,
+                mmap_advice: adv,
+                prefetch: pf,
+                direct_readahead: da,
+                threads_sequential: ts,
+                threads_random_small: trs,
+                threads_random_large: trl,
+                source: None,
+            })
+    }
+
+    /// The invariants of a parsed calibration, and it prints back to itself.
+    fn check_parsed(c: &Calibration) -> std::result::Result<(), TestCaseError> {
+        prop_assert!(c.max_block >= 1 && (1..=4096).contains(&c.queue_depth) && c.direct_readahead <= 64);
+        prop_assert!(c.threads_sequential >= 1 && c.threads_random_large >= 1);
+        prop_assert_eq!(&Calibration::parse(&c.to_string()).unwrap(), c);
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases(256)))]
+
+        /// Any bytes (UTF-8 or not, `key = value` lines or noise): a
+        /// calibration or an error naming an existing line, never a panic.
+        #[test]
+        fn fuzz_calibration_any_bytes(bytes in prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..400),
+            prop::collection::vec(line(), 0..16).prop_flat_map(|lines| {
+                let text: Vec<u8> = lines.iter().flat_map(|(_, l, _)| l.bytes().chain(*b"\n")).collect();
+                let n = text.len();
+                (Just(text), prop::collection::vec((0..n.max(1), any::<u8>()), 0..3))
+            }).prop_map(|(mut text, edits)| {
+                for (at, b) in edits {
+                    if at < text.len() {
+                        text[at] = b;
+                    }
+                }
+                text
+            }),
+        ]) {
+            let r = within(String::from_utf8_lossy(&bytes), || Calibration::parse_bytes(&bytes));
+            match r {
+                Ok(c) => check_parsed(&c)?,
+                Err((line, why)) => {
+                    let lines = 1 + bytes.iter().filter(|&&b| b == b'\n').count();
+                    prop_assert!((1..=lines).contains(&line), "line {} of {}: {}", line, lines, why);
+                    prop_assert!(!why.is_empty());
+                }
+            }
+        }
+
+        /// Lines of known keys and values: the values set, keys left out at
+        /// their built-in values; or an error on the first line that repeats
+        /// a key or holds a bad value.
+        #[test]
+        fn fuzz_calibration_known_lines(lines in prop::collection::vec(line(), 0..16), crlf: bool,
+                                        blank in prop::collection::vec(any::<bool>(), 16)) {
+            let mut text = String::new();
+            let mut want = Calibration::default();
+            let mut first_bad = None;
+            let mut seen = [false; KEYS.len()];
+            let mut line_no = 0;
+            for (i, (k, l, w)) in lines.iter().enumerate() {
+                if blank[i] {
+                    text.push_str(if crlf { "  # blank\r\n" } else { "\n" });
+                    line_no += 1;
+                }
+                text.push_str(l);
+                text.push_str(if crlf { "\r\n" } else { "\n" });
+                line_no += 1;
+                if first_bad.is_none() {
+                    match w {
+                        Some(w) if !std::mem::replace(&mut seen[*k], true) => set(&mut want, KEYS[*k], w),
+                        _ => first_bad = Some(line_no),
+                    }
+                }
+            }
+            let got = within(&text, || Calibration::parse_bytes(text.as_bytes()));
+            match first_bad {
+                None => {
+                    prop_assert_eq!(got.as_ref().map_err(|e| &e.1), Ok(&want), "{}", text);
+                    check_parsed(&want)?;
+                }
+                Some(n) => prop_assert_eq!(got.map_err(|e| e.0), Err(n), "{}", text),
+            }
+        }
+
+        /// Any calibration the file can hold prints to text that parses back
+        /// to it.
+        #[test]
+        fn fuzz_calibration_display_round_trips(c in calibration()) {
+            prop_assert_eq!(within(&c, || Calibration::parse(&c.to_string())), Ok(c.clone()));
+        }
     }
 }

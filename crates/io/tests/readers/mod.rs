@@ -255,34 +255,25 @@ fn kind_names_round_trip() {
     assert!("buffered".parse::<ReaderKind>().unwrap_err().contains("expected one of"));
 }
 
-/// A shared file for the property test (made once).
-fn prop_file() -> &'static (tempfile::TempDir, PathBuf, Vec<u8>) {
-    static F: std::sync::OnceLock<(tempfile::TempDir, PathBuf, Vec<u8>)> = std::sync::OnceLock::new();
-    F.get_or_init(|| {
-        let dir = tmp();
-        let (p, bytes) = file(dir.path(), "prop", 3 * 4096 + 77, 11);
-        (dir, p, bytes)
-    })
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
-
-    /// Any kind, block size, queue depth, offset and amount.
-    #[test]
-    fn any_request_matches_the_oracle(
+/// Any kind, block size, queue depth, offset and amount. The file is made
+/// once per run, in a directory this test owns and removes (a `static`
+/// would never be dropped, and left the directory in /tmp).
+#[test]
+fn any_request_matches_the_oracle() {
+    let dir = tmp();
+    let (p, bytes) = file(dir.path(), "prop", 3 * 4096 + 77, 11);
+    proptest!(ProptestConfig::with_cases(64), |(
         kind in 0usize..5,
         block in 1usize..10_000,
         q in 1u32..40,
         reqs in proptest::collection::vec((0u64..13_000, 0usize..13_000), 1..20),
-    ) {
-        let (_, p, bytes) = prop_file();
+    )| {
         let cfg = ReaderConfig::new(ReaderKind::ALL[kind]).block_size(block).queue_depth(q);
-        let mut rd = open_reader(p, &cfg).unwrap();
+        let mut rd = open_reader(&p, &cfg).unwrap();
         for (offset, amount) in reqs {
             let mut buf = vec![0u8; amount];
             let n = rd.read_bytes(offset, amount, &mut buf).unwrap();
-            prop_assert_eq!(&buf[..n], expected(bytes, offset, amount));
+            prop_assert_eq!(&buf[..n], expected(&bytes, offset, amount));
         }
-    }
+    });
 }
