@@ -2,13 +2,17 @@
 
 Every sort is checked against oracles computed here with numpy / Python: the parts in name
 order concatenate to a sequence in the format's order (global order across parts), and
-hold the same multiset of items as the inputs.
+hold the same multiset of items as the inputs. Interrupted, failed and killed sorts are
+checked by exact listings of the output and scratch directories afterwards.
 """
 
+import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -17,6 +21,7 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("emsort")
 import emsort.ray as er  # noqa: E402
 from emsort.ray import EmsortRayError, Format  # noqa: E402
+from emsort.ray import _cleanup, _sort  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -202,15 +207,18 @@ def test_directory_and_glob_inputs(cluster, tmp_path):
 # ---- fault tolerance -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("phase,index", [("merge", 1), ("map", 2)])
-def test_killed_worker_is_retried(cluster, tmp_path, phase, index):
-    """The first attempt of one task SIGKILLs its own worker process (after leaving a
-    partial ``.part-*.tmp`` when it is a merge); Ray retries the task and the output is
-    still complete and correct."""
+@pytest.mark.parametrize("phase,index,memory", [("merge", 1, "1M"), ("merge", 1, "64K"), ("map", 2, "200K")])
+def test_killed_worker_is_retried(cluster, tmp_path, phase, index, memory):
+    """The first attempt of one task SIGKILLs its own worker process (a merge in memory
+    after writing part of its ``.part-*.tmp``, an external merge after writing its blocks
+    to its scratch directory); Ray retries the task and the output is still complete and
+    correct, with nothing of the dead attempt left."""
     inputs = _u32_inputs(tmp_path, sizes=(120_000, 80_000))
     marker = tmp_path / "killed"
     out = tmp_path / "out"
-    m = er.sort(inputs, out, format="u32", partitions=4, memory_per_task="200K",
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    m = er.sort(inputs, out, format="u32", partitions=4, memory_per_task=memory, scratch_dir=scratch,
                 _kill=(phase, index, str(marker)))
     assert marker.exists(), "the kill hook never ran"
     assert marker.read_text().startswith(f"{phase} {index} pid ")
@@ -218,15 +226,251 @@ def test_killed_worker_is_retried(cluster, tmp_path, phase, index):
     assert not _alive(killed_pid), "the killed worker is still running"
     _check_fixed(out, inputs, "u32")
     assert m["items"] == 200_000 and er.verify(out)["ok"]
+    if phase == "merge":
+        assert m["external_merges"] == (4 if memory == "64K" else 0)
+    assert sorted(os.listdir(out)) == ["_SUCCESS"] + [f"part-{i:05d}" for i in range(4)]
+    assert os.listdir(scratch) == []
 
 
 def test_retries_exhausted_is_an_error(cluster, tmp_path):
-    inputs = _u32_inputs(tmp_path, sizes=(10_000,))
+    """A job that fails removes what it made: the killed attempt's partial file and
+    scratch directory, the parts other merges finished, the output directory it created."""
+    inputs = _u32_inputs(tmp_path, sizes=(40_000,))
     marker = tmp_path / "killed"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
     with pytest.raises(EmsortRayError, match="merge task failed"):
-        er.sort(inputs, tmp_path / "out", format="u32", partitions=2, max_retries=0,
-                _kill=("merge", 0, str(marker)))
-    assert not (tmp_path / "out" / "_SUCCESS").exists()
+        er.sort(inputs, tmp_path / "out", format="u32", partitions=2, max_retries=0, memory_per_task="16K",
+                scratch_dir=scratch, _kill=("merge", 0, str(marker)))
+    assert marker.exists()
+    assert not (tmp_path / "out").exists()
+    assert os.listdir(scratch) == []
+
+
+# ---- interruption, leftovers, verify ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def big_u32(tmp_path_factory):
+    """32 MB of u32: with -p 2 -m 1M, two external merges of about 0.3 s each on 2 CPUs."""
+    path = tmp_path_factory.mktemp("big") / "big.u32"
+    np.random.default_rng(11).integers(0, 2**32, 8 << 20, dtype=np.uint32).tofile(path)
+    return path
+
+
+def _sort_and_signal(cluster, src, out, scratch, sig, cwd):
+    """Runs ``python -m emsort.ray sort`` on the test cluster and sends ``sig`` as soon as a
+    merge has made its scratch directory. Returns (returncode, stderr, what was there)."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", "emsort.ray", "sort", str(src), "-o", str(out), "-f", "u32", "-p", "2", "-m", "1M",
+         "--scratch-dir", str(scratch), "--address", cluster],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+    )
+    deadline = time.monotonic() + 90
+    try:
+        while not os.listdir(scratch):
+            assert p.poll() is None, f"the sort ended before any merge began: {p.communicate()[1]}"
+            assert time.monotonic() < deadline, "no merge began in 90 s"
+            time.sleep(0.002)
+        seen = (sorted(os.listdir(out)), sorted(os.listdir(scratch)))
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return p.returncode, err, seen
+
+
+@pytest.mark.parametrize("sig,code,existing", [
+    pytest.param(signal.SIGINT, 130, True, id="SIGINT-existing-outdir"),
+    pytest.param(signal.SIGTERM, 143, False, id="SIGTERM-new-outdir"),
+])
+def test_interrupted_sort_leaves_nothing(cluster, big_u32, tmp_path, sig, code, existing):
+    """Ctrl-C or SIGTERM in the middle of the (external) merges: the command cancels its
+    tasks and removes every file and directory the run made, finished parts included;
+    what was in the output directory before stays."""
+    out = tmp_path / "out"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    if existing:
+        out.mkdir()
+        (out / "notes.txt").write_text("not emsort's")
+    rc, err, seen = _sort_and_signal(cluster, big_u32, out, scratch, sig, tmp_path)
+    assert rc == code, err
+    assert "interrupted" in err and "sorted " not in err, err
+    assert ".part-00000.tmp" in seen[0] or ".part-00001.tmp" in seen[0], seen  # it was merging
+    if existing:
+        assert sorted(os.listdir(out)) == ["notes.txt"]
+        assert (out / "notes.txt").read_text() == "not emsort's"
+    else:
+        assert not out.exists(), os.listdir(out)  # it made the directory: gone too
+    assert os.listdir(scratch) == []
+
+
+def test_killed_sort_is_cleaned_by_the_next_run(cluster, big_u32, tmp_path):
+    """SIGKILL of the driver mid-merge (Ray then kills its workers): its temporary files
+    and scratch directories stay; the next sort into the same directory with the same
+    scratch directory removes them, and its output verifies."""
+    out = tmp_path / "out"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    rc, err, _ = _sort_and_signal(cluster, big_u32, out, scratch, signal.SIGKILL, tmp_path)
+    assert rc == -signal.SIGKILL, err
+    left = sorted(os.listdir(out))
+    assert "._SUCCESS.tmp" in left and "_SUCCESS" not in left, left
+    assert any(n.startswith(".part-") for n in left), left
+    assert all(n.startswith("emsort-ray-part-0000") for n in os.listdir(scratch)) and os.listdir(scratch)
+    m = er.sort(big_u32, out, format="u32", partitions=2, memory_per_task="1M", scratch_dir=scratch)
+    assert m["external_merges"] == 2
+    assert sorted(os.listdir(out)) == ["_SUCCESS", "part-00000", "part-00001"]
+    assert os.listdir(scratch) == []
+    assert er.verify(out) == {"ok": True, "items": 8 << 20, "message": "ok"}
+
+
+def _locked(path, directory=False):
+    """A descriptor holding the lock of ``path``, as a live sort holds its files."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY) if directory else os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+def test_rerun_removes_only_what_dead_runs_left(cluster, tmp_path):
+    """Planted leftovers: emsort.ray's names whose lock is free go; a scratch directory
+    locked by a live process stays, and so does everything not named like ours."""
+    inputs = _u32_inputs(tmp_path, sizes=(30_000,))
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in (".part-00003.tmp", "..part-00001.tmp.emsort-4000000-7.tmp", ".part-00000.emsort-4000000-0.tmp",
+                 "._SUCCESS.tmp", "part-00007", "_SUCCESS"):
+        (out / name).write_bytes(b"left by a killed run")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "emsort-ray-part-00004-deadbeef-abc12345").mkdir()
+    (scratch / "emsort-ray-part-00004-deadbeef-abc12345" / "block-000000").write_bytes(b"x" * 100)
+    live = scratch / "emsort-ray-part-00005-cafecafe-live0000"
+    live.mkdir()
+    (live / "block-000000").write_bytes(b"y" * 100)
+    (scratch / "notes.txt").write_text("mine")
+    (scratch / "emsort-ray-partial").mkdir()
+    (scratch / "emsort-ray-part-00006-file").write_text("a file, not a directory we made")
+    fd = _locked(live, directory=True)
+    try:
+        er.sort(inputs, out, format="u32", partitions=2, memory_per_task="16K", scratch_dir=scratch)
+        assert sorted(os.listdir(out)) == ["_SUCCESS", "part-00000", "part-00001"]
+        assert sorted(os.listdir(scratch)) == [
+            "emsort-ray-part-00005-cafecafe-live0000", "emsort-ray-part-00006-file", "emsort-ray-partial", "notes.txt"
+        ]
+        assert (live / "block-000000").read_bytes() == b"y" * 100
+        assert er.verify(out)["ok"]
+    finally:
+        os.close(fd)
+    assert _cleanup.sweep_scratch(str(scratch)) == []  # its owner gone, it goes
+    assert sorted(os.listdir(scratch)) == ["emsort-ray-part-00006-file", "emsort-ray-partial", "notes.txt"]
+
+
+def test_files_of_a_live_sort_are_never_removed(cluster, tmp_path, monkeypatch):
+    """A sort whose output directory holds files locked by a running process refuses to
+    start (after waiting for them) and removes none of them."""
+    inputs = _u32_inputs(tmp_path, sizes=(1000,))
+    out = tmp_path / "out"
+    out.mkdir()
+    fd = _locked(out / "._SUCCESS.tmp")
+    try:
+        with pytest.raises(EmsortRayError, match=r"another sort is writing into this directory"):
+            er.sort(inputs, out, format="u32", partitions=2)
+    finally:
+        os.close(fd)
+    assert os.listdir(out) == ["._SUCCESS.tmp"]
+    os.unlink(out / "._SUCCESS.tmp")
+
+    monkeypatch.setattr(_sort, "_LOCK_WAIT_S", 0.3)
+    fd = _locked(out / ".part-00001.tmp")
+    rust = out / ".part-00001.emsort-123-0.tmp"  # emsort.merge_files' file of that live attempt
+    rust.write_bytes(b"being written")
+    (out / "part-00000").write_bytes(b"old")
+    try:
+        with pytest.raises(EmsortRayError, match=r"still locked after 0.3 s: \.part-00001\.emsort-123-0\.tmp, "
+                                                 r"\.part-00001\.tmp"):
+            er.sort(inputs, out, format="u32", partitions=2)
+        assert sorted(os.listdir(out)) == [".part-00001.emsort-123-0.tmp", ".part-00001.tmp", "part-00000"]
+    finally:
+        os.close(fd)
+    # the owner gone, the next run cleans up and sorts
+    er.sort(inputs, out, format="u32", partitions=2)
+    assert sorted(os.listdir(out)) == ["_SUCCESS", "part-00000", "part-00001"]
+
+
+def test_lock_race_creator_retries(tmp_path, monkeypatch):
+    """A cleaner may remove a fresh file between its creation and its lock: the creator
+    notices (the path no longer names the inode it locked) and makes it again; a cleaner
+    that finds the entry locked leaves it."""
+    path = str(tmp_path / ".part-00000.tmp")
+    real = _cleanup._try_flock
+    calls = []
+
+    def cleaner_first(fd):
+        if not calls:
+            os.unlink(path)  # the cleaner won the race
+        calls.append(fd)
+        return real(fd)
+
+    monkeypatch.setattr(_cleanup, "_try_flock", cleaner_first)
+    fd = _cleanup.create_locked(path, wait=1)
+    monkeypatch.setattr(_cleanup, "_try_flock", real)
+    try:
+        assert len(calls) == 2
+        assert os.fstat(fd).st_ino == os.stat(path).st_ino
+        assert _cleanup.sweep_output(str(tmp_path)) == [".part-00000.tmp"]
+        assert os.path.exists(path)
+    finally:
+        os.close(fd)
+    assert _cleanup.sweep_output(str(tmp_path)) == []
+    assert os.listdir(tmp_path) == []
+
+    real_mkdtemp = _cleanup.tempfile.mkdtemp
+    made = []
+
+    def mkdtemp_then_cleaner(**kw):
+        d = real_mkdtemp(**kw)
+        made.append(d)
+        if len(made) == 1:
+            os.rmdir(d)  # removed before its creator could open it
+        return d
+
+    monkeypatch.setattr(_cleanup.tempfile, "mkdtemp", mkdtemp_then_cleaner)
+    d, dfd = _cleanup.make_scratch_dir(str(tmp_path), "emsort-ray-part-00000-job-")
+    try:
+        assert len(made) == 2 and d == made[1] and os.listdir(tmp_path) == [os.path.basename(d)]
+        assert _cleanup.sweep_scratch(str(tmp_path), job="job", wait=0.1) == [os.path.basename(d)]
+    finally:
+        os.close(dfd)
+    assert _cleanup.sweep_scratch(str(tmp_path)) == [] and os.listdir(tmp_path) == []
+
+
+def test_verify_fails_on_stray_files_and_missing_manifest(cluster, tmp_path):
+    inputs = _u32_inputs(tmp_path, sizes=(20_000,))
+    out = tmp_path / "out"
+    er.sort(inputs, out, format="u32", partitions=2)
+    assert er.verify(out) == {"ok": True, "items": 20_000, "message": "ok"}
+    for stray in ("notes.txt", ".part-00001.tmp", "..part-00000.tmp.emsort-77-0.tmp", "part-00002", "sub"):
+        if stray == "sub":
+            (out / stray).mkdir()
+        else:
+            (out / stray).write_bytes(b"")
+        r = er.verify(out)
+        assert not r["ok"] and r["message"].endswith(f"1 file(s) that are not parts listed by the manifest: {stray}"), r
+        r = _cli("verify", out, cwd=tmp_path)
+        assert r.returncode == 1 and r.stdout.startswith("FAILED") and stray in r.stdout, r.stdout
+        (out / stray).rmdir() if stray == "sub" else (out / stray).unlink()
+    assert er.verify(out)["ok"]
+    (out / "_SUCCESS").unlink()
+    r = er.verify(out)
+    assert not r["ok"] and "no manifest" in r["message"], r
+    r = _cli("verify", out, cwd=tmp_path)
+    assert r.returncode == 1 and "no manifest" in r.stdout
+    r = er.verify(tmp_path / "nowhere")
+    assert not r["ok"] and "no such directory" in r["message"]
 
 
 # ---- errors and the command line ----------------------------------------------------------
@@ -243,6 +487,15 @@ def test_bad_inputs_name_the_file(tmp_path):
         er.sort([bad], tmp_path / "out", format="u16")
     with pytest.raises(EmsortRayError, match="no file matches"):
         er.sort([str(tmp_path / "*.none")], tmp_path / "out")
+    # an input that the sort would remove with the old output: refused, kept
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "part-00000").write_bytes(b"\x01\x00\x00\x00")
+    with pytest.raises(EmsortRayError, match="part-00000: this input is in the output directory"):
+        er.sort([out / "part-00000"], out, format="u32")
+    with pytest.raises(EmsortRayError, match="part-00000: this input is in the output directory"):
+        er.sort(out, out, format="u32")
+    assert os.listdir(out) == ["part-00000"]
 
 
 def _cli(*args, cwd):

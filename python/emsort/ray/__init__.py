@@ -4,7 +4,10 @@ Map tasks read chunks of the input with emsort's readers, sort them and cut them
 sampled key boundaries; the blocks travel through Ray's object store; one merge task per
 key range merges its blocks with emsort (externally when they exceed the task's memory)
 and writes ``part-NNNNN``. The parts in name order are the sorted output; ``_SUCCESS``
-(a JSON manifest) is written last.
+(a JSON manifest) is written last. A failed or interrupted sort (KeyboardInterrupt)
+cancels its tasks and removes all it made; the leftovers of a killed one are removed by
+the next sort into the same directory; :func:`verify` fails on any file the manifest
+does not list.
 
 >>> import ray, emsort.ray
 >>> ray.init()                                              # doctest: +SKIP

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import sys
+import threading
 import time
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 3
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM gives 128 + 15
 
 _SORT_HELP = """\
 Sorts INPUT files on a Ray cluster into OUTDIR/part-00000, part-00001, …: the parts in
@@ -22,6 +26,11 @@ reads its chunk with emsort's reader, sorts it and cuts it at the boundaries; th
 go through Ray's object store; one merge task per key range merges its blocks with
 emsort (on disk in --scratch-dir when they exceed --memory-per-task) and writes its part.
 A task whose worker dies is retried (--max-retries).
+
+Ctrl-C (SIGINT) or SIGTERM cancels the tasks and removes everything the run made in
+OUTDIR and in the scratch directories (parts included: no _SUCCESS, no parts, no
+temporary files), then exits with 130 or 143. What a killed run (SIGKILL) leaves is
+removed by the next run into the same OUTDIR or with the same --scratch-dir.
 
 Every node must see the INPUT files at the same path; OUTDIR may be shared or local to
 each node (the manifest then says which node wrote each part).
@@ -92,15 +101,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the manifest as JSON on standard output")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress on standard error")
 
-    v = sub.add_parser("verify", help="check a finished sort's output (order within and across parts, counts)")
+    v = sub.add_parser(
+        "verify",
+        help="check a finished sort's output (manifest, no stray files, order within and across parts, counts)",
+    )
     v.add_argument("output", metavar="OUTDIR")
     v.add_argument("-f", "--format", default=None, help="format (default: the manifest's)")
     return p
 
 
 def _init_ray(address, num_cpus):
-    import os
-
     import ray
 
     kwargs = {"logging_level": "WARNING", "log_to_driver": True}
@@ -111,6 +121,34 @@ def _init_ray(address, num_cpus):
         ray.init(**kwargs)
     else:
         ray.init(address=address, **kwargs)
+
+
+@contextlib.contextmanager
+def _signals_interrupt():
+    """SIGINT and SIGTERM raise KeyboardInterrupt in the main thread, the first one only:
+    the sort then cancels its tasks and removes its partial output, a cleanup bounded in
+    time that a second signal must not cut short. Yields the list that receives the
+    signal number. (It replaces Ray's SIGTERM handler, which would stop a local cluster
+    and exit before the cleanup; Ray still stops its cluster at exit.)"""
+    received = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def handler(signum, frame):
+        if received:
+            return
+        received.append(signum)
+        # os.write: a signal may come in the middle of a print to stderr
+        os.write(2, b"emsort.ray: interrupted: cancelling the tasks and removing the partial output\n")
+        raise KeyboardInterrupt
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def main(argv=None) -> int:
@@ -127,7 +165,7 @@ def main(argv=None) -> int:
         except _sort.EmsortRayError as e:
             print(f"emsort.ray: {e}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        print(f"{'ok' if r['ok'] else 'NOT SORTED'}: {r['items']} items — {r['message']}")
+        print(f"{'ok' if r['ok'] else 'FAILED'}: {r['items']} items — {r['message']}")
         return 0 if r["ok"] else 1
 
     # Check the inputs before starting or joining a cluster: errors come fast.
@@ -137,8 +175,7 @@ def main(argv=None) -> int:
         if args.chunk_size is not None:
             _sort.parse_size(args.chunk_size)
         files = _sort.expand_inputs(args.inputs)
-        import os
-
+        _sort.check_inputs_outside(files, args.output)
         for f in files:
             size = os.path.getsize(f)
             if fmt.fixed and size % fmt.item_size:
@@ -149,26 +186,28 @@ def main(argv=None) -> int:
         print(f"emsort.ray: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
+    received = []
     try:
         _init_ray(args.address, args.num_cpus)
-        m = _sort.sort(
-            files,
-            args.output,
-            format=args.format,
-            partitions=args.partitions,
-            memory_per_task=args.memory_per_task,
-            chunk_size=args.chunk_size,
-            reverse=args.reverse,
-            samples=args.samples,
-            seed=args.seed,
-            scratch_dir=args.scratch_dir,
-            reader=args.reader,
-            max_retries=args.max_retries,
-            progress=_progress_printer(args.quiet),
-        )
+        with _signals_interrupt() as received:
+            m = _sort.sort(
+                files,
+                args.output,
+                format=args.format,
+                partitions=args.partitions,
+                memory_per_task=args.memory_per_task,
+                chunk_size=args.chunk_size,
+                reverse=args.reverse,
+                samples=args.samples,
+                seed=args.seed,
+                scratch_dir=args.scratch_dir,
+                reader=args.reader,
+                max_retries=args.max_retries,
+                progress=_progress_printer(args.quiet),
+            )
     except KeyboardInterrupt:
         print("emsort.ray: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return 128 + received[0] if received else EXIT_INTERRUPTED
     except _sort.EmsortRayError as e:
         print(f"emsort.ray: {e}", file=sys.stderr)
         return EXIT_FAILURE  # the inputs were checked above: this is a task or cluster failure

@@ -15,14 +15,21 @@ The shape is Exoshuffle's (Luan et al., SIGCOMM 2023; the 2022 CloudSort record)
 3. **merge** — one task per key range receives the matching block of every map task (Ray
    fetches them to its node), merges them with emsort — in memory when they fit in
    ``memory_per_task``, otherwise written to a scratch directory on the node and merged
-   externally by ``emsort.merge_files`` with that memory budget — writes
-   ``.part-NNNNN.tmp`` in the output directory and renames it to ``part-NNNNN``.
+   externally by ``emsort.merge_files`` with that memory budget — and writes
+   ``part-NNNNN`` in the output directory under a temporary name, renamed when complete.
 
 Every task has ``max_retries`` (Ray re-runs it when its worker dies) and
-``retry_exceptions=False`` (an error in our code or in the data is not retried). A retried
-merge overwrites its ``.tmp`` file and the rename is atomic, so a part is either absent or
-complete; a lost map output is rebuilt by Ray from lineage. The driver writes
-``_SUCCESS`` (the manifest, JSON) last.
+``retry_exceptions=False`` (an error in our code or in the data is not retried). A part is
+either absent or complete (renames are atomic); a lost map output is rebuilt by Ray from
+lineage. The driver writes ``_SUCCESS`` (the manifest, JSON) last.
+
+Nothing is left behind (``_cleanup`` has the names and the locks): every temporary file
+and scratch directory is locked by the process using it, so that a dead process's can be
+told from a live one's. A failed or interrupted job cancels its tasks (they remove their
+own files; the workers of those that do not stop in time are killed) and removes what it
+made, finished parts included: no ``_SUCCESS``, no parts, no temporary file, no scratch
+directory. What a killed job (SIGKILL, a lost node) leaves is removed by the next sort
+into the same output directory or with the same scratch directory.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ import glob
 import json
 import os
 import random
+import re
+import secrets
 import shutil
 import signal
 import socket
@@ -44,11 +53,19 @@ import ray
 
 import emsort
 
+from . import _cleanup
 from ._formats import Format, parse_size, split_lines
 
 MANIFEST = "_SUCCESS"
 _PART = "part-{:05d}"
-_TMP = ".part-{:05d}.tmp"
+_PART_RE = re.compile(r"part-\d{5,}\Z")
+
+# How long a cleaner waits for the locks of cancelled or killed tasks to go (their workers
+# to exit) before it gives up on their files.
+_LOCK_WAIT_S = 10.0
+# How long cancelled tasks get to remove their own files (KeyboardInterrupt) before the
+# driver kills their workers.
+_CANCEL_GRACE_S = 5.0
 
 _Base = getattr(emsort, "EmsortError", Exception)
 
@@ -250,61 +267,99 @@ def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind
 
 def _write_all(path: str, arrays: Iterable[np.ndarray]) -> None:
     with open(path, "wb") as f:
-        for a in arrays:
-            if a.nbytes:
-                f.write(memoryview(a).cast("B"))
+        _write_arrays(f, arrays)
+
+
+def _write_arrays(f, arrays: Iterable[np.ndarray]) -> None:
+    for a in arrays:
+        if a.nbytes:
+            f.write(memoryview(a).cast("B"))
+
+
+def _remove_own(path: str, fd: int) -> None:
+    """Removes ``path`` if it still names the file locked as ``fd`` (ours)."""
+    try:
+        if _cleanup.still_names(path, fd):
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 @ray.remote
-def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, kill, *blocks):
-    """Merges the blocks of one key range into ``out_dir/part-NNNNN``."""
+def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kill, *blocks):
+    """Merges the blocks of one key range into ``out_dir/part-NNNNN``.
+
+    The attempt holds the lock of ``.part-NNNNN.tmp`` from start to end (and of its
+    scratch directory while it exists), so that cleaners — the driver, later runs, other
+    attempts — can tell its files from those of a dead attempt. On an error or a
+    cancellation (KeyboardInterrupt) it removes its own files before raising.
+    """
     t0 = time.perf_counter()
     fmt = Format.parse(fmt_spec)
     total = sum(int(b.nbytes) for b in blocks)
     final = os.path.join(out_dir, _PART.format(index))
-    tmp = os.path.join(out_dir, _TMP.format(index))
-    os.makedirs(out_dir, exist_ok=True)
+    tmp = os.path.join(out_dir, _cleanup.part_tmp_name(index))
+    os.makedirs(out_dir, exist_ok=True)  # a node-local output directory
+    scratch_root = scratch_dir or tempfile.gettempdir()
+    # Scratch directories of killed attempts on this node (a retried task, or a killed
+    # job): only those whose lock is free; the live tasks' stay.
+    _cleanup.sweep_scratch(scratch_root)
+    # A dead attempt's .tmp is unlocked already: its worker is gone before Ray retries.
+    fd = _cleanup.create_locked(tmp, wait=_LOCK_WAIT_S)
+    try:
+        os.ftruncate(fd, 0)
+        external = total > memory
+        if not external:
+            with open(fd, "wb", closefd=False) as f:
 
-    def partial_output():  # what a worker killed mid-merge leaves behind
-        with open(tmp, "wb") as f:
-            f.write(b"\xde\xad" * 4096)
+                def partial_output():  # what a worker killed mid-merge leaves behind
+                    f.write(b"\xde\xad" * 4096)
+                    f.flush()
 
-    _maybe_kill(kill, "merge", index, before=partial_output)
-    external = total > memory
-    if not external:
-        if fmt.fixed:
-            buf = np.concatenate(blocks) if blocks else np.empty(0, np.uint8)
-            _sort_buffer(fmt, buf, reverse)
-            _write_all(tmp, [buf])
-            items = total // fmt.item_size
+                _maybe_kill(kill, "merge", index, before=partial_output)
+                if fmt.fixed:
+                    buf = np.concatenate(blocks) if blocks else np.empty(0, np.uint8)
+                    _sort_buffer(fmt, buf, reverse)
+                    _write_arrays(f, [buf])
+                    items = total // fmt.item_size
+                else:
+                    lines = []
+                    for b in blocks:
+                        lines.extend(split_lines(b.tobytes()))
+                    lines.sort(reverse=reverse)
+                    if lines:
+                        f.write(b"\n".join(lines))
+                        f.write(b"\n")
+                    items = len(lines)
+            os.replace(tmp, final)
         else:
-            lines = []
-            for b in blocks:
-                lines.extend(split_lines(b.tobytes()))
-            lines.sort(reverse=reverse)
-            with open(tmp, "wb") as f:
-                if lines:
-                    f.write(b"\n".join(lines))
-                    f.write(b"\n")
-            items = len(lines)
-    else:
-        scratch = tempfile.mkdtemp(prefix=f"emsort-ray-part-{index:05d}-", dir=scratch_dir)
-        try:
-            files = []
-            items = 0
-            for j, b in enumerate(blocks):
-                if b.nbytes:
-                    p = os.path.join(scratch, f"block-{j:06d}")
-                    _write_all(p, [b])
-                    files.append(p)
-                    items += (b.nbytes // fmt.item_size) if fmt.fixed else int(np.count_nonzero(b == 10))
-            if files:
-                emsort.merge_files(files, tmp, format=fmt.spec, memory=memory, reverse=reverse, temp_dirs=[scratch])
-            else:
-                _write_all(tmp, [])
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-    os.replace(tmp, final)
+            scratch, sfd = _cleanup.make_scratch_dir(scratch_root, f"{_cleanup.SCRATCH_PREFIX}{index:05d}-{job}-")
+            try:
+                files = []
+                items = 0
+                for j, b in enumerate(blocks):
+                    if b.nbytes:
+                        p = os.path.join(scratch, f"block-{j:06d}")
+                        _write_all(p, [b])
+                        files.append(p)
+                        items += (b.nbytes // fmt.item_size) if fmt.fixed else int(np.count_nonzero(b == 10))
+                _maybe_kill(kill, "merge", index)
+                # merge_files writes `.part-NNNNN.emsort-PID-SEQ.tmp` and renames it to
+                # the part when complete; .part-NNNNN.tmp stays this attempt's lock.
+                emsort.merge_files(files, final, format=fmt.spec, memory=memory, reverse=reverse, temp_dirs=[scratch])
+            finally:
+                try:
+                    shutil.rmtree(scratch, ignore_errors=True)
+                finally:
+                    # Ray reuses the worker: a descriptor left open would keep the lock
+                    # (and the directory, were rmtree interrupted) for good.
+                    os.close(sfd)
+            _remove_own(tmp, fd)
+    except BaseException:
+        _remove_own(tmp, fd)
+        raise
+    finally:
+        os.close(fd)
     return {
         "name": _PART.format(index),
         "items": int(items),
@@ -391,12 +446,169 @@ def _wait_all(refs, phase: str, progress, what: str) -> list:
     return _get(list(refs), what)
 
 
-def _clean_output_dir(out_dir: str) -> None:
-    for name in os.listdir(out_dir):
-        if name == MANIFEST or (name.startswith("part-") and name[5:].isdigit()) or (
-            name.startswith(".part-") and name.endswith(".tmp")
-        ):
-            os.unlink(os.path.join(out_dir, name))
+def check_inputs_outside(files, output_dir) -> None:
+    """Refuses an input that the sort would delete or overwrite: one in ``output_dir``
+    named like the sort's output (``part-NNNNN``, ``_SUCCESS``) or its temporary files,
+    since the previous output there is removed first."""
+    out_dir = os.path.abspath(os.fspath(output_dir))
+    if not os.path.isdir(out_dir):
+        return
+    for p in files:
+        for q in {os.path.abspath(p), os.path.realpath(p)}:
+            name = os.path.basename(q)
+            if not (name == MANIFEST or _PART_RE.match(name) or _cleanup.is_temporary(name)):
+                continue
+            try:
+                inside = os.path.samefile(os.path.dirname(q), out_dir)
+            except OSError:
+                inside = False
+            if inside:
+                raise EmsortRayError(
+                    f"{p}: this input is in the output directory, whose old parts are removed "
+                    "before the sort: sort into another directory"
+                )
+
+
+def _retrying(step: Callable[[], None]) -> None:
+    """Runs a cleanup step again (at most twice) when Ctrl-C interrupts it: every step can
+    be repeated, and each is bounded in time, so a second Ctrl-C does not leave files."""
+    for attempt in range(3):
+        try:
+            step()
+            return
+        except KeyboardInterrupt:
+            if attempt == 2:
+                raise
+
+
+class _Job:
+    """One sort's hold on its output directory: its lock, its tasks, its cleanup.
+
+    The driver holds the lock of ``._SUCCESS.tmp`` for the whole job (a second sort into
+    the same directory is refused while it lives) and writes the manifest into that file
+    at the end. Starting, it removes what earlier runs left there (temporary files whose
+    owners are gone, waiting a little for those of a killed job whose workers Ray is still
+    stopping; then the previous output) and the stale scratch directories of this node.
+    """
+
+    def __init__(self, out_dir: str, scratch_root: str, created: bool):
+        self.out_dir = out_dir
+        self.scratch_root = scratch_root
+        self.created = created
+        self.token = secrets.token_hex(4)  # in scratch names: this job's directories
+        self.refs: list = []
+        self.lock_path = os.path.join(out_dir, _cleanup.MANIFEST_TMP)
+        try:
+            self.fd = _cleanup.create_locked(self.lock_path, wait=1.0)
+        except _cleanup.LockedError:
+            self._remove_dir()
+            raise EmsortRayError(
+                f"{out_dir}: another sort is writing into this directory "
+                f"({_cleanup.MANIFEST_TMP} is locked by a running process)"
+            ) from None
+        try:
+            os.ftruncate(self.fd, 0)
+            busy = _cleanup.sweep_output(out_dir, keep=[_cleanup.MANIFEST_TMP], wait=_LOCK_WAIT_S)
+            if busy:
+                raise EmsortRayError(
+                    f"{out_dir}: files of running processes (another sort?) still locked after "
+                    f"{_LOCK_WAIT_S:g} s: {', '.join(busy)}"
+                )
+            _cleanup.sweep_scratch(scratch_root)
+            self._remove_output()
+        except BaseException:
+            self._release(remove=True)
+            raise
+
+    def _remove_output(self) -> None:
+        for name in os.listdir(self.out_dir):
+            if name == MANIFEST or _PART_RE.match(name):
+                try:
+                    os.unlink(os.path.join(self.out_dir, name))
+                except FileNotFoundError:
+                    pass
+
+    def _remove_dir(self) -> None:
+        if self.created:
+            try:
+                os.rmdir(self.out_dir)  # only if empty: never someone else's files
+            except OSError:
+                pass
+
+    def _release(self, remove: bool) -> None:
+        if self.fd is None:
+            return
+        if remove:
+            _remove_own(self.lock_path, self.fd)
+        os.close(self.fd)
+        self.fd = None
+        if remove:
+            self._remove_dir()
+
+    def track(self, refs) -> None:
+        """Tasks to cancel if the job fails (one return of each task is enough)."""
+        self.refs.extend(refs)
+
+    def _cancel(self) -> None:
+        """Cancels the tasks: running ones get KeyboardInterrupt and remove their files
+        (on whichever node they run); those still running after the grace time have
+        their workers killed."""
+        refs, self.refs = self.refs, []
+        if not refs:
+            return
+        # Only the tasks still under way: cancelling finished ones made the driver abort
+        # (Ray 2.60, a failed check in TaskManager::CompletePendingTask) in about one
+        # interrupted run out of three.
+        try:
+            _, refs = ray.wait(refs, num_returns=len(refs), timeout=0, fetch_local=False)
+        except Exception:  # noqa: BLE001
+            pass
+        if not refs:
+            return
+        for r in refs:
+            try:
+                ray.cancel(r, force=False)
+            except Exception:  # noqa: BLE001 - finished, or Ray is going: nothing to cancel
+                pass
+        try:
+            _, rest = ray.wait(refs, num_returns=len(refs), timeout=_CANCEL_GRACE_S, fetch_local=False)
+        except Exception:  # noqa: BLE001
+            rest = refs
+        for r in rest:
+            try:
+                ray.cancel(r, force=True)
+            except Exception:  # noqa: BLE001
+                pass
+
+    def _remove_all(self) -> None:
+        """Removes what the job made here: temporary files (waiting for the locks of
+        killed workers to go), this node's scratch directories, finished parts (they are
+        no sorted output without the rest and the manifest), the lock, and the output
+        directory if the job created it and it is empty."""
+        if self.fd is None:
+            return
+        _cleanup.sweep_output(self.out_dir, keep=[_cleanup.MANIFEST_TMP], wait=_LOCK_WAIT_S)
+        _cleanup.sweep_scratch(self.scratch_root, job=self.token, wait=_LOCK_WAIT_S)
+        self._remove_output()
+        self._release(remove=True)
+
+    def abort(self) -> None:
+        """Cancels the tasks and removes everything the job made (see ``_remove_all``)."""
+        _retrying(self._cancel)
+        _retrying(self._remove_all)
+
+    def commit(self, manifest: dict) -> None:
+        """Removes what killed task attempts left, then writes the manifest and renames it
+        to ``_SUCCESS``: the directory looks complete only when it is."""
+        busy = _cleanup.sweep_output(self.out_dir, keep=[_cleanup.MANIFEST_TMP], wait=_LOCK_WAIT_S)
+        if busy:
+            raise EmsortRayError(f"{self.out_dir}: files still locked by running processes: {', '.join(busy)}")
+        _cleanup.sweep_scratch(self.scratch_root, job=self.token, wait=_LOCK_WAIT_S)
+        with open(self.fd, "w", closefd=False) as f:
+            json.dump(manifest, f, indent=1)
+            f.write("\n")
+        os.replace(self.lock_path, os.path.join(self.out_dir, MANIFEST))
+        self._release(remove=False)
 
 
 def sort(
@@ -423,9 +635,10 @@ def sort(
         inputs: a file, a directory (its regular files), a glob pattern, or a list of
             these. Every node must see them at the same path (shared storage).
         output_dir: where ``part-NNNNN`` and ``_SUCCESS`` go (created if missing;
-            old ``part-*`` and ``_SUCCESS`` there are removed first). The parts in name
-            order are the sorted output. Shared storage, or a per-node local directory
-            (the manifest then says which node holds each part).
+            old ``part-*`` and ``_SUCCESS`` there are removed first, and the temporary
+            files of killed runs). The parts in name order are the sorted output. Shared
+            storage, or a per-node local directory (the manifest then says which node
+            holds each part). One sort at a time per directory.
         format: ``u32 i32 u64 i64 f32 f64``, ``rec:SIZE:KEY_OFFSET:KEY_LEN`` or ``lines``.
         partitions: number of key ranges = merge tasks = output parts. Default: the
             cluster's CPUs, or more so that one range fits in ``memory_per_task``.
@@ -437,7 +650,8 @@ def sort(
         samples: items sampled in all to choose the boundaries (default
             ``max(2000, 100 * partitions)``).
         scratch_dir: directory on each node for external merges (default the node's
-            temp directory).
+            temp directory); the ``emsort-ray-part-*`` directories of killed runs there
+            are removed.
         reader: ``emsort.Reader`` kind for the map tasks' reads (sampling uses ``pread``).
         max_retries: Ray retries of a task whose worker died (exceptions are not retried).
         progress: ``progress(phase, done, total)`` with phase ``sample``, ``map``,
@@ -450,7 +664,12 @@ def sort(
         bytes and node, boundaries (hex), phase timings, totals.
 
     Raises:
-        EmsortRayError: a missing or malformed input, or a task that failed for good.
+        EmsortRayError: a missing or malformed input, an input inside ``output_dir``,
+            another sort writing into ``output_dir``, or a task that failed for good.
+
+    On any exception (KeyboardInterrupt included) the tasks are cancelled and everything
+    the sort made is removed before the exception propagates: parts, temporary files,
+    scratch directories, ``output_dir`` itself if it created it and it is empty.
     """
     t_start = time.perf_counter()
     try:
@@ -476,6 +695,8 @@ def sort(
                     f"{p}: size {s} is not a multiple of the {fmt.spec} item size ({fmt.item_size} bytes)"
                 )
     total_bytes = sum(sizes)
+    out_dir = os.path.abspath(os.fspath(output_dir))
+    check_inputs_outside(files, out_dir)
 
     if not ray.is_initialized():
         ray.init()
@@ -486,98 +707,99 @@ def sort(
     if partitions < 1:
         raise EmsortRayError(f"partitions must be ≥ 1, not {partitions}")
 
-    out_dir = os.path.abspath(os.fspath(output_dir))
+    created = not os.path.isdir(out_dir)
     os.makedirs(out_dir, exist_ok=True)
-    _clean_output_dir(out_dir)
     opts = dict(max_retries=max_retries, retry_exceptions=False, num_cpus=num_cpus_per_task)
+    job = _Job(out_dir, scratch_dir or tempfile.gettempdir(), created)
+    try:
+        # 1. sample
+        t0 = time.perf_counter()
+        nonempty = [(p, s) for p, s in zip(files, sizes) if s]
+        want = samples if samples is not None else max(2000, 100 * partitions)
+        sample_refs = []
+        for i, (p, s) in enumerate(nonempty):
+            n = max(1, -(-want * s // max(1, total_bytes)))
+            sample_refs.append(_sample_task.options(**opts).remote(p, fmt.spec, s, n, seed + i))
+        job.track(sample_refs)
+        sampled = _wait_all(sample_refs, "sample", progress, "sampling") if sample_refs else []
+        if fmt.fixed:
+            isz = fmt.item_size
+            pool = np.concatenate(sampled) if sampled else np.empty(0, np.uint8)
+            _sort_buffer(fmt, pool)
+            k = pool.size // isz
+            boundaries = [pool[(i * k // partitions) * isz : (i * k // partitions + 1) * isz].tobytes() for i in range(1, partitions)] if k else [bytes(isz)] * (partitions - 1)
+        else:
+            pool = sorted(line for lines in sampled for line in lines)
+            k = len(pool)
+            boundaries = [pool[i * k // partitions] for i in range(1, partitions)] if k else [b""] * (partitions - 1)
+        t_sample = time.perf_counter() - t0
 
-    # 1. sample
-    t0 = time.perf_counter()
-    nonempty = [(p, s) for p, s in zip(files, sizes) if s]
-    want = samples if samples is not None else max(2000, 100 * partitions)
-    sample_refs = []
-    for i, (p, s) in enumerate(nonempty):
-        n = max(1, -(-want * s // max(1, total_bytes)))
-        sample_refs.append(_sample_task.options(**opts).remote(p, fmt.spec, s, n, seed + i))
-    sampled = _wait_all(sample_refs, "sample", progress, "sampling") if sample_refs else []
-    if fmt.fixed:
-        isz = fmt.item_size
-        pool = np.concatenate(sampled) if sampled else np.empty(0, np.uint8)
-        _sort_buffer(fmt, pool)
-        k = pool.size // isz
-        boundaries = [pool[(i * k // partitions) * isz : (i * k // partitions + 1) * isz].tobytes() for i in range(1, partitions)] if k else [bytes(isz)] * (partitions - 1)
-    else:
-        pool = sorted(line for lines in sampled for line in lines)
-        k = len(pool)
-        boundaries = [pool[i * k // partitions] for i in range(1, partitions)] if k else [b""] * (partitions - 1)
-    t_sample = time.perf_counter() - t0
+        # 2. map
+        t0 = time.perf_counter()
+        chunks = _plan_chunks(files, sizes, fmt, chunk)
+        bref = ray.put(boundaries)
+        map_refs = []
+        for i, (p, off, n, fsize) in enumerate(chunks):
+            refs = _map_task.options(num_returns=partitions + 1, **opts).remote(
+                p, off, n, fsize, fmt.spec, bref, reverse, reader, i, _kill
+            )
+            map_refs.append(refs)
+            job.track([refs[-1]])
 
-    # 2. map
-    t0 = time.perf_counter()
-    chunks = _plan_chunks(files, sizes, fmt, chunk)
-    bref = ray.put(boundaries)
-    map_refs = []
-    for i, (p, off, n, fsize) in enumerate(chunks):
-        refs = _map_task.options(num_returns=partitions + 1, **opts).remote(
-            p, off, n, fsize, fmt.spec, bref, reverse, reader, i, _kill
-        )
-        map_refs.append(refs)
+        # 3. merge (submitted now: Ray starts each one when its blocks exist)
+        merge_refs = [
+            _merge_task.options(**opts).remote(
+                r, out_dir, fmt.spec, memory, reverse, scratch_dir, job.token, _kill, *[m[r] for m in map_refs]
+            )
+            for r in range(partitions)
+        ]
+        job.track(merge_refs)
+        map_stats = _wait_all([m[-1] for m in map_refs], "map", progress, "a map task")
+        t_map = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        parts = _wait_all(merge_refs, "merge", progress, "a merge task")
+        t_merge = time.perf_counter() - t1
+        del map_refs, merge_refs
 
-    # 3. merge (submitted now: Ray starts each one when its blocks exist)
-    merge_refs = [
-        _merge_task.options(**opts).remote(
-            r, out_dir, fmt.spec, memory, reverse, scratch_dir, _kill, *[m[r] for m in map_refs]
-        )
-        for r in range(partitions)
-    ]
-    map_stats = _wait_all([m[-1] for m in map_refs], "map", progress, "a map task")
-    t_map = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    parts = _wait_all(merge_refs, "merge", progress, "a merge task")
-    t_merge = time.perf_counter() - t1
-    del map_refs, merge_refs
+        items = sum(p["items"] for p in parts)
+        mapped = sum(s["items"] for s in map_stats)
+        if items != mapped:
+            raise EmsortRayError(f"the parts hold {items} items but the map tasks read {mapped}")
 
-    for name in os.listdir(out_dir):  # leftovers of killed attempts
-        if name.startswith(".part-") and name.endswith(".tmp"):
-            os.unlink(os.path.join(out_dir, name))
-    items = sum(p["items"] for p in parts)
-    mapped = sum(s["items"] for s in map_stats)
-    if items != mapped:
-        raise EmsortRayError(f"the parts hold {items} items but the map tasks read {mapped}")
-
-    manifest = {
-        "format": fmt.spec,
-        "reverse": bool(reverse),
-        "partitions": partitions,
-        "items": items,
-        "bytes": total_bytes,
-        "inputs": [{"path": os.path.abspath(p), "bytes": s} for p, s in zip(files, sizes)],
-        "map_tasks": len(chunks),
-        "chunk_size": chunk,
-        "memory_per_task": memory,
-        "samples": int(k),
-        "boundaries": [b.hex() for b in boundaries],
-        "parts": parts,
-        "external_merges": sum(1 for p in parts if p["external"]),
-        "timings": {
-            "sample_s": t_sample,
-            "map_s": t_map,
-            "merge_s": t_merge,
-            "total_s": time.perf_counter() - t_start,
-            "map_read_s": sum(s["read_s"] for s in map_stats),
-            "map_sort_s": sum(s["sort_s"] for s in map_stats),
-            "map_partition_s": sum(s["partition_s"] for s in map_stats),
-            "merge_task_s": sum(p["seconds"] for p in parts),
-        },
-        "ray_version": ray.__version__,
-        "emsort_version": getattr(emsort, "__version__", None),
-    }
-    tmp = os.path.join(out_dir, "._SUCCESS.tmp")
-    with open(tmp, "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, os.path.join(out_dir, MANIFEST))
-    return manifest
+        manifest = {
+            "format": fmt.spec,
+            "reverse": bool(reverse),
+            "partitions": partitions,
+            "items": items,
+            "bytes": total_bytes,
+            "inputs": [{"path": os.path.abspath(p), "bytes": s} for p, s in zip(files, sizes)],
+            "map_tasks": len(chunks),
+            "chunk_size": chunk,
+            "memory_per_task": memory,
+            "samples": int(k),
+            "boundaries": [b.hex() for b in boundaries],
+            "parts": parts,
+            "external_merges": sum(1 for p in parts if p["external"]),
+            "timings": {
+                "sample_s": t_sample,
+                "map_s": t_map,
+                "merge_s": t_merge,
+                "total_s": time.perf_counter() - t_start,
+                "map_read_s": sum(s["read_s"] for s in map_stats),
+                "map_sort_s": sum(s["sort_s"] for s in map_stats),
+                "map_partition_s": sum(s["partition_s"] for s in map_stats),
+                "merge_task_s": sum(p["seconds"] for p in parts),
+            },
+            "ray_version": ray.__version__,
+            "emsort_version": getattr(emsort, "__version__", None),
+        }
+        job.commit(manifest)
+        return manifest
+    except BaseException:
+        # An error, Ctrl-C (KeyboardInterrupt), or SIGTERM that the caller turned into an
+        # exception: cancel the tasks and remove all the job made; no _SUCCESS.
+        job.abort()
+        raise
 
 
 # ---- reading and checking an output -----------------------------------------------------
@@ -619,35 +841,61 @@ def _edge_item(path: str, fmt: Format, last: bool) -> Optional[bytes]:
             back = min(size, back * 4)
 
 
+def _fail(items: int, message: str) -> dict:
+    return {"ok": False, "items": items, "message": message}
+
+
 def verify(output_dir, *, format: Optional[str] = None) -> dict:
-    """Checks a finished sort on this machine (the parts must be readable here): each part
-    in order (``emsort.verify``), consecutive parts in order across their edge, item counts
-    as the manifest says. Returns ``{"ok", "items", "message"}``."""
-    m = read_manifest(output_dir)
-    fmt = Format.parse(format or m["format"])
+    """Checks a finished sort on this machine (the parts must be readable here): the
+    manifest is there, the directory holds nothing but it and the parts it lists (a stray
+    temporary file, an extra part or any other file fails), each part in order
+    (``emsort.verify``), consecutive parts in order across their edge, item counts as the
+    manifest says. Returns ``{"ok", "items", "message"}``; the message names the files
+    at fault.
+
+    Raises:
+        EmsortRayError: ``format`` is not a format.
+    """
+    out = os.fspath(output_dir)
+    if not os.path.isdir(out):
+        return _fail(0, f"{out}: no such directory")
+    try:
+        m = read_manifest(out)
+        names = [p["name"] for p in m["parts"]]
+    except EmsortRayError as e:
+        return _fail(0, str(e))
+    except (ValueError, KeyError, TypeError) as e:
+        return _fail(0, f"{os.path.join(out, MANIFEST)}: not a manifest ({type(e).__name__}: {e})")
+    try:
+        fmt = Format.parse(format or m["format"])
+    except ValueError as e:
+        raise EmsortRayError(str(e)) from None
+    stray = sorted(set(os.listdir(out)) - set(names) - {MANIFEST})
+    if stray:
+        shown = ", ".join(stray[:10]) + (f" and {len(stray) - 10} more" if len(stray) > 10 else "")
+        return _fail(0, f"{out}: {len(stray)} file(s) that are not parts listed by the manifest: {shown}")
     reverse = bool(m.get("reverse"))
     items = 0
     prev = None
     for p in m["parts"]:
-        path = os.path.join(os.fspath(output_dir), p["name"])
+        path = os.path.join(out, p["name"])
         if not os.path.exists(path):
-            return {"ok": False, "items": items, "message": f"{path}: missing"}
+            return _fail(items, f"{path}: missing")
         r = emsort.verify(path, format=fmt.spec, reverse=reverse)
         if not r["ok"]:
-            return {"ok": False, "items": items + r.get("items", 0), "message": f"{path}: {r['message']}"}
+            return _fail(items + r.get("items", 0), f"{path}: {r['message']}")
         if r["items"] != p["items"]:
-            return {"ok": False, "items": items, "message": f"{path}: {r['items']} items, manifest says {p['items']}"}
+            return _fail(items, f"{path}: {r['items']} items, manifest says {p['items']}")
         items += r["items"]
         first = _edge_item(path, fmt, last=False)
         if first is not None:
             if prev is not None:
                 a, b = (first, prev) if reverse else (prev, first)
-                less = _less(fmt, b, a)
-                if less:
-                    return {"ok": False, "items": items, "message": f"{path}: its first item is out of order with the previous part's last"}
+                if _less(fmt, b, a):
+                    return _fail(items, f"{path}: its first item is out of order with the previous part's last")
             prev = _edge_item(path, fmt, last=True)
     if items != m["items"]:
-        return {"ok": False, "items": items, "message": f"{items} items in the parts, manifest says {m['items']}"}
+        return _fail(items, f"{items} items in the parts, manifest says {m['items']}")
     return {"ok": True, "items": items, "message": "ok"}
 
 
