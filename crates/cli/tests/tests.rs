@@ -27,6 +27,21 @@ pub fn run(args: &[&str]) -> Output {
     emsort().args(args).output().expect("run emsort")
 }
 
+/// Sets `RLIMIT_FSIZE` to `bytes` for `cmd`, with SIGXFSZ at its default
+/// action (kill): the binary must ignore it itself to report the limit.
+pub fn file_size_limit(cmd: &mut Command, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
+            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+}
+
 /// Standard error as text.
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

@@ -1,7 +1,6 @@
 //! `emsort gen` and `emsort verify` against oracles (`slice::sort`,
 //! `LC_ALL=C sort`), and their error paths.
 
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 
@@ -148,15 +147,7 @@ fn full_disk_leaves_no_partial_output() {
     let out = d.path().join("big.u32");
     let mut cmd = emsort();
     cmd.args(["gen", "--count", "10M", "-q", "-o", p(&out)]);
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit { rlim_cur: 1 << 20, rlim_max: 1 << 20 };
-            libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            Ok(())
-        });
-    }
+    crate::file_size_limit(&mut cmd, 1 << 20);
     let o = cmd.output().unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("file size limit exceeded"), "{}", stderr(&o));

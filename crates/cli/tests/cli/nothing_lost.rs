@@ -248,15 +248,7 @@ fn a_file_size_limit_is_a_clear_error_and_leaves_nothing() {
     cmd.args(["sort", "-q", "--format", "u32", "-S", "1M", "-T", p(&tmp), p(&input), "-o", p(&out)]);
     // Only the limit: the binary must handle SIGXFSZ itself (its default
     // action kills the process with nothing removed).
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit { rlim_cur: 3 << 20, rlim_max: 3 << 20 };
-            libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
-            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
-            Ok(())
-        });
-    }
+    crate::file_size_limit(&mut cmd, 3 << 20);
     let o = cmd.output().unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let e = stderr(&o);

@@ -2,7 +2,6 @@
 //! promises: no partial output, no temporary files left, clear refusals.
 
 use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -219,15 +218,7 @@ fn full_disk_gives_exit_3_and_leaves_nothing() {
         let out = out_dir.join("sorted.u32");
         let mut cmd = emsort();
         cmd.args(["sort", "-q", "-f", "u32", "-S", memory, "-T", p(&tmp), p(&input), "-o", p(&out)]);
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                let lim = libc::rlimit { rlim_cur: 1 << 20, rlim_max: 1 << 20 };
-                libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
-                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-                Ok(())
-            });
-        }
+        crate::file_size_limit(&mut cmd, 1 << 20);
         let o = cmd.output().unwrap();
         assert_eq!(o.status.code(), Some(3), "{memory}: {}", stderr(&o));
         let e = stderr(&o);
