@@ -229,13 +229,7 @@ fn cpu_model() -> Option<String> {
         .map(|(_, v)| v.trim().to_string())
 }
 
-/// A `/proc/meminfo` field (given in kB there) in bytes.
-pub(crate) fn meminfo(field: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with(field))?;
-    let kb: u64 = line[field.len()..].trim().trim_end_matches("kB").trim().parse().ok()?;
-    Some(kb * 1024)
-}
+pub(crate) use emsort_io::meminfo;
 
 /// Local time as `YYYY-MM-DDTHH:MM:SS+HH:MM`.
 pub fn local_datetime() -> String {

@@ -22,6 +22,9 @@
 //!   how many there were). GNU `sort` rewrites the same inode instead,
 //!   which is not atomic.
 //!
+//! `commit` syncs the file before the rename and the directory after it, so
+//! a power cut leaves the previous content or the complete result.
+//!
 //! The temporary file holds an exclusive `flock` while this process lives,
 //! so the next emsort run that writes into the same directory removes it
 //! if this process is killed ([`crate::temp`]).
@@ -236,14 +239,29 @@ impl AtomicFile {
         }
     }
 
-    /// Renames the temporary file over the target.
+    /// Makes the temporary file durable (`fsync`), renames it over the
+    /// target and makes the rename durable (`fsync` of the directory).
     pub fn commit(mut self) -> Result<()> {
         if let Some(mode) = self.mode {
             std::fs::set_permissions(&self.temp, std::fs::Permissions::from_mode(mode))
                 .map_err(|e| Error::from_io("give the mode of the output to", &self.temp, e))?;
         }
+        // Durable before it is visible: after a power cut the target holds
+        // its previous content or the complete result, on any file system
+        // (not only where ext4's auto_da_alloc orders it).
+        if let Some(f) = &self.file {
+            f.sync_all().map_err(|e| Error::from_io("fsync", &self.target, e))?;
+        }
         std::fs::rename(&self.temp, &self.target).map_err(|e| Error::from_io("rename", &self.target, e))?;
         self.committed = true;
+        // And the rename itself.
+        let dir = match self.target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        if let Ok(d) = File::open(dir) {
+            d.sync_all().map_err(|e| Error::from_io("fsync", dir, e))?;
+        }
         Ok(())
     }
 }

@@ -48,6 +48,7 @@ pub mod disks;
 mod element;
 mod error;
 mod file;
+mod memory;
 pub mod progress;
 pub mod reader;
 mod size;
@@ -71,6 +72,7 @@ pub use counts::SyscallCounts;
 pub use direct_stream::{DirectInput, DirectOutput};
 pub use element::{as_bytes, as_bytes_mut, from_bytes, Element};
 pub use error::{Error, ErrorKind, Result};
+pub use memory::meminfo;
 pub use mmap_stream::{MmapInput, MmapOutput};
 pub use progress::{NoProgress, Progress};
 pub use reader::{

@@ -35,14 +35,6 @@ pub(crate) fn parse<T: std::str::FromStr<Err = String>>(s: &str) -> PyResult<T> 
     s.parse::<T>().map_err(PyValueError::new_err)
 }
 
-/// A line of /proc/meminfo in bytes.
-fn meminfo(field: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with(field))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 /// A size in bytes from an `int` or a string with K/M/G/T suffixes; with
 /// `percent`, also `"N%"` of the machine's total RAM (as `emsort sort -S`).
 pub(crate) fn size(v: &Bound<'_, PyAny>, what: &str, percent: bool) -> PyResult<u64> {
@@ -61,22 +53,13 @@ pub(crate) fn size(v: &Bound<'_, PyAny>, what: &str, percent: bool) -> PyResult<
         )));
     };
     let s = s.to_str()?;
-    if let Some(p) = s.strip_suffix('%') {
+    if s.ends_with('%') {
         if !percent {
             return Err(PyValueError::new_err(format!(
                 "{what} '{s}': a percentage is only allowed for memory"
             )));
         }
-        let pct: f64 =
-            p.trim().parse().map_err(|_| PyValueError::new_err(format!("invalid percentage '{s}'")))?;
-        if !(pct > 0.0 && pct <= 100.0) {
-            return Err(PyValueError::new_err(format!(
-                "invalid percentage '{s}' (expected more than 0% and at most 100%)"
-            )));
-        }
-        let total = meminfo("MemTotal:")
-            .ok_or_else(|| PyValueError::new_err("cannot read the total RAM from /proc/meminfo"))?;
-        return Ok((total as f64 * pct / 100.0) as u64);
+        return emsort_sort::budget::parse_memory(s).map_err(PyValueError::new_err);
     }
     emsort_io::parse_size(s).map_err(|e| PyValueError::new_err(format!("{what}: {e}")))
 }
@@ -115,16 +98,6 @@ pub(crate) fn dirs(v: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<PathBuf>> {
     }
 }
 
-/// The default memory of `emsort sort`: a quarter of the available RAM,
-/// at most twice the input plus 16 MiB.
-pub(crate) fn default_memory(input_bytes: Option<u64>) -> u64 {
-    let quarter = meminfo("MemAvailable:").unwrap_or(1 << 30) / 4;
-    match input_bytes {
-        Some(n) => quarter.min(n.saturating_mul(2).saturating_add(16 << 20)),
-        None => quarter,
-    }
-}
-
 /// The options of a sort or a merge, as `emsort sort` takes them.
 pub(crate) struct PlanArgs<'a, 'py> {
     pub format: &'a str,
@@ -143,7 +116,8 @@ impl PlanArgs<'_, '_> {
     /// bytes when known (the default memory depends on it).
     pub(crate) fn plan(&self, py: Python<'_>, input_bytes: Option<u64>) -> PyResult<SortPlan> {
         let format = format(self.format)?;
-        let memory = opt_size(self.memory, "memory", true)?.unwrap_or_else(|| default_memory(input_bytes));
+        let memory = opt_size(self.memory, "memory", true)?
+            .unwrap_or_else(|| emsort_sort::budget::default_memory(input_bytes));
         let io: StreamKind = parse(self.io)?;
         let policy: MergePolicy = parse(self.policy)?;
         let mut b: SortPlanBuilder =

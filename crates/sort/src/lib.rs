@@ -11,6 +11,8 @@
 //!   ([`Method`], Barve & Vitter), runs striped over the disks, SRM's
 //!   forecasting and prefetching, and their statistics
 //!   ([`ParallelDiskStats`]).
+//! - [`budget`]: how front ends write a memory budget (`256M`, `25%`) and
+//!   the default one.
 //! - [`SortPlan`] ([`plan`]) holds every budget and parameter of a sort
 //!   (memory M, fan-in d, block size B, stream kinds, order, policy,
 //!   threads, temp dirs), derives the run length, the number of runs and
@@ -35,6 +37,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod budget;
 mod byte_stream;
 mod error;
 mod fingerprint;

@@ -150,6 +150,9 @@ pub fn sort(
             copy_out(plan, &sorted, stats.output_bytes, progress, cancel, |b| {
                 emsort_io::write_into(&f, b, &o, cancel)
             })?;
+            if kind == emsort_io::IntoKind::InPlace {
+                f.sync_all().map_err(|e| Error::from_io("fsync", &o, e))?;
+            }
             Ok(stats)
         }
         (Sink::Writer(w), None) => {

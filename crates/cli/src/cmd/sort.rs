@@ -43,7 +43,7 @@ pub struct SortArgs {
     #[arg(long, short = 'f', default_value = "lines", value_parser = clap::value_parser!(Format))]
     format: Format,
     /// Memory M for the sort's buffers and in-memory sorting [default: 25% of the available RAM, at most about twice the input].
-    #[arg(short = 'S', long, value_name = "SIZE", value_parser = parse_memory)]
+    #[arg(short = 'S', long, value_name = "SIZE", value_parser = emsort_sort::budget::parse_memory)]
     memory: Option<u64>,
     /// Fan-in d: how many runs one merge reads (≥ 2) [default: as many as M allows, at most 64].
     #[arg(short = 'd', long, value_name = "D")]
@@ -104,43 +104,12 @@ pub struct SortArgs {
     input: PathBuf,
 }
 
-/// A line of /proc/meminfo in bytes.
-fn meminfo(field: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with(field))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-/// A size with K/M/G suffixes, or `N%` of the machine's total RAM.
-fn parse_memory(s: &str) -> Result<u64, String> {
-    if let Some(p) = s.strip_suffix('%') {
-        let pct: f64 = p.trim().parse().map_err(|_| format!("invalid percentage '{s}'"))?;
-        if !(pct > 0.0 && pct <= 100.0) {
-            return Err(format!("invalid percentage '{s}' (expected more than 0% and at most 100%)"));
-        }
-        let total = meminfo("MemTotal:").ok_or("cannot read the total RAM from /proc/meminfo")?;
-        return Ok((total as f64 * pct / 100.0) as u64);
-    }
-    emsort_io::parse_size(s)
-}
-
 fn parse_block(s: &str) -> Result<usize, String> {
     let b = emsort_io::parse_size(s)?;
     if b == 0 {
         return Err("the block size must be at least 1 byte".into());
     }
     usize::try_from(b).map_err(|_| format!("block size '{s}' is too large"))
-}
-
-/// The default M: a quarter of the available RAM, but no more than twice
-/// the input plus 16 MiB (a small input needs no more).
-fn default_memory(input_bytes: Option<u64>) -> u64 {
-    let quarter = meminfo("MemAvailable:").unwrap_or(1 << 30) / 4;
-    match input_bytes {
-        Some(n) => quarter.min(n.saturating_mul(2).saturating_add(16 << 20)),
-        None => quarter,
-    }
 }
 
 /// Keeps the I/O error at the top of the chain, so `exit_code` and the
@@ -189,7 +158,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     let stdin = a.input.as_os_str() == "-";
     // Pipes, devices and files of /proc are streamed: their size is unknown.
     let input_bytes = if stdin { None } else { emsort_io::input_size(&a.input).ok().flatten() };
-    let memory = a.memory.unwrap_or_else(|| default_memory(input_bytes));
+    let memory = a.memory.unwrap_or_else(|| emsort_sort::budget::default_memory(input_bytes));
     let mut b = SortPlan::builder(a.format)
         .memory(memory)
         .io(a.io)

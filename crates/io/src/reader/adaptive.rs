@@ -607,10 +607,7 @@ impl Reader for AdaptiveReader {
 
 /// `MemAvailable` from `/proc/meminfo`, in bytes.
 pub(crate) fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kb.checked_mul(1024)
+    crate::meminfo("MemAvailable:")
 }
 
 #[cfg(test)]

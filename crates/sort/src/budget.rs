@@ -1,0 +1,66 @@
+//! The front ends' memory policy, in one place: how a memory budget is
+//! written and what it is when none is given. `emsort sort -S` and the
+//! Python package's `memory=` both use it.
+//!
+//! - [`parse_memory`]: a size with K/M/G/T/P suffixes (powers of 1024, as
+//!   [`emsort_io::parse_size`]) or `N%` of the machine's total RAM.
+//! - [`default_memory`]: a quarter of the available RAM, but no more than
+//!   twice the input plus 16 MiB (a small input needs no more).
+//!
+//! ```
+//! use emsort_sort::budget::{default_memory, parse_memory};
+//! assert_eq!(parse_memory("256M"), Ok(256 << 20));
+//! assert!(parse_memory("0%").is_err());
+//! assert!(default_memory(Some(1000)) <= 2000 + (16 << 20));
+//! ```
+
+use emsort_io::meminfo;
+
+/// A memory size: K/M/G/T/P suffixes (powers of 1024) or `N%` of the
+/// machine's total RAM (more than 0 and at most 100).
+pub fn parse_memory(s: &str) -> Result<u64, String> {
+    if let Some(p) = s.strip_suffix('%') {
+        let pct: f64 = p.trim().parse().map_err(|_| format!("invalid percentage '{s}'"))?;
+        if !(pct > 0.0 && pct <= 100.0) {
+            return Err(format!("invalid percentage '{s}' (expected more than 0% and at most 100%)"));
+        }
+        let total = meminfo("MemTotal:").ok_or("cannot read the total RAM from /proc/meminfo")?;
+        return Ok((total as f64 * pct / 100.0) as u64);
+    }
+    emsort_io::parse_size(s)
+}
+
+/// The memory M of a sort given none: a quarter of the available RAM, but
+/// no more than twice the input plus 16 MiB when its size is known.
+pub fn default_memory(input_bytes: Option<u64>) -> u64 {
+    let quarter = meminfo("MemAvailable:").unwrap_or(1 << 30) / 4;
+    match input_bytes {
+        Some(n) => quarter.min(n.saturating_mul(2).saturating_add(16 << 20)),
+        None => quarter,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_percentages() {
+        assert_eq!(parse_memory("64K"), Ok(64 << 10));
+        let total = meminfo("MemTotal:").unwrap();
+        let half = parse_memory("50%").unwrap();
+        assert!(half.abs_diff(total / 2) <= 1, "{half} vs {total}");
+        assert_eq!(parse_memory("100%").unwrap(), total);
+        for bad in ["0%", "101%", "-5%", "x%", "%", "12Q"] {
+            assert!(parse_memory(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_default_follows_the_input() {
+        let none = default_memory(None);
+        assert!(none > 0);
+        assert_eq!(default_memory(Some(0)), none.min(16 << 20));
+        assert!(default_memory(Some(1 << 40)) == none);
+    }
+}
