@@ -60,8 +60,10 @@ fn large_buffers_to_mmap() {
 
 fn main() -> ExitCode {
     large_buffers_to_mmap();
-    let cli = Cli::parse();
+    // Before anything else: a signal that comes during argument parsing
+    // must still end with 130/143 and no leftovers.
     interrupt::install();
+    let cli = Cli::parse();
     let result = match cli.command {
         Command::Sort(a) => cmd::sort::run(a),
         Command::Gen(a) => cmd::gen::run(a),

@@ -7,6 +7,7 @@ mod cli {
     mod bench_sort;
     mod bench_srm;
     mod calibrate;
+    mod crash;
     mod gen_verify;
     mod nothing_lost;
     mod replay;

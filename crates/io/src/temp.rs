@@ -146,7 +146,7 @@ pub struct TempDir {
 }
 
 impl TempDir {
-    /// Makes a new directory `root/PREFIX<pid>-<n>` (mode 0700), after
+    /// Makes a new directory `root/PREFIX<pid>-<n>-<8 hex digits>` (mode 0700), after
     /// removing what dead emsort processes left in `root`
     /// ([`remove_stale`]). `prefix` should start with `emsort-` so that
     /// the cleaners recognise it. A missing `root` is
@@ -173,7 +173,7 @@ impl TempDir {
             let nanos = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.subsec_nanos());
-            let path = root.join(format!("{prefix}{pid}-{seq}{nanos:08x}"));
+            let path = root.join(format!("{prefix}{pid}-{seq}-{nanos:08x}"));
             match std::fs::DirBuilder::new().mode(0o700).create(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -232,6 +232,22 @@ pub fn is_atomic_temp_name(name: &str) -> bool {
     digits(ids.next()) && digits(ids.next()) && ids.next().is_none()
 }
 
+/// Whether `name` is exactly as [`TempDir::new_in`] names a directory:
+/// `emsort-[WORD-]PID-N-XXXXXXXX` (decimal PID and N, 8 hex digits). Such a
+/// directory without its [`MARKER`] is one whose process died between
+/// `mkdir` and writing the marker: the cleaner removes it only if empty.
+pub fn is_temp_dir_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("emsort-") else { return false };
+    let parts: Vec<&str> = rest.split('-').collect();
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let tail = match parts.len() {
+        3 => &parts[..],
+        4 if !parts[0].is_empty() && parts[0].bytes().all(|b| b.is_ascii_lowercase()) => &parts[1..],
+        _ => return false,
+    };
+    digits(tail[0]) && digits(tail[1]) && tail[2].len() == 8 && tail[2].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// Bytes under `path` (a file, or a directory's files, recursively).
 fn bytes_under(path: &Path) -> u64 {
     match std::fs::symlink_metadata(path) {
@@ -261,13 +277,19 @@ pub fn remove_stale(dir: &Path) -> Result<Vec<StaleEntry>> {
         if md.uid() != euid {
             continue;
         }
-        let is_dir = if md.is_dir() && name.starts_with("emsort-") {
-            if !std::fs::symlink_metadata(path.join(MARKER)).is_ok_and(|m| m.is_file()) {
+        // A directory with the marker goes whole; one without it (its
+        // process died before writing it) only if its name is exactly ours
+        // and it is empty.
+        let (is_dir, whole) = if md.is_dir() && name.starts_with("emsort-") {
+            if std::fs::symlink_metadata(path.join(MARKER)).is_ok_and(|m| m.is_file()) {
+                (true, true)
+            } else if is_temp_dir_name(name) {
+                (true, false)
+            } else {
                 continue;
             }
-            true
         } else if md.is_file() && is_atomic_temp_name(name) {
-            false
+            (false, true)
         } else {
             continue;
         };
@@ -283,7 +305,11 @@ pub fn remove_stale(dir: &Path) -> Result<Vec<StaleEntry>> {
             continue;
         }
         let bytes = bytes_under(&path);
-        let gone = if is_dir { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+        let gone = match (is_dir, whole) {
+            (true, true) => std::fs::remove_dir_all(&path),
+            (true, false) => std::fs::remove_dir(&path),
+            (false, _) => std::fs::remove_file(&path),
+        };
         if gone.is_ok() {
             removed.push(StaleEntry { path, bytes });
         }
@@ -313,6 +339,28 @@ mod tests {
         ] {
             assert!(!is_atomic_temp_name(no), "{no}");
         }
+    }
+
+    #[test]
+    fn temp_dir_names() {
+        for yes in ["emsort-12-0-0a1b2c3d", "emsort-spool-7-15-ffffffff", "emsort-merge-1-2-00000000"] {
+            assert!(is_temp_dir_name(yes), "{yes}");
+        }
+        for no in [
+            "emsort-master",
+            "emsort-12-0-0a1b2c3",
+            "emsort-12-0-0a1b2c3g",
+            "emsort-x-0-0a1b2c3d",
+            "emsort-Spool-1-2-00000000",
+            "emsort-a-b-1-2-00000000",
+            "emsort--1-2-00000000",
+            "tmp-1-2-00000000",
+        ] {
+            assert!(!is_temp_dir_name(no), "{no}");
+        }
+        let d = tempfile::tempdir().unwrap();
+        let t = TempDir::new_in(d.path(), "emsort-spool-").unwrap();
+        assert!(is_temp_dir_name(t.path().file_name().unwrap().to_str().unwrap()));
     }
 
     #[test]
@@ -352,6 +400,13 @@ mod tests {
             std::fs::write(d.path().join(keep), b"keep").unwrap();
         }
         std::os::unix::fs::symlink(&dead, d.path().join("emsort-link")).unwrap();
+        // Killed between mkdir and the marker: ours by its exact name, and
+        // empty, so it goes; the same name with something inside stays.
+        let early = d.path().join("emsort-4242-9-0000abcd");
+        std::fs::create_dir(&early).unwrap();
+        let early_full = d.path().join("emsort-4242-10-0000abcd");
+        std::fs::create_dir(&early_full).unwrap();
+        std::fs::write(early_full.join("data"), b"keep").unwrap();
         // A live one, locked by a child process that sleeps.
         let live = d.path().join("emsort-live");
         std::fs::create_dir(&live).unwrap();
@@ -378,7 +433,14 @@ mod tests {
         let mut names: Vec<(String, u64)> =
             got.iter().map(|e| (e.path.file_name().unwrap().to_string_lossy().into(), e.bytes)).collect();
         names.sort();
-        assert_eq!(names, [(".out.emsort-4242-3.tmp".to_string(), 700), ("emsort-4242-7".to_string(), 5000)]);
+        assert_eq!(
+            names,
+            [
+                (".out.emsort-4242-3.tmp".to_string(), 700),
+                ("emsort-4242-7".to_string(), 5000),
+                ("emsort-4242-9-0000abcd".to_string(), 0)
+            ]
+        );
         assert!(live.exists() && other.join("notes").exists());
         let mut left: Vec<String> = std::fs::read_dir(d.path())
             .unwrap()
@@ -389,6 +451,7 @@ mod tests {
             left,
             [
                 ".out.emsort-1.tmp",
+                "emsort-4242-10-0000abcd",
                 "emsort-data.txt",
                 "emsort-link",
                 "emsort-live",

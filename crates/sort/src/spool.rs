@@ -65,6 +65,12 @@ pub fn sort(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<SortStats, SortError> {
+    // What killed sorts left in these directories goes first, whichever
+    // of them this sort uses (a DSM/SRM sort of a file makes nothing in
+    // -T, but a killed one of standard input left its spool there).
+    for dir in plan.temp_dirs.iter().chain(&plan.disks) {
+        let _ = emsort_io::temp::remove_stale(dir);
+    }
     let mut opened: Option<std::fs::File> = None;
     let (path, reader, source_name): (Option<&Path>, Option<&mut dyn Read>, PathBuf) = match source {
         Source::Path(p) => match emsort_io::input_size(p)? {
