@@ -17,6 +17,9 @@
 //!   existing target are given to the temporary file before any data is
 //!   written into it (it is created 0600), so a secret file stays secret
 //!   throughout and after. A new target gets the usual 0666 less the umask.
+//!   A security label (`security.*`) this process may not set is left to
+//!   the kernel's policy for new files; any other attribute that cannot be
+//!   copied stops the sort before it starts, the target untouched.
 //! - **Hard links**: the named path gets the new file; other names of the
 //!   old file keep its previous content ([`AtomicFile::other_links`] says
 //!   how many there were). GNU `sort` rewrites the same inode instead,
@@ -118,8 +121,14 @@ fn copy_xattrs(from: &Path, to: &File, temp: &Path) -> Result<()> {
                 Err(e) => return Err(Error::from_io("read the extended attributes of", from, e.into())),
             }
         };
-        rustix::fs::fsetxattr(to, name.as_c_str(), &value[..n], rustix::fs::XattrFlags::empty())
-            .map_err(|e| Error::from_io("copy the extended attributes to", temp, e.into()))?;
+        match rustix::fs::fsetxattr(to, name.as_c_str(), &value[..n], rustix::fs::XattrFlags::empty()) {
+            Ok(()) => {}
+            // A security label (SELinux, SMACK, IMA) that this process may
+            // not set: the kernel labels the new file by its own policy.
+            Err(rustix::io::Errno::PERM | rustix::io::Errno::ACCESS | rustix::io::Errno::NOTSUP)
+                if name.as_bytes().starts_with(b"security.") => {}
+            Err(e) => return Err(Error::from_io("copy the extended attributes to", temp, e.into())),
+        }
     }
     Ok(())
 }
