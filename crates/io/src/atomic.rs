@@ -149,6 +149,11 @@ impl AtomicFile {
             Ok(m) if !can_give_owner(m.uid(), m.gid()) => {
                 return Err(Error::new(ErrorKind::NotReplaceable, &target))
             }
+            // As GNU sort: a file this user may not write is not replaced
+            // (said now, not after the sort, when the output is opened).
+            Ok(_) if rustix::fs::access(&target, rustix::fs::Access::WRITE_OK).is_err() => {
+                return Err(Error::from_io("open", &target, std::io::Error::from_raw_os_error(libc::EACCES)))
+            }
             Ok(m) => Some(m),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(Error::from_io("stat", &target, e)),

@@ -412,6 +412,32 @@ fn messages_name_what_the_user_named_once() {
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
     assert!(e.contains("<standard input>: size 3 bytes") && !e.contains("spool"), "{e}");
+    // A read-only output is refused before the sort, as GNU sort refuses
+    // to open it; it stays as it was.
+    {
+        let ro_dir = d.path().join("ro");
+        std::fs::create_dir(&ro_dir).unwrap();
+        let ro = ro_dir.join("readonly.txt");
+        std::fs::write(&ro, b"keep\n").unwrap();
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let input = ro_dir.join("in.txt");
+        std::fs::write(&input, b"b\na\n").unwrap();
+        let mut c = emsort();
+        c.args(["sort", "-T", p(&tmp), p(&input), "-o", p(&ro)]);
+        if rustix::process::geteuid().is_root() {
+            std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o777)).unwrap();
+            std::os::unix::fs::chown(&ro_dir, Some(65534), Some(65534)).unwrap();
+            std::os::unix::fs::chown(&ro, Some(65534), Some(65534)).unwrap();
+            c.uid(65534).gid(65534);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("readonly.txt: permission denied") && !e.contains(".emsort-"), "{e}");
+        assert_eq!(std::fs::read(&ro).unwrap(), b"keep\n");
+        assert_eq!(entries(&ro_dir), ["in.txt", "readonly.txt"]);
+    }
     // Permission denied, said once.
     if rustix::process::geteuid().is_root() {
         let f = d.path().join("private.txt");
