@@ -272,6 +272,11 @@ pub fn remove_stale(dir: &Path) -> Result<Vec<StaleEntry>> {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
+        // Names first: an output directory may hold many files, and only
+        // emsort's are worth a stat.
+        if !name.starts_with("emsort-") && !is_atomic_temp_name(name) {
+            continue;
+        }
         let path = entry.path();
         let Ok(md) = std::fs::symlink_metadata(&path) else { continue };
         if md.uid() != euid {
@@ -322,7 +327,6 @@ pub fn remove_stale(dir: &Path) -> Result<Vec<StaleEntry>> {
 mod tests {
     use super::*;
     use crate::ErrorKind;
-    use std::process::Command;
 
     #[test]
     fn atomic_temp_names() {
@@ -407,29 +411,15 @@ mod tests {
         let early_full = d.path().join("emsort-4242-10-0000abcd");
         std::fs::create_dir(&early_full).unwrap();
         std::fs::write(early_full.join("data"), b"keep").unwrap();
-        // A live one, locked by a child process that sleeps.
+        // A live one: locked through another open file description, as
+        // a living process holds it (flock locks conflict between open
+        // file descriptions, in one process as across processes).
         let live = d.path().join("emsort-live");
         std::fs::create_dir(&live).unwrap();
         std::fs::write(live.join(MARKER), b"").unwrap();
-        // -o: the lock stays with flock(1) itself, not with its `sleep`.
-        let mut child = Command::new("flock")
-            .arg("-o")
-            .arg(&live)
-            .args(["sleep", "30"])
-            .spawn()
-            .expect("flock(1) from util-linux");
-        // Wait until the child holds the lock.
-        let probe = File::open(&live).unwrap();
-        for _ in 0..500 {
-            if rustix::fs::flock(&probe, FlockOperation::NonBlockingLockShared).is_err() {
-                break;
-            }
-            rustix::fs::flock(&probe, FlockOperation::Unlock).unwrap();
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        let holder = File::open(&live).unwrap();
+        rustix::fs::flock(&holder, FlockOperation::NonBlockingLockExclusive).unwrap();
         let got = remove_stale(d.path()).unwrap();
-        child.kill().unwrap();
-        child.wait().unwrap();
         let mut names: Vec<(String, u64)> =
             got.iter().map(|e| (e.path.file_name().unwrap().to_string_lossy().into(), e.bytes)).collect();
         names.sort();
@@ -460,7 +450,8 @@ mod tests {
             ]
         );
         assert!(take_stale_reports().iter().any(|e| e.path == dead));
-        // Now that the child is gone, its directory goes too.
+        // Once its owner is gone, its directory goes too.
+        drop(holder);
         let got = remove_stale(d.path()).unwrap();
         assert_eq!(got.len(), 1);
         assert!(!live.exists());

@@ -308,14 +308,15 @@ fn what_a_killed_sort_left_is_removed_by_the_next_run() {
     let live_tmp = tmp.join("emsort-live-0");
     std::fs::create_dir(&live_tmp).unwrap();
     std::fs::write(live_tmp.join(emsort_io::temp::MARKER), b"").unwrap();
-    let mut holder = Command::new("flock").arg("-o").arg(&live_tmp).args(["sleep", "60"]).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    // Held as a living sort holds it: an exclusive flock on the directory
+    // (this test process stands in for that sort).
+    let holder = std::fs::File::open(&live_tmp).unwrap();
+    rustix::fs::flock(&holder, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
     // The next run, on a small input into the same directories.
     let small = d.path().join("small.txt");
     std::fs::write(&small, b"b\na\n").unwrap();
     let o = run(&["sort", "-T", p(&tmp), p(&small), "-o", p(&out_dir.join("small.sorted"))]);
-    holder.kill().unwrap();
-    holder.wait().unwrap();
+    drop(holder);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("removed what killed emsort runs left"), "{}", stderr(&o));
     assert_eq!(entries(&tmp), ["emsort-live-0"], "only the live one stays");
