@@ -23,6 +23,19 @@ pub fn emsort() -> Command {
     Command::new(env!("CARGO_BIN_EXE_emsort"))
 }
 
+/// A path as the `&str` an argument list takes.
+pub fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// A test directory with an (inspected) temp dir `tmp` inside.
+pub fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    (d, tmp)
+}
+
 /// Runs `emsort args…` and returns its output.
 pub fn run(args: &[&str]) -> Output {
     emsort().args(args).output().expect("run emsort")

@@ -1,13 +1,7 @@
 //! `emsort bench streams` and `emsort demo` wiring: a tiny campaign end to
 //! end, `--plot-only`, and bad parameter files.
 
-use std::path::Path;
-
-use crate::{run, stderr, stdout};
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use crate::{p, run, stderr, stdout};
 
 #[test]
 fn tiny_campaign_writes_csv_machine_facts_and_plots() {

@@ -5,11 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::{entries, run, stderr, stdout};
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use crate::{entries, p, run, stderr, stdout};
 
 fn fio_available() -> bool {
     std::process::Command::new("/usr/bin/fio").arg("--version").output().is_ok_and(|o| o.status.success())

@@ -5,11 +5,7 @@
 
 use std::path::Path;
 
-use crate::{run, stderr, stdout};
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use crate::{p, run, stderr, stdout};
 
 fn gnu_sort_available() -> bool {
     std::process::Command::new("sort").arg("--version").output().map(|o| o.status.success()).unwrap_or(false)

@@ -2,13 +2,7 @@
 //! in the table, every output verified, the work files gone), `--plot-only`,
 //! and a bad parameter file.
 
-use std::path::Path;
-
-use crate::{entries, run, stderr, stdout};
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use crate::{entries, p, run, stderr, stdout};
 
 /// The fields of a CSV line (quoted fields may hold commas: `"60M,1ms"`).
 fn fields(line: &str) -> Vec<String> {

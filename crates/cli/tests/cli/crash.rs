@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{emsort, entries};
+use crate::{emsort, entries, p};
 
 /// The default suite's seed (`EMSORT_CRASH_SEED` overrides it).
 const SMALL_SEED: u64 = 0xC0FF_EE00_2025;
@@ -446,10 +446,6 @@ fn can_mount(root: &Path) -> bool {
 
 // ---------------------------------------------------------------------------
 // One case
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
 
 /// The directories and files of one sort.
 struct Layout {

@@ -1,14 +1,9 @@
 //! `emsort gen` and `emsort verify` against oracles (`slice::sort`,
 //! `LC_ALL=C sort`), and their error paths.
 
-use std::path::Path;
 use std::process::Command;
 
-use crate::{emsort, entries, run, stderr, stdout};
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use crate::{emsort, entries, p, run, stderr, stdout};
 
 #[test]
 fn gen_is_deterministic_and_sized() {

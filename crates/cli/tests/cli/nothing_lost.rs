@@ -13,18 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{emsort, entries, run, stderr};
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-fn setup() -> (tempfile::TempDir, PathBuf) {
-    let d = tempfile::tempdir().unwrap();
-    let tmp = d.path().join("tmp");
-    std::fs::create_dir(&tmp).unwrap();
-    (d, tmp)
-}
+use crate::{emsort, entries, p, run, setup, stderr};
 
 /// `LC_ALL=C sort FILE`.
 fn gnu_sort(file: &Path) -> Vec<u8> {

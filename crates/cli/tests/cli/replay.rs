@@ -4,11 +4,7 @@
 
 use std::path::Path;
 
-use crate::{run, stderr, stdout};
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use crate::{p, run, stderr, stdout};
 
 /// Bytes and share of bytes in requests > 32 KiB, computed from the trace
 /// text independently of the library.

@@ -2,23 +2,11 @@
 //! promises: no partial output, no temporary files left, clear refusals.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{emsort, entries, run, stderr, stdout};
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-/// A test directory with an (inspected) temp dir `tmp` inside.
-fn setup() -> (tempfile::TempDir, PathBuf) {
-    let d = tempfile::tempdir().unwrap();
-    let tmp = d.path().join("tmp");
-    std::fs::create_dir(&tmp).unwrap();
-    (d, tmp)
-}
+use crate::{emsort, entries, p, run, setup, stderr, stdout};
 
 fn gen(args: &[&str], out: &Path) {
     let mut a = vec!["gen", "-q", "-o", p(out)];

@@ -2,15 +2,11 @@
 //! sort, the parallel-disk statistics, no file left on the disks, and clear
 //! refusals (disks without a method, a bad emulated disk, a missing disk).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::{entries, run, stderr};
+use crate::{entries, p, run, stderr};
 
 const REC: &str = "rec:104:0:8";
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
 
 /// A test directory with three disk directories `a`, `b`, `c` and an input
 /// of 20 000 records of 104 bytes (about 2 MiB: 8 runs and more at -S 256K).
