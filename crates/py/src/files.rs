@@ -84,7 +84,7 @@ pub(crate) fn sort<'py>(
     let stats = worker::run(py, progress.as_ref(), |p, cancel| {
         emsort_sort::sort(
             &plan,
-            emsort_sort::Source::Path(&input),
+            vec![emsort_sort::Source::Path(&input)],
             emsort_sort::Sink::Path(&output),
             p,
             cancel,

@@ -85,15 +85,6 @@ impl ByteInput {
         })
     }
 
-    /// Size of the file in bytes.
-    pub fn len_bytes(&self) -> u64 {
-        match self {
-            ByteInput::U8(s) => s.len(),
-            ByteInput::U32(s) => s.len() * 4,
-            ByteInput::U64(s) => s.len() * 8,
-        }
-    }
-
     /// Closes the stream.
     pub fn close(&mut self) -> Result<()> {
         match self {
@@ -101,6 +92,25 @@ impl ByteInput {
             ByteInput::U32(s) => s.close(),
             ByteInput::U64(s) => s.close(),
         }
+    }
+}
+
+/// Where blocks of output bytes go: an element stream ([`ByteOutput`]),
+/// standard output, a device or FIFO, or a channel to a reader of the
+/// sorted data. Writes are whole stream units except perhaps the last.
+pub(crate) trait BlockSink: Send {
+    /// Writes all of `bytes`.
+    fn write(&mut self, bytes: &[u8]) -> Result<()>;
+    /// Flushes and closes; errors (a full disk) show here at the latest.
+    fn close(&mut self) -> Result<()>;
+}
+
+impl BlockSink for ByteOutput {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        ByteOutput::write(self, bytes)
+    }
+    fn close(&mut self) -> Result<()> {
+        ByteOutput::close(self)
     }
 }
 

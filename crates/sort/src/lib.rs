@@ -1,16 +1,22 @@
 //! emsort's sort engine: an external multiway merge sort over every data
 //! format, and the tools around it.
 //!
-//! - [`sort_file`] sorts a file larger than its memory budget: run formation
-//!   ([`run_formation`]), then d-way merges with a loser tree ([`merge`],
-//!   [`loser_tree`]) following a [`merge_policy`]. It returns
-//!   [`SortStats`] ([`stats`]) and fails with a [`SortError`]. [`sort`]
-//!   also takes a reader and a writer (standard input and output) ([`spool`]).
-//!   [`merge_files`] runs the merge phase alone on files already sorted.
-//! - [`pdisk`]: the same sort on D parallel disks with DSM or SRM
-//!   ([`Method`], Barve & Vitter), runs striped over the disks, SRM's
-//!   forecasting and prefetching, and their statistics
-//!   ([`ParallelDiskStats`]).
+//! - [`sort`] sorts any [`Source`]s (files, standard input, pipes, read
+//!   once in order as one input) into any [`Sink`] (a file replaced
+//!   atomically, standard output, a device or FIFO, a writer) with a memory
+//!   budget far below the input's size: run formation on all cores into a
+//!   run store, then merges into the output, through one pipeline for every
+//!   method (module `pipeline`, drawn in `docs/ARCHITECTURE.md`). It returns
+//!   [`SortStats`] ([`stats`]) and fails with a [`SortError`].
+//!   [`sort_file`] is the file-to-file case; [`merge_files`] runs the merge
+//!   phase alone on files already sorted; [`Sorter`] takes items pushed by
+//!   a program and gives them back sorted ([`Sorted::blocks`]) or writes
+//!   them to a file ([`Sorted::write_to`]).
+//! - Merges: d-way with a loser tree ([`merge`], [`loser_tree`]) following
+//!   a [`merge_policy`], or on D parallel disks with DSM or SRM ([`pdisk`],
+//!   [`Method`], Barve & Vitter: runs striped over the disks, SRM's
+//!   forecasting and prefetching, and their statistics,
+//!   [`ParallelDiskStats`]).
 //! - [`budget`]: how front ends write a memory budget (`256M`, `25%`) and
 //!   the default one.
 //! - [`SortPlan`] ([`plan`]) holds every budget and parameter of a sort
@@ -47,17 +53,22 @@ pub mod key;
 mod key_tree;
 pub mod loser_tree;
 pub mod merge;
-mod merge_files;
 mod merge_items;
 pub mod merge_policy;
+mod method;
 mod multiway;
+mod output;
 pub mod pdisk;
+mod pipeline;
+mod plain;
 pub mod plan;
 mod radix;
 mod read_ahead;
-pub mod run_formation;
+mod run_formation;
+mod run_store;
+mod runtime;
 mod sorter;
-pub mod spool;
+mod source;
 pub mod stats;
 pub mod verify;
 mod write_behind;
@@ -65,10 +76,12 @@ mod write_behind;
 pub use error::SortError;
 pub use fingerprint::Fingerprint;
 pub use format::{f32_key, f64_key, Format, RecordFormat};
-pub use merge_files::merge_files;
-pub use pdisk::{Method, ParallelDiskStats};
-pub use plan::{Derived, SortPlan, SortPlanBuilder};
-pub use sorter::sort_file;
+pub use output::{Sink, STDOUT_NAME};
+pub use pipeline::{merge_files, sort, sort_file};
+pub use plan::{Derived, Method, SortPlan, SortPlanBuilder};
+pub use sorter::{Blocks, Sorted, Sorter};
+pub use source::{Source, STDIN_NAME};
+pub use stats::ParallelDiskStats;
 
 /// Sorts numbers in memory as run formation does: the parallel in-place
 /// radix sort of module `radix` (`rdst`'s low-memory tuner) on the current
@@ -84,5 +97,4 @@ pub use sorter::sort_file;
 pub fn sort_numbers<T: key::NumKey>(items: &mut [T], reverse: bool) {
     radix::sort_numbers(items, reverse);
 }
-pub use spool::{sort, Sink, Source};
 pub use stats::SortStats;

@@ -50,9 +50,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use emsort_io::{Error, ErrorKind, Progress, Result};
 
-use crate::byte_stream::{ByteInput, ByteOutput};
+use crate::byte_stream::{BlockSink, ByteInput, ByteOutput};
 use crate::merge_items;
 use crate::multiway::{self, MergeKey};
+use crate::output::Output;
 use crate::read_ahead;
 use crate::write_behind::WriteBehind;
 use crate::{Format, SortPlan};
@@ -67,18 +68,38 @@ pub(crate) struct Moved {
     pub written: u64,
 }
 
-/// Merges the sorted runs `inputs` into `output` with `plan`'s format,
+/// Where a merge writes.
+pub(crate) enum Dest<'o, 'a> {
+    /// A new run.
+    Run(PathBuf),
+    /// The sort's output (the last merge).
+    Output(&'o Output<'a>),
+}
+
+/// Merges the sorted runs `inputs` into `dest` with `plan`'s format,
 /// order and streams.
 pub(crate) fn merge_runs(
     plan: &SortPlan,
     pool: &rayon::ThreadPool,
     inputs: &[PathBuf],
-    output: &Path,
+    dest: Dest<'_, '_>,
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<Moved> {
     let block = plan.merge_block(inputs.len());
-    let ctx = Ctx { plan, pool, block, output, progress, cancel };
+    // The output: a stream of b/2 fed by two write-behind blocks of b/4.
+    let unit = plan.unit();
+    let stream_block = (block / 2).max(unit);
+    let (sink, name): (Box<dyn BlockSink + '_>, PathBuf) = match dest {
+        Dest::Run(p) => {
+            let cfg = plan.stream_config(false).block_size(stream_block);
+            (Box::new(ByteOutput::create(&p, unit, &cfg)?), p)
+        }
+        Dest::Output(o) => (o.open(stream_block)?, o.name().to_path_buf()),
+    };
+    let output = name.as_path();
+    let sink = std::sync::Mutex::new(Some(sink));
+    let ctx = Ctx { plan, pool, block, output, sink, progress, cancel };
     // The merge runs on a worker of the pool: a round's parts go to the
     // other workers while this one merges the first part itself, and no
     // thread is woken only to hand the round over (with the merge on a
@@ -101,29 +122,32 @@ pub(crate) fn merge_runs(
     })
 }
 
-struct Ctx<'a> {
+struct Ctx<'a, 's> {
     plan: &'a SortPlan,
     pool: &'a rayon::ThreadPool,
     /// Memory per stream: [`SortPlan::merge_block`].
     block: usize,
     output: &'a Path,
+    /// The output, taken by [`Ctx::write_behind`].
+    sink: std::sync::Mutex<Option<Box<dyn BlockSink + 's>>>,
     progress: &'a dyn Progress,
     cancel: &'a AtomicBool,
 }
 
-impl Ctx<'_> {
-    /// The output: a stream of the plan's output kind with blocks of b/2,
-    /// fed by two blocks of b/4 through a writer thread (b: the merge's
-    /// memory per stream, [`SortPlan::merge_block`]).
+impl<'s> Ctx<'_, 's> {
+    /// The output (a stream of blocks of b/2), fed by two blocks of b/4
+    /// through a writer thread (b: the merge's memory per stream,
+    /// [`SortPlan::merge_block`]).
     fn write_behind<'scope>(
         &self,
         scope: &'scope std::thread::Scope<'scope, '_>,
-    ) -> Result<WriteBehind<'scope>> {
-        let unit = self.plan.unit();
-        let b = self.block;
-        let cfg = self.plan.stream_config(false).block_size((b / 2).max(unit));
-        let out = ByteOutput::create(self.output, unit, &cfg)?;
-        Ok(WriteBehind::new(scope, out, b / 4, self.output))
+    ) -> Result<WriteBehind<'scope>>
+    where
+        's: 'scope,
+    {
+        let out =
+            self.sink.lock().unwrap_or_else(|e| e.into_inner()).take().expect("the output is opened once");
+        Ok(WriteBehind::new(scope, out, self.block / 4, self.output))
     }
 
     fn poll(&self, bytes: u64) -> Result<()> {

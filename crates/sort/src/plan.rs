@@ -75,7 +75,8 @@ use emsort_io::disks::DiskModel;
 use emsort_io::{format_size, StreamConfig, StreamKind};
 
 use crate::merge_policy::{schedule, MergePolicy, Schedule};
-use crate::pdisk::Method;
+pub use crate::method::Method;
+use crate::pdisk::order;
 use crate::{Format, SortError};
 
 /// Bytes of sort index per record or line: an 8-byte key prefix and a
@@ -373,7 +374,7 @@ impl SortPlan {
             return Err(SortError::BadPlan("no temporary directory given".into()));
         }
         if self.method != Method::Plain {
-            return crate::pdisk::order::validate(self);
+            return validate_method(self);
         }
         let d = self.derived();
         if self.memory < d.minimum_memory {
@@ -449,8 +450,53 @@ impl SortPlan {
 
     /// The same plan for an input of `bytes` bytes.
     pub fn with_input_bytes(&self, bytes: u64) -> SortPlan {
-        SortPlan { input_bytes: Some(bytes), ..self.clone() }
+        self.with_input_size(Some(bytes))
     }
+
+    /// The same plan for an input of `bytes` bytes, or of unknown size
+    /// (a stream).
+    pub fn with_input_size(&self, bytes: Option<u64>) -> SortPlan {
+        SortPlan { input_bytes: bytes, ..self.clone() }
+    }
+}
+
+/// The least memory `plan`'s method needs: the merge with R = 2 and run
+/// formation (an input stream, the striped run writer's 2·D·B and two
+/// small chunks).
+pub(crate) fn method_minimum_memory(plan: &SortPlan) -> u64 {
+    let (b, d) = (plan.block_size, plan.disk_dirs().len().max(1));
+    let merge = match plan.method {
+        Method::Dsm => order::dsm_memory(2, b, d),
+        Method::Srm if plan.forecast_in_memory == Some(true) => order::srm_block_memory(2, b, d),
+        _ => order::srm_memory(2, b, d),
+    };
+    let item = plan.format.item_size().unwrap_or(64) as u64 + INDEX_ENTRY_BYTES;
+    let formation = b as u64 + 2 * (d * b) as u64 + 2 * item + b as u64;
+    merge.max(formation)
+}
+
+/// Checks a DSM or SRM plan (the plain checks done by the caller first).
+fn validate_method(plan: &SortPlan) -> Result<(), SortError> {
+    if let Some(c) = plan.srm_max_order {
+        if c < 2 {
+            return Err(SortError::BadPlan(format!("the SRM merge order cap must be at least 2 (got {c})")));
+        }
+    }
+    let disks = plan.disk_dirs().len();
+    if disks == 0 {
+        return Err(SortError::BadPlan(format!("{} needs at least one disk", plan.method)));
+    }
+    let minimum = method_minimum_memory(plan);
+    if plan.memory < minimum {
+        return Err(SortError::MethodMemoryTooSmall {
+            method: plan.method,
+            memory: plan.memory,
+            minimum,
+            disks,
+            block_size: plan.block_size,
+        });
+    }
+    Ok(())
 }
 
 /// Builds a [`SortPlan`]; see [`SortPlan::builder`] for the defaults.
@@ -763,7 +809,7 @@ impl fmt::Display for SortPlan {
             writeln!(
                 f,
                 "  minimum M         {} for {} with this D and B",
-                sz(crate::pdisk::order::minimum_memory(self)),
+                sz(method_minimum_memory(self)),
                 self.method
             )?;
         }

@@ -46,40 +46,35 @@
 //! gathered; an interrupt stops every thread and returns
 //! [`ErrorKind::Interrupted`].
 
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 
 use emsort_io::{Error, ErrorKind, Progress, Result};
 use rayon::prelude::*;
 
-use crate::byte_stream::{AlignedBuf, ByteInput, ByteOutput};
+use crate::byte_stream::AlignedBuf;
 use crate::key::{prefix, NumKey};
+use crate::output::Output;
+use crate::plain::run_block;
 use crate::plan::{Derived, SortPlan};
 use crate::radix;
-use crate::write_behind::WriteBehind;
+use crate::run_store::{Order, RunStore, SortedChunk};
+use crate::source::Input;
 use crate::Format;
-
-/// A run on disk.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Run {
-    /// Where it is.
-    pub path: PathBuf,
-    /// Its size in bytes.
-    pub bytes: u64,
-}
 
 /// What run formation did.
 #[derive(Debug, Default)]
 pub(crate) struct Formed {
-    /// The runs in creation order.
-    pub runs: Vec<Run>,
+    /// Runs formed (a single one may have gone to the output).
+    pub runs: u64,
     /// Whether the single run went straight to the output.
     pub wrote_output: bool,
     /// Bytes read from the input.
     pub bytes_read: u64,
-    /// Bytes written to runs (or the output).
+    /// Bytes written to runs (or the output), with any side data.
     pub bytes_written: u64,
+    /// Bytes of the runs' items (the output's size).
+    pub run_bytes: u64,
 }
 
 /// A chunk of input in a buffer.
@@ -92,55 +87,40 @@ struct Chunk {
     last: bool,
 }
 
-/// The order of a sorted chunk's items.
-enum Order {
-    /// The chunk itself is sorted (numbers).
-    InPlace,
-    /// Record numbers in order (with their key prefixes).
-    Records(Vec<(u64, u32)>),
-    /// Lines in order: (key prefix, offset, length without the `\n`).
-    Lines(Vec<(u64, u32, u32)>),
-}
-
 /// A sorted chunk on its way to the run writer.
 struct Sorted {
     buf: AlignedBuf,
     len: usize,
     order: Order,
-    path: PathBuf,
-    /// The only run: `path` is the output.
+    /// The only run: it goes to the output.
     single: bool,
 }
 
 /// Everything run formation needs.
-pub(crate) struct RunFormation<'a> {
+pub(crate) struct RunFormation<'a, 'o> {
     pub plan: &'a SortPlan,
     pub derived: &'a Derived,
     pub pool: &'a rayon::ThreadPool,
     pub progress: &'a dyn Progress,
     pub cancel: &'a AtomicBool,
-    /// DSM and SRM: runs (all but a single one, which goes to the output)
-    /// are written striped over the D disks through this sink, which also
-    /// records their forecasting keys.
-    pub striped: Option<&'a crate::pdisk::FormationSink<'a>>,
+    /// Where the runs go.
+    pub store: &'a dyn RunStore,
+    /// Where a single run (the whole input) goes.
+    pub output: &'a Output<'o>,
 }
 
-impl RunFormation<'_> {
-    /// Forms the runs of `input`. `target(index, last)` names the file for
-    /// run `index`; `last` is true when it is the only run (the caller then
-    /// gives the output's path).
-    pub fn form(&self, input: &Path, mut target: impl FnMut(usize, bool) -> PathBuf) -> Result<Formed> {
-        let unit = self.plan.unit();
-        let stream = ByteInput::open(input, unit, &self.plan.stream_config(true))?;
+impl RunFormation<'_, '_> {
+    /// Forms the runs of `input`.
+    pub fn form(&self, input: Input<'_>) -> Result<Formed> {
         let (empty_tx, empty_rx) = channel::<AlignedBuf>();
         for _ in 0..self.derived.chunk_buffers {
             // Allocated lazily by the reader, only as large as needed.
             let _ = empty_tx.send(AlignedBuf::default());
         }
         let (full_tx, full_rx) = sync_channel::<Chunk>(1);
+        let unit = self.plan.unit();
         let reader = Reader {
-            stream,
-            path: input.to_path_buf(),
+            input,
             format: self.plan.format,
             unit,
             block: self.plan.block_size.max(unit) / unit * unit,
@@ -150,14 +130,16 @@ impl RunFormation<'_> {
         std::thread::scope(|s| {
             let handle = s.spawn(|| reader.run(empty_rx, full_tx, self.progress, self.cancel));
             let mut formed = Formed::default();
-            let result = self.consume(&full_rx, &empty_tx, &mut target, &mut formed);
+            let result = self.consume(&full_rx, &empty_tx, &mut formed);
             // Unblock the reader whatever happened, then collect its result.
             drop(full_rx);
             drop(empty_tx);
-            let read =
-                handle.join().map_err(|_| Error::new(ErrorKind::Io("reader thread panicked"), input))?;
-            result?;
+            let read = handle
+                .join()
+                .map_err(|_| Error::new(ErrorKind::Io("reader thread panicked"), self.output.name()))?;
+            // The reader's error first: a bad input explains a failed sort.
             formed.bytes_read = read?;
+            result?;
             Ok(formed)
         })
     }
@@ -168,7 +150,6 @@ impl RunFormation<'_> {
         &self,
         full_rx: &Receiver<Chunk>,
         empty_tx: &Sender<AlignedBuf>,
-        target: &mut impl FnMut(usize, bool) -> PathBuf,
         formed: &mut Formed,
     ) -> Result<()> {
         std::thread::scope(|scope| {
@@ -177,9 +158,21 @@ impl RunFormation<'_> {
             let writer = scope.spawn(move || -> Result<Formed> {
                 let mut done = Formed::default();
                 for job in job_rx {
-                    let bytes = self.write_sorted(&job)?;
-                    done.runs.push(Run { path: job.path, bytes });
-                    done.bytes_written += bytes;
+                    let chunk = SortedChunk {
+                        data: &job.buf.bytes()[..job.len],
+                        order: &job.order,
+                        format: self.plan.format,
+                    };
+                    let written = if job.single {
+                        let block = run_block(self.plan, &job.order);
+                        let out = self.output.open(block)?;
+                        chunk.write(out, block, self.output.name(), self.cancel)?
+                    } else {
+                        self.store.write_run(&chunk, self.cancel)?
+                    };
+                    done.runs += 1;
+                    done.run_bytes += job.len as u64;
+                    done.bytes_written += written;
                     done.wrote_output = job.single;
                     let _ = empty.send(job.buf);
                 }
@@ -188,11 +181,12 @@ impl RunFormation<'_> {
             let sorting = (|| -> Result<()> {
                 for chunk in full_rx.iter() {
                     let single = chunk.index == 0 && chunk.last;
-                    let path = target(chunk.index, single);
-                    self.check_cancel(&path)?;
+                    if self.cancel.load(Ordering::Relaxed) {
+                        return Err(Error::new(ErrorKind::Interrupted, self.output.name()));
+                    }
                     let mut buf = chunk.buf;
                     let order = self.sort_chunk(&mut buf.bytes_mut()[..chunk.len], chunk.lines);
-                    let job = Sorted { buf, len: chunk.len, order, path, single };
+                    let job = Sorted { buf, len: chunk.len, order, single };
                     if job_tx.send(job).is_err() {
                         break; // the writer failed: its error comes from join
                     }
@@ -200,9 +194,9 @@ impl RunFormation<'_> {
                 Ok(())
             })();
             drop(job_tx);
-            let written = writer.join().map_err(|_| {
-                Error::new(ErrorKind::Io("run writer thread panicked"), &self.plan.temp_dirs[0])
-            })?;
+            let written = writer
+                .join()
+                .map_err(|_| Error::new(ErrorKind::Io("run writer thread panicked"), self.output.name()))?;
             sorting?;
             *formed = written?;
             Ok(())
@@ -246,105 +240,15 @@ impl RunFormation<'_> {
         Order::InPlace
     }
 
-    /// Writes a sorted chunk as its run; returns the bytes written.
-    fn write_sorted(&self, job: &Sorted) -> Result<u64> {
-        let data = &job.buf.bytes()[..job.len];
-        if let (Some(sink), false) = (self.striped, job.single) {
-            return match (&job.order, self.plan.format) {
-                (Order::Records(index), Format::Rec(r)) => {
-                    let size = r.size;
-                    sink.write_items(
-                        index.iter().map(|&(_, i)| &data[i as usize * size..(i as usize + 1) * size]),
-                    )
-                }
-                (Order::Lines(index), _) => {
-                    sink.write_items(index.iter().map(|e| &data[e.1 as usize..(e.1 + e.2) as usize + 1]))
-                }
-                (_, format) => sink.write_fixed(data, format.item_size().expect("fixed-size format")),
-            };
-        }
-        match (&job.order, self.plan.format) {
-            (Order::Records(index), Format::Rec(r)) => {
-                let size = r.size;
-                let item = |&(_, i): &(u64, u32)| &data[i as usize * size..(i as usize + 1) * size];
-                self.gather(&job.path, index, item)
-            }
-            (Order::Lines(index), _) => {
-                self.gather(&job.path, index, |e| &data[e.1 as usize..(e.1 + e.2) as usize + 1])
-            }
-            _ => {
-                let mut out =
-                    ByteOutput::create(&job.path, self.plan.unit(), &self.plan.stream_config(false))?;
-                out.write(data)?;
-                out.close()?;
-                Ok(data.len() as u64)
-            }
-        }
-    }
-
-    /// Writes the items of `index` in order to a new run at `path` through
-    /// a writer thread (module `write_behind`): the gathering copies here
-    /// while the stream's copies and system calls run on another core.
-    /// Returns the bytes written.
-    ///
-    /// The items sit at random places in the chunk, so each copy would wait
-    /// for a cache miss: the item [`PREFETCH`] places ahead is prefetched
-    /// while this one is copied (perf showed the gather's copies as a third
-    /// of a `lines` sort's time without it).
-    fn gather<'d, E>(&self, path: &Path, index: &[E], item: impl Fn(&E) -> &'d [u8]) -> Result<u64> {
-        let unit = self.plan.unit();
-        let b = self.plan.block_size;
-        let cfg = self.plan.stream_config(false).block_size((b / 2).max(unit));
-        let out = ByteOutput::create(path, unit, &cfg)?;
-        std::thread::scope(|scope| {
-            let mut out = WriteBehind::new(scope, out, b / 4, path);
-            for (n, e) in index.iter().enumerate() {
-                if let Some(ahead) = index.get(n + PREFETCH) {
-                    prefetch(item(ahead));
-                }
-                out.push(item(e))?;
-                if n % 65536 == 65535 {
-                    self.check_cancel(path)?;
-                }
-            }
-            out.finish()
-        })
-    }
-
     fn sort_numbers<T: NumKey>(&self, data: &mut [u8], rev: bool) {
         let items: &mut [T] = bytemuck::cast_slice_mut(data);
         self.pool.install(|| radix::sort_numbers(items, rev));
     }
-
-    fn check_cancel(&self, path: &Path) -> Result<()> {
-        if self.cancel.load(Ordering::Relaxed) {
-            return Err(Error::new(ErrorKind::Interrupted, path));
-        }
-        Ok(())
-    }
-}
-
-/// How many items ahead [`RunFormation::gather`] prefetches.
-const PREFETCH: usize = 16;
-
-/// Asks the CPU to bring the start of `item` into the cache.
-#[inline]
-fn prefetch(item: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it never faults, and the pointer is
-    // the start of a live slice.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(item.as_ptr().cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = item;
 }
 
 /// The reader thread's state.
-struct Reader {
-    stream: ByteInput,
-    path: PathBuf,
+struct Reader<'i> {
+    input: Input<'i>,
     format: Format,
     unit: usize,
     block: usize,
@@ -354,7 +258,7 @@ struct Reader {
     max_lines: u64,
 }
 
-impl Reader {
+impl Reader<'_> {
     /// Fills chunks until the input ends; returns the bytes read. Stops
     /// quietly when the consumer hangs up (it had an error of its own).
     fn run(
@@ -365,85 +269,98 @@ impl Reader {
         cancel: &AtomicBool,
     ) -> Result<u64> {
         let lines = self.format == Format::Lines;
-        let total = self.stream.len_bytes();
-        let mut read = 0u64;
         let mut carry: Vec<u8> = Vec::new();
         let mut index = 0usize;
-        while read < total || !carry.is_empty() {
-            let Ok(mut buf) = empty_rx.recv() else { return Ok(read) };
+        let mut eof = false;
+        while !eof || !carry.is_empty() {
+            let Ok(mut buf) = empty_rx.recv() else { return Ok(self.input.bytes_read()) };
             let mut len = carry.len();
             let mut cap = self.data_cap.max(self.unit).max(len);
-            // Only as large as this chunk can get (+1 for a final newline).
-            let want = (cap as u64).min(total - read + len as u64 + 1) as usize;
-            buf.grow_to(want.max(len));
+            // Only as large as this chunk can get (+1 for a final newline);
+            // pages are touched only as data arrives.
+            let want = match self.input.remaining() {
+                Some(r) => (cap as u64).min(r + len as u64 + 1) as usize,
+                None => cap + 1,
+            }
+            .max(len);
+            if buf.capacity() == 0 {
+                buf = AlignedBuf::new(want);
+            } else {
+                buf.grow_to(want);
+            }
             buf.bytes_mut()[..len].copy_from_slice(&carry);
             carry.clear();
             let mut nlines = 0u64;
             let mut cut =
                 if lines { count_until(buf.bytes(), 0, len, &mut nlines, self.max_lines) } else { None };
-            while cut.is_none() {
+            while cut.is_none() && !eof {
                 if len == cap {
                     if !lines || nlines > 0 {
                         break;
                     }
                     // One line longer than the whole buffer: grow for it.
                     if cap as u64 >= crate::plan::MAX_CHUNK_ITEMS {
-                        return Err(Error::new(ErrorKind::Io("read (a line of 4 GiB or more)"), &self.path));
+                        return Err(Error::new(
+                            ErrorKind::Io("read (a line of 4 GiB or more)"),
+                            self.input.name(),
+                        ));
                     }
                     cap = (cap * 2).min(crate::plan::MAX_CHUNK_ITEMS as usize);
                 }
-                let ask = self.block.min(cap - len) / self.unit * self.unit;
+                // Whole units from files (len stays a multiple there);
+                // streams may return any count.
+                let ask = self.block.min(cap - len);
                 buf.grow_to(len + ask + 1);
-                let n = self.stream.read(&mut buf.bytes_mut()[len..len + ask])?;
+                let n = self.input.read(&mut buf.bytes_mut()[len..len + ask])?;
                 if n == 0 {
-                    if read < total {
-                        return Err(Error::new(
-                            ErrorKind::Io("read (the input shrank during the sort)"),
-                            &self.path,
-                        ));
-                    }
+                    eof = true;
                     break;
                 }
                 if lines {
                     cut = count_until(buf.bytes(), len, len + n, &mut nlines, self.max_lines);
                 }
                 len += n;
-                read += n as u64;
                 progress.advance(n as u64);
                 if cancel.load(Ordering::Relaxed) {
-                    return Err(Error::new(ErrorKind::Interrupted, &self.path));
+                    return Err(Error::new(ErrorKind::Interrupted, self.input.name()));
                 }
+                // A file's end is known without another read.
+                eof = self.input.remaining() == Some(0) && cut.is_none();
             }
             if lines {
-                let at_end = read == total;
                 let keep = match cut {
                     Some(c) => c,
-                    None if !at_end => memchr::memrchr(b'\n', &buf.bytes()[..len]).map_or(len, |p| p + 1),
+                    None if !eof => memchr::memrchr(b'\n', &buf.bytes()[..len]).map_or(len, |p| p + 1),
                     None => len,
                 };
                 carry.extend_from_slice(&buf.bytes()[keep..len]);
                 len = keep;
-                if at_end && carry.is_empty() && len > 0 && buf.bytes()[len - 1] != b'\n' {
+                if eof && carry.is_empty() && len > 0 && buf.bytes()[len - 1] != b'\n' {
                     buf.grow_to(len + 1);
                     buf.bytes_mut()[len] = b'\n';
                     len += 1;
                     nlines += 1;
                 }
             } else if len % self.item_size() != 0 {
-                // The file changed size while we read it.
+                // A source that is not whole items (checked per source by
+                // the input; here only if a file changed size).
+                let size = self.input.bytes_read();
                 return Err(Error::new(
-                    ErrorKind::BadSize { size: read, element_size: self.item_size() },
-                    &self.path,
+                    ErrorKind::BadSize { size, element_size: self.item_size() },
+                    self.input.name(),
                 ));
             }
-            let last = read == total && carry.is_empty();
+            if len == 0 {
+                // The input ended just after a full chunk, or was empty.
+                break;
+            }
+            let last = eof && carry.is_empty();
             if full_tx.send(Chunk { buf, len, lines: nlines, index, last }).is_err() {
-                return Ok(read);
+                return Ok(self.input.bytes_read());
             }
             index += 1;
         }
-        self.stream.close()?;
-        Ok(read)
+        Ok(self.input.bytes_read())
     }
 
     fn item_size(&self) -> usize {

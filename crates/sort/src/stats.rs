@@ -13,7 +13,7 @@
 
 use serde::Serialize;
 
-use crate::plan::{Derived, SortPlan};
+use crate::plan::{Derived, Method, SortPlan};
 
 /// Time and bytes of one phase.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -243,5 +243,49 @@ pub struct SortStats {
     pub cpu_migrations: Option<u64>,
     /// DSM and SRM: disks, passes, merge orders, parallel reads, ν,
     /// flushes and the merge rate (`None` for the plain merge).
-    pub parallel_disks: Option<crate::pdisk::ParallelDiskStats>,
+    pub parallel_disks: Option<ParallelDiskStats>,
+}
+
+/// What a DSM or SRM sort did, part of [`SortStats`](SortStats::parallel_disks).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParallelDiskStats {
+    /// `dsm` or `srm`.
+    pub method: Method,
+    /// D, the number of disks.
+    pub disks: usize,
+    /// B, the block size in bytes (a logical block is D·B).
+    pub block_size: usize,
+    /// The seed of the starting disks.
+    pub seed: u64,
+    /// Whether each run started on a randomly drawn disk (SRM), or on
+    /// disk 0 (DSM).
+    pub start_disks_drawn: bool,
+    /// U, the runs formed.
+    pub runs: u64,
+    /// Merge passes.
+    pub passes: usize,
+    /// R of each pass: the most runs one merge of that pass read.
+    pub merge_orders: Vec<usize>,
+    /// Parallel reads of each pass (an I/O step reading up to one block per
+    /// disk; for DSM one logical block).
+    pub parallel_reads: Vec<u64>,
+    /// ν of each pass: parallel reads ÷ (bytes of the pass ÷ (D·B)); 1 is
+    /// optimal.
+    pub nu: Vec<f64>,
+    /// Blocks flushed (dropped from memory to be read again) in each pass
+    /// (SRM; 0 for DSM).
+    pub flushes: Vec<u64>,
+    /// Seconds of all merge passes.
+    pub merge_seconds: f64,
+    /// Bytes read while merging (run blocks and forecasting data).
+    pub merge_bytes_read: u64,
+    /// Bytes written while merging (runs, output and forecasting data).
+    pub merge_bytes_written: u64,
+    /// (merge bytes read + written) ÷ merge seconds.
+    pub merge_rate: f64,
+    /// Whether SRM kept its forecasting data in memory (4.1.3), or read it
+    /// in the blocked scheme (4.1.2); true for DSM, which needs none.
+    pub forecast_in_memory: bool,
+    /// The emulated disk model (`100M,5ms`), if any.
+    pub emulated_disk: Option<String>,
 }

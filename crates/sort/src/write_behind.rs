@@ -21,7 +21,7 @@ use std::thread::{Scope, ScopedJoinHandle};
 
 use emsort_io::{Error, ErrorKind, Result};
 
-use crate::byte_stream::{AlignedBuf, ByteOutput};
+use crate::byte_stream::{AlignedBuf, BlockSink};
 
 /// An output stream written by a helper thread, fed in blocks.
 pub(crate) struct WriteBehind<'scope> {
@@ -40,7 +40,7 @@ impl<'scope> WriteBehind<'scope> {
     /// bytes (rounded up to a multiple of 8) to `out`.
     pub fn new<'env>(
         scope: &'scope Scope<'scope, 'env>,
-        mut out: ByteOutput,
+        mut out: Box<dyn BlockSink + 'scope>,
         block: usize,
         path: &Path,
     ) -> Self {

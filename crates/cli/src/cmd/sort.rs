@@ -99,9 +99,10 @@ pub struct SortArgs {
     /// Write the result to OUTPUT (may be INPUT itself) instead of standard output.
     #[arg(short = 'o', long, value_name = "OUTPUT")]
     output: Option<PathBuf>,
-    /// The file to sort; `-` or none reads standard input.
-    #[arg(default_value = "-")]
-    input: PathBuf,
+    /// The files to sort, read in order as one input (as GNU `sort a b c`);
+    /// `-` or none reads standard input.
+    #[arg(value_name = "INPUT", default_value = "-")]
+    inputs: Vec<PathBuf>,
 }
 
 fn parse_block(s: &str) -> Result<usize, String> {
@@ -155,9 +156,13 @@ fn check_disk_options(a: &SortArgs) -> anyhow::Result<()> {
 pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     crate::interrupt::arm_watchdog();
     check_disk_options(&a)?;
-    let stdin = a.input.as_os_str() == "-";
+    let is_stdin = |p: &PathBuf| p.as_os_str() == "-";
     // Pipes, devices and files of /proc are streamed: their size is unknown.
-    let input_bytes = if stdin { None } else { emsort_io::input_size(&a.input).ok().flatten() };
+    let input_bytes = a
+        .inputs
+        .iter()
+        .map(|p| if is_stdin(p) { None } else { emsort_io::input_size(p).ok().flatten() })
+        .sum::<Option<u64>>();
     let memory = a.memory.unwrap_or_else(|| emsort_sort::budget::default_memory(input_bytes));
     let mut b = SortPlan::builder(a.format)
         .memory(memory)
@@ -197,19 +202,24 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     let other_links = a.output.as_deref().map_or(0, other_links);
     let bar = Bar::new(a.quiet);
     let flag = crate::interrupt::flag();
-    let (mut stdin_lock, mut stdout_lock) = (std::io::stdin().lock(), std::io::stdout().lock());
-    let source = if stdin { Source::Reader(&mut stdin_lock) } else { Source::Path(&a.input) };
+    let sources =
+        a.inputs.iter().map(|p| if is_stdin(p) { Source::Stdin } else { Source::Path(p) }).collect();
     let sink = match &a.output {
         Some(o) => Sink::Path(o),
-        None => Sink::Writer(&mut stdout_lock),
+        None => Sink::Stdout,
     };
-    let stats = match sort(&plan, source, sink, &bar, flag) {
+    let stats = match sort(&plan, sources, sink, &bar, flag) {
         Ok(s) => s,
         // The reader of standard output went away (`emsort sort … | head`):
         // stop quietly, as other filters do; temporary files are gone.
         Err(e) if is_broken_pipe(&e) => return Ok(ExitCode::SUCCESS),
         Err(e) => {
-            let what = if stdin { "standard input".into() } else { a.input.display().to_string() };
+            let names: Vec<String> = a
+                .inputs
+                .iter()
+                .map(|p| if is_stdin(p) { "standard input".into() } else { p.display().to_string() })
+                .collect();
+            let what = names.join(", ");
             return Err(to_anyhow(e).context(format!("cannot sort {what}")));
         }
     };

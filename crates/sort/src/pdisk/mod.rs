@@ -1,25 +1,25 @@
 //! Sorting on D parallel disks: DSM and SRM (Barve & Vitter, "Simple
 //! Randomized Mergesort on Parallel Disks", sections 2–4; SPEC part 3).
 //!
-//! A sort with [`Method::Dsm`] or [`Method::Srm`] runs these phases
-//! ([`sort_file`](crate::sort_file) dispatches here on
-//! [`SortPlan::method`](crate::SortPlan::method)):
+//! A sort with [`Method::Dsm`] or
+//! [`Method::Srm`] runs the one sort pipeline
+//! ([`sort`](crate::sort)) with this module's run store and mergers in
+//! place of the plain ones:
 //!
-//! 1. **Disks.** D directories ([`SortPlan::disk_dirs`](crate::SortPlan::disk_dirs)),
+//! 1. **Disks** (the striped store). D directories ([`SortPlan::disk_dirs`](crate::SortPlan::disk_dirs)),
 //!    one temporary directory `emsort-XXXXXX` made in each, served by one
 //!    I/O thread per disk ([`emsort_io::disks::DiskIo`], emulated at a set
 //!    bandwidth and latency with [`SortPlan::emulate_disk`](crate::SortPlan::emulate_disk)).
-//! 2. **Run formation**, the plain sort's ([`crate::run_formation`]: the
-//!    same run lengths for both methods, so both merge the same U runs),
-//!    writing each run striped in blocks of B = [`SortPlan::block_size`](crate::SortPlan::block_size),
+//! 2. **Run formation**, the plain sort's (the same run lengths for both
+//!    methods, so both merge the same U runs), writing each run striped in blocks of B = [`SortPlan::block_size`](crate::SortPlan::block_size),
 //!    round-robin from a starting disk: disk 0 for DSM; for SRM a disk drawn
 //!    uniformly from a generator seeded with [`SortPlan::seed`](crate::SortPlan::seed).
 //!    SRM records each block's forecasting key meanwhile (`pdisk/forecast.rs`).
-//! 3. **Merge passes** with merge order R ([`order`]) until one run is
+//! 3. **Merge passes** (the DSM and SRM mergers) with merge order R ([`order`]) until one run is
 //!    left: each pass merges groups of R consecutive runs (a lone last run
 //!    waits for the next pass); intermediate merges write striped runs (with
-//!    their forecasting keys), the last one writes the output file through
-//!    the plan's output stream, fed by two buffers of D·B. Each input run is
+//!    their forecasting keys), the last one writes the sort's output, fed
+//!    by two buffers of D·B. Each input run is
 //!    deleted as soon as its merge is done; the temporary directories take
 //!    everything with them on error or interrupt.
 //!    - DSM (`pdisk/dsm.rs`): logical blocks of D·B, double-buffered per run.
@@ -48,24 +48,18 @@
 //! # Ok(()) }
 //! ```
 
-use std::fmt;
-use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use emsort_io::disks::{DiskIo, DiskSet};
-use emsort_io::{AtomicFile, Error, ErrorKind, Progress, StreamKind};
-use serde::{Serialize, Serializer};
+use emsort_io::{Error, ErrorKind, Result, StreamKind, TempDir};
 
-use crate::byte_stream::ByteOutput;
-use crate::plan::SortPlan;
-use crate::run_formation::RunFormation;
-use crate::sorter::{check_input, finish_pool, sort_pool, temp_dir_in};
-use crate::stats::{MigrationCounter, PhaseStats, PlanRecord, Rusage, SortStats};
+use crate::output::Output;
+use crate::plan::{Method, SortPlan};
+use crate::run_store::{MergeCtx, Merged as Report, Merger as MergerTrait, Order, RunStore, SortedChunk};
+use crate::stats::{ParallelDiskStats, PhaseStats};
 use crate::write_behind::WriteBehind;
-use crate::SortError;
 
 mod cursor;
 mod dsm;
@@ -84,159 +78,72 @@ use forecast::Mode;
 use item::ItemFormat;
 use merger::{Merger, Out};
 use run::{Disks, PdRun, RunWriter};
-/// How a sort merges its runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Method {
-    /// The plain d-way merge of [`crate::merge`] over the temp dirs.
-    #[default]
-    Plain,
-    /// Disk-striped mergesort: logical blocks of D·B striped over all disks
-    /// (`pdisk/dsm.rs`).
-    Dsm,
-    /// Simple randomized mergesort: runs start on a random disk, blocks are
-    /// read by forecasting (`pdisk/srm.rs`).
-    Srm,
-}
-
-impl Method {
-    /// Every method, in the order the command line lists them.
-    pub const ALL: [Method; 3] = [Method::Plain, Method::Dsm, Method::Srm];
-
-    /// The command-line name: `plain`, `dsm` or `srm`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Plain => "plain",
-            Method::Dsm => "dsm",
-            Method::Srm => "srm",
-        }
-    }
-}
-
-impl fmt::Display for Method {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Method {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Method, String> {
-        Method::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| format!("unknown merge method '{s}' (expected plain, dsm or srm)"))
-    }
-}
-
-impl Serialize for Method {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-/// What a DSM or SRM sort did, part of [`SortStats`](crate::SortStats::parallel_disks).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ParallelDiskStats {
-    /// `dsm` or `srm`.
-    pub method: Method,
-    /// D, the number of disks.
-    pub disks: usize,
-    /// B, the block size in bytes (a logical block is D·B).
-    pub block_size: usize,
-    /// The seed of the starting disks.
-    pub seed: u64,
-    /// Whether each run started on a randomly drawn disk (SRM), or on
-    /// disk 0 (DSM).
-    pub start_disks_drawn: bool,
-    /// U, the runs formed.
-    pub runs: u64,
-    /// Merge passes.
-    pub passes: usize,
-    /// R of each pass: the most runs one merge of that pass read.
-    pub merge_orders: Vec<usize>,
-    /// Parallel reads of each pass (an I/O step reading up to one block per
-    /// disk; for DSM one logical block).
-    pub parallel_reads: Vec<u64>,
-    /// ν of each pass: parallel reads ÷ (bytes of the pass ÷ (D·B)); 1 is
-    /// optimal.
-    pub nu: Vec<f64>,
-    /// Blocks flushed (dropped from memory to be read again) in each pass
-    /// (SRM; 0 for DSM).
-    pub flushes: Vec<u64>,
-    /// Seconds of all merge passes.
-    pub merge_seconds: f64,
-    /// Bytes read while merging (run blocks and forecasting data).
-    pub merge_bytes_read: u64,
-    /// Bytes written while merging (runs, output and forecasting data).
-    pub merge_bytes_written: u64,
-    /// (merge bytes read + written) ÷ merge seconds.
-    pub merge_rate: f64,
-    /// Whether SRM kept its forecasting data in memory (4.1.3), or read it
-    /// in the blocked scheme (4.1.2); true for DSM, which needs none.
-    pub forecast_in_memory: bool,
-    /// The emulated disk model (`100M,5ms`), if any.
-    pub emulated_disk: Option<String>,
-}
-
-/// Where run formation writes DSM's and SRM's runs: striped over the
-/// disks, with their forecasting keys.
-pub(crate) struct FormationSink<'a> {
-    disks: &'a Disks,
+/// Runs striped over the D disks with their forecasting keys: the store
+/// of DSM and SRM. Its temporary directories (one per disk) and disk
+/// threads live as long as it does.
+pub(crate) struct StripedStore {
+    disks: Disks,
     runs: Mutex<Vec<PdRun>>,
-    cancel: &'a AtomicBool,
+    /// Dropped after the disk threads.
+    _temps: Vec<TempDir>,
 }
 
-impl<'a> FormationSink<'a> {
-    fn new(disks: &'a Disks, cancel: &'a AtomicBool) -> FormationSink<'a> {
-        FormationSink { disks, runs: Mutex::new(Vec::new()), cancel }
+impl StripedStore {
+    /// Makes a temporary directory on each of `plan`'s disks and starts
+    /// their threads; `input_bytes` and `expected_runs` (when the input's
+    /// size is known) decide where SRM keeps its forecasting data.
+    pub fn new(
+        plan: &SortPlan,
+        input_bytes: Option<u64>,
+        expected_runs: Option<u64>,
+    ) -> Result<StripedStore> {
+        let temps =
+            plan.disk_dirs().iter().map(|dir| TempDir::new_in(dir, "emsort-")).collect::<Result<Vec<_>>>()?;
+        let direct = plan.input_kind == StreamKind::Direct || plan.output_kind == StreamKind::Direct;
+        let dirs = temps.iter().map(|t| t.path().to_path_buf()).collect();
+        let set = DiskSet::new(dirs, plan.block_size, direct, plan.emulate_disk)?;
+        let fmt = ItemFormat::new(plan.format, plan.reverse);
+        let mode = forecast_mode(plan, input_bytes, expected_runs.unwrap_or(1));
+        let disks =
+            Disks::new(DiskIo::start(Arc::new(set))?, fmt, mode, plan.method == Method::Srm, plan.seed);
+        Ok(StripedStore { disks, runs: Mutex::new(Vec::new()), _temps: temps })
     }
 
-    fn check_cancel(&self) -> emsort_io::Result<()> {
-        if self.cancel.load(Ordering::Relaxed) {
+    fn check_cancel(&self, cancel: &AtomicBool) -> Result<()> {
+        if cancel.load(Ordering::Relaxed) {
             return Err(Error::new(ErrorKind::Interrupted, self.disks.dir()));
         }
         Ok(())
     }
 
-    /// Writes a sorted chunk of fixed-size items of `size` bytes as the next
-    /// run; returns its bytes.
-    pub fn write_fixed(&self, data: &[u8], size: usize) -> emsort_io::Result<u64> {
-        let mut w = self.disks.create()?;
-        let piece = (1 << 20) / size * size;
-        for chunk in data.chunks(piece.max(size)) {
-            w.push_items(chunk, size)?;
-            self.check_cancel()?;
-        }
-        self.finish(w)
-    }
-
-    /// Writes `items` in order as the next run; returns its bytes.
-    pub fn write_items<'d>(&self, items: impl Iterator<Item = &'d [u8]>) -> emsort_io::Result<u64> {
-        let mut w = self.disks.create()?;
-        for (n, item) in items.enumerate() {
-            w.push(item)?;
-            if n % 65536 == 65535 {
-                self.check_cancel()?;
-            }
-        }
-        self.finish(w)
-    }
-
-    fn finish(&self, w: RunWriter) -> emsort_io::Result<u64> {
+    fn finish(&self, w: RunWriter) -> Result<u64> {
         let (run, fc) = w.finish()?;
         self.disks.forecast_written.fetch_add(fc, Ordering::Relaxed);
         let bytes = run.bytes();
         self.runs.lock().unwrap_or_else(|e| e.into_inner()).push(run);
-        Ok(bytes)
-    }
-
-    fn into_runs(self) -> Vec<PdRun> {
-        self.runs.into_inner().unwrap_or_else(|e| e.into_inner())
+        Ok(bytes + fc)
     }
 }
 
-/// The final merge's output: the output file through the plan's output
-/// stream, fed by two buffers of D·B through a writer thread.
+impl RunStore for StripedStore {
+    fn write_run(&self, chunk: &SortedChunk<'_>, cancel: &AtomicBool) -> Result<u64> {
+        let mut w = self.disks.create()?;
+        if let Order::InPlace = chunk.order {
+            let size = chunk.format.item_size().expect("fixed-size format");
+            let piece = (1 << 20) / size * size;
+            for part in chunk.data.chunks(piece.max(size)) {
+                w.push_items(part, size)?;
+                self.check_cancel(cancel)?;
+            }
+        } else {
+            chunk.for_each_item(cancel, self.disks.dir(), |item| w.push(item))?;
+        }
+        self.finish(w)
+    }
+}
+
+/// The final merge's output: the sort's output, fed by two buffers of
+/// D·B through a writer thread.
 struct FileOut<'s>(WriteBehind<'s>);
 
 impl Out for FileOut<'_> {
@@ -270,13 +177,13 @@ struct Merged {
 struct Ctx<'a> {
     plan: &'a SortPlan,
     disks: &'a Disks,
-    progress: &'a dyn Progress,
+    progress: &'a dyn emsort_io::Progress,
     cancel: &'a AtomicBool,
 }
 
 impl Ctx<'_> {
     /// Merges `runs` pass after pass, the last pass into `output`.
-    fn merge_all(&self, runs: Vec<PdRun>, output: &Path, u: u64) -> emsort_io::Result<Merged> {
+    fn merge_all(&self, runs: Vec<PdRun>, output: &Output<'_>, u: u64) -> Result<Merged> {
         let (plan, disks) = (self.plan, self.disks);
         let (b, d) = (disks.block(), disks.d());
         let r = match plan.method {
@@ -323,9 +230,8 @@ impl Ctx<'_> {
                 let m = self.input_blocks(group.len(), &group);
                 let (counts, written) = if last {
                     std::thread::scope(|scope| {
-                        let cfg = plan.stream_config(false);
-                        let stream = ByteOutput::create(output, plan.unit(), &cfg)?;
-                        let mut out = FileOut(WriteBehind::new(scope, stream, d * b, output));
+                        let stream = output.open(plan.block_size)?;
+                        let mut out = FileOut(WriteBehind::new(scope, stream, d * b, output.name()));
                         let counts = self.merge(&group, m, &mut out)?;
                         let written = out.0.finish()?;
                         Ok::<_, Error>((counts, written))
@@ -373,7 +279,7 @@ impl Ctx<'_> {
 
     /// One merge of `group` into `out`: (parallel reads, flushes, bytes of
     /// forecasting data read).
-    fn merge<O: Out>(&self, group: &[PdRun], m: usize, out: &mut O) -> emsort_io::Result<(u64, u64, u64)> {
+    fn merge<O: Out>(&self, group: &[PdRun], m: usize, out: &mut O) -> Result<(u64, u64, u64)> {
         let disks = self.disks;
         let blocks: Vec<u64> = group.iter().map(|g| g.striped.blocks()).collect();
         let mut merger = Merger::new(disks.fmt, &blocks, self.progress, self.cancel, disks.dir());
@@ -398,12 +304,15 @@ impl Ctx<'_> {
 /// Whether SRM keeps forecasting data in memory: as the plan says, else by
 /// 4.1.3's test with the keys estimated from the input (one per block,
 /// 8 bytes for numbers, the key field for records, 64 bytes per line).
-fn forecast_mode(plan: &SortPlan, input_bytes: u64, expected_runs: u64) -> Mode {
+/// An input of unknown size (a stream) gets the blocked scheme, whose
+/// memory does not grow with the input.
+fn forecast_mode(plan: &SortPlan, input_bytes: Option<u64>, expected_runs: u64) -> Mode {
     if plan.method != Method::Srm {
         return Mode::None;
     }
     let (b, d) = (plan.block_size, plan.disk_dirs().len());
     let in_memory = plan.forecast_in_memory.unwrap_or_else(|| {
+        let Some(input_bytes) = input_bytes else { return false };
         let key = ItemFormat::new(plan.format, plan.reverse).key_len().unwrap_or(64) as u64;
         let keys = input_bytes / b as u64 + expected_runs;
         let r = order::srm_merge_order(
@@ -420,84 +329,56 @@ fn forecast_mode(plan: &SortPlan, input_bytes: u64, expected_runs: u64) -> Mode 
     }
 }
 
-/// [`sort_file`](crate::sort_file) for DSM and SRM (see the module docs).
-pub(crate) fn sort_file(
-    plan: &SortPlan,
-    input: &Path,
-    output: &Path,
-    progress: &dyn Progress,
-    cancel: &AtomicBool,
-) -> Result<SortStats, SortError> {
-    let start = Instant::now();
-    let usage0 = Rusage::now();
-    let migrations = MigrationCounter::start();
-    let input_bytes = check_input(plan, input)?;
-    let plan = plan.with_input_bytes(input_bytes);
-    plan.validate()?;
-    let derived = plan.derived();
-    let (pool, pool_name) = sort_pool(&plan)?;
-    let temps =
-        plan.disk_dirs().iter().map(|dir| temp_dir_in(dir, "emsort-")).collect::<Result<Vec<_>, _>>()?;
-    let direct = plan.input_kind == StreamKind::Direct || plan.output_kind == StreamKind::Direct;
-    let dirs: Vec<PathBuf> = temps.iter().map(|t| t.path().to_path_buf()).collect();
-    let set = DiskSet::new(dirs, plan.block_size, direct, plan.emulate_disk)?;
-    let fmt = ItemFormat::new(plan.format, plan.reverse);
-    let mode = forecast_mode(&plan, input_bytes, derived.expected_runs.unwrap_or(1));
-    let disks = Disks::new(DiskIo::start(Arc::new(set))?, fmt, mode, plan.method == Method::Srm, plan.seed);
-    let out = AtomicFile::create(output)?;
+/// The DSM merger: logical blocks of D·B, double-buffered per run.
+pub(crate) struct Dsm;
 
-    // Run formation.
-    let t = Instant::now();
-    progress.phase_bytes("run formation", Some(input_bytes));
-    let sink = FormationSink::new(&disks, cancel);
-    let formation =
-        RunFormation { plan: &plan, derived: &derived, pool: &pool, progress, cancel, striped: Some(&sink) };
-    let formed =
-        formation.form(
-            input,
-            |_, single| {
-                if single {
-                    out.path().to_path_buf()
-                } else {
-                    disks.dir().to_path_buf()
-                }
-            },
-        )?;
-    progress.finish_phase();
-    let runs = sink.into_runs();
-    let forecast_written_rf = disks.forecast_written.load(Ordering::Relaxed);
-    let run_formation = PhaseStats {
-        seconds: t.elapsed().as_secs_f64(),
-        bytes_read: formed.bytes_read,
-        bytes_written: formed.bytes_written + forecast_written_rf,
-    };
-    let u = formed.runs.len() as u64;
-    let output_bytes = formed.runs.iter().map(|r| r.bytes).sum();
+/// The SRM merger: forecasting, prefetching and flushing.
+pub(crate) struct Srm;
 
-    // Merge passes.
+impl MergerTrait for Dsm {
+    type Store = StripedStore;
+    fn merge(
+        &self,
+        store: StripedStore,
+        out: &Output<'_>,
+        written: bool,
+        ctx: &MergeCtx<'_>,
+    ) -> Result<Report> {
+        merge_striped(store, out, written, ctx)
+    }
+}
+
+impl MergerTrait for Srm {
+    type Store = StripedStore;
+    fn merge(
+        &self,
+        store: StripedStore,
+        out: &Output<'_>,
+        written: bool,
+        ctx: &MergeCtx<'_>,
+    ) -> Result<Report> {
+        merge_striped(store, out, written, ctx)
+    }
+}
+
+/// Merges a striped store's runs pass after pass (the plan's method picks
+/// DSM's or SRM's reads) and reports their numbers.
+fn merge_striped(store: StripedStore, out: &Output<'_>, written: bool, ctx: &MergeCtx<'_>) -> Result<Report> {
+    let plan = ctx.plan;
+    let disks = &store.disks;
+    let runs = std::mem::take(&mut *store.runs.lock().unwrap_or_else(|e| e.into_inner()));
+    let u = runs.len() as u64 + u64::from(written);
     let t = Instant::now();
-    let merged = if formed.wrote_output {
-        Merged { forecast_in_memory: !matches!(mode, Mode::Blocked { .. }), ..Merged::default() }
+    let merged = if written {
+        Merged { forecast_in_memory: !matches!(disks.mode, Mode::Blocked { .. }), ..Merged::default() }
     } else {
-        let ctx = Ctx { plan: &plan, disks: &disks, progress, cancel };
-        ctx.merge_all(runs, out.path(), u)?
+        let c = Ctx { plan, disks, progress: ctx.progress, cancel: ctx.cancel };
+        c.merge_all(runs, out, u)?
     };
     let merge_seconds = t.elapsed().as_secs_f64();
-    out.commit()?;
-    let emulated_disk = plan.emulate_disk.map(|m| m.to_string());
-    drop(disks);
-    drop(temps);
-    let total_seconds = start.elapsed().as_secs_f64();
-    let cpu_migrations = finish_pool(pool, &pool_name, migrations);
-
     let (b, d) = (plan.block_size, plan.disk_dirs().len());
     let logical = (b * d) as f64;
     let merged_bytes: u64 = merged.passes.iter().map(|p| p.bytes).sum();
-    let merge = PhaseStats {
-        seconds: merge_seconds,
-        bytes_read: merged.bytes_read,
-        bytes_written: merged.bytes_written,
-    };
     let parallel = ParallelDiskStats {
         method: plan.method,
         disks: d,
@@ -523,22 +404,20 @@ pub(crate) fn sort_file(
             0.0
         },
         forecast_in_memory: merged.forecast_in_memory,
-        emulated_disk,
+        emulated_disk: plan.emulate_disk.map(|m| m.to_string()),
     };
-    Ok(SortStats {
-        plan: PlanRecord::new(&plan, &derived),
-        input_bytes,
-        output_bytes,
-        runs: u,
-        passes: if input_bytes == 0 { 1.0 } else { 1.0 + merged_bytes as f64 / input_bytes as f64 },
-        merge_levels: merged.passes.len() as u32,
+    drop(store);
+    Ok(Report {
+        phase: PhaseStats {
+            seconds: 0.0,
+            bytes_read: merged.bytes_read,
+            bytes_written: merged.bytes_written,
+        },
+        merged_bytes,
+        levels: merged.passes.len() as u32,
         merges: merged.merges,
-        merge_order: merged.passes.iter().map(|p| p.order).max().unwrap_or(0),
-        run_formation,
-        merge,
-        total_seconds,
-        rusage: Rusage::now().since(&usage0),
-        cpu_migrations,
+        order: merged.passes.iter().map(|p| p.order).max().unwrap_or(0),
+        output_bytes: merged.passes.last().map_or(0, |p| p.bytes),
         parallel_disks: Some(parallel),
     })
 }

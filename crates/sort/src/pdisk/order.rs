@@ -45,10 +45,6 @@
 //! assert_eq!(dsm_merge_order(24 << 20, 256 << 10, 6), 7);
 //! ```
 
-use crate::pdisk::Method;
-use crate::plan::SortPlan;
-use crate::SortError;
-
 /// b_f of 4.1.2: B_f = B / b_f.
 pub const FORECAST_BLOCK_DIVISOR: usize = 8;
 
@@ -117,45 +113,6 @@ pub fn srm_merge_order(u: u64, max_fit: usize, cap: Option<usize>) -> usize {
 /// beside the merge's blocks (4.1.3).
 pub fn forecast_fits(memory: u64, r: usize, block: usize, disks: usize, forecast_bytes: u64) -> bool {
     memory >= srm_block_memory(r, block, disks) + forecast_bytes
-}
-
-/// The least memory `plan`'s method needs: the merge with R = 2 and run
-/// formation (an input stream, the striped run writer's 2·D·B and two
-/// small chunks).
-pub fn minimum_memory(plan: &SortPlan) -> u64 {
-    let (b, d) = (plan.block_size, plan.disk_dirs().len().max(1));
-    let merge = match plan.method {
-        Method::Dsm => dsm_memory(2, b, d),
-        Method::Srm if plan.forecast_in_memory == Some(true) => srm_block_memory(2, b, d),
-        _ => srm_memory(2, b, d),
-    };
-    let item = plan.format.item_size().unwrap_or(64) as u64 + crate::plan::INDEX_ENTRY_BYTES;
-    let formation = b as u64 + 2 * (d * b) as u64 + 2 * item + b as u64;
-    merge.max(formation)
-}
-
-/// Checks a DSM or SRM plan (the plain checks done by the caller first).
-pub(crate) fn validate(plan: &SortPlan) -> Result<(), SortError> {
-    if let Some(c) = plan.srm_max_order {
-        if c < 2 {
-            return Err(SortError::BadPlan(format!("the SRM merge order cap must be at least 2 (got {c})")));
-        }
-    }
-    let disks = plan.disk_dirs().len();
-    if disks == 0 {
-        return Err(SortError::BadPlan(format!("{} needs at least one disk", plan.method)));
-    }
-    let minimum = minimum_memory(plan);
-    if plan.memory < minimum {
-        return Err(SortError::MethodMemoryTooSmall {
-            method: plan.method,
-            memory: plan.memory,
-            minimum,
-            disks,
-            block_size: plan.block_size,
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -379,8 +379,9 @@ fn tight_memory_flushes_and_still_sorts() {
             for r in [2, 4] {
                 let format: Format = format.parse().unwrap();
                 let d = disks(nd);
-                let mem = order::srm_memory(r, B, nd)
-                    .max(order::minimum_memory(&builder(format, Method::Srm, &d, false).build().unwrap()));
+                let mem = order::srm_memory(r, B, nd).max(crate::plan::method_minimum_memory(
+                    &builder(format, Method::Srm, &d, false).build().unwrap(),
+                ));
                 let b = builder(format, Method::Srm, &d, r == 4).memory(mem).srm_max_order(Some(r));
                 let input = data(format, bytes_for_runs(&b, 9), (nd * r) as u64);
                 let (out, stats) = run(b, &d, &input);

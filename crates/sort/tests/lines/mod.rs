@@ -12,8 +12,8 @@ use std::sync::atomic::AtomicBool;
 use emsort_io::test_util::{cases, within};
 use emsort_io::NoProgress;
 use emsort_sort::merge_policy::MergePolicy;
-use emsort_sort::spool::{self, Sink, Source};
 use emsort_sort::{sort_file, Format, SortError, SortPlan, SortStats};
+use emsort_sort::{Sink, Source};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 
@@ -51,7 +51,7 @@ struct Tiny {
     d: usize,
     policy: MergePolicy,
     reverse: bool,
-    /// Through `spool::sort` from a reader into a writer (standard input
+    /// Through `emsort_sort::sort` from a reader into a writer (standard input
     /// and output), else `sort_file`.
     stdio: bool,
 }
@@ -121,7 +121,13 @@ fn sort_lines(dir: &Path, t: Tiny, data: &[u8]) -> (Vec<u8>, SortStats) {
         let mut out = Vec::new();
         let mut input = Trickle { data, chunk: 1 + data.len() % 97 };
         let stats = within(t, || {
-            spool::sort(&plan, Source::Reader(&mut input), Sink::Writer(&mut out), &NoProgress, &no)
+            emsort_sort::sort(
+                &plan,
+                vec![Source::Reader(&mut input)],
+                Sink::Writer(&mut out),
+                &NoProgress,
+                &no,
+            )
         })
         .unwrap();
         (out, stats)

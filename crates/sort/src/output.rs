@@ -1,0 +1,326 @@
+//! Where the sorted data goes: an atomically replaced file, standard
+//! output, a device or FIFO, a writer, or a program reading the items.
+//!
+//! The sort's last phase (the last merge, or run formation when the input
+//! makes a single run) writes the result through [`Output::open`], in
+//! blocks, as it produces it; nothing is copied from a file first:
+//!
+//! | [`Sink`] | how it is written |
+//! |---|---|
+//! | a path that can be replaced ([`OutputTarget::Replace`]) | beside its target through a stream of the plan's output kind, renamed over it by [`Output::commit`] ([`AtomicFile`]: symbolic links followed, mode, owner and attributes kept); it may name an input |
+//! | a character or block device, a FIFO ([`OutputTarget::WriteInto`]) | written into as the result is produced; a FIFO is opened (waiting for its reader, cancellably) only when the first sorted byte is ready |
+//! | a file this user may write but not replace | the result goes to a temporary file first and is copied in only when complete (so a failure never leaves it truncated) |
+//! | [`Sink::Stdout`], [`Sink::Writer`] | written as produced |
+//! | a channel ([`crate::Sorter`]'s iterator) | blocks of whole items |
+//!
+//! Errors about the output name it, never its temporary file.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::{Mutex, OnceLock};
+
+use emsort_io::{AtomicFile, Error, ErrorKind, IntoKind, OutputTarget, Result, TempDir};
+
+use crate::byte_stream::{BlockSink, ByteInput, ByteOutput};
+use crate::plan::SortPlan;
+use crate::Format;
+
+/// Where the sorted data goes.
+pub enum Sink<'a> {
+    /// A file, replaced atomically when complete (it may be an input); a
+    /// device or a FIFO is written into.
+    Path(&'a Path),
+    /// The process's standard output.
+    Stdout,
+    /// Any writer.
+    Writer(&'a mut (dyn Write + Send)),
+}
+
+/// The name of standard output in messages.
+pub const STDOUT_NAME: &str = "<standard output>";
+
+/// Blocks of whole items for a reader in another thread.
+pub(crate) type ItemBlocks = SyncSender<Vec<u8>>;
+
+/// The output a [`crate::Sorter`]'s caller chooses after its input ended.
+pub(crate) enum Choice {
+    /// A file, replaced atomically.
+    Path(PathBuf),
+    /// Blocks of whole items.
+    Items(ItemBlocks),
+}
+
+/// An output chosen once the sort is ready for it.
+pub(crate) struct Later<'a> {
+    /// Told (once) when the output is first needed.
+    ready: Mutex<Option<SyncSender<()>>>,
+    choice: Mutex<Receiver<Choice>>,
+    chosen: OnceLock<Output<'a>>,
+}
+
+enum Kind<'a> {
+    Atomic(AtomicFile),
+    Into(PathBuf, IntoKind),
+    /// The complete result is kept in `spool/output` until the commit.
+    InPlace(PathBuf, TempDir),
+    Stdout,
+    Writer(Mutex<Option<&'a mut (dyn Write + Send)>>),
+    Channel(Mutex<Option<ItemBlocks>>),
+    Later(Box<Later<'a>>),
+}
+
+/// The output of one sort, from before its first byte to its commit.
+pub(crate) struct Output<'a> {
+    kind: Kind<'a>,
+    name: PathBuf,
+    unit: usize,
+    format: Format,
+    cfg: emsort_io::StreamConfig,
+    /// Where a file that cannot be replaced is spooled.
+    temp_root: Option<PathBuf>,
+    cancel: &'a AtomicBool,
+}
+
+/// How the path `p` is written.
+fn path_kind<'a>(p: &Path, temp_root: Option<&Path>) -> Result<Kind<'a>> {
+    Ok(match OutputTarget::classify(p)? {
+        OutputTarget::Replace(target) => Kind::Atomic(AtomicFile::create(&target)?),
+        OutputTarget::WriteInto(target, IntoKind::InPlace) => {
+            let root =
+                temp_root.ok_or_else(|| Error::new(ErrorKind::Io("no temporary directory given"), p))?;
+            Kind::InPlace(target, TempDir::new_in(root, "emsort-out-")?)
+        }
+        OutputTarget::WriteInto(target, kind) => Kind::Into(target, kind),
+    })
+}
+
+/// How `sink` is written, and its name.
+fn kind_of<'a>(sink: Sink<'a>, temp_root: Option<&Path>) -> Result<(Kind<'a>, PathBuf)> {
+    Ok(match sink {
+        Sink::Path(p) => (path_kind(p, temp_root)?, p.to_path_buf()),
+        Sink::Stdout => (Kind::Stdout, PathBuf::from(STDOUT_NAME)),
+        Sink::Writer(w) => (Kind::Writer(Mutex::new(Some(w))), PathBuf::from(STDOUT_NAME)),
+    })
+}
+
+impl<'a> Output<'a> {
+    /// Prepares `sink`: a path is classified and, when it is to be
+    /// replaced, its temporary file is made now (so a target this user may
+    /// not write is refused before the sort starts).
+    pub fn prepare(plan: &SortPlan, sink: Sink<'a>, cancel: &'a AtomicBool) -> Result<Output<'a>> {
+        let (kind, name) = kind_of(sink, plan.temp_dirs.first().map(PathBuf::as_path))?;
+        Ok(Output::new(plan, kind, name, cancel))
+    }
+
+    /// An output chosen when first needed: `ready` is told, and the choice
+    /// comes through `choice` ([`crate::Sorter`]).
+    pub fn later(
+        plan: &SortPlan,
+        ready: SyncSender<()>,
+        choice: Receiver<Choice>,
+        cancel: &'a AtomicBool,
+    ) -> Output<'a> {
+        let later =
+            Later { ready: Mutex::new(Some(ready)), choice: Mutex::new(choice), chosen: OnceLock::new() };
+        Output::new(plan, Kind::Later(Box::new(later)), PathBuf::from("<sorted items>"), cancel)
+    }
+
+    fn new(plan: &SortPlan, kind: Kind<'a>, name: PathBuf, cancel: &'a AtomicBool) -> Output<'a> {
+        let temp_root = plan.temp_dirs.first().cloned();
+        Output {
+            kind,
+            name,
+            unit: plan.unit(),
+            format: plan.format,
+            cfg: plan.stream_config(false),
+            temp_root,
+            cancel,
+        }
+    }
+
+    /// The output's name for messages.
+    pub fn name(&self) -> &Path {
+        &self.name
+    }
+
+    /// Opens the output for the sorted data; a stream it writes through
+    /// gets blocks of `block` bytes. Called once.
+    pub fn open(&self, block: usize) -> Result<Box<dyn BlockSink + '_>> {
+        let cfg = self.cfg.clone().block_size(block.max(self.unit));
+        Ok(match &self.kind {
+            Kind::Atomic(f) => Box::new(Named(ByteOutput::create(f.path(), self.unit, &cfg)?, f.target())),
+            Kind::InPlace(_, spool) => {
+                Box::new(ByteOutput::create(&spool.path().join("output"), self.unit, &cfg)?)
+            }
+            Kind::Into(path, kind) => {
+                let file = emsort_io::open_into(path, *kind, self.cancel)?;
+                Box::new(FdSink { file, name: path.clone(), cancel: self.cancel })
+            }
+            Kind::Stdout => {
+                use std::os::fd::AsFd;
+                let fd = std::io::stdout()
+                    .as_fd()
+                    .try_clone_to_owned()
+                    .map_err(|e| Error::from_io("dup", &self.name, e))?;
+                Box::new(FdSink {
+                    file: std::fs::File::from(fd),
+                    name: self.name.clone(),
+                    cancel: self.cancel,
+                })
+            }
+            Kind::Writer(w) => {
+                let w = w.lock().unwrap_or_else(|e| e.into_inner()).take().expect("opened once");
+                Box::new(WriterSink { w, name: &self.name })
+            }
+            Kind::Later(later) => {
+                if let Some(ready) = later.ready.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                    let _ = ready.send(());
+                }
+                let choice = later.choice.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                let chosen = match choice {
+                    Ok(Choice::Path(p)) => {
+                        let kind = path_kind(&p, self.temp_root.as_deref())?;
+                        Output { kind, name: p, temp_root: None, cfg: self.cfg.clone(), ..*self }
+                    }
+                    Ok(Choice::Items(tx)) => Output {
+                        kind: Kind::Channel(Mutex::new(Some(tx))),
+                        name: self.name.clone(),
+                        temp_root: None,
+                        cfg: self.cfg.clone(),
+                        ..*self
+                    },
+                    Err(_) => return Err(Error::new(ErrorKind::Interrupted, &self.name)),
+                };
+                let _ = later.chosen.set(chosen);
+                later.chosen.get().expect("just set").open(block)?
+            }
+            Kind::Channel(tx) => {
+                let tx = tx.lock().unwrap_or_else(|e| e.into_inner()).take().expect("opened once");
+                Box::new(ChannelSink { tx, format: self.format, carry: Vec::new(), name: &self.name })
+            }
+        })
+    }
+
+    /// Makes the complete result the output: renames the temporary file
+    /// over its target, or copies the spooled result into a file that could
+    /// not be replaced.
+    pub fn commit(self) -> Result<()> {
+        match self.kind {
+            Kind::Atomic(f) => f.commit(),
+            Kind::InPlace(target, spool) => {
+                let from = spool.path().join("output");
+                // Opened (and truncated) only now that the result exists.
+                let f = emsort_io::open_into(&target, IntoKind::InPlace, self.cancel)?;
+                let mut inp = ByteInput::open(&from, 1, &self.cfg)?;
+                let mut buf = vec![0u8; self.cfg.block_size.max(4096)];
+                loop {
+                    let n = inp.read(&mut buf)?;
+                    if n == 0 {
+                        break;
+                    }
+                    emsort_io::write_into(&f, &buf[..n], &target, self.cancel)?;
+                    if self.cancel.load(Ordering::Relaxed) {
+                        return Err(Error::new(ErrorKind::Interrupted, &target));
+                    }
+                }
+                f.sync_all().map_err(|e| Error::from_io("fsync", &target, e))
+            }
+            Kind::Later(later) => match later.chosen.into_inner() {
+                Some(o) => o.commit(),
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A stream whose errors name the output, not its temporary file.
+struct Named<'p>(ByteOutput, &'p Path);
+
+impl BlockSink for Named<'_> {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        self.0.write(bytes).map_err(|e| about_output(e, self.1))
+    }
+    fn close(&mut self) -> Result<()> {
+        self.0.close().map_err(|e| about_output(e, self.1))
+    }
+}
+
+/// `e`, naming `to` instead of an atomic output's temporary file.
+pub(crate) fn about_output(e: Error, to: &Path) -> Error {
+    let temp =
+        e.path().file_name().and_then(|n| n.to_str()).is_some_and(emsort_io::temp::is_atomic_temp_name);
+    if temp {
+        e.with_path(to)
+    } else {
+        e
+    }
+}
+
+/// A device, a FIFO or standard output, written with `write(2)`; a full
+/// pipe is waited for while the cancel flag is clear.
+struct FdSink<'c> {
+    file: std::fs::File,
+    name: PathBuf,
+    cancel: &'c AtomicBool,
+}
+
+impl BlockSink for FdSink<'_> {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        emsort_io::write_into(&self.file, bytes, &self.name, self.cancel)
+    }
+    fn close(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+struct WriterSink<'w> {
+    w: &'w mut (dyn Write + Send),
+    name: &'w Path,
+}
+
+impl BlockSink for WriterSink<'_> {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        self.w.write_all(bytes).map_err(|e| Error::from_io("write", self.name, e))
+    }
+    fn close(&mut self) -> Result<()> {
+        self.w.flush().map_err(|e| Error::from_io("write", self.name, e))
+    }
+}
+
+/// Sends blocks of whole items (lines with their `\n`): the bytes after the
+/// block's last whole item wait for the next block.
+struct ChannelSink<'n> {
+    tx: ItemBlocks,
+    format: Format,
+    carry: Vec<u8>,
+    name: &'n Path,
+}
+
+impl ChannelSink<'_> {
+    fn send(&mut self, block: Vec<u8>) -> Result<()> {
+        if block.is_empty() {
+            return Ok(());
+        }
+        self.tx.send(block).map_err(|_| Error::new(ErrorKind::Interrupted, self.name))
+    }
+}
+
+impl BlockSink for ChannelSink<'_> {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        let mut block = std::mem::take(&mut self.carry);
+        block.extend_from_slice(bytes);
+        let whole = match self.format.item_size() {
+            Some(s) => block.len() / s * s,
+            None => memchr::memrchr(b'\n', &block).map_or(0, |p| p + 1),
+        };
+        self.carry = block.split_off(whole);
+        self.send(block)
+    }
+    fn close(&mut self) -> Result<()> {
+        let rest = std::mem::take(&mut self.carry);
+        self.send(rest)
+    }
+}

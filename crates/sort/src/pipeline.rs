@@ -1,0 +1,306 @@
+//! The sort pipeline, written once for every method and every front end.
+//!
+//! ```text
+//!  Source(s) ──► run formation ──► RunStore ──► Merger ──► Output (Sink)
+//!  files, stdin,   sort chunks of     plain temp dirs   plain loser tree      atomic file, stdout,
+//!  pipes, pushed   M on all cores     or D disks        (schedule) · DSM · SRM device/FIFO, items
+//! ```
+//!
+//! [`sort`] (and [`sort_file`], [`merge_files`], [`crate::Sorter`]) run
+//! these phases, in this order, in one function (`run`):
+//!
+//! 1. **Clean and check.** What killed sorts left in the temp dirs and
+//!    disks is removed ([`emsort_io::temp::remove_stale`]); every source is
+//!    checked ([`crate::source`]) and the output prepared
+//!    ([`crate::output`]: a file to be replaced gets its temporary file
+//!    now, so a target this user may not write is refused before any work).
+//! 2. **Plan.** The input's size, when every source has one, goes into the
+//!    plan (an input of unknown size gets two chunk buffers of M/2); the
+//!    plan is validated and its numbers derived.
+//! 3. **Runtime** ([`crate::runtime`]): the sort's pool and counters.
+//! 4. **Store and merger** for the plan's method
+//!    ([`crate::run_store`]): plain temp dirs and the loser-tree merger, or
+//!    D disks and DSM or SRM.
+//! 5. **Run formation** ([`crate::run_formation`]) from the input into the
+//!    store (a single run goes straight to the output), unless the inputs
+//!    are already sorted runs ([`merge_files`]).
+//! 6. **Merge** ([`crate::run_store::Merger`]) into the output.
+//! 7. **Commit** the output ([`Output::commit`](crate::output)), finish the
+//!    runtime and assemble the [`SortStats`].
+//!
+//! Temporary directories are removed on success, error and interrupt (they
+//! are dropped with the store); the output appears only when complete
+//! (a file), or is written as produced (standard output, a device, a FIFO).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use emsort_io::{Error, ErrorKind, Progress};
+
+use crate::output::{Output, Sink};
+use crate::pdisk::{Dsm, Srm, StripedStore};
+use crate::plain::{Plain, PlainStore};
+use crate::plan::{Method, SortPlan};
+use crate::run_formation::{Formed, RunFormation};
+use crate::run_store::{MergeCtx, Merger};
+use crate::runtime::Runtime;
+use crate::source::{Input, Source};
+use crate::stats::{PhaseStats, PlanRecord, SortStats};
+use crate::SortError;
+
+/// Sorts `sources` (read in order, as one input) into `sink` with `plan`.
+///
+/// Progress goes to `progress` in two phases, `"run formation"` and
+/// `"merge"`, in bytes. Setting `cancel` stops the sort between blocks
+/// with [`ErrorKind::Interrupted`]; every temporary file is removed and a
+/// file output is left untouched.
+///
+/// ```no_run
+/// use std::sync::atomic::AtomicBool;
+/// use emsort_sort::{sort, Format, Sink, SortPlan, Source};
+/// # fn main() -> Result<(), emsort_sort::SortError> {
+/// let plan = SortPlan::builder(Format::Lines).memory(256 << 20).build()?;
+/// let sources = vec![Source::Path("a.txt".as_ref()), Source::Path("b.txt".as_ref()), Source::Stdin];
+/// sort(&plan, sources, Sink::Stdout, &emsort_io::NoProgress, &AtomicBool::new(false))?;
+/// # Ok(()) }
+/// ```
+pub fn sort<'a>(
+    plan: &SortPlan,
+    sources: Vec<Source<'_>>,
+    sink: Sink<'a>,
+    progress: &dyn Progress,
+    cancel: &'a AtomicBool,
+) -> Result<SortStats, SortError> {
+    remove_stale(plan);
+    let input = Input::open(plan, sources)?;
+    let output = Output::prepare(plan, sink, cancel)?;
+    run(plan, Work::Sort(input), output, progress, cancel)
+}
+
+/// Sorts the file `input` into `output` (which may be the same file); see
+/// [`sort`].
+///
+/// ```no_run
+/// use std::sync::atomic::AtomicBool;
+/// use emsort_sort::{sort_file, Format, SortPlan};
+/// # fn main() -> Result<(), emsort_sort::SortError> {
+/// let plan = SortPlan::builder(Format::U32).memory(256 << 20).build()?;
+/// let stats = sort_file(&plan, "in.u32".as_ref(), "out.u32".as_ref(), &emsort_io::NoProgress, &AtomicBool::new(false))?;
+/// println!("{} runs, {:.2} passes, {:.1} s", stats.runs, stats.passes, stats.total_seconds);
+/// # Ok(()) }
+/// ```
+pub fn sort_file(
+    plan: &SortPlan,
+    input: &Path,
+    output: &Path,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<SortStats, SortError> {
+    sort(plan, vec![Source::Path(input)], Sink::Path(output), progress, cancel)
+}
+
+/// Merges the sorted files `inputs` into `output` with `plan`'s format,
+/// order, memory, fan-in, streams and temp dirs: the merge phase alone, the
+/// files being the runs (GNU `sort -m`; the Python package's Ray sort
+/// merges the pieces sorted on many machines here).
+///
+/// Each input must be a regular file of whole items, sorted in the plan's
+/// order; this is not checked (use [`verify::verify`](crate::verify::verify)).
+/// More inputs than the fan-in d are merged in several merges
+/// ([`merge_policy::schedule`](crate::merge_policy::schedule)) through a
+/// temporary directory. The inputs are never modified or removed; the
+/// output may name one of them. The statistics are those of [`sort`] with
+/// `runs` = the number of inputs, an empty run formation phase and
+/// `passes` = bytes merged ÷ input size. Only the plain method is supported.
+///
+/// ```no_run
+/// use std::path::PathBuf;
+/// use std::sync::atomic::AtomicBool;
+/// use emsort_sort::{merge_files, Format, SortPlan};
+/// # fn main() -> Result<(), emsort_sort::SortError> {
+/// let plan = SortPlan::builder(Format::U64).memory(64 << 20).build()?;
+/// let parts: Vec<PathBuf> = (0..100).map(|i| format!("part-{i}.u64").into()).collect();
+/// let stats = merge_files(&plan, &parts, "all.u64".as_ref(), &emsort_io::NoProgress, &AtomicBool::new(false))?;
+/// println!("{} merges in {} level(s)", stats.merges, stats.merge_levels);
+/// # Ok(()) }
+/// ```
+pub fn merge_files(
+    plan: &SortPlan,
+    inputs: &[PathBuf],
+    output: &Path,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<SortStats, SortError> {
+    if plan.method != Method::Plain {
+        return Err(SortError::BadPlan(format!(
+            "merging sorted files supports the plain method only, not {}",
+            plan.method
+        )));
+    }
+    remove_stale(plan);
+    let mut runs = Vec::with_capacity(inputs.len());
+    for p in inputs {
+        let md = std::fs::metadata(p).map_err(|e| Error::from_io("stat", p, e))?;
+        if md.is_dir() {
+            return Err(Error::new(ErrorKind::IsADirectory, p).into());
+        }
+        if !md.is_file() {
+            return Err(SortError::NotAFile(p.clone()));
+        }
+        if let Some(s) = plan.format.item_size() {
+            if md.len() % s as u64 != 0 {
+                return Err(Error::new(ErrorKind::BadSize { size: md.len(), element_size: s }, p).into());
+            }
+        }
+        runs.push((p.clone(), md.len()));
+    }
+    let output = Output::prepare(plan, Sink::Path(output), cancel)?;
+    run(plan, Work::Merge(runs), output, progress, cancel)
+}
+
+/// Removes what killed sorts left in the directories this sort uses (a
+/// DSM/SRM sort makes nothing in -T, but a killed one of standard input
+/// may have left its output spool there).
+pub(crate) fn remove_stale(plan: &SortPlan) {
+    for dir in plan.temp_dirs.iter().chain(&plan.disks) {
+        let _ = emsort_io::temp::remove_stale(dir);
+    }
+}
+
+/// What the pipeline starts from.
+pub(crate) enum Work<'i> {
+    /// Data to sort.
+    Sort(Input<'i>),
+    /// Sorted files (path, size): the runs.
+    Merge(Vec<(PathBuf, u64)>),
+}
+
+/// The phases (see the module docs), for every method.
+pub(crate) fn run(
+    plan: &SortPlan,
+    work: Work<'_>,
+    output: Output<'_>,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<SortStats, SortError> {
+    let name = output.name().to_path_buf();
+    run_phases(plan, work, output, progress, cancel).map_err(|e| match e {
+        SortError::Io(io) => SortError::Io(crate::output::about_output(io, &name)),
+        other => other,
+    })
+}
+
+fn run_phases(
+    plan: &SortPlan,
+    work: Work<'_>,
+    output: Output<'_>,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<SortStats, SortError> {
+    let known = match &work {
+        Work::Sort(input) => input.known_size(),
+        Work::Merge(runs) => Some(runs.iter().map(|r| r.1).sum()),
+    };
+    let plan = plan.with_input_size(known);
+    plan.validate()?;
+    let derived = plan.derived();
+    let runtime = Runtime::start(&plan)?;
+    let (formed, merged, merge_seconds) = match plan.method {
+        Method::Plain => {
+            let store = match &work {
+                Work::Sort(_) => PlainStore::new(&plan, "emsort-")?,
+                Work::Merge(runs) => PlainStore::of_files(&plan, runs.clone()),
+            };
+            phases(&plan, &derived, &runtime, Plain, store, work, &output, progress, cancel)?
+        }
+        Method::Dsm => {
+            let store = StripedStore::new(&plan, known, derived.expected_runs)?;
+            phases(&plan, &derived, &runtime, Dsm, store, work, &output, progress, cancel)?
+        }
+        Method::Srm => {
+            let store = StripedStore::new(&plan, known, derived.expected_runs)?;
+            phases(&plan, &derived, &runtime, Srm, store, work, &output, progress, cancel)?
+        }
+    };
+    output.commit()?;
+    let totals = runtime.finish();
+    let formation_pass = if formed.is_some() { 1.0 } else { 0.0 };
+    let (input_bytes, output_bytes, runs, run_formation) = match &formed {
+        Some((f, seconds)) => (
+            f.bytes_read,
+            f.run_bytes,
+            f.runs,
+            PhaseStats { seconds: *seconds, bytes_read: f.bytes_read, bytes_written: f.bytes_written },
+        ),
+        None => (known.unwrap_or(0), merged.output_bytes, merged.inputs, PhaseStats::default()),
+    };
+    let passes = if input_bytes == 0 {
+        formation_pass
+    } else {
+        formation_pass + merged.report.merged_bytes as f64 / input_bytes as f64
+    };
+    let report = merged.report;
+    Ok(SortStats {
+        plan: PlanRecord::new(&plan, &derived),
+        input_bytes,
+        output_bytes,
+        runs,
+        passes,
+        merge_levels: report.levels,
+        merges: report.merges,
+        merge_order: report.order,
+        run_formation,
+        merge: PhaseStats { seconds: merge_seconds, ..report.phase },
+        total_seconds: totals.seconds,
+        rusage: totals.rusage,
+        cpu_migrations: totals.cpu_migrations,
+        parallel_disks: report.parallel_disks,
+    })
+}
+
+/// The merge phase's report with what the pipeline adds.
+struct MergeOutcome {
+    report: crate::run_store::Merged,
+    /// Bytes of the output (a merge of given files).
+    output_bytes: u64,
+    /// Runs merged (a merge of given files).
+    inputs: u64,
+}
+
+/// Run formation (when there is data to sort) and the merge, with the
+/// method's store and merger.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn phases<M: Merger>(
+    plan: &SortPlan,
+    derived: &crate::plan::Derived,
+    runtime: &Runtime,
+    merger: M,
+    store: M::Store,
+    work: Work<'_>,
+    output: &Output<'_>,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<(Option<(Formed, f64)>, MergeOutcome, f64), SortError> {
+    let pool = &runtime.pool;
+    let (formed, inputs) = match work {
+        Work::Sort(input) => {
+            let t = Instant::now();
+            progress.phase_bytes("run formation", input.known_size());
+            let formation = RunFormation { plan, derived, pool, progress, cancel, store: &store, output };
+            let formed = formation.form(input)?;
+            progress.finish_phase();
+            (Some((formed, t.elapsed().as_secs_f64())), 0)
+        }
+        Work::Merge(runs) => (None, runs.len() as u64),
+    };
+    let written = formed.as_ref().is_some_and(|(f, _)| f.wrote_output);
+    let t = Instant::now();
+    let ctx = MergeCtx { plan, pool, progress, cancel };
+    let report = merger.merge(store, output, written, &ctx)?;
+    let output_bytes = report.output_bytes;
+    Ok((formed, MergeOutcome { report, output_bytes, inputs }, t.elapsed().as_secs_f64()))
+}
+
+#[cfg(test)]
+mod tests;

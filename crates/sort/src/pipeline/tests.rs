@@ -1,0 +1,534 @@
+//! Tests of the whole pipeline: every format, method-independent edge
+//! cases, sources and sinks, merges of given files.
+
+use super::*;
+use crate::merge_policy::MergePolicy;
+use crate::Format;
+use crate::{merge_files, sort, Sink, Source};
+use emsort_io::{ErrorKind, NoProgress, StreamKind};
+use proptest::prelude::*;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+/// Sorts `data` with a plan from `b`, checks the temp dir is left empty
+/// and the stats agree with the plan; returns the output.
+fn sort_bytes(b: crate::SortPlanBuilder, data: &[u8]) -> (Vec<u8>, SortStats) {
+    let d = tempfile::tempdir().unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let (input, output) = (d.path().join("in"), d.path().join("out"));
+    std::fs::write(&input, data).unwrap();
+    let plan = b.temp_dir(&tmp).build().unwrap();
+    let stats = sort_file(&plan, &input, &output, &NoProgress, &AtomicBool::new(false)).unwrap();
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "temp files left behind");
+    assert_eq!(std::fs::read(&input).unwrap(), data, "input modified");
+    let derived = plan.with_input_bytes(data.len() as u64).derived();
+    if plan.format != Format::Lines {
+        assert_eq!(Some(stats.runs), derived.expected_runs);
+        assert_eq!(Some(stats.passes), derived.passes);
+    }
+    assert!(stats.merge_order <= plan.fan_in);
+    (std::fs::read(&output).unwrap(), stats)
+}
+
+/// Items of `bytes` in `format` (lines without their '\n').
+fn items(format: Format, bytes: &[u8]) -> Vec<Vec<u8>> {
+    match format.item_size() {
+        Some(s) => bytes.chunks_exact(s).map(|c| c.to_vec()).collect(),
+        None => {
+            let mut v: Vec<Vec<u8>> = bytes.split(|&b| b == b'\n').map(|l| l.to_vec()).collect();
+            if bytes.last() == Some(&b'\n') || bytes.is_empty() {
+                v.pop();
+            }
+            v
+        }
+    }
+}
+
+/// The output is in order (the oracle `slice::sort_by` up to the order
+/// of equal keys) and holds the input's multiset.
+fn check(format: Format, reverse: bool, input: &[u8], output: &[u8]) -> Result<(), TestCaseError> {
+    let mut expect = items(format, input);
+    expect.sort_by(|a, b| if reverse { format.compare(b, a) } else { format.compare(a, b) });
+    let got = items(format, output);
+    prop_assert_eq!(got.len(), expect.len());
+    for (i, (g, e)) in got.iter().zip(&expect).enumerate() {
+        prop_assert_eq!(format.compare(g, e), std::cmp::Ordering::Equal, "item {} differs in key", i);
+    }
+    let (mut a, mut b) = (got.clone(), expect);
+    a.sort();
+    b.sort();
+    prop_assert!(a == b, "not the same multiset");
+    if format == Format::Lines {
+        // Lines: byte-identical to the oracle, final newline added.
+        let mut oracle = items(format, input);
+        oracle.sort();
+        if reverse {
+            oracle.reverse();
+        }
+        let joined: Vec<u8> = oracle.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+        prop_assert_eq!(output, &joined[..]);
+    }
+    Ok(())
+}
+
+fn tiny(format: Format, d: usize, policy: MergePolicy, reverse: bool) -> crate::SortPlanBuilder {
+    SortPlan::builder(format).memory(512).block_size(64).fan_in(d).policy(policy).reverse(reverse).threads(2)
+}
+
+fn policy() -> impl Strategy<Value = MergePolicy> {
+    prop_oneof![Just(MergePolicy::Fifo), Just(MergePolicy::Optimal)]
+}
+
+const SPECIAL32: [u32; 6] = [0x7fc0_0000, 0xffc0_0001, 0x8000_0000, 0, 0x7f80_0000, 0xff80_0000];
+const SPECIAL64: [u64; 6] =
+    [0x7ff8_0000_0000_0000, 0xfff8_0000_0000_0001, 1 << 63, 0, 0x7ff0_0000_0000_0000, 0xfff0_0000_0000_0000];
+
+fn words32() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop_oneof![any::<u32>(), 0u32..8, prop::sample::select(&SPECIAL32[..])], 0..400)
+        .prop_map(|v| v.iter().flat_map(|x| x.to_ne_bytes()).collect())
+}
+
+fn words64() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop_oneof![any::<u64>(), 0u64..8, prop::sample::select(&SPECIAL64[..])], 0..300)
+        .prop_map(|v| v.iter().flat_map(|x| x.to_ne_bytes()).collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn numbers_32(data in words32(), f in prop::sample::select(vec![Format::U32, Format::I32, Format::F32]),
+                  d in 2usize..4, p in policy(), rev: bool) {
+        let (out, _) = sort_bytes(tiny(f, d, p, rev), &data);
+        check(f, rev, &data, &out)?;
+    }
+
+    #[test]
+    fn numbers_64(data in words64(), f in prop::sample::select(vec![Format::U64, Format::I64, Format::F64]),
+                  d in 2usize..4, p in policy(), rev: bool) {
+        let (out, _) = sort_bytes(tiny(f, d, p, rev), &data);
+        check(f, rev, &data, &out)?;
+    }
+
+    #[test]
+    fn records_with_duplicate_keys(recs in prop::collection::vec(
+            (prop::collection::vec(0u8..3, 3), prop::collection::vec(any::<u8>(), 9)), 0..120),
+            d in 2usize..4, p in policy(), rev: bool, size8: bool) {
+        // rec:12:2:3 (unit 4) or rec:16:2:3 (unit 8); the key drawn from a
+        // small alphabet so keys repeat with different payloads.
+        let (size, f) = if size8 { (16, "rec:16:2:3") } else { (12, "rec:12:2:3") };
+        let f: Format = f.parse().unwrap();
+        let data: Vec<u8> = recs.iter().flat_map(|(k, rest)| {
+            let mut r = vec![0u8; size];
+            r[2..5].copy_from_slice(k);
+            r[..2].copy_from_slice(&rest[..2]);
+            r[5..12].copy_from_slice(&rest[2..]);
+            r
+        }).collect();
+        let (out, _) = sort_bytes(SortPlan::builder(f).memory(1024).block_size(64).fan_in(d).policy(p).reverse(rev), &data);
+        check(f, rev, &data, &out)?;
+    }
+
+    #[test]
+    fn lines_like_lc_all_c_sort(lines in prop::collection::vec(
+            prop::collection::vec(prop::sample::select(vec![b'a', b'b', 0u8, 0x80, 0xff, b' ']), 0..12), 0..80),
+            final_newline: bool, d in 2usize..4, p in policy(), rev: bool) {
+        let mut data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+        if !final_newline {
+            data.pop();
+        }
+        let (out, stats) = sort_bytes(tiny(Format::Lines, d, p, rev), &data);
+        check(Format::Lines, rev, &data, &out)?;
+        prop_assert!(data.len() as u64 <= stats.plan.run_bytes || stats.runs > 1);
+    }
+}
+
+#[test]
+fn long_lines_grow_the_buffer() {
+    let mut data = vec![b'z'; 5000];
+    data.extend_from_slice(b"\nb\n");
+    data.extend(std::iter::repeat_n(b'a', 3000));
+    let (out, stats) = sort_bytes(tiny(Format::Lines, 2, MergePolicy::Optimal, false), &data);
+    check(Format::Lines, false, &data, &out).unwrap();
+    assert!(stats.runs >= 2);
+}
+
+#[test]
+fn every_stream_kind_sorts() {
+    let data: Vec<u8> =
+        (0..60_000u32).map(|i| i.wrapping_mul(2_654_435_761)).flat_map(|x| x.to_ne_bytes()).collect();
+    for kind in StreamKind::ALL {
+        let b = SortPlan::builder(Format::U32).memory(128 << 10).block_size(4096).fan_in(3).io(kind);
+        let d = tempfile::tempdir().unwrap();
+        let (input, output) = (d.path().join("in"), d.path().join("out"));
+        std::fs::write(&input, &data).unwrap();
+        let plan = b.temp_dir(d.path()).build().unwrap();
+        match sort_file(&plan, &input, &output, &NoProgress, &AtomicBool::new(false)) {
+            Ok(stats) => {
+                assert!(stats.runs > 3 && stats.merge_levels >= 2, "{kind}: {stats:?}");
+                check(Format::U32, false, &data, &std::fs::read(&output).unwrap()).unwrap();
+            }
+            Err(SortError::Io(e)) if *e.kind() == ErrorKind::UringUnavailable => continue,
+            Err(e) => panic!("{kind}: {e}"),
+        }
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 2, "{kind}: temp files left");
+    }
+    // Lines and records through a kind with its own buffering too.
+    let text = b"b\x80\na\0b\n\nab\nb\x80\n".repeat(300);
+    let plan =
+        SortPlan::builder(Format::Lines).memory(64 << 10).block_size(4096).fan_in(2).io(StreamKind::Mmap);
+    let (out, _) = sort_bytes(plan, &text);
+    check(Format::Lines, false, &text, &out).unwrap();
+}
+
+#[test]
+fn output_may_be_the_input_and_single_runs_skip_the_merge() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("data");
+    let data: Vec<u8> = (0..1000u64).rev().flat_map(|x| x.to_ne_bytes()).collect();
+    std::fs::write(&f, &data).unwrap();
+    let plan = SortPlan::builder(Format::U64).memory(1 << 20).temp_dir(d.path()).build().unwrap();
+    let stats = sort_file(&plan, &f, &f, &NoProgress, &AtomicBool::new(false)).unwrap();
+    assert_eq!((stats.runs, stats.merges, stats.merge.bytes_written), (1, 0, 0));
+    check(Format::U64, false, &data, &std::fs::read(&f).unwrap()).unwrap();
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    // Empty input, empty output.
+    let e = d.path().join("empty");
+    std::fs::write(&e, b"").unwrap();
+    let stats = sort_file(&plan, &e, &d.path().join("e.out"), &NoProgress, &AtomicBool::new(false)).unwrap();
+    assert_eq!(stats.runs, 0);
+    assert_eq!(std::fs::read(d.path().join("e.out")).unwrap(), b"");
+}
+
+#[test]
+fn errors_leave_nothing_behind() {
+    let d = tempfile::tempdir().unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let odd = d.path().join("odd");
+    std::fs::write(&odd, [0u8; 10]).unwrap();
+    let plan = SortPlan::builder(Format::U64).memory(1 << 20).temp_dir(&tmp).build().unwrap();
+    let out = d.path().join("out");
+    let no = AtomicBool::new(false);
+    let e = sort_file(&plan, &odd, &out, &NoProgress, &no).unwrap_err();
+    assert!(
+        matches!(e.io().map(|e| e.kind()), Some(ErrorKind::BadSize { size: 10, element_size: 8 })),
+        "{e}"
+    );
+    // Interrupted: no output, no temp files.
+    let big = d.path().join("big");
+    std::fs::write(&big, vec![7u8; 1 << 20]).unwrap();
+    let small = SortPlan::builder(Format::U64).memory(64 << 10).temp_dir(&tmp).build().unwrap();
+    let e = sort_file(&small, &big, &out, &NoProgress, &AtomicBool::new(true)).unwrap_err();
+    assert_eq!(e.io().map(|e| e.kind()), Some(&ErrorKind::Interrupted), "{e}");
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 3, "only tmp, odd and big");
+    // Missing input, directory input.
+    let e = sort_file(&plan, &d.path().join("nope"), &out, &NoProgress, &no).unwrap_err();
+    assert_eq!(e.io().map(|e| e.kind()), Some(&ErrorKind::NotFound));
+    let e = sort_file(&plan, &tmp, &out, &NoProgress, &no).unwrap_err();
+    assert_eq!(e.io().map(|e| e.kind()), Some(&ErrorKind::IsADirectory));
+}
+
+// Merging given files.
+
+/// Writes `parts` (each sorted by the oracle first) as files, merges
+/// them with fan-in `d` and checks the output against the sorted
+/// concatenation, the inputs untouched and no temporary file left.
+fn merge_parts(format: Format, reverse: bool, d: usize, parts: &[Vec<Vec<u8>>]) -> SortStats {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let order = |a: &Vec<u8>, b: &Vec<u8>| {
+        let strip = |x: &Vec<u8>| x.strip_suffix(b"\n").map(<[u8]>::to_vec).unwrap_or(x.clone());
+        let (a, b) = (strip(a), strip(b));
+        if reverse {
+            format.compare(&b, &a)
+        } else {
+            format.compare(&a, &b)
+        }
+    };
+    let mut paths = Vec::new();
+    let mut all = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        let mut items = p.clone();
+        items.sort_by(order);
+        all.extend(items.iter().cloned());
+        let path = dir.path().join(format!("part-{i}"));
+        std::fs::write(&path, items.concat()).unwrap();
+        paths.push(path);
+    }
+    let before: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let plan = SortPlan::builder(format)
+        .memory(256 << 10)
+        .block_size(4096)
+        .fan_in(d)
+        .io(StreamKind::Buffered)
+        .reverse(reverse)
+        .temp_dir(&tmp)
+        .build()
+        .unwrap();
+    let out = dir.path().join("out");
+    let stats = merge_files(&plan, &paths, &out, &NoProgress, &AtomicBool::new(false)).unwrap();
+    all.sort_by(order);
+    let got = std::fs::read(&out).unwrap();
+    if format == Format::Lines {
+        let mut g: Vec<&[u8]> = got.split(|&b| b == b'\n').collect();
+        g.pop();
+        let want: Vec<&[u8]> = all.iter().map(|l| l.strip_suffix(b"\n").unwrap()).collect();
+        assert_eq!(g, want);
+    } else {
+        // Equal keys may come in any order: compare keys, then multisets.
+        let size = format.item_size().unwrap();
+        let items: Vec<&[u8]> = got.chunks_exact(size).collect();
+        assert_eq!(items.len(), all.len());
+        for (g, w) in items.iter().zip(&all) {
+            assert_eq!(format.compare(g, w), std::cmp::Ordering::Equal);
+        }
+        let (mut a, mut b) = (items.iter().map(|x| x.to_vec()).collect::<Vec<_>>(), all.clone());
+        a.sort();
+        b.sort();
+        assert_eq!(a, b);
+    }
+    for (p, b) in paths.iter().zip(&before) {
+        assert_eq!(&std::fs::read(p).unwrap(), b, "input modified");
+    }
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "temp files left behind");
+    assert_eq!(stats.runs, parts.len() as u64);
+    assert!(stats.merge_order <= d);
+    stats
+}
+
+fn numbers(n: usize, seed: u64) -> Vec<Vec<u8>> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ((x % 5000) as u32).to_ne_bytes().to_vec()
+        })
+        .collect()
+}
+
+#[test]
+fn merges_in_one_pass_or_several() {
+    let parts: Vec<Vec<Vec<u8>>> = (0..7).map(|i| numbers(3000 + 100 * i, i as u64 + 1)).collect();
+    let one = merge_parts(Format::U32, false, 8, &parts);
+    assert_eq!((one.merges, one.merge_levels, one.passes), (1, 1, 1.0));
+    let many = merge_parts(Format::U32, false, 2, &parts);
+    assert!(many.merges == 6 && many.merge_levels >= 3 && many.passes > 1.0, "{many:?}");
+    merge_parts(Format::U32, true, 3, &parts);
+}
+
+#[test]
+fn merges_records_lines_and_edge_cases() {
+    let rec: Format = "rec:12:2:3".parse().unwrap();
+    let parts: Vec<Vec<Vec<u8>>> = (0..5)
+        .map(|i| numbers(700, i + 9).iter().map(|n| [n.as_slice(), n.as_slice(), &n[..4]].concat()).collect())
+        .collect();
+    merge_parts(rec, false, 2, &parts);
+    let lines: Vec<Vec<Vec<u8>>> = (0..4)
+        .map(|i| numbers(500, i + 20).iter().map(|n| format!("{}\n", n[0] % 50).into_bytes()).collect())
+        .collect();
+    merge_parts(Format::Lines, false, 3, &lines);
+    merge_parts(Format::Lines, true, 2, &lines);
+    // One input is copied; no input gives an empty output.
+    assert_eq!(merge_parts(Format::U32, false, 2, &[numbers(10, 3)]).output_bytes, 40);
+    assert_eq!(merge_parts(Format::U32, false, 2, &[]).output_bytes, 0);
+    assert_eq!(merge_parts(Format::U32, false, 2, &[vec![], numbers(5, 1), vec![]]).output_bytes, 20);
+}
+
+#[test]
+fn refuses_a_bad_input_and_leaves_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let (good, bad, out) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("out"));
+    std::fs::write(&good, [0u8; 8]).unwrap();
+    std::fs::write(&bad, [0u8; 7]).unwrap();
+    let plan = SortPlan::builder(Format::U32).memory(1 << 20).temp_dir(dir.path()).build().unwrap();
+    let no = AtomicBool::new(false);
+    let e = merge_files(&plan, &[good.clone(), bad], &out, &NoProgress, &no).unwrap_err();
+    assert!(e.to_string().contains("not a multiple"), "{e}");
+    let e = merge_files(&plan, &[good, dir.path().join("missing")], &out, &NoProgress, &no).unwrap_err();
+    assert!(e.to_string().contains("missing"), "{e}");
+    assert!(!out.exists());
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+// Streams in and out.
+
+#[test]
+fn reader_to_writer_and_back() {
+    let d = tempfile::tempdir().unwrap();
+    let plan = SortPlan::builder(Format::Lines)
+        .memory(64 << 10)
+        .block_size(4096)
+        .temp_dir(d.path())
+        .build()
+        .unwrap();
+    let text = b"pear\napple\n\xff\n\nfig".repeat(500);
+    let mut out = Vec::new();
+    let no = AtomicBool::new(false);
+    let stats = sort(
+        &plan,
+        vec![Source::Reader(&mut &text[..])],
+        Sink::Writer(&mut out),
+        &emsort_io::NoProgress,
+        &no,
+    )
+    .unwrap();
+    assert!(stats.runs > 1);
+    let mut lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+    lines.sort();
+    let expect: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+    assert_eq!(out, expect);
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
+
+// Several sources, streams, and the push API.
+
+/// The oracle: `LC_ALL=C sort` of the concatenation, each source's last
+/// line ended.
+fn sorted_lines_of(parts: &[&[u8]]) -> Vec<u8> {
+    let mut lines: Vec<&[u8]> = Vec::new();
+    for p in parts {
+        let mut ls: Vec<&[u8]> = p.split(|&b| b == b'\n').collect();
+        if p.last() == Some(&b'\n') || p.is_empty() {
+            ls.pop();
+        }
+        lines.extend(ls);
+    }
+    lines.sort();
+    lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect()
+}
+
+#[test]
+fn several_sources_are_one_input() {
+    let d = tempfile::tempdir().unwrap();
+    let parts: [&[u8]; 4] = [b"pear\nfig", b"", b"apple\n\xff\nb", b"zz\na\n"];
+    let paths: Vec<PathBuf> = (0..parts.len()).map(|i| d.path().join(format!("in{i}"))).collect();
+    for (p, data) in paths.iter().zip(parts) {
+        std::fs::write(p, data.repeat(200)).unwrap();
+    }
+    let big: Vec<Vec<u8>> = parts.iter().map(|p| p.repeat(200)).collect();
+    let refs: Vec<&[u8]> = big.iter().map(|v| v.as_slice()).collect();
+    let expect = sorted_lines_of(&refs);
+    let no = AtomicBool::new(false);
+    for memory in [1 << 20, 16 << 10] {
+        let plan = SortPlan::builder(Format::Lines)
+            .memory(memory)
+            .block_size(1024)
+            .temp_dir(d.path())
+            .build()
+            .unwrap();
+        let out = d.path().join("out");
+        let sources = paths.iter().map(|p| Source::Path(p)).collect();
+        let stats = sort(&plan, sources, Sink::Path(&out), &NoProgress, &no).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), expect, "M = {memory}");
+        assert_eq!(stats.input_bytes, refs.iter().map(|r| r.len() as u64).sum::<u64>());
+        // The last source through a reader instead (a stream: size unknown).
+        let mut last = &big[3][..];
+        let mut sources: Vec<Source> = paths[..3].iter().map(|p| Source::Path(p)).collect();
+        sources.push(Source::Reader(&mut last));
+        let mut got = Vec::new();
+        sort(&plan, sources, Sink::Writer(&mut got), &NoProgress, &no).unwrap();
+        assert_eq!(got, expect, "M = {memory}, with a stream");
+    }
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), parts.len() + 1, "temp files left");
+}
+
+#[test]
+fn streams_of_numbers_go_through_runs_without_a_spool() {
+    let d = tempfile::tempdir().unwrap();
+    let data: Vec<u8> =
+        (0..50_000u32).map(|i| i.wrapping_mul(2_654_435_761)).flat_map(|x| x.to_ne_bytes()).collect();
+    let plan =
+        SortPlan::builder(Format::U32).memory(64 << 10).block_size(4096).temp_dir(d.path()).build().unwrap();
+    let mut out = Vec::new();
+    let no = AtomicBool::new(false);
+    let stats =
+        sort(&plan, vec![Source::Reader(&mut &data[..])], Sink::Writer(&mut out), &NoProgress, &no).unwrap();
+    let mut expect: Vec<u32> =
+        data.chunks_exact(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+    expect.sort_unstable();
+    assert_eq!(out, bytemuck::cast_slice::<u32, u8>(&expect));
+    assert!(stats.runs > 4);
+    // Read once and written once by run formation: no copy of the input.
+    assert_eq!(stats.run_formation.bytes_read, data.len() as u64);
+    assert_eq!(stats.run_formation.bytes_written, data.len() as u64);
+    // A stream that is not whole items is refused, naming it.
+    let e =
+        sort(&plan, vec![Source::Reader(&mut &data[..6])], Sink::Writer(&mut Vec::new()), &NoProgress, &no)
+            .unwrap_err();
+    assert!(e.to_string().contains(crate::STDIN_NAME), "{e}");
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "temp files left");
+}
+
+#[test]
+fn a_pushed_data_set_four_times_the_budget_sorts() {
+    let d = tempfile::tempdir().unwrap();
+    let memory = 256u64 << 10;
+    let plan = SortPlan::builder(Format::U64).memory(memory).temp_dir(d.path()).build().unwrap();
+    let mut sorter = crate::Sorter::new(plan).unwrap();
+    let n = 4 * memory as usize / 8;
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut all = Vec::with_capacity(n);
+    for _ in 0..n / 1000 {
+        let piece: Vec<u64> = (0..1000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            })
+            .collect();
+        all.extend_from_slice(&piece);
+        // Pushes cut items anywhere.
+        let bytes: &[u8] = bytemuck::cast_slice(&piece);
+        sorter.push(&bytes[..13]).unwrap();
+        sorter.push(&bytes[13..]).unwrap();
+    }
+    let sorted = sorter.finish().unwrap();
+    let mut blocks = sorted.blocks();
+    let mut got: Vec<u8> = Vec::new();
+    for b in blocks.by_ref() {
+        let b = b.unwrap();
+        assert_eq!(b.len() % 8, 0, "blocks hold whole items");
+        got.extend_from_slice(&b);
+    }
+    all.sort_unstable();
+    assert_eq!(got, bytemuck::cast_slice::<u64, u8>(&all));
+    let stats = blocks.stats().expect("the sort's statistics");
+    assert!(stats.runs >= 8 && stats.input_bytes == 8 * all.len() as u64, "{stats:?}");
+    drop(blocks);
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "temp files left");
+}
+
+#[test]
+fn pushed_lines_go_to_a_file_and_a_dropped_sorter_leaves_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let plan =
+        SortPlan::builder(Format::Lines).memory(32 << 10).block_size(1024).temp_dir(&tmp).build().unwrap();
+    let text = b"kiwi\nfig\n\nbanana\x80\nfig".repeat(400);
+    let mut sorter = crate::Sorter::new(plan.clone()).unwrap();
+    for piece in text.chunks(777) {
+        sorter.push(piece).unwrap();
+    }
+    let out = d.path().join("sorted.txt");
+    let stats = sorter.finish().unwrap().write_to(&out).unwrap();
+    assert!(stats.runs > 2);
+    assert_eq!(std::fs::read(&out).unwrap(), sorted_lines_of(&[&text]));
+    // Dropped before the end: the sort stops and its runs go.
+    let mut sorter = crate::Sorter::new(plan.clone()).unwrap();
+    sorter.push(&text).unwrap();
+    drop(sorter);
+    let mut sorter = crate::Sorter::new(plan).unwrap();
+    sorter.push(&text).unwrap();
+    drop(sorter.finish().unwrap());
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "temp files left");
+}

@@ -1,0 +1,199 @@
+//! The plain method ([`Method::Plain`](crate::Method::Plain)): runs as
+//! files in the temp dirs, merged d at a time by a loser tree.
+//!
+//! - [`PlainStore`]: a temporary directory `emsort-PID-N-…` under each of
+//!   the plan's temp dirs (locked while the sort lives, removed with
+//!   everything in it on success, error and interrupt); runs go round-robin
+//!   across them. Files already sorted (GNU `sort -m`,
+//!   [`crate::merge_files`]) enter it as runs that are never removed.
+//! - [`Plain`], the merger: merges follow
+//!   [`merge_policy::schedule`](crate::merge_policy::schedule) on the real
+//!   run sizes (FIFO or optimal, fan-in d); each merge ([`crate::merge`])
+//!   reads up to d runs and writes a new one, whose inputs are deleted at
+//!   once (temp space stays about one copy of the data); the last merge
+//!   writes the output.
+//!
+//! ```text
+//!  run 0, run 1, … run U−1      (temp dirs)
+//!     │    │          │
+//!     └─┬──┘   …      │        d-way merges, per the schedule
+//!     run U    …      │
+//!       └──────┬──────┘
+//!         last merge ──► output
+//! ```
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use emsort_io::{Error, Result, TempDir};
+
+use crate::byte_stream::ByteOutput;
+use crate::merge::{merge_runs, Dest};
+use crate::merge_policy::schedule;
+use crate::output::Output;
+use crate::plan::SortPlan;
+use crate::run_store::{MergeCtx, Merged, Order, RunStore, SortedChunk};
+
+/// A run on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Run {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Whether the sort made it (and so removes it once merged).
+    pub owned: bool,
+}
+
+/// Runs as files in the temp dirs.
+pub(crate) struct PlainStore {
+    plan: SortPlan,
+    temps: Vec<TempDir>,
+    runs: Mutex<Vec<Run>>,
+    next: AtomicUsize,
+}
+
+impl PlainStore {
+    /// A store with a temporary directory in each of `plan`'s temp dirs,
+    /// made now (`lazy`: when the first run is written, for a merge of
+    /// given files that may need none).
+    pub fn new(plan: &SortPlan, prefix: &str) -> Result<PlainStore> {
+        let temps =
+            plan.temp_dirs.iter().map(|dir| TempDir::new_in(dir, prefix)).collect::<Result<Vec<_>>>()?;
+        Ok(PlainStore { plan: plan.clone(), temps, runs: Mutex::new(Vec::new()), next: AtomicUsize::new(0) })
+    }
+
+    /// A store whose runs are the sorted files `inputs` (never removed);
+    /// its temporary directories are made only if a merge needs them.
+    pub fn of_files(plan: &SortPlan, inputs: Vec<(PathBuf, u64)>) -> PlainStore {
+        let runs = inputs.into_iter().map(|(path, bytes)| Run { path, bytes, owned: false }).collect();
+        PlainStore {
+            plan: plan.clone(),
+            temps: Vec::new(),
+            runs: Mutex::new(runs),
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// A path for a new run (round-robin over the temp dirs).
+    fn new_path(&mut self) -> Result<PathBuf> {
+        if self.temps.is_empty() {
+            self.temps = self
+                .plan
+                .temp_dirs
+                .iter()
+                .map(|dir| TempDir::new_in(dir, "emsort-merge-"))
+                .collect::<Result<Vec<_>>>()?;
+        }
+        Ok(self.path_for(self.next.fetch_add(1, Ordering::Relaxed)))
+    }
+
+    fn path_for(&self, id: usize) -> PathBuf {
+        self.temps[id % self.temps.len()].path().join(format!("run-{id:06}"))
+    }
+}
+
+impl RunStore for PlainStore {
+    fn write_run(&self, chunk: &SortedChunk<'_>, cancel: &AtomicBool) -> Result<u64> {
+        let path = self.path_for(self.next.fetch_add(1, Ordering::Relaxed));
+        let block = run_block(&self.plan, chunk.order);
+        let cfg = self.plan.stream_config(false).block_size(block);
+        let out = ByteOutput::create(&path, self.plan.unit(), &cfg)?;
+        let bytes = chunk.write(Box::new(out), block, &path, cancel)?;
+        self.runs.lock().unwrap_or_else(|e| e.into_inner()).push(Run { path, bytes, owned: true });
+        Ok(bytes)
+    }
+}
+
+/// The stream block of a run (or a single-run output) written from a
+/// sorted chunk: B for numbers written in one piece, B/2 for records and
+/// lines gathered through write-behind blocks of B/4.
+pub(crate) fn run_block(plan: &SortPlan, order: &Order) -> usize {
+    let (b, unit) = (plan.block_size, plan.unit());
+    match order {
+        Order::InPlace => b.max(unit),
+        _ => (b / 2).max(unit),
+    }
+}
+
+/// The plain merger: d-way loser-tree merges following the plan's policy.
+pub(crate) struct Plain;
+
+impl crate::run_store::Merger for Plain {
+    type Store = PlainStore;
+
+    fn merge(
+        &self,
+        mut store: PlainStore,
+        out: &Output<'_>,
+        written: bool,
+        ctx: &MergeCtx<'_>,
+    ) -> Result<Merged> {
+        let mut merged = Merged::default();
+        if written {
+            return Ok(merged);
+        }
+        let plan = ctx.plan;
+        let runs = std::mem::take(&mut *store.runs.lock().unwrap_or_else(|e| e.into_inner()));
+        let sizes: Vec<u64> = runs.iter().map(|r| r.bytes).collect();
+        let sched = schedule(&sizes, plan.fan_in, plan.policy);
+        let total: u64 = sizes.iter().sum();
+        if sched.merges.is_empty() {
+            // No run: an empty output. One (from a stream whose end came
+            // just after a full chunk, or a single file to merge): a copy.
+            if runs.is_empty() {
+                out.open(plan.block_size)?.close()?;
+                return Ok(merged);
+            }
+            ctx.progress.phase_bytes("merge", Some(total));
+            let paths: Vec<PathBuf> = runs.iter().map(|r| r.path.clone()).collect();
+            let moved = merge_runs(plan, ctx.pool, &paths, Dest::Output(out), ctx.progress, ctx.cancel)?;
+            (merged.phase.bytes_read, merged.phase.bytes_written) = (moved.read, moved.written);
+            (merged.merged_bytes, merged.merges, merged.order) = (total, 0, 1);
+            merged.output_bytes = moved.written;
+            remove_owned(&runs)?;
+            ctx.progress.finish_phase();
+            return Ok(merged);
+        }
+        ctx.progress.phase_bytes("merge", Some(sched.merged));
+        let first_new = runs.len();
+        let mut table: Vec<Option<Run>> = runs.into_iter().map(Some).collect();
+        for (k, m) in sched.merges.iter().enumerate() {
+            let inputs: Vec<Run> =
+                m.inputs.iter().map(|&i| table[i].take().expect("each run merged once")).collect();
+            let paths: Vec<PathBuf> = inputs.iter().map(|r| r.path.clone()).collect();
+            let last = k + 1 == sched.merges.len();
+            let (dest, new) = if last {
+                (Dest::Output(out), None)
+            } else {
+                let p = store.new_path()?;
+                (Dest::Run(p.clone()), Some(p))
+            };
+            let moved = merge_runs(plan, ctx.pool, &paths, dest, ctx.progress, ctx.cancel)?;
+            merged.phase.bytes_read += moved.read;
+            merged.phase.bytes_written += moved.written;
+            if last {
+                merged.output_bytes = moved.written;
+            }
+            remove_owned(&inputs)?;
+            debug_assert_eq!(m.output, first_new + k);
+            table.push(new.map(|path| Run { path, bytes: m.size, owned: true }));
+        }
+        ctx.progress.finish_phase();
+        merged.merged_bytes = sched.merged;
+        merged.levels = sched.levels;
+        merged.merges = sched.merges.len();
+        merged.order = sched.merges.iter().map(|m| m.inputs.len()).max().unwrap_or(0);
+        drop(store);
+        Ok(merged)
+    }
+}
+
+/// Removes the runs the sort made (never a caller's file).
+fn remove_owned(runs: &[Run]) -> Result<()> {
+    for r in runs.iter().filter(|r| r.owned) {
+        std::fs::remove_file(&r.path).map_err(|e| Error::from_io("remove", &r.path, e))?;
+    }
+    Ok(())
+}
