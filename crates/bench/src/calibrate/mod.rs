@@ -88,6 +88,7 @@ use emsort_io::{
     format_size, AccessHint, AtomicFile, Calibration, Madvise, Progress, ReaderConfig, ReaderKind,
 };
 
+use crate::grid::round_order;
 use crate::stats::median;
 use crate::{Error, Result};
 use measure::{config, run, run_scattered, DataFile, Pattern};
@@ -770,7 +771,8 @@ impl Measurer<'_> {
 
     /// Step 8's mixed workload ([`measure::run_mixed`]), cold, with the
     /// readers of `a` and of `b` in turns (3 × `reps` rounds, the first of
-    /// each round alternating), so that a drift touches both alike.
+    /// each round alternating: [`round_order`] of two), so that a drift
+    /// touches both alike.
     fn mixed_pair(
         &mut self,
         a: (&str, u64, &str, &ReaderConfig),
@@ -784,7 +786,7 @@ impl Measurer<'_> {
         let mut times = [Vec::with_capacity(rounds), Vec::with_capacity(rounds)];
         self.progress.message(&format!("{} against {}", a.0, b.0));
         for round in 0..rounds {
-            for k in [round % 2, 1 - round % 2] {
+            for k in round_order(2, round) {
                 let cfg = if k == 0 { a.3 } else { b.3 };
                 times[k].push(measure::run_mixed(
                     self.file,
