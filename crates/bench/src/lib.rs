@@ -26,6 +26,9 @@
 //!   method, output and work directories, what `machine.json` records) and
 //!   the builder methods of [`CampaignBuilder`] (import the trait to call
 //!   `cache`, `out_dir`, `work_dir`, `command_line`, `version`).
+//! - [`grid`]: how the campaigns expand their parameter lists into points
+//!   ([`grid::product`]), merge points listed twice, and order repeated
+//!   runs ([`grid::rounds`], [`grid::round_order`]).
 //! - [`machine`]: the facts about the machine recorded beside every result
 //!   (`machine.json`).
 //! - [`stats`]: min / median / max of repeated runs.
@@ -57,6 +60,7 @@ mod csv_log;
 mod error;
 #[cfg(test)]
 mod fuzz;
+pub mod grid;
 mod list;
 pub mod machine;
 pub mod readers;

@@ -88,6 +88,7 @@ use emsort_io::{
     format_size, AccessHint, AtomicFile, Calibration, Madvise, Progress, ReaderConfig, ReaderKind,
 };
 
+use crate::grid::round_order;
 use crate::stats::median;
 use crate::{Error, Result};
 use measure::{config, run, run_scattered, DataFile, Pattern};
@@ -271,9 +272,44 @@ impl Calibrate {
         &self.plan
     }
 
-    /// Measures every step and derives the calibration.
+    /// Measures every step and derives the calibration: the steps of the
+    /// [module docs](self) in order, each on the values the earlier ones
+    /// gave.
     pub fn run(&self, progress: &dyn Progress, cancel: &AtomicBool) -> Result<Outcome> {
         let start = Instant::now();
+        self.check()?;
+        let work = self.scratch_dir()?;
+        let (file, set) = self.write_data_files(work.path(), progress, cancel)?;
+        progress.phase("calibrate", Some(self.plan.point_count()));
+        let mut m =
+            Measurer { file: &file, set: &set, plan: &self.plan, cache: self.cache, progress, cancel };
+        let mut cal = Calibration::default();
+        let mut tables = vec![
+            m.mmap_advice(&mut cal)?,
+            m.prefetch(&mut cal)?,
+            m.mmap_max_request(&mut cal)?,
+            m.max_block(&mut cal)?,
+            m.queue_depth(&mut cal)?,
+            m.uring_min_request(&mut cal)?,
+        ];
+        tables.extend(m.threads(&mut cal)?);
+        tables.push(m.direct_readahead(&mut cal)?);
+        progress.finish_phase();
+        let read_ahead_kb = emsort_io::cache::read_ahead_kb(&file.path);
+        drop(work);
+        Ok(Outcome {
+            calibration: cal,
+            tables,
+            cache: self.cache,
+            plan: self.plan.clone(),
+            read_ahead_kb,
+            seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Refuses a cache method this process cannot use and a directory that
+    /// is not one.
+    fn check(&self) -> Result<()> {
         if self.cache == CacheMethod::Drop && !emsort_io::cache::can_drop_caches() {
             return Err(Error::Campaign(
                 "cache method 'drop' needs write access to /proc/sys/vm/drop_caches (root); use fadvise"
@@ -281,54 +317,99 @@ impl Calibrate {
             ));
         }
         match std::fs::metadata(&self.dir) {
-            Ok(md) if md.is_dir() => {}
-            Ok(_) => return Err(Error::Campaign(format!("{}: not a directory", self.dir.display()))),
+            Ok(md) if md.is_dir() => Ok(()),
+            Ok(_) => Err(Error::Campaign(format!("{}: not a directory", self.dir.display()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::Campaign(format!("{}: no such directory", self.dir.display())))
+                Err(Error::Campaign(format!("{}: no such directory", self.dir.display())))
             }
-            Err(e) => return Err(Error::io("stat", &self.dir, e)),
+            Err(e) => Err(Error::io("stat", &self.dir, e)),
         }
+    }
+
+    /// The new directory the data files live in (removed when dropped),
+    /// with room for them checked.
+    fn scratch_dir(&self) -> Result<tempfile::TempDir> {
         let work = tempfile::Builder::new()
             .prefix("emsort-calibrate-")
             .tempdir_in(&self.dir)
             .map_err(|e| Error::io("create directory in", &self.dir, e))?;
-        let p = &self.plan;
         crate::scratch::check_space(
             work.path(),
-            2 * p.file_size,
+            2 * self.plan.file_size,
             format!("the calibration's data files in {}", work.path().display()),
         )?;
+        Ok(work)
+    }
+
+    /// Writes the data file and the set of [`SET_FILES`] smaller files
+    /// (together its size) into `work`, in phase `"write the data files"`.
+    fn write_data_files(
+        &self,
+        work: &Path,
+        progress: &dyn Progress,
+        cancel: &AtomicBool,
+    ) -> Result<(DataFile, Vec<DataFile>)> {
+        let p = &self.plan;
         progress.phase("write the data files", None);
-        let file = DataFile::create(&work.path().join("data.bin"), p.file_size, cancel)?;
+        let file = DataFile::create(&work.join("data.bin"), p.file_size, cancel)?;
         let part = (p.file_size / SET_FILES as u64 / measure::PAGE).max(1) * measure::PAGE;
         let set = (0..SET_FILES)
-            .map(|i| DataFile::create(&work.path().join(format!("set-{i}.bin")), part, cancel))
+            .map(|i| DataFile::create(&work.join(format!("set-{i}.bin")), part, cancel))
             .collect::<Result<Vec<_>>>()?;
         progress.finish_phase();
-        let uring_sizes: Vec<usize> =
-            p.uring_sizes.iter().copied().filter(|&s| s as u64 <= p.file_size / 2).collect();
-        let points = p.advice.len()
-            + 2
-            + 2 * p.mmap_sizes.len()
-            + p.blocks.len()
-            + p.depths.len()
-            + 2 * uring_sizes.len()
-            + 3 * p.threads.len()
-            + 2;
-        progress.phase("calibrate", Some(points as u64));
-        let mut m = Measurer { file: &file, set: &set, plan: p, cache: self.cache, progress, cancel };
-        let mut cal = Calibration::default();
-        let mut tables = Vec::new();
+        Ok((file, set))
+    }
+}
 
-        // 1. The madvise hint for random mmap reads.
-        let half = p.file_size / 2;
-        let set_half = set.iter().map(|f| f.size).sum::<u64>() / 2;
-        let mut t = m.table(&format!(
+impl Plan {
+    /// The request sizes of step 6 that fit twice into the data file.
+    fn uring_sizes_measured(&self) -> Vec<usize> {
+        self.uring_sizes.iter().copied().filter(|&s| s as u64 <= self.file_size / 2).collect()
+    }
+
+    /// Points measured in all (the length of phase `"calibrate"`).
+    fn point_count(&self) -> u64 {
+        (self.advice.len()
+            + 2
+            + 2 * self.mmap_sizes.len()
+            + self.blocks.len()
+            + self.depths.len()
+            + 2 * self.uring_sizes_measured().len()
+            + 3 * self.threads.len()
+            + 2) as u64
+    }
+}
+
+/// Runs points and reports progress; its step methods measure one step of
+/// the calibration each, set its value in the [`Calibration`] they are
+/// given and return its [`Table`].
+struct Measurer<'a> {
+    file: &'a DataFile,
+    /// The set of smaller files of steps 1 to 3.
+    set: &'a [DataFile],
+    plan: &'a Plan,
+    cache: CacheMethod,
+    progress: &'a dyn Progress,
+    cancel: &'a AtomicBool,
+}
+
+/// The steps, in the order [`Calibrate::run`] takes them.
+impl Measurer<'_> {
+    /// Half of the set's bytes: what the random reads of steps 1 to 3 cover.
+    fn set_half(&self) -> u64 {
+        self.set.iter().map(|f| f.size).sum::<u64>() / 2
+    }
+
+    /// Step 1: the madvise hint for random mmap reads (`mmap_advice`).
+    fn mmap_advice(&mut self, cal: &mut Calibration) -> Result<Table> {
+        let p = self.plan;
+        let set_half = self.set_half();
+        let mut t = self.table(&format!(
             "random 4K reads of half of {SET_FILES} files of {} through mmap, by madvise hint",
-            format_size(part)
+            format_size(self.set[0].size)
         ));
         for (i, &a) in p.advice.iter().enumerate() {
-            let pt = m.point(
+            let pt = self.point(
                 &format!("mmap {a}"),
                 i as u64,
                 a.name(),
@@ -367,58 +448,64 @@ impl Calibrate {
             }
             (None, _) => {}
         }
-        tables.push(t);
+        Ok(t)
+    }
 
-        // 2. The same reads with the whole file prefetched in the background.
-        let mut t = m.table(&format!(
+    /// Step 2: the same reads with the whole file prefetched in the
+    /// background (`prefetch`).
+    fn prefetch(&mut self, cal: &mut Calibration) -> Result<Table> {
+        let mut t = self.table(&format!(
             "the same reads through the adaptive reader's mapping ({}), without and with a background prefetch",
             cal.mmap_advice
         ));
-        {
-            // Measured again beside the prefetch, not taken from step 1: the
-            // disk drifts between steps.
-            let pat = Pattern::Scattered { request: 4096, total: set_half, seed: 1 };
-            let w = m.point(
-                &format!("mmap {}", cal.mmap_advice),
-                0,
-                "off",
-                ReaderKind::Mmap,
-                (0, 1, cal.mmap_advice),
-                pat,
-                1,
-            )?;
-            let probe = Calibration {
-                mmap_max_request: 4096,
-                random_run: 0,
-                mmap_advice: cal.mmap_advice,
-                prefetch: true,
-                ..Calibration::default()
-            };
-            let cfg = ReaderConfig::new(ReaderKind::Adaptive).access(AccessHint::Random).calibration(probe);
-            let with = m.point_with("mmap+prefetch", 1, "on", &cfg, pat, 1)?;
-            // On unless it costs: see the module docs.
-            cal.prefetch = with.mib_s() * (1.0 + PLATEAU) >= w.mib_s();
-            t.decision = format!(
-                "prefetch = {}: {:.1} MiB/s with it against {:.1} without{}",
-                if cal.prefetch { "on" } else { "off" },
-                with.mib_s(),
-                w.mib_s(),
-                if cal.prefetch { "" } else { " (slower by more than 5 %)" },
-            );
-            t.points.push(w);
-            t.points.push(with);
-        }
-        tables.push(t);
+        // Measured again beside the prefetch, not taken from step 1: the
+        // disk drifts between steps.
+        let pat = Pattern::Scattered { request: 4096, total: self.set_half(), seed: 1 };
+        let w = self.point(
+            &format!("mmap {}", cal.mmap_advice),
+            0,
+            "off",
+            ReaderKind::Mmap,
+            (0, 1, cal.mmap_advice),
+            pat,
+            1,
+        )?;
+        let probe = Calibration {
+            mmap_max_request: 4096,
+            random_run: 0,
+            mmap_advice: cal.mmap_advice,
+            prefetch: true,
+            ..Calibration::default()
+        };
+        let cfg = ReaderConfig::new(ReaderKind::Adaptive).access(AccessHint::Random).calibration(probe);
+        let with = self.point_with("mmap+prefetch", 1, "on", &cfg, pat, 1)?;
+        // On unless it costs: see the module docs.
+        cal.prefetch = with.mib_s() * (1.0 + PLATEAU) >= w.mib_s();
+        t.decision = format!(
+            "prefetch = {}: {:.1} MiB/s with it against {:.1} without{}",
+            if cal.prefetch { "on" } else { "off" },
+            with.mib_s(),
+            w.mib_s(),
+            if cal.prefetch { "" } else { " (slower by more than 5 %)" },
+        );
+        t.points.push(w);
+        t.points.push(with);
+        Ok(t)
+    }
 
-        // 3. mmap against pread for random reads, by request size.
-        let mut t = m.table(&format!(
+    /// Step 3: mmap against pread for random reads, by request size
+    /// (`mmap_max_request`).
+    fn mmap_max_request(&mut self, cal: &mut Calibration) -> Result<Table> {
+        let p = self.plan;
+        let set_half = self.set_half();
+        let mut t = self.table(&format!(
             "random reads of half of the {SET_FILES} files, by request size: mmap ({}) vs pread (block = request)",
             cal.mmap_advice
         ));
         let mut wins = Vec::new();
         for &s in &p.mmap_sizes {
             let pat = Pattern::Scattered { request: s, total: set_half, seed: 2 + s as u64 };
-            let a = m.point(
+            let a = self.point(
                 &format!("mmap {}", cal.mmap_advice),
                 s as u64,
                 &sz(s),
@@ -427,7 +514,8 @@ impl Calibrate {
                 pat,
                 1,
             )?;
-            let b = m.point("pread", s as u64, &sz(s), ReaderKind::Pread, (s, 1, Madvise::Normal), pat, 1)?;
+            let b =
+                self.point("pread", s as u64, &sz(s), ReaderKind::Pread, (s, 1, Madvise::Normal), pat, 1)?;
             wins.push((s, a.seconds() < b.seconds()));
             t.points.push(a);
             t.points.push(b);
@@ -443,12 +531,14 @@ impl Calibrate {
             }
             None => "mmap_max_request = off: pread wins already at the smallest size".into(),
         };
-        tables.push(t);
+        Ok(t)
+    }
 
-        // 4. Block size of sequential pread.
-        let mut t = m.table("the whole file front to back with pread, by block size");
-        for &b in &p.blocks {
-            let pt = m.point(
+    /// Step 4: the block size of sequential pread (`max_block`).
+    fn max_block(&mut self, cal: &mut Calibration) -> Result<Table> {
+        let mut t = self.table("the whole file front to back with pread, by block size");
+        for &b in &self.plan.blocks {
+            let pt = self.point(
                 "pread",
                 b as u64,
                 &sz(b),
@@ -462,17 +552,20 @@ impl Calibrate {
         let (b, why) = plateau(&t.points);
         cal.max_block = b as usize;
         t.decision = format!("max_block = {}: {why}", sz(b as usize));
-        tables.push(t);
+        Ok(t)
+    }
 
-        // 5. Queue depth of sequential uring, in blocks of max_block.
+    /// Step 5: the queue depth of sequential uring, in blocks of
+    /// `max_block` (`queue_depth`).
+    fn queue_depth(&mut self, cal: &mut Calibration) -> Result<Table> {
         let chunk = (cal.max_block * 16).clamp(1 << 20, 64 << 20);
-        let mut t = m.table(&format!(
+        let mut t = self.table(&format!(
             "the whole file front to back with uring, requests of {}, blocks of {}, by queue depth",
             sz(chunk),
             sz(cal.max_block)
         ));
-        for &q in &p.depths {
-            let pt = m.point(
+        for &q in &self.plan.depths {
+            let pt = self.point(
                 "uring",
                 q as u64,
                 &q.to_string(),
@@ -486,19 +579,23 @@ impl Calibrate {
         let (q, why) = plateau(&t.points);
         cal.queue_depth = q as u32;
         t.decision = format!("queue_depth = {q}: {why}");
-        tables.push(t);
+        Ok(t)
+    }
 
-        // 6. uring against pread for large random requests.
-        let mut t = m.table(&format!(
+    /// Step 6: uring against pread for large random requests
+    /// (`uring_min_request`).
+    fn uring_min_request(&mut self, cal: &mut Calibration) -> Result<Table> {
+        let half = self.plan.file_size / 2;
+        let mut t = self.table(&format!(
             "random requests, by size: uring (blocks of {}, Q = {}) vs pread (the adaptive reader's block)",
             sz(cal.max_block),
             cal.queue_depth
         ));
         let mut wins = Vec::new();
-        for &s in &uring_sizes {
+        for s in self.plan.uring_sizes_measured() {
             let total = half.max(4 * s as u64);
             let pat = Pattern::Random { request: s, total, seed: 100 + s as u64 };
-            let a = m.point(
+            let a = self.point(
                 "uring",
                 s as u64,
                 &sz(s),
@@ -508,8 +605,15 @@ impl Calibrate {
                 1,
             )?;
             let block = cal.pread_block(s);
-            let b =
-                m.point("pread", s as u64, &sz(s), ReaderKind::Pread, (block, 1, Madvise::Normal), pat, 1)?;
+            let b = self.point(
+                "pread",
+                s as u64,
+                &sz(s),
+                ReaderKind::Pread,
+                (block, 1, Madvise::Normal),
+                pat,
+                1,
+            )?;
             wins.push((s, a.seconds() < b.seconds()));
             t.points.push(a);
             t.points.push(b);
@@ -520,9 +624,15 @@ impl Calibrate {
             Some(s) => format!("uring_min_request = {}: uring wins from this size on", sz(s)),
             None => "uring_min_request = off: pread wins at the largest size measured".into(),
         };
-        tables.push(t);
+        Ok(t)
+    }
 
-        // 7. Threads.
+    /// Step 7: threads for sequential, small random and large random reads
+    /// (`threads_sequential`, `threads_random_small`,
+    /// `threads_random_large`), a table each.
+    fn threads(&mut self, cal: &mut Calibration) -> Result<Vec<Table>> {
+        let p = self.plan;
+        let half = p.file_size / 2;
         let seq_block = cal.max_block;
         let cases: [(&str, Pattern, usize); 3] = [
             ("threads_sequential", Pattern::Sequential { request: seq_block }, seq_block),
@@ -537,6 +647,7 @@ impl Calibrate {
                 p.large_random,
             ),
         ];
+        let mut tables = Vec::with_capacity(cases.len());
         for (key, pat, block) in cases {
             let what = match pat {
                 Pattern::Sequential { .. } => "the whole file in contiguous slices".to_string(),
@@ -545,9 +656,9 @@ impl Calibrate {
                     format!("random {} reads, {} in all", sz(request), sz(total as usize))
                 }
             };
-            let mut t = m.table(&format!("{what}, pread (block {}), by threads", sz(block)));
+            let mut t = self.table(&format!("{what}, pread (block {}), by threads", sz(block)));
             for &n in &p.threads {
-                let pt = m.point(
+                let pt = self.point(
                     "pread",
                     n as u64,
                     &n.to_string(),
@@ -568,71 +679,52 @@ impl Calibrate {
             t.decision = format!("{key} = {n}: {why}");
             tables.push(t);
         }
+        Ok(tables)
+    }
 
-        // 8. Sequential runs: the kernel's readahead or the direct read-ahead.
-        let mut t = m.table(&format!(
+    /// Step 8: sequential runs among random reads by the kernel's
+    /// readahead or the direct read-ahead (`direct_readahead`).
+    fn direct_readahead(&mut self, cal: &mut Calibration) -> Result<Table> {
+        let mut t = self.table(&format!(
             "the data file in runs of {} (requests of {}, {} skipped after each) among random 4K reads of half of the {SET_FILES} files, through the adaptive reader: its runs by pread, or by the direct read-ahead with reads of {} in flight",
             sz(SEQUENTIAL_RUN as usize),
             sz(SEQUENTIAL_REQUEST),
             sz(SEQUENTIAL_RUN as usize),
             sz(emsort_io::reader::DIRECT_CHUNK)
         ));
-        {
-            let adaptive = |direct: u32| {
-                let c = Calibration { direct_readahead: direct, ..cal.clone() };
-                ReaderConfig::new(ReaderKind::Adaptive).calibration(c)
-            };
-            let d = direct_depth(emsort_io::cache::read_ahead_kb(&file.path));
-            let (off, on) = (adaptive(0), adaptive(d));
-            let [kernel, direct] =
-                m.mixed_pair(("pread", 0, "off", &off), ("direct", d as u64, &d.to_string(), &on))?;
-            // Paired by round: the ratio of the two times in each round.
-            let ratios: Vec<f64> = direct.runs.iter().zip(&kernel.runs).map(|(x, y)| x / y).collect();
-            let ratio = median(&ratios).unwrap_or(f64::NAN);
-            // On unless it costs: see the module docs.
-            let on = ratio <= 1.0 + PLATEAU;
-            cal.direct_readahead = if on { d } else { 0 };
-            t.decision = format!(
-                "direct_readahead = {}: with {d} reads of {} in flight (as far ahead as read_ahead_kb) {:.2}× the time of pread (median of {} paired rounds; {:.1} against {:.1} MiB/s){}",
-                if on { d.to_string() } else { "off".into() },
-                sz(emsort_io::reader::DIRECT_CHUNK),
-                ratio,
-                ratios.len(),
-                direct.mib_s(),
-                kernel.mib_s(),
-                if on { "" } else { " (slower by more than 5 %)" },
-            );
-            t.points.push(kernel);
-            t.points.push(direct);
-        }
-        tables.push(t);
-
-        progress.finish_phase();
-        let read_ahead_kb = emsort_io::cache::read_ahead_kb(&file.path);
-        drop(work);
-        Ok(Outcome {
-            calibration: cal,
-            tables,
-            cache: self.cache,
-            plan: p.clone(),
-            read_ahead_kb,
-            seconds: start.elapsed().as_secs_f64(),
-        })
+        let adaptive = |direct: u32| {
+            let c = Calibration { direct_readahead: direct, ..cal.clone() };
+            ReaderConfig::new(ReaderKind::Adaptive).calibration(c)
+        };
+        let d = direct_depth(emsort_io::cache::read_ahead_kb(&self.file.path));
+        let (off, on) = (adaptive(0), adaptive(d));
+        let [kernel, direct] =
+            self.mixed_pair(("pread", 0, "off", &off), ("direct", d as u64, &d.to_string(), &on))?;
+        // Paired by round: the ratio of the two times in each round.
+        let ratios: Vec<f64> = direct.runs.iter().zip(&kernel.runs).map(|(x, y)| x / y).collect();
+        let ratio = median(&ratios).unwrap_or(f64::NAN);
+        // On unless it costs: see the module docs.
+        let on = ratio <= 1.0 + PLATEAU;
+        cal.direct_readahead = if on { d } else { 0 };
+        t.decision = format!(
+            "direct_readahead = {}: with {d} reads of {} in flight (as far ahead as read_ahead_kb) {:.2}× the time of pread (median of {} paired rounds; {:.1} against {:.1} MiB/s){}",
+            if on { d.to_string() } else { "off".into() },
+            sz(emsort_io::reader::DIRECT_CHUNK),
+            ratio,
+            ratios.len(),
+            direct.mib_s(),
+            kernel.mib_s(),
+            if on { "" } else { " (slower by more than 5 %)" },
+        );
+        t.points.push(kernel);
+        t.points.push(direct);
+        Ok(t)
     }
 }
 
-/// Runs points and reports progress.
-struct Measurer<'a> {
-    file: &'a DataFile,
-    /// The set of smaller files of steps 1 to 3.
-    set: &'a [DataFile],
-    plan: &'a Plan,
-    cache: CacheMethod,
-    progress: &'a dyn Progress,
-    cancel: &'a AtomicBool,
-}
-
+/// Running points.
 impl Measurer<'_> {
+    /// A step's table, its points and decision to come.
     fn table(&self, title: &str) -> Table {
         Table { title: title.to_string(), points: Vec::new(), decision: String::new() }
     }
@@ -676,12 +768,11 @@ impl Measurer<'_> {
         self.progress.advance(1);
         Ok(Point { series: series.to_string(), param, label: label.to_string(), bytes, runs })
     }
-}
 
-impl Measurer<'_> {
     /// Step 8's mixed workload ([`measure::run_mixed`]), cold, with the
     /// readers of `a` and of `b` in turns (3 × `reps` rounds, the first of
-    /// each round alternating), so that a drift touches both alike.
+    /// each round alternating: [`round_order`] of two), so that a drift
+    /// touches both alike.
     fn mixed_pair(
         &mut self,
         a: (&str, u64, &str, &ReaderConfig),
@@ -695,7 +786,7 @@ impl Measurer<'_> {
         let mut times = [Vec::with_capacity(rounds), Vec::with_capacity(rounds)];
         self.progress.message(&format!("{} against {}", a.0, b.0));
         for round in 0..rounds {
-            for k in [round % 2, 1 - round % 2] {
+            for k in round_order(2, round) {
                 let cfg = if k == 0 { a.3 } else { b.3 };
                 times[k].push(measure::run_mixed(
                     self.file,

@@ -17,6 +17,7 @@ use emsort_io::ReaderConfig;
 
 use super::plan::{Experiment, Plan};
 use super::point::{Api, Pattern, Point};
+use crate::grid::product;
 
 /// A point with the defaults: reader `reader`, B = 4 MiB, Q = 32, one
 /// thread, `single` api.
@@ -55,24 +56,25 @@ fn distinct_total(f: u64, r: u64, n: u64) -> u64 {
     n.min(f / r).max(1) * r
 }
 
-/// The points of `exp`, in run order.
+/// The points of `exp`, in run order: the [`product`] of its lists (the
+/// first varying slowest), those of a setting per reader built first where
+/// a reader sweeps several of them.
 pub fn points(plan: &Plan, exp: Experiment) -> Vec<Point> {
     let reps = plan.reps;
     let mut v = Vec::new();
     match exp {
         Experiment::BlockSize => {
             let f = plan.bs_file;
-            for reader in ["pread", "uring"] {
-                for &b in plan.bs_blocks.iter().filter(|&&b| b <= f) {
-                    for pattern in [Pattern::Seq, Pattern::Rand] {
-                        let total =
-                            if pattern == Pattern::Seq { f } else { distinct_total(f, b, plan.bs_requests) };
-                        let mut p = base(exp, "block", reader, pattern, f, b, total, reps);
-                        p.block_size = b;
-                        p.queue_depth = 1;
-                        v.push(p);
-                    }
-                }
+            let readers = ["pread", "uring"];
+            let blocks: Vec<u64> = plan.bs_blocks.iter().copied().filter(|&b| b <= f).collect();
+            let patterns = [Pattern::Seq, Pattern::Rand];
+            for [k, b, pattern] in product([readers.len(), blocks.len(), patterns.len()]) {
+                let (b, pattern) = (blocks[b], patterns[pattern]);
+                let total = if pattern == Pattern::Seq { f } else { distinct_total(f, b, plan.bs_requests) };
+                let mut p = base(exp, "block", readers[k], pattern, f, b, total, reps);
+                p.block_size = b;
+                p.queue_depth = 1;
+                v.push(p);
             }
         }
         Experiment::QueueDepth => {
@@ -85,123 +87,90 @@ pub fn points(plan: &Plan, exp: Experiment) -> Vec<Point> {
                 let n = plan.qd_requests.min(plan.qd_rand_total / r);
                 settings.push((Pattern::Rand, r, distinct_total(f, r, n)));
             }
-            for (pattern, r, total) in settings {
-                for &q in &plan.qd_depths {
-                    let readers: &[&str] = if plan.qd_fio { &["uring", "fio"] } else { &["uring"] };
-                    for &reader in readers {
-                        let mut p = base(exp, "depth", reader, pattern, f, r, total, reps);
-                        p.block_size = r;
-                        p.queue_depth = q;
-                        p.api = if reader == "fio" { Api::Fio } else { Api::Batch };
-                        v.push(p);
-                    }
-                }
+            let readers: &[&str] = if plan.qd_fio { &["uring", "fio"] } else { &["uring"] };
+            for [s, q, k] in product([settings.len(), plan.qd_depths.len(), readers.len()]) {
+                let ((pattern, r, total), reader) = (settings[s], readers[k]);
+                let mut p = base(exp, "depth", reader, pattern, f, r, total, reps);
+                p.block_size = r;
+                p.queue_depth = plan.qd_depths[q];
+                p.api = if reader == "fio" { Api::Fio } else { Api::Batch };
+                v.push(p);
             }
         }
         Experiment::Mmap => {
             let f = plan.mm_file;
-            for &hint in &plan.mm_hints {
-                for &r in plan.mm_sizes.iter().filter(|&&r| r <= f) {
-                    let n = plan.mm_requests.min(f / r).max(1);
-                    let mut p = base(exp, "request", "mmap", Pattern::Spread, f, r, n * r, reps);
-                    p.madvise = hint.name().to_string();
-                    v.push(p);
-                }
+            let sizes: Vec<u64> = plan.mm_sizes.iter().copied().filter(|&r| r <= f).collect();
+            for [h, r] in product([plan.mm_hints.len(), sizes.len()]) {
+                let r = sizes[r];
+                let n = plan.mm_requests.min(f / r).max(1);
+                let mut p = base(exp, "request", "mmap", Pattern::Spread, f, r, n * r, reps);
+                p.madvise = plan.mm_hints[h].name().to_string();
+                v.push(p);
             }
         }
         Experiment::Sequential => {
+            // (sweep, file, request, total) of each reader.
             let largest = plan.seq_files.iter().copied().max().unwrap_or(0);
-            for &k in &plan.readers {
-                for &f in &plan.seq_files {
-                    v.push(base(exp, "file", k.name(), Pattern::Seq, f, plan.seq_request.min(f), f, reps));
-                }
-                for &t in plan.seq_totals.iter().filter(|&&t| t < largest) {
-                    v.push(base(
-                        exp,
-                        "total",
-                        k.name(),
-                        Pattern::Seq,
-                        largest,
-                        plan.seq_request.min(t),
-                        t,
-                        reps,
-                    ));
-                }
+            let mut series: Vec<(&str, u64, u64, u64)> =
+                plan.seq_files.iter().map(|&f| ("file", f, plan.seq_request.min(f), f)).collect();
+            for &t in plan.seq_totals.iter().filter(|&&t| t < largest) {
+                series.push(("total", largest, plan.seq_request.min(t), t));
+            }
+            for [k, s] in product([plan.readers.len(), series.len()]) {
+                let (sweep, f, r, total) = series[s];
+                v.push(base(exp, sweep, plan.readers[k].name(), Pattern::Seq, f, r, total, reps));
             }
         }
         Experiment::Random => {
+            // (sweep, file, request, total) of each reader.
             let f = plan.rnd_file;
             let capped = |f: u64, r: u64| distinct_total(f, r, plan.rnd_requests.min(plan.rnd_total / r));
-            for &k in &plan.readers {
-                for &r in plan.rnd_sizes.iter().filter(|&&r| r <= f) {
-                    v.push(base(exp, "request", k.name(), Pattern::Rand, f, r, capped(f, r), reps));
-                }
-                for &ff in plan.rnd_files.iter().filter(|&&ff| ff >= plan.rnd_size) {
-                    v.push(base(
-                        exp,
-                        "file",
-                        k.name(),
-                        Pattern::Rand,
-                        ff,
+            let mut series: Vec<(&str, u64, u64, u64)> = Vec::new();
+            for &r in plan.rnd_sizes.iter().filter(|&&r| r <= f) {
+                series.push(("request", f, r, capped(f, r)));
+            }
+            for &ff in plan.rnd_files.iter().filter(|&&ff| ff >= plan.rnd_size) {
+                series.push(("file", ff, plan.rnd_size, capped(ff, plan.rnd_size)));
+            }
+            if plan.rnd_size <= f {
+                for &t in &plan.rnd_totals {
+                    series.push((
+                        "total",
+                        f,
                         plan.rnd_size,
-                        capped(ff, plan.rnd_size),
-                        reps,
+                        distinct_total(f, plan.rnd_size, t / plan.rnd_size),
                     ));
                 }
-                if plan.rnd_size <= f {
-                    for &t in &plan.rnd_totals {
-                        let total = distinct_total(f, plan.rnd_size, t / plan.rnd_size);
-                        v.push(base(exp, "total", k.name(), Pattern::Rand, f, plan.rnd_size, total, reps));
-                    }
-                }
+            }
+            for [k, s] in product([plan.readers.len(), series.len()]) {
+                let (sweep, f, r, total) = series[s];
+                v.push(base(exp, sweep, plan.readers[k].name(), Pattern::Rand, f, r, total, reps));
             }
         }
         Experiment::Memory => {
             let (f, r) = (plan.mem_file, plan.mem_size.min(plan.mem_file));
-            for limited in [true, false] {
-                for &k in &plan.readers {
-                    for &t in &plan.mem_totals {
-                        let mut p =
-                            base(exp, "total", k.name(), Pattern::Repeat, f, r, t.div_ceil(r) * r, reps);
-                        p.limited = limited;
-                        v.push(p);
-                    }
-                }
+            let limited = [true, false];
+            for [l, k, t] in product([limited.len(), plan.readers.len(), plan.mem_totals.len()]) {
+                let total = plan.mem_totals[t].div_ceil(r) * r;
+                let mut p = base(exp, "total", plan.readers[k].name(), Pattern::Repeat, f, r, total, reps);
+                p.limited = limited[l];
+                v.push(p);
             }
         }
         Experiment::Threads => {
+            // (pattern, request, total) at each thread count of each reader.
             let f = plan.th_file;
             let threads = plan.th_threads.counts();
-            for &k in &plan.readers {
-                for &t in &threads {
-                    let mut ps = vec![base(
-                        exp,
-                        "threads",
-                        k.name(),
-                        Pattern::Seq,
-                        f,
-                        plan.th_seq_request.min(f),
-                        f,
-                        reps,
-                    )];
-                    for &r in plan.th_rand_sizes.iter().filter(|&&r| r <= f) {
-                        let n = plan.th_requests.min(plan.th_rand_total / r);
-                        ps.push(base(
-                            exp,
-                            "threads",
-                            k.name(),
-                            Pattern::Rand,
-                            f,
-                            r,
-                            distinct_total(f, r, n),
-                            reps,
-                        ));
-                    }
-                    for mut p in ps {
-                        p.threads = t;
-                        v.push(p);
-                    }
-                }
+            let mut series = vec![(Pattern::Seq, plan.th_seq_request.min(f), f)];
+            for &r in plan.th_rand_sizes.iter().filter(|&&r| r <= f) {
+                let n = plan.th_requests.min(plan.th_rand_total / r);
+                series.push((Pattern::Rand, r, distinct_total(f, r, n)));
+            }
+            for [k, t, s] in product([plan.readers.len(), threads.len(), series.len()]) {
+                let (pattern, r, total) = series[s];
+                let mut p = base(exp, "threads", plan.readers[k].name(), pattern, f, r, total, reps);
+                p.threads = threads[t];
+                v.push(p);
             }
         }
     }

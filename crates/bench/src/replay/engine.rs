@@ -81,6 +81,10 @@ use emsort_io::{AnyReader, ChoiceCounts, Progress, Reader, ReaderConfig, ReaderK
 use super::trace::{Request, Trace};
 use crate::{Error, Result};
 
+/// The readers' order round by round (moved to [`crate::grid`], where the
+/// calibration's paired rounds use it too).
+pub use crate::grid::round_order;
+
 /// How the trace is shared among threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Split {
@@ -575,28 +579,6 @@ impl Worker {
         self.busy = start.elapsed().saturating_sub(checking);
         Ok(())
     }
-}
-
-/// The order of the `k` readers in round `round` (0-based): a Williams
-/// design, so that over `k` rounds (`2k` for odd `k`) every reader runs
-/// right after every other one equally often, and in every position. A
-/// run can leave the machine in a state that favours or hurts the next
-/// one (the page cache it filled, memory the host has to give back), and a
-/// fixed order would charge that to the same reader every round.
-pub fn round_order(k: usize, round: usize) -> Vec<usize> {
-    if k == 0 {
-        return Vec::new();
-    }
-    // The first row: 0, 1, k−1, 2, k−2, …; row r adds r (mod k); for odd
-    // k the rows k … 2k−1 are the first k reversed.
-    let first: Vec<usize> =
-        (0..k).map(|j| if j % 2 == 1 { j.div_ceil(2) } else { (k - j / 2) % k }).collect();
-    let r = round % if k % 2 == 0 { k } else { 2 * k };
-    let mut row: Vec<usize> = first.iter().map(|&x| (x + r) % k).collect();
-    if r >= k {
-        row.reverse();
-    }
-    row
 }
 
 /// Reads `[offset, offset + size)` with `pread` (until full or end of file;

@@ -43,7 +43,6 @@
 //!  raw.csv ──► summary.csv (ratios), plots/*.svg
 //! ```
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -63,6 +62,7 @@ use crate::campaign::{
     check_memory_m, formats_element, interrupted, memory_fs_warning, write_json, CampaignBuilder,
     CampaignSettings,
 };
+use crate::grid::{merge_repeats, product, rounds};
 use crate::machine::{meminfo, Machine};
 use crate::{Error, Result};
 
@@ -221,57 +221,47 @@ impl Campaign {
     /// point listed twice runs once with the larger reps. Fails when there
     /// is no point or a size holds no whole item.
     pub fn new(grids: &[Grid]) -> Result<Campaign> {
-        type Key = (String, u64, u64, usize, &'static str, &'static str, usize);
-        let mut by_key: BTreeMap<Key, Point> = BTreeMap::new();
+        let mut points = Vec::new();
         for g in grids {
-            for &format in &g.formats {
-                for &size in &g.sizes {
-                    let bytes = whole_items(format, size);
-                    if bytes == 0 {
-                        return Err(Error::Campaign(format!("size {size} holds no whole {format} item")));
-                    }
-                    for &memory in &g.memories {
-                        for &fan_in in &g.fan_ins {
-                            for &policy in &g.policies {
-                                for &io in &g.io {
-                                    for &t in &g.threads {
-                                        let threads = if t == 0 { cores() } else { t };
-                                        let p = Point {
-                                            format,
-                                            bytes,
-                                            memory,
-                                            fan_in,
-                                            policy,
-                                            io,
-                                            threads,
-                                            reps: g.reps,
-                                        };
-                                        let key = (
-                                            format.to_string(),
-                                            bytes,
-                                            memory,
-                                            fan_in,
-                                            policy.name(),
-                                            io.name(),
-                                            threads,
-                                        );
-                                        by_key
-                                            .entry(key)
-                                            .and_modify(|q| q.reps = q.reps.max(p.reps))
-                                            .or_insert(p);
-                                    }
-                                }
-                            }
-                        }
-                    }
+            // The inputs first, each size in whole items of each format.
+            let mut inputs = Vec::new();
+            for [f, s] in product([g.formats.len(), g.sizes.len()]) {
+                let (format, size) = (g.formats[f], g.sizes[s]);
+                let bytes = whole_items(format, size);
+                if bytes == 0 {
+                    return Err(Error::Campaign(format!("size {size} holds no whole {format} item")));
                 }
+                inputs.push((format, bytes));
             }
+            let lens = [
+                inputs.len(),
+                g.memories.len(),
+                g.fan_ins.len(),
+                g.policies.len(),
+                g.io.len(),
+                g.threads.len(),
+            ];
+            points.extend(product(lens).map(|[i, m, d, policy, io, t]| Point {
+                format: inputs[i].0,
+                bytes: inputs[i].1,
+                memory: g.memories[m],
+                fan_in: g.fan_ins[d],
+                policy: g.policies[policy],
+                io: g.io[io],
+                threads: if g.threads[t] == 0 { cores() } else { g.threads[t] },
+                reps: g.reps,
+            }));
         }
-        if by_key.is_empty() {
+        let points = merge_repeats(
+            points,
+            |p| (p.format.to_string(), p.bytes, p.memory, p.fan_in, p.policy.name(), p.io.name(), p.threads),
+            |p| &mut p.reps,
+        );
+        if points.is_empty() {
             return Err(Error::Campaign("the campaign has no point to measure".into()));
         }
         Ok(Campaign {
-            points: by_key.into_values().collect(),
+            points,
             settings: CampaignSettings::new(Self::NAME),
             sorter_exe: None,
             stxxl: Some(StxxlBuild::default()),
@@ -542,7 +532,6 @@ impl Campaign {
         generate(&spec, input, &NoProgress, ctx.cancel)?;
         let fp = fingerprint_file(input, format, ctx.cancel)?;
         let points = self.points_of(format, bytes);
-        let reps = points.iter().map(|p| p.reps).max().unwrap_or(1);
         let fits = Self::in_memory_fits(format, bytes);
         if !fits {
             warnings.push(format!(
@@ -554,8 +543,8 @@ impl Campaign {
         let reference = ctx.work.join("reference.out");
         let peer_out = ctx.work.join("peer.out");
         let fmt = format.to_string();
-        for rep in 1..=reps {
-            for p in points.iter().filter(|p| p.reps >= rep) {
+        for (rep, round) in rounds(&points, |p| p.reps) {
+            for p in round {
                 if ctx.cancel.load(Ordering::Relaxed) {
                     return Err(interrupted(ctx.work));
                 }

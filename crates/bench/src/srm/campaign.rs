@@ -32,7 +32,6 @@
 //!  raw.csv ──► summary.csv ──► table.md, merge-time-vs-n.svg, d-sweep.svg
 //! ```
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,6 +53,7 @@ use crate::campaign::{
     check_memory_m, formats_element, interrupted, memory_fs_warning, temp_dir_in, write_json,
     CampaignBuilder, CampaignSettings,
 };
+use crate::grid::{merge_repeats, product, rounds};
 use crate::machine::Machine;
 use crate::sort::peers;
 use crate::{Error, Result};
@@ -218,51 +218,46 @@ impl Campaign {
     /// A campaign of every point of `grids`; a point listed twice runs once
     /// with the larger reps. Fails when there is no point.
     pub fn new(grids: &[Grid]) -> Result<Campaign> {
-        type Key = (String, u64, u64, u64, usize, Option<String>, usize);
-        let mut by_key: BTreeMap<Key, Point> = BTreeMap::new();
+        let mut points = Vec::new();
         for g in grids {
-            for &format in &g.formats {
-                for &items in &g.items {
-                    for &memory in &g.memories {
-                        for &block in &g.blocks {
-                            for &disks in &g.disks {
-                                for method in &g.methods {
-                                    // `plain` has no disks: one point whatever D is.
-                                    let (disks, emulate) = if method == "plain" {
-                                        (1, None)
-                                    } else {
-                                        (disks, g.emulate.clone())
-                                    };
-                                    let m =
-                                        super::params::METHODS.iter().position(|x| x == method).unwrap_or(9);
-                                    let key =
-                                        (format.to_string(), items, memory, block, disks, emulate.clone(), m);
-                                    let p = Point {
-                                        format,
-                                        items,
-                                        memory,
-                                        block,
-                                        disks,
-                                        method: method.clone(),
-                                        emulate,
-                                        reps: g.reps,
-                                    };
-                                    by_key
-                                        .entry(key)
-                                        .and_modify(|q| q.reps = q.reps.max(p.reps))
-                                        .or_insert(p);
-                                }
-                            }
-                        }
-                    }
+            let lens = [
+                g.formats.len(),
+                g.items.len(),
+                g.memories.len(),
+                g.blocks.len(),
+                g.disks.len(),
+                g.methods.len(),
+            ];
+            points.extend(product(lens).map(|[f, n, m, b, d, method]| {
+                let method = &g.methods[method];
+                // `plain` has no disks: one point whatever D is.
+                let (disks, emulate) =
+                    if method == "plain" { (1, None) } else { (g.disks[d], g.emulate.clone()) };
+                Point {
+                    format: g.formats[f],
+                    items: g.items[n],
+                    memory: g.memories[m],
+                    block: g.blocks[b],
+                    disks,
+                    method: method.clone(),
+                    emulate,
+                    reps: g.reps,
                 }
-            }
+            }));
         }
-        if by_key.is_empty() {
+        let points = merge_repeats(
+            points,
+            |p| {
+                let m = super::params::METHODS.iter().position(|x| x == &p.method).unwrap_or(9);
+                (p.format.to_string(), p.items, p.memory, p.block, p.disks, p.emulate.clone(), m)
+            },
+            |p| &mut p.reps,
+        );
+        if points.is_empty() {
             return Err(Error::Campaign("the campaign has no point to measure".into()));
         }
         Ok(Campaign {
-            points: by_key.into_values().collect(),
+            points,
             settings: CampaignSettings::new(Self::NAME),
             sorter_exe: None,
             verify: true,
@@ -441,9 +436,8 @@ impl Campaign {
         let fp = if self.verify { Some(fingerprint_file(input, format, ctx.cancel)?) } else { None };
         let points: Vec<&Point> =
             self.points.iter().filter(|p| p.format == format && p.items == items).collect();
-        let reps = points.iter().map(|p| p.reps).max().unwrap_or(1);
-        for rep in 1..=reps {
-            for p in points.iter().filter(|p| p.reps >= rep) {
+        for (rep, round) in rounds(&points, |p| p.reps) {
+            for p in round {
                 if ctx.cancel.load(Ordering::Relaxed) {
                     return Err(interrupted(ctx.work));
                 }

@@ -26,7 +26,6 @@
 //!   raw.csv ──► summary.csv, plots/*.svg
 //! ```
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -42,6 +41,7 @@ use super::plots::plots_from_csv;
 use super::point::{format_count, Op, Point, Sweep, ELEMENT_SIZE};
 use super::record::{read_raw, summarise, write_summary, RawRow, RawWriter, SummaryRow};
 use crate::campaign::{interrupted, memory_fs_warning, write_json, CampaignBuilder, CampaignSettings};
+use crate::grid::merge_repeats;
 use crate::machine::meminfo;
 use crate::{Error, Result};
 
@@ -108,22 +108,22 @@ impl Campaign {
     /// once with the larger reps. Fails when there is no point or a kind
     /// that uses B has none.
     pub fn new(sweeps: &[Sweep]) -> Result<Campaign> {
-        let mut by_key: BTreeMap<(u64, u32, usize, Op, Option<super::BlockSize>), Point> = BTreeMap::new();
         for s in sweeps {
             check_blocks(s.kind, &s.blocks).map_err(Error::Campaign)?;
-            for p in s.points() {
-                let (rank, op, k, n, b) = p.key();
-                by_key.entry((n, k, rank, op, b)).and_modify(|q| q.reps = q.reps.max(p.reps)).or_insert(p);
-            }
         }
-        if by_key.is_empty() {
+        // In the order of (N, k), then kind, op and B: a data set's points together.
+        let points = merge_repeats(
+            sweeps.iter().flat_map(Sweep::points),
+            |p| {
+                let (rank, op, k, n, b) = p.key();
+                (n, k, rank, op, b)
+            },
+            |p| &mut p.reps,
+        );
+        if points.is_empty() {
             return Err(Error::Campaign("the campaign has no point to measure".into()));
         }
-        Ok(Campaign {
-            points: by_key.into_values().collect(),
-            settings: CampaignSettings::new(Self::NAME),
-            keep_files: false,
-        })
+        Ok(Campaign { points, settings: CampaignSettings::new(Self::NAME), keep_files: false })
     }
 
     /// The campaign a parameter file describes (see [`parse_params`]).

@@ -11,6 +11,8 @@ use std::str::FromStr;
 
 use emsort_io::{format_size, StreamConfig, StreamKind};
 
+use crate::grid::product;
+
 /// Size in bytes of one element (`u32`).
 pub const ELEMENT_SIZE: u64 = 4;
 
@@ -179,17 +181,16 @@ impl Sweep {
         } else {
             vec![None]
         };
-        let mut out = Vec::new();
-        for &op in &self.ops {
-            for &n in &self.n {
-                for &k in &self.k {
-                    for &block in &blocks {
-                        out.push(Point { kind: self.kind, op, k, n, block, reps: self.reps });
-                    }
-                }
-            }
-        }
-        out
+        product([self.ops.len(), self.n.len(), self.k.len(), blocks.len()])
+            .map(|[op, n, k, b]| Point {
+                kind: self.kind,
+                op: self.ops[op],
+                k: self.k[k],
+                n: self.n[n],
+                block: blocks[b],
+                reps: self.reps,
+            })
+            .collect()
     }
 }
 
