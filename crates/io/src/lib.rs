@@ -58,22 +58,12 @@ pub mod temp;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_util;
 
-mod buffered_stream;
-mod direct_stream;
-mod mmap_stream;
-mod stdio_stream;
-mod syscall_stream;
-mod uring_stream;
-
 pub use atomic::{resolve_links, AtomicFile};
-pub use buffered_stream::{BufferedInput, BufferedOutput};
 pub use config::{StreamConfig, StreamInfo, StreamKind};
 pub use counts::SyscallCounts;
-pub use direct_stream::{DirectInput, DirectOutput};
 pub use element::{as_bytes, as_bytes_mut, from_bytes, Element};
 pub use error::{Error, ErrorKind, Result};
 pub use memory::meminfo;
-pub use mmap_stream::{MmapInput, MmapOutput};
 pub use progress::{NoProgress, Progress};
 pub use reader::{
     open_reader, AccessHint, AdaptiveReader, AnyReader, Calibration, Choice, ChoiceCounts, Completion,
@@ -81,9 +71,10 @@ pub use reader::{
     UringReader,
 };
 pub use size::{format_size, parse_count, parse_size};
-pub use stdio_stream::{StdioInput, StdioOutput};
-pub use stream::{create_output, open_input, AnyInput, AnyOutput, InputStream, OutputStream};
-pub use syscall_stream::{SyscallInput, SyscallOutput};
+pub use stream::{
+    create_output, open_input, AnyInput, AnyOutput, BufferedInput, BufferedOutput, DirectInput, DirectOutput,
+    InputStream, MmapInput, MmapOutput, OutputStream, StdioInput, StdioOutput, SyscallInput, SyscallOutput,
+    UringInput, UringOutput,
+};
 pub use target::{input_size, open_into, write_into, IntoKind, OutputTarget};
 pub use temp::TempDir;
-pub use uring_stream::{UringInput, UringOutput};

@@ -394,7 +394,7 @@ impl<T: Element> OutputStream<T> for DirectOutput<T> {
 
 impl<T: Element> Drop for DirectOutput<T> {
     fn drop(&mut self) {
-        // Best effort, see the contract in `stream.rs`.
+        // Best effort, see the contract in `stream/mod.rs`.
         let _ = self.finish();
     }
 }

@@ -650,7 +650,7 @@ impl<T: Element> OutputStream<T> for UringOutput<T> {
 
 impl<T: Element> Drop for UringOutput<T> {
     fn drop(&mut self) {
-        // Best effort, see the contract in `stream.rs`; waits for every write.
+        // Best effort, see the contract in `stream/mod.rs`; waits for every write.
         let _ = self.finish();
     }
 }
