@@ -15,6 +15,9 @@
 //!   flight, with a batch API) and `adaptive` (per request by the guidelines
 //!   of the Chalmers thesis and a [`Calibration`]). Open one with
 //!   [`open_reader`] and a [`ReaderConfig`].
+//! - **Aligned buffers** ([`AlignedBuf`]): zeroed, growable, aligned to a
+//!   chosen power of two (the device's for `O_DIRECT`, 8 for the sort's
+//!   buffers).
 //! - **Cache control** ([`cache`]): dropping the page cache or evicting one
 //!   file, for cold-cache measurements.
 //! - **Sizes** ([`parse_size`], [`format_size`]): `64K`, `1M`, … as GNU
@@ -41,6 +44,7 @@
 #![deny(missing_docs)]
 
 mod atomic;
+mod buf;
 pub mod cache;
 mod config;
 mod counts;
@@ -59,6 +63,7 @@ pub mod temp;
 pub mod test_util;
 
 pub use atomic::{resolve_links, AtomicFile};
+pub use buf::AlignedBuf;
 pub use config::{StreamConfig, StreamInfo, StreamKind};
 pub use counts::SyscallCounts;
 pub use element::{as_bytes, as_bytes_mut, from_bytes, Element};
