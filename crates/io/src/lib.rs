@@ -61,6 +61,7 @@ mod target;
 pub mod temp;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_util;
+mod uring;
 
 pub use atomic::{resolve_links, AtomicFile};
 pub use buf::AlignedBuf;
