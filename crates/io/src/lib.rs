@@ -18,6 +18,8 @@
 //! - **Aligned buffers** ([`AlignedBuf`]): zeroed, growable, aligned to a
 //!   chosen power of two (the device's for `O_DIRECT`, 8 for the sort's
 //!   buffers).
+//! - **Resource usage** ([`rusage`]): `getrusage` of the process, a thread
+//!   or the children, and `wait4`'s usage of one child.
 //! - **Cache control** ([`cache`]): dropping the page cache or evicting one
 //!   file, for cold-cache measurements.
 //! - **Sizes** ([`parse_size`], [`format_size`]): `64K`, `1M`, … as GNU
@@ -55,6 +57,7 @@ mod file;
 mod memory;
 pub mod progress;
 pub mod reader;
+pub mod rusage;
 mod size;
 mod stream;
 mod target;
