@@ -15,6 +15,11 @@
 //!   flight, with a batch API) and `adaptive` (per request by the guidelines
 //!   of the Chalmers thesis and a [`Calibration`]). Open one with
 //!   [`open_reader`] and a [`ReaderConfig`].
+//! - **Aligned buffers** ([`AlignedBuf`]): zeroed, growable, aligned to a
+//!   chosen power of two (the device's for `O_DIRECT`, 8 for the sort's
+//!   buffers).
+//! - **Resource usage** ([`rusage`]): `getrusage` of the process, a thread
+//!   or the children, and `wait4`'s usage of one child.
 //! - **Cache control** ([`cache`]): dropping the page cache or evicting one
 //!   file, for cold-cache measurements.
 //! - **Sizes** ([`parse_size`], [`format_size`]): `64K`, `1M`, … as GNU
@@ -41,6 +46,7 @@
 #![deny(missing_docs)]
 
 mod atomic;
+mod buf;
 pub mod cache;
 mod config;
 mod counts;
@@ -51,29 +57,22 @@ mod file;
 mod memory;
 pub mod progress;
 pub mod reader;
+pub mod rusage;
 mod size;
 mod stream;
 mod target;
 pub mod temp;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_util;
-
-mod buffered_stream;
-mod direct_stream;
-mod mmap_stream;
-mod stdio_stream;
-mod syscall_stream;
-mod uring_stream;
+mod uring;
 
 pub use atomic::{resolve_links, AtomicFile};
-pub use buffered_stream::{BufferedInput, BufferedOutput};
+pub use buf::AlignedBuf;
 pub use config::{StreamConfig, StreamInfo, StreamKind};
 pub use counts::SyscallCounts;
-pub use direct_stream::{DirectInput, DirectOutput};
 pub use element::{as_bytes, as_bytes_mut, from_bytes, Element};
 pub use error::{Error, ErrorKind, Result};
 pub use memory::meminfo;
-pub use mmap_stream::{MmapInput, MmapOutput};
 pub use progress::{NoProgress, Progress};
 pub use reader::{
     open_reader, AccessHint, AdaptiveReader, AnyReader, Calibration, Choice, ChoiceCounts, Completion,
@@ -81,9 +80,10 @@ pub use reader::{
     UringReader,
 };
 pub use size::{format_size, parse_count, parse_size};
-pub use stdio_stream::{StdioInput, StdioOutput};
-pub use stream::{create_output, open_input, AnyInput, AnyOutput, InputStream, OutputStream};
-pub use syscall_stream::{SyscallInput, SyscallOutput};
+pub use stream::{
+    create_output, open_input, AnyInput, AnyOutput, BufferedInput, BufferedOutput, DirectInput, DirectOutput,
+    InputStream, MmapInput, MmapOutput, OutputStream, StdioInput, StdioOutput, SyscallInput, SyscallOutput,
+    UringInput, UringOutput,
+};
 pub use target::{input_size, open_into, write_into, IntoKind, OutputTarget};
 pub use temp::TempDir;
-pub use uring_stream::{UringInput, UringOutput};

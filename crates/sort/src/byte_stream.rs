@@ -6,8 +6,8 @@
 //! ([`SortPlan::unit`](crate::SortPlan::unit): 8, 4 or 1 bytes) and moves
 //! whole units between it and a byte slice, so a `syscall` stream still makes
 //! one system call per element of the format's natural size. [`AlignedBuf`]
-//! is a byte buffer aligned to 8, so any of its unit-aligned parts can be
-//! viewed as units.
+//! (emsort-io's) from `AlignedBuf::new` is a byte buffer aligned to 8, so any
+//! of its unit-aligned parts can be viewed as units.
 
 use std::path::Path;
 
@@ -15,41 +15,9 @@ use emsort_io::{
     create_output, open_input, AnyInput, AnyOutput, InputStream, OutputStream, Result, StreamConfig,
 };
 
-/// A growable byte buffer whose start is 8-byte aligned.
-#[derive(Debug, Default)]
-pub(crate) struct AlignedBuf {
-    words: Vec<u64>,
-}
-
-impl AlignedBuf {
-    /// A zeroed buffer of at least `bytes` bytes (pages are only touched
-    /// when written).
-    pub fn new(bytes: usize) -> AlignedBuf {
-        AlignedBuf { words: vec![0u64; bytes.div_ceil(8)] }
-    }
-
-    /// Capacity in bytes.
-    pub fn capacity(&self) -> usize {
-        self.words.len() * 8
-    }
-
-    /// Grows the buffer to at least `bytes` bytes, keeping its contents.
-    pub fn grow_to(&mut self, bytes: usize) {
-        if bytes > self.capacity() {
-            self.words.resize(bytes.div_ceil(8), 0);
-        }
-    }
-
-    /// The bytes.
-    pub fn bytes(&self) -> &[u8] {
-        bytemuck::cast_slice(&self.words)
-    }
-
-    /// The bytes, mutable.
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::cast_slice_mut(&mut self.words)
-    }
-}
+/// The sort's byte buffers: emsort-io's, with `AlignedBuf::new(bytes)`
+/// aligned to 8.
+pub(crate) use emsort_io::AlignedBuf;
 
 /// An input stream read as bytes, a whole unit at a time.
 pub(crate) enum ByteInput {

@@ -103,21 +103,20 @@ pub struct Rusage {
 impl Rusage {
     /// The process's usage now (zeros if the call fails).
     pub fn now() -> Rusage {
-        // SAFETY: getrusage fills the zeroed struct it is given.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        use emsort_io::rusage::{Usage, Who};
+        let Ok(u) = Usage::now(Who::Process) else {
             return Rusage::default();
-        }
+        };
         let hwm = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
             let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
             line.split_whitespace().nth(1)?.parse::<u64>().ok()
         });
         Rusage {
-            peak_rss_bytes: hwm.unwrap_or(ru.ru_maxrss.max(0) as u64) * 1024,
-            voluntary_context_switches: ru.ru_nvcsw.max(0) as u64,
-            involuntary_context_switches: ru.ru_nivcsw.max(0) as u64,
-            minor_page_faults: ru.ru_minflt.max(0) as u64,
-            major_page_faults: ru.ru_majflt.max(0) as u64,
+            peak_rss_bytes: hwm.map_or(u.max_rss_bytes, |kib| kib * 1024),
+            voluntary_context_switches: u.voluntary_context_switches,
+            involuntary_context_switches: u.involuntary_context_switches,
+            minor_page_faults: u.minor_faults,
+            major_page_faults: u.major_faults,
         }
     }
 

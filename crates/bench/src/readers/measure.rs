@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use emsort_io::rusage::{Usage, Who};
 use emsort_io::{ErrorKind, ReadRequest, Reader};
 
 use super::point::{Api, Point};
@@ -73,14 +74,10 @@ impl Measured {
     }
 }
 
-/// Minor and major faults of the calling thread.
+/// Minor and major faults of the calling thread (zeros if `getrusage`
+/// fails).
 fn thread_faults() -> (u64, u64) {
-    // SAFETY: getrusage fills the zeroed struct it is given.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
-        return (0, 0);
-    }
-    (ru.ru_minflt.max(0) as u64, ru.ru_majflt.max(0) as u64)
+    Usage::now(Who::Thread).map_or((0, 0), |u| (u.minor_faults, u.major_faults))
 }
 
 /// Bytes of `path` in the page cache (`mincore` over a fresh read-only

@@ -35,6 +35,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use emsort_io::rusage;
 use emsort_io::{create_output, open_input, ErrorKind, InputStream, OutputStream, StreamConfig, StreamKind};
 use emsort_sort::stats::{MigrationCounter, Rusage};
 use emsort_sort::Format;
@@ -180,11 +181,8 @@ pub fn run_child(
     // peak up to then).
     let status_path = format!("/proc/{pid}/status");
     let mut hwm: Option<u64> = None;
-    let mut status: libc::c_int = 0;
-    // SAFETY: `ru` is plain data that wait4 fills.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     let mut cancelled = false;
-    let r = loop {
+    let waited = loop {
         if let Some(v) = std::fs::read_to_string(&status_path).ok().as_deref().and_then(vm_hwm) {
             hwm = Some(hwm.unwrap_or(0).max(v));
         }
@@ -195,19 +193,18 @@ pub fn run_child(
                 libc::kill(pid, libc::SIGTERM);
             }
         }
-        // SAFETY: the pid is our own child, not yet reaped (std's Child
-        // never waits on its own); `status` and `ru` are ours to fill.
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
-        if r == 0 || (r == -1 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted) {
-            std::thread::sleep(Duration::from_millis(4));
-            continue;
+        // The pid is our own child, not yet reaped (std's Child never
+        // waits on its own).
+        match rusage::wait4(pid, libc::WNOHANG) {
+            Ok(Some(done)) => break Ok(done),
+            Ok(None) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
         }
-        break r;
+        std::thread::sleep(Duration::from_millis(4));
     };
     let seconds = started.elapsed().as_secs_f64();
-    if r != pid {
-        return Err(Error::Campaign(format!("{what}: wait4 failed: {}", std::io::Error::last_os_error())));
-    }
+    let (status, usage) = waited.map_err(|e| Error::Campaign(format!("{what}: wait4 failed: {e}")))?;
     if cancelled {
         return Err(Error::Io(emsort_io::Error::new(ErrorKind::Interrupted, interrupt_path)));
     }
@@ -219,7 +216,7 @@ pub fn run_child(
         }
         s
     };
-    let ru_maxrss = ru.ru_maxrss.max(0) as u64 * 1024;
+    let ru_maxrss = usage.max_rss_bytes;
     Ok(ChildRun {
         seconds,
         status: ExitStatus::from_raw(status),
@@ -228,10 +225,10 @@ pub fn run_child(
         peak_rss_bytes: hwm.or(Some(ru_maxrss)),
         usage: Rusage {
             peak_rss_bytes: ru_maxrss,
-            voluntary_context_switches: ru.ru_nvcsw.max(0) as u64,
-            involuntary_context_switches: ru.ru_nivcsw.max(0) as u64,
-            minor_page_faults: ru.ru_minflt.max(0) as u64,
-            major_page_faults: ru.ru_majflt.max(0) as u64,
+            voluntary_context_switches: usage.voluntary_context_switches,
+            involuntary_context_switches: usage.involuntary_context_switches,
+            minor_page_faults: usage.minor_faults,
+            major_page_faults: usage.major_faults,
         },
         cpu_migrations: migrations.and_then(|m| m.read()),
     })

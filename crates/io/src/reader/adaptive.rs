@@ -389,7 +389,8 @@ impl AdaptiveReader {
                         ) =>
                     {
                         self.direct_unavailable = true;
-                        // O_DIRECT refused, or cachestat (which the error may not name).
+                        // O_DIRECT refused, cachestat (which the error may not
+                        // name) or io_uring (UringUnavailable, its errno kept).
                         self.fallback = Some(format!("direct read-ahead unavailable ({e}); using pread"));
                     }
                     Err(e) => return Err(e),

@@ -140,7 +140,9 @@ impl DirectAhead {
     /// `max_depth` chunks in flight. Fails with the errno of `O_DIRECT`
     /// (`EINVAL`: the file system refuses it) or of `cachestat` (`ENOSYS`,
     /// `EPERM`: the page cache's content cannot be known, so cached data
-    /// would be read from the device again).
+    /// would be read from the device again); a ring the system refuses is
+    /// [`ErrorKind::UringUnavailable`](crate::ErrorKind::UringUnavailable)
+    /// with its errno (`uring::setup`).
     pub(crate) fn open(path: &Path, size: u64, max_depth: usize) -> Result<DirectAhead> {
         let max_depth = max_depth.max(FIRST_DEPTH);
         let file = OpenOptions::new()
@@ -149,8 +151,8 @@ impl DirectAhead {
             .open(path)
             .map_err(|e| Error::from_io("open (O_DIRECT)", path, e))?;
         cached_pages(&file, 0, PAGE).map_err(|errno| Error::from_errno("cachestat", path, errno))?;
-        let entries = (2 * max_depth).next_power_of_two() as u32;
-        let ring = IoUring::new(entries).map_err(|e| Error::from_io("io_uring_setup", path, e))?;
+        let entries = u32::try_from(2 * max_depth).unwrap_or(u32::MAX);
+        let ring = crate::uring::setup(entries, path)?;
         let slots = (0..2 * max_depth).map(|_| Slot { buf: None, off: 0, state: State::Free }).collect();
         Ok(DirectAhead {
             file,

@@ -33,7 +33,9 @@
 //!
 //! If `io_uring_setup` fails with `ENOSYS` (no kernel support, or a seccomp
 //! filter), `EPERM` or `EACCES` (`/proc/sys/kernel/io_uring_disabled`),
-//! `open` fails with [`ErrorKind::UringUnavailable`] naming the file.
+//! `open` fails with [`ErrorKind::UringUnavailable`](crate::ErrorKind::UringUnavailable)
+//! naming the file (the crate's one ring setup, `uring::setup`, which the
+//! `uring` stream and the direct read-ahead share).
 //!
 //! # Safety
 //!
@@ -56,7 +58,7 @@ use io_uring::{opcode, types, IoUring};
 use super::{
     check_buf, clamp, open_action, open_file, Completion, OpenAction, ReadRequest, Reader, ReaderConfig,
 };
-use crate::{Error, ErrorKind, Result};
+use crate::{Error, Result};
 
 /// Largest piece one request reads (the kernel moves at most about 2 GiB
 /// per read anyway, and the length is a `u32`).
@@ -124,12 +126,7 @@ impl UringEngine {
     /// Sets up a ring for queue depth `q`; errors name `path`.
     pub(crate) fn new(q: u32, path: &Path) -> Result<UringEngine> {
         let q = q.clamp(1, MAX_QUEUE_DEPTH);
-        let ring = IoUring::new(q.next_power_of_two()).map_err(|e| match e.raw_os_error() {
-            Some(libc::ENOSYS) | Some(libc::EPERM) | Some(libc::EACCES) => {
-                Error::with_source(ErrorKind::UringUnavailable, path, e)
-            }
-            _ => Error::from_io("io_uring_setup", path, e),
-        })?;
+        let ring = crate::uring::setup(q, path)?;
         Ok(UringEngine { ring: Box::new(ring), q: q as usize })
     }
 

@@ -444,7 +444,7 @@ impl<T: Element> OutputStream<T> for StdioOutput<T> {
 
 impl<T: Element> Drop for StdioOutput<T> {
     fn drop(&mut self) {
-        // Best effort, see the contract in `stream.rs`.
+        // Best effort, see the contract in `stream/mod.rs`.
         let _ = self.finish();
     }
 }

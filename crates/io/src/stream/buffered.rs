@@ -241,7 +241,7 @@ impl<T: Element> OutputStream<T> for BufferedOutput<T> {
 
 impl<T: Element> Drop for BufferedOutput<T> {
     fn drop(&mut self) {
-        // Best effort, see the contract in `stream.rs`.
+        // Best effort, see the contract in `stream/mod.rs`.
         let _ = self.finish();
     }
 }

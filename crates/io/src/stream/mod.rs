@@ -1,4 +1,7 @@
-//! The element stream interface and dispatch over the six kinds.
+//! The element stream interface, dispatch over the six kinds, and the kinds
+//! themselves, one module each: `syscall`, `stdio`, `buffered`, `mmap`,
+//! `direct` and `uring` (their module docs give each technique and what it
+//! costs in system calls).
 //!
 //! [`InputStream`] and [`OutputStream`] are SPEC part 1's interface
 //! (`open`, `read_next`, `end_of_stream`, `close`; `create`, `write`,
@@ -36,13 +39,21 @@
 
 use std::path::Path;
 
-use crate::buffered_stream::{BufferedInput, BufferedOutput};
-use crate::direct_stream::{DirectInput, DirectOutput};
-use crate::mmap_stream::{MmapInput, MmapOutput};
-use crate::stdio_stream::{StdioInput, StdioOutput};
-use crate::syscall_stream::{SyscallInput, SyscallOutput};
-use crate::uring_stream::{UringInput, UringOutput};
 use crate::{Element, Result, StreamConfig, StreamInfo, StreamKind, SyscallCounts};
+
+mod buffered;
+mod direct;
+mod mmap;
+mod stdio;
+mod syscall;
+mod uring;
+
+pub use buffered::{BufferedInput, BufferedOutput};
+pub use direct::{DirectInput, DirectOutput};
+pub use mmap::{MmapInput, MmapOutput};
+pub use stdio::{StdioInput, StdioOutput};
+pub use syscall::{SyscallInput, SyscallOutput};
+pub use uring::{UringInput, UringOutput};
 
 /// A stream of elements read from a file, front to back.
 pub trait InputStream<T: Element> {

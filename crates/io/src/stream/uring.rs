@@ -54,7 +54,8 @@
 //!
 //! If `io_uring_setup` fails with `ENOSYS` (no kernel support, or a seccomp
 //! filter), `EPERM` or `EACCES` (`/proc/sys/kernel/io_uring_disabled`), the
-//! stream fails with [`ErrorKind::UringUnavailable`] naming the file.
+//! stream fails with [`ErrorKind::UringUnavailable`] naming the file (the
+//! crate's one ring setup, `uring::setup`, which the readers share).
 //!
 //! # Safety
 //!
@@ -92,12 +93,7 @@ struct Ring {
 impl Ring {
     fn new(q: u32, path: &Path, counts: &mut SyscallCounts) -> Result<Ring> {
         counts.open += 1;
-        let ring = IoUring::new(q.next_power_of_two()).map_err(|e| match e.raw_os_error() {
-            Some(libc::ENOSYS) | Some(libc::EPERM) | Some(libc::EACCES) => {
-                Error::with_source(ErrorKind::UringUnavailable, path, e)
-            }
-            _ => Error::from_io("io_uring_setup", path, e),
-        })?;
+        let ring = crate::uring::setup(q, path)?;
         Ok(Ring { ring: Box::new(ring), inflight: 0, cqes: Vec::new() })
     }
 
@@ -650,7 +646,7 @@ impl<T: Element> OutputStream<T> for UringOutput<T> {
 
 impl<T: Element> Drop for UringOutput<T> {
     fn drop(&mut self) {
-        // Best effort, see the contract in `stream.rs`; waits for every write.
+        // Best effort, see the contract in `stream/mod.rs`; waits for every write.
         let _ = self.finish();
     }
 }

@@ -160,7 +160,7 @@ impl<T: Element> Drop for SyscallOutput<T> {
     fn drop(&mut self) {
         // Nothing is buffered: every element already reached the file. Close
         // (and sync when asked) as `close` would; errors are lost (see the
-        // contract in `stream.rs`).
+        // contract in `stream/mod.rs`).
         let _ = self.close();
     }
 }

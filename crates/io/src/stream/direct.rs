@@ -14,8 +14,8 @@
 //! common use). With A = max(offset alignment, memory alignment, element
 //! size) — all powers of two, so A is also their least common multiple — the
 //! block size is B rounded up to a multiple of A (at least A), reported in
-//! [`StreamInfo::block_size`]. The buffer is one block allocated with
-//! alignment A (`std::alloc::Layout`).
+//! [`StreamInfo::block_size`]. The buffer is one block, an [`AlignedBuf`]
+//! with alignment A.
 //!
 //! # Input
 //!
@@ -41,18 +41,16 @@
 //! block I/O through the page cache and says so in [`StreamInfo::fallback`]
 //! ([`FALLBACK`]). Any other open error is reported as is.
 
-use std::alloc::Layout;
 use std::fs::File;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
-use std::ptr::NonNull;
 
 use rustix::fs::{AtFlags, StatxFlags};
 
 use crate::file::{create_for_write, ftruncate, maybe_sync, open_for_read, read_retry, write_all_retry};
 use crate::{
-    as_bytes, as_bytes_mut, from_bytes, Element, Error, ErrorKind, InputStream, OutputStream, Result,
-    StreamConfig, StreamInfo, StreamKind, SyscallCounts,
+    as_bytes, as_bytes_mut, from_bytes, AlignedBuf, Element, Error, ErrorKind, InputStream, OutputStream,
+    Result, StreamConfig, StreamInfo, StreamKind, SyscallCounts,
 };
 
 /// [`StreamInfo::fallback`] when the file system refused `O_DIRECT`.
@@ -102,43 +100,6 @@ fn block_and_align(b: usize, mem: usize, off: usize, elem: usize) -> (usize, usi
     (b.max(1).div_ceil(a) * a, a)
 }
 
-/// A zeroed heap buffer aligned for direct I/O.
-struct AlignedBuf {
-    ptr: NonNull<u8>,
-    layout: Layout,
-}
-
-// SAFETY: the buffer is plain memory owned by this value.
-unsafe impl Send for AlignedBuf {}
-unsafe impl Sync for AlignedBuf {}
-
-impl AlignedBuf {
-    fn new(len: usize, align: usize) -> AlignedBuf {
-        let layout = Layout::from_size_align(len, align).expect("block size and alignment are valid");
-        // SAFETY: `len` > 0 (block sizes are at least one alignment unit).
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        let ptr = NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        AlignedBuf { ptr, layout }
-    }
-
-    fn as_slice(&self) -> &[u8] {
-        // SAFETY: `ptr` is a live allocation of `layout.size()` initialised bytes.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: as above, and `&mut self` makes the access unique.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
-    }
-}
-
 /// Input stream of the `direct` kind.
 pub struct DirectInput<T: Element> {
     path: PathBuf,
@@ -171,7 +132,7 @@ impl<T: Element> DirectInput<T> {
             file: Some(file),
             size,
             file_pos: 0,
-            buf: AlignedBuf::new(block, align),
+            buf: AlignedBuf::with_align(block, align),
             pos: 0,
             filled: 0,
             counts,
@@ -186,8 +147,8 @@ impl<T: Element> DirectInput<T> {
         if self.file_pos >= self.size {
             return Ok(false);
         }
-        let want = (self.size - self.file_pos).min(self.buf.layout.size() as u64) as usize;
-        let buf = self.buf.as_mut_slice();
+        let want = (self.size - self.file_pos).min(self.buf.capacity() as u64) as usize;
+        let buf = self.buf.bytes_mut();
         let mut got = 0;
         // Ask for whole blocks (O_DIRECT lengths must be aligned); a regular
         // file returns short only at its end.
@@ -216,7 +177,7 @@ impl<T: Element> InputStream<T> for DirectInput<T> {
         if self.pos == self.filled && !self.fill()? {
             return Ok(None);
         }
-        let x = from_bytes::<T>(&self.buf.as_slice()[self.pos..]);
+        let x = from_bytes::<T>(&self.buf.bytes()[self.pos..]);
         self.pos += T::SIZE;
         Ok(Some(x))
     }
@@ -236,7 +197,7 @@ impl<T: Element> InputStream<T> for DirectInput<T> {
                 break;
             }
             let take = (self.filled - self.pos).min(out.len() - n);
-            out[n..n + take].copy_from_slice(&self.buf.as_slice()[self.pos..self.pos + take]);
+            out[n..n + take].copy_from_slice(&self.buf.bytes()[self.pos..self.pos + take]);
             self.pos += take;
             n += take;
         }
@@ -290,7 +251,7 @@ impl<T: Element> DirectOutput<T> {
         Ok(DirectOutput {
             path: path.to_path_buf(),
             file: Some(file),
-            buf: AlignedBuf::new(block, align),
+            buf: AlignedBuf::with_align(block, align),
             filled: 0,
             flushed: 0,
             offset_align: off,
@@ -305,7 +266,7 @@ impl<T: Element> DirectOutput<T> {
     /// Writes the first `len` bytes of the buffer (an aligned length).
     fn flush(&mut self, len: usize) -> Result<()> {
         let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
-        let r = write_all_retry(file, &self.buf.as_slice()[..len], &mut self.counts);
+        let r = write_all_retry(file, &self.buf.bytes()[..len], &mut self.counts);
         self.filled = 0;
         match r {
             Ok(()) => {
@@ -332,7 +293,7 @@ impl<T: Element> DirectOutput<T> {
         if self.filled > 0 {
             let padded = self.filled.div_ceil(self.offset_align) * self.offset_align;
             let p = self.filled;
-            self.buf.as_mut_slice()[p..padded].fill(0);
+            self.buf.bytes_mut()[p..padded].fill(0);
             self.flush(padded)?;
         }
         let file = self.file.take().expect("checked above");
@@ -353,7 +314,7 @@ impl<T: Element> OutputStream<T> for DirectOutput<T> {
             return Err(Error::new(ErrorKind::Closed, &self.path));
         }
         let p = self.filled;
-        self.buf.as_mut_slice()[p..p + T::SIZE].copy_from_slice(as_bytes(std::slice::from_ref(&x)));
+        self.buf.bytes_mut()[p..p + T::SIZE].copy_from_slice(as_bytes(std::slice::from_ref(&x)));
         self.filled += T::SIZE;
         if self.filled == self.info.block_size {
             self.flush(self.filled)?;
@@ -369,7 +330,7 @@ impl<T: Element> OutputStream<T> for DirectOutput<T> {
         while !bytes.is_empty() {
             let p = self.filled;
             let take = (self.info.block_size - p).min(bytes.len());
-            self.buf.as_mut_slice()[p..p + take].copy_from_slice(&bytes[..take]);
+            self.buf.bytes_mut()[p..p + take].copy_from_slice(&bytes[..take]);
             self.filled += take;
             bytes = &bytes[take..];
             if self.filled == self.info.block_size {
@@ -394,7 +355,7 @@ impl<T: Element> OutputStream<T> for DirectOutput<T> {
 
 impl<T: Element> Drop for DirectOutput<T> {
     fn drop(&mut self) {
-        // Best effort, see the contract in `stream.rs`.
+        // Best effort, see the contract in `stream/mod.rs`.
         let _ = self.finish();
     }
 }
@@ -411,15 +372,6 @@ mod tests {
         assert_eq!(block_and_align(4096, 4, 512, 4096), (4096, 4096));
         assert_eq!(block_and_align(1 << 20, 4096, 512, 8), (1 << 20, 4096));
         assert_eq!(block_and_align(12, 8, 4, 16), (16, 16));
-    }
-
-    #[test]
-    fn buffer_is_aligned() {
-        for align in [512, 4096, 65536] {
-            let b = AlignedBuf::new(align * 2, align);
-            assert_eq!(b.as_slice().as_ptr() as usize % align, 0);
-            assert!(b.as_slice().iter().all(|&x| x == 0));
-        }
     }
 
     #[test]

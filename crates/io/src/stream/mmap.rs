@@ -410,7 +410,7 @@ impl<T: Element> OutputStream<T> for MmapOutput<T> {
 
 impl<T: Element> Drop for MmapOutput<T> {
     fn drop(&mut self) {
-        // Best effort, see the contract in `stream.rs`.
+        // Best effort, see the contract in `stream/mod.rs`.
         let _ = self.finish();
     }
 }
