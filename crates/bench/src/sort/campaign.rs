@@ -135,6 +135,31 @@ pub struct Campaign {
     settings: CampaignSettings,
     sorter_exe: Option<PathBuf>,
     stxxl: Option<StxxlBuild>,
+    /// Also run each emsort point from standard input to standard output.
+    stdio: bool,
+    /// Also run each emsort point with this other emsort binary.
+    baseline: Option<PathBuf>,
+}
+
+/// How an emsort run of a point is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant<'a> {
+    /// `emsort sort … INPUT -o OUTPUT` (tool `emsort`).
+    Files,
+    /// `emsort sort … < INPUT > OUTPUT` (tool `emsort-stdio`).
+    Stdio,
+    /// Another binary, file to file (tool `emsort-baseline`).
+    Baseline(&'a Path),
+}
+
+impl Variant<'_> {
+    fn tool(self) -> &'static str {
+        match self {
+            Variant::Files => "emsort",
+            Variant::Stdio => "emsort-stdio",
+            Variant::Baseline(_) => "emsort-baseline",
+        }
+    }
 }
 
 /// What a finished campaign produced.
@@ -264,6 +289,8 @@ impl Campaign {
             points,
             settings: CampaignSettings::new(Self::NAME),
             sorter_exe: None,
+            stdio: false,
+            baseline: None,
             stxxl: Some(StxxlBuild::default()),
         })
     }
@@ -286,6 +313,38 @@ impl Campaign {
     /// default) emsort sorts in this process with [`sort_file`].
     pub fn sorter_exe(mut self, exe: impl Into<PathBuf>) -> Campaign {
         self.sorter_exe = Some(exe.into());
+        self
+    }
+
+    /// Also runs each emsort point as `EXE sort … < INPUT > OUTPUT` (tool
+    /// `emsort-stdio`, right after the file-to-file run of the same point
+    /// and repetition): standard input and output, read and written once
+    /// as streams. Needs [`sorter_exe`](Campaign::sorter_exe).
+    pub fn stdio(mut self, yes: bool) -> Campaign {
+        self.stdio = yes;
+        self
+    }
+
+    /// The emsort runs of each point and repetition, in order.
+    fn variants(&self) -> Vec<Variant<'_>> {
+        let mut v = vec![Variant::Files];
+        if self.sorter_exe.is_some() {
+            if self.stdio {
+                v.push(Variant::Stdio);
+            }
+            if let Some(b) = &self.baseline {
+                v.push(Variant::Baseline(b));
+            }
+        }
+        v
+    }
+
+    /// Also runs each emsort point with another emsort binary `exe` (tool
+    /// `emsort-baseline`, right after the `emsort` run of the same point and
+    /// repetition, same arguments): an earlier build measured side by side
+    /// with this one. Needs [`sorter_exe`](Campaign::sorter_exe).
+    pub fn baseline(mut self, exe: Option<PathBuf>) -> Campaign {
+        self.baseline = exe;
         self
     }
 
@@ -362,8 +421,9 @@ impl Campaign {
             .map(|(f, n)| {
                 let ps = self.points_of(f, n);
                 let reps = ps.iter().map(|p| p.reps).max().unwrap_or(1);
-                ps.iter().map(|p| u64::from(p.reps)).sum::<u64>()
-                    + u64::from(reps) * Self::peer_runs(f, n, &ps, gnu, stxxl)
+                let emsort_runs = ps.iter().map(|p| u64::from(p.reps)).sum::<u64>();
+                let extra = self.variants().len() as u64 - 1;
+                emsort_runs * (1 + extra) + u64::from(reps) * Self::peer_runs(f, n, &ps, gnu, stxxl)
             })
             .sum()
     }
@@ -548,17 +608,26 @@ impl Campaign {
                 if ctx.cancel.load(Ordering::Relaxed) {
                     return Err(interrupted(ctx.work));
                 }
-                ctx.progress.message(&format!("emsort {} rep {rep}", p.label()));
-                let row = self.run_emsort(p, rep, input, &out, tmp, fp.count, ctx.work, ctx.cancel)?;
-                check_output(&out, format, &fp, ctx.cancel, &p.label())?;
-                ctx.writer.write(&row)?;
-                *runs += 1;
-                ctx.progress.advance(1);
-                let keep = format == Format::Lines || (format == Format::U32 && ctx.stxxl.is_some());
-                if keep && !reference.exists() {
-                    std::fs::rename(&out, &reference).map_err(|e| Error::io("rename", &out, e))?;
-                } else {
-                    std::fs::remove_file(&out).map_err(|e| Error::io("remove", &out, e))?;
+                for v in self.variants() {
+                    ctx.progress.message(&format!("{} {} rep {rep}", v.tool(), p.label()));
+                    let row = self.run_emsort(p, rep, input, &out, tmp, fp.count, ctx.work, ctx.cancel, v)?;
+                    check_output(&out, format, &fp, ctx.cancel, &format!("{} ({})", p.label(), v.tool()))?;
+                    ctx.writer.write(&row)?;
+                    *runs += 1;
+                    ctx.progress.advance(1);
+                    let keep = format == Format::Lines || (format == Format::U32 && ctx.stxxl.is_some());
+                    if keep && reference.exists() && !peers::same_bytes(&out, &reference)? {
+                        return Err(Error::Campaign(format!(
+                            "{}: {}'s output differs from the reference run's",
+                            p.label(),
+                            v.tool()
+                        )));
+                    }
+                    if keep && !reference.exists() {
+                        std::fs::rename(&out, &reference).map_err(|e| Error::io("rename", &out, e))?;
+                    } else {
+                        std::fs::remove_file(&out).map_err(|e| Error::io("remove", &out, e))?;
+                    }
                 }
             }
             // The I/O bound.
@@ -673,10 +742,11 @@ impl Campaign {
         items: u64,
         work: &Path,
         cancel: &AtomicBool,
+        v: Variant<'_>,
     ) -> Result<RawRow> {
         let plan = p.plan(tmp)?;
         let b = plan.block_size as u64;
-        let mut row = RawRow::new("emsort", &p.format.to_string(), p.bytes, items, p.threads, rep);
+        let mut row = RawRow::new(v.tool(), &p.format.to_string(), p.bytes, items, p.threads, rep);
         row.memory = Some(p.memory);
         row.fan_in = Some(p.fan_in);
         row.block_size = Some(b);
@@ -688,7 +758,14 @@ impl Campaign {
         row.predicted_blocks = predicted.map(|pp| predicted_blocks(p.bytes, pp, b));
         self.settings.cache.apply(&[input])?;
         let (read, written) = match &self.sorter_exe {
-            Some(exe) => self.emsort_child(exe, p, &plan, rep, input, out, work, cancel, &mut row)?,
+            Some(exe) => {
+                let exe = match v {
+                    Variant::Baseline(b) => b,
+                    _ => exe.as_path(),
+                };
+                let stdio = v == Variant::Stdio;
+                self.emsort_child(exe, p, &plan, rep, input, out, work, cancel, stdio, &mut row)?
+            }
             None => {
                 let before = PeakRss::start();
                 let t0 = Instant::now();
@@ -724,7 +801,8 @@ impl Campaign {
     }
 
     /// `EXE sort -f F -S M -d D --policy P --io IO --block-size B --parallel
-    /// T -T TMP --stats FILE -q INPUT -o OUT` as a child process: its time
+    /// T -T TMP --stats FILE -q INPUT -o OUT` as a child process (with
+    /// `stdio`: `… -q < INPUT > OUT`, the output a new file): its time
     /// (with an `fsync` of the output), usage (`wait4`, its `VmHWM`) and the
     /// phases, counts and migrations of its statistics file go into `row`;
     /// returns the bytes read and written.
@@ -739,6 +817,7 @@ impl Campaign {
         out: &Path,
         work: &Path,
         cancel: &AtomicBool,
+        stdio: bool,
         row: &mut RawRow,
     ) -> Result<(u64, u64)> {
         let stats_path = work.join("emsort-stats.json");
@@ -764,11 +843,17 @@ impl Campaign {
             .arg(&tmp)
             .arg("--stats")
             .arg(&stats_path)
-            .arg("-q")
-            .arg(input)
-            .arg("-o")
-            .arg(out);
-        let c = peers::run_child(cmd, &format!("emsort sort ({})", p.label()), cancel, work)?;
+            .arg("-q");
+        let files = if stdio {
+            let i = std::fs::File::open(input).map_err(|e| Error::io("open", input, e))?;
+            let o = std::fs::File::create(out).map_err(|e| Error::io("create", out, e))?;
+            Some((i, o))
+        } else {
+            cmd.arg(input).arg("-o").arg(out);
+            None
+        };
+        let what = format!("emsort sort ({})", p.label());
+        let c = peers::run_child_with(cmd, &what, cancel, work, files)?;
         match c.status.code() {
             Some(0) => {}
             Some(130) | Some(143) => {
@@ -862,6 +947,13 @@ impl Campaign {
              ## Tools\n\n\
              - `emsort`: {emsort_tool} with the point's M, d, policy, stream kind and threads \
              (B = the plan's default for M and d); output verified (in order, same multiset).\n\
+             - `emsort-stdio` (with `--stdio`): the same run from standard input to standard output, \
+             `emsort sort … -q < INPUT > OUTPUT` (the input read once with read(2) as a stream of \
+             unknown size, the output written as the last merge produces it), right after the \
+             `emsort` run of the same point; its ratio to `emsort` is what a pipeline pays.\n\
+             - `emsort-baseline` (with `--baseline EXE`): the same run with another emsort binary \
+             (an earlier build), right after the `emsort` run of the same point: before and after \
+             side by side.\n\
              - `gnu-sort`: `LC_ALL=C sort -S M --parallel=P -T TMP -o OUT` on `lines` inputs; output \
              compared byte for byte with emsort's.\n\
              - `in-memory`: read the whole file, sort it on all cores (numbers: emsort's radix sort; records, lines: `par_sort`), write (where 2-3× N \
@@ -912,7 +1004,7 @@ impl Campaign {
 
 /// The columns of `raw.csv`, as the README lists them.
 const RAW_COLUMNS: &str = "\
-- `tool`: emsort, gnu-sort, stxxl, in-memory, io-bound
+- `tool`: emsort, emsort-stdio, emsort-baseline, gnu-sort, stxxl, in-memory, io-bound
 - `format`, `bytes`, `items`: the input (items = lines for `lines`)
 - `memory`, `fan_in`, `block_size`, `policy`, `io`: emsort's M, d, B, merge policy, stream kind (GNU sort, STXXL: M; STXXL: its block size and I/O implementation)
 - `threads`: emsort's and GNU sort's --parallel, STXXL's OpenMP threads, the in-memory pool's threads

@@ -152,11 +152,18 @@ pub struct ChildRun {
 /// SIGTERM and the result is an
 /// [`Interrupted`](emsort_io::ErrorKind::Interrupted) error about
 /// `interrupt_path`.
-pub fn run_child(
+pub fn run_child(cmd: Command, what: &str, cancel: &AtomicBool, interrupt_path: &Path) -> Result<ChildRun> {
+    run_child_with(cmd, what, cancel, interrupt_path, None)
+}
+
+/// [`run_child`] with the child's standard input and output given
+/// (`emsort sort < IN > OUT`); its standard error is still captured.
+pub fn run_child_with(
     mut cmd: Command,
     what: &str,
     cancel: &AtomicBool,
     interrupt_path: &Path,
+    stdio: Option<(std::fs::File, std::fs::File)>,
 ) -> Result<ChildRun> {
     let spool = || {
         tempfile::tempfile()
@@ -167,7 +174,10 @@ pub fn run_child(
         out.try_clone().map_err(|e| Error::Campaign(format!("{what}: {e}")))?,
         err.try_clone().map_err(|e| Error::Campaign(format!("{what}: {e}")))?,
     );
-    cmd.stdin(Stdio::null()).stdout(out2).stderr(err2);
+    match stdio {
+        Some((i, o)) => cmd.stdin(i).stdout(o).stderr(err2),
+        None => cmd.stdin(Stdio::null()).stdout(out2).stderr(err2),
+    };
     // The child's ru_maxrss starts from this process's high-water mark
     // (exec records the mm it leaves): keep that mark low.
     let _ = PeakRss::start();

@@ -396,8 +396,18 @@ pub struct SortBenchArgs {
     /// (its peak RSS, context switches and page faults then include the harness's).
     #[arg(long)]
     in_process: bool,
+    /// Also run each emsort point from standard input to standard output
+    /// (`emsort sort … < INPUT > OUTPUT`, tool `emsort-stdio`, right after the
+    /// file-to-file run of the same point): what a pipeline pays.
+    #[arg(long, conflicts_with = "in_process")]
+    stdio: bool,
+    /// Also run each emsort point with another emsort binary (an earlier build,
+    /// tool `emsort-baseline`), right after this one's run of the same point:
+    /// before and after measured side by side.
+    #[arg(long, value_name = "EXE", conflicts_with = "in_process")]
+    baseline: Option<PathBuf>,
     /// Measure nothing: redraw summary.csv and the plots of an earlier campaign from its raw.csv.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["params", "quick", "work_dir", "out_dir", "cache", "no_stxxl", "in_process"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["params", "quick", "work_dir", "out_dir", "cache", "no_stxxl", "in_process", "stdio", "baseline"])]
     plot_only: Option<PathBuf>,
     /// No progress bar and no warnings; the final table is still printed.
     #[arg(short, long)]
@@ -462,7 +472,7 @@ fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
     }
     if !a.in_process {
         let exe = std::env::current_exe().context("cannot find the emsort binary to run the sorts")?;
-        campaign = campaign.sorter_exe(exe);
+        campaign = campaign.sorter_exe(exe).stdio(a.stdio).baseline(a.baseline.clone());
     }
     let bar = Bar::new(a.quiet);
     let o = campaign.run(&bar, interrupt::flag())?;

@@ -221,3 +221,56 @@ fn bad_parameter_files_and_lists_are_refused() {
     let o = run(&["bench", "sort", "--help"]);
     assert!(stdout(&o).contains("Cost model") && stdout(&o).contains("gnu-sort"), "{}", stdout(&o));
 }
+
+#[test]
+fn stdio_and_baseline_runs_sit_beside_each_emsort_run() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("res");
+    let exe = env!("CARGO_BIN_EXE_emsort");
+    let o = run(&[
+        "bench",
+        "sort",
+        "--formats",
+        "u32,lines",
+        "--sizes",
+        "2M",
+        "-M",
+        "256K",
+        "-d",
+        "8",
+        "--threads",
+        "1",
+        "--reps",
+        "1",
+        "--cache",
+        "none",
+        "--no-stxxl",
+        "--stdio",
+        "--baseline",
+        exe,
+        "-q",
+        "-o",
+        p(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let raw = std::fs::read_to_string(out.join("raw.csv")).unwrap();
+    let header: Vec<&str> = raw.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let rows: Vec<Vec<&str>> = raw.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    for tool in ["emsort", "emsort-stdio", "emsort-baseline"] {
+        assert_eq!(rows.iter().filter(|r| r[0] == tool).count(), 2, "{tool}: {raw}");
+    }
+    // From standard input to standard output the sort moves the same bytes
+    // as file to file: no spool copy on either side.
+    for format in ["u32", "lines"] {
+        let get = |tool: &str, c: &str| -> u64 {
+            let r = rows.iter().find(|r| r[0] == tool && r[1] == format).unwrap();
+            r[col(c)].parse().unwrap()
+        };
+        for c in ["bytes_read", "bytes_written", "runs"] {
+            assert_eq!(get("emsort-stdio", c), get("emsort", c), "{format} {c}: {raw}");
+        }
+    }
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(readme.contains("emsort-stdio") && readme.contains("emsort-baseline"), "{readme}");
+}
