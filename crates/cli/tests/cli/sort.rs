@@ -120,6 +120,68 @@ fn stdin_to_stdout_like_gnu_sort() {
     }
 }
 
+/// `emsort sort a b - c` and `LC_ALL=C sort a b - c`, standard input fed
+/// from a pipe: the files and the stream are one input, each source's last
+/// line ended, as GNU sort does.
+#[test]
+fn several_files_and_standard_input_like_gnu_sort() {
+    let (d, tmp) = setup();
+    let mut files = Vec::new();
+    for (i, (bytes, tail)) in [("200K", ""), ("0", ""), ("90K", "no newline"), ("1K", "x")].iter().enumerate()
+    {
+        let f = d.path().join(format!("part{i}.txt"));
+        if *bytes == "0" {
+            std::fs::write(&f, b"").unwrap();
+        } else {
+            gen(&["-f", "lines", "--bytes", bytes, "--line-len", "0..30", "--seed", &i.to_string()], &f);
+        }
+        if !tail.is_empty() {
+            // A last line without its newline.
+            let mut data = std::fs::read(&f).unwrap();
+            data.extend_from_slice(tail.as_bytes());
+            std::fs::write(&f, data).unwrap();
+        }
+        files.push(f);
+    }
+    let piped = d.path().join("piped.txt");
+    gen(&["-f", "lines", "--bytes", "100K", "--seed", "9"], &piped);
+    let mut piped_data = std::fs::read(&piped).unwrap();
+    piped_data.extend_from_slice(b"tail without newline");
+    let names: Vec<&str> = vec![p(&files[0]), p(&files[1]), "-", p(&files[2]), p(&files[3])];
+    let with_stdin = |mut c: Command| {
+        let mut child =
+            c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut sin = child.stdin.take().unwrap();
+        let data = piped_data.clone();
+        let writer = std::thread::spawn(move || sin.write_all(&data).unwrap());
+        let o = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        o
+    };
+    let mut gnu = Command::new("sort");
+    gnu.env("LC_ALL", "C").args(&names);
+    let expect = with_stdin(gnu);
+    assert!(expect.status.success());
+    // To standard output, and to a file with -o, with a budget that makes runs.
+    let mut c = emsort();
+    c.args(["sort", "-q", "-S", "64K", "-T", p(&tmp)]).args(&names);
+    let o = with_stdin(c);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout == expect.stdout, "differs from LC_ALL=C sort");
+    let out = d.path().join("out.txt");
+    let mut c = emsort();
+    c.args(["sort", "-q", "-S", "64K", "-T", p(&tmp), "-o", p(&out)]).args(&names);
+    let o = with_stdin(c);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(&out).unwrap() == expect.stdout, "-o differs from LC_ALL=C sort");
+    assert!(entries(&tmp).is_empty(), "left behind {:?}", entries(&tmp));
+    // A missing file among them: refused before anything is written.
+    let o = run(&["sort", "-q", "-T", p(&tmp), p(&files[0]), p(&d.path().join("nope")), "-o", p(&out)]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("nope"), "{}", stderr(&o));
+    assert!(std::fs::read(&out).unwrap() == expect.stdout, "the old output was touched");
+}
+
 #[test]
 fn lines_are_byte_identical_to_gnu_sort_on_adversarial_text() {
     let (d, tmp) = setup();

@@ -32,17 +32,19 @@
 //! - **Blocked** (4.1.2, when they would take too much memory, or forced by
 //!   [`SortPlan::forecast_in_memory`](crate::SortPlan::forecast_in_memory)):
 //!   each run's keys are a file `fc-{id}` on the run's starting disk,
-//!   written through a buffer of B_f bytes and read sequentially through
-//!   buffers of B_f bytes ([`ForecastCursor`]).
+//!   written and read sequentially through emsort-io streams of the plan's
+//!   kinds with blocks of B_f bytes ([`ForecastCursor`]), so emulated
+//!   stream kinds and their counts cover them like every other file.
 //!
 //! Keys are stored as [`ItemFormat::encode_key`] makes them; for lines,
 //! each with a 4-byte length before it.
 
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use emsort_io::{Error, Result};
+use emsort_io::{
+    create_output, open_input, AnyInput, AnyOutput, Error, ErrorKind, InputStream, OutputStream, Result,
+    StreamConfig, StreamKind,
+};
 
 use super::item::ItemFormat;
 use super::tree::Tree;
@@ -54,11 +56,15 @@ pub(crate) enum Mode {
     None,
     /// In memory (4.1.1).
     Memory,
-    /// Forecasting data runs on disk, read and written through buffers of
-    /// B_f bytes (4.1.2).
+    /// Forecasting data runs on disk, read and written through streams of
+    /// blocks of B_f bytes (4.1.2).
     Blocked {
         /// B_f.
         block: usize,
+        /// The stream kind that reads them (the plan's input kind).
+        input: StreamKind,
+        /// The stream kind that writes them (the plan's output kind).
+        output: StreamKind,
     },
 }
 
@@ -67,7 +73,8 @@ pub(crate) enum Mode {
 enum Data {
     None,
     Memory(Vec<u8>),
-    File(PathBuf),
+    /// A file, and the stream kind that reads it.
+    File(PathBuf, StreamKind),
 }
 
 /// A run's forecasting data run: the keys of its blocks 1, 2, ….
@@ -93,7 +100,7 @@ impl ForecastRun {
 
     /// Deletes the file of a blocked forecasting data run.
     pub fn remove(&self) -> Result<()> {
-        if let Data::File(p) = &self.data {
+        if let Data::File(p, _) = &self.data {
             match std::fs::remove_file(p) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                     return Err(Error::from_io("remove", p, e))
@@ -108,7 +115,7 @@ impl ForecastRun {
 enum Sink {
     None,
     Memory(Vec<u8>),
-    File { w: BufWriter<File>, path: PathBuf },
+    File { w: Box<AnyOutput<u8>>, path: PathBuf, read_with: StreamKind },
 }
 
 /// Records the forecasting keys of a run while it is written: fed every
@@ -134,9 +141,9 @@ impl ForecastWriter {
         let sink = match mode {
             Mode::None => Sink::None,
             Mode::Memory => Sink::Memory(Vec::new()),
-            Mode::Blocked { block: bf } => {
-                let f = File::create(path).map_err(|e| Error::from_io("create", path, e))?;
-                Sink::File { w: BufWriter::with_capacity(bf, f), path: path.to_path_buf() }
+            Mode::Blocked { block: bf, input, output } => {
+                let w = create_output::<u8>(path, &StreamConfig::new(output).block_size(bf))?;
+                Sink::File { w: Box::new(w), path: path.to_path_buf(), read_with: input }
             }
         };
         let boundary = if matches!(sink, Sink::None) { u64::MAX } else { block as u64 };
@@ -191,9 +198,7 @@ impl ForecastWriter {
         match &mut self.sink {
             Sink::None => {}
             Sink::Memory(v) => v.extend_from_slice(&self.scratch),
-            Sink::File { w, path } => {
-                w.write_all(&self.scratch).map_err(|e| Error::from_io("write", &*path, e))?
-            }
+            Sink::File { w, .. } => w.write_all(&self.scratch)?,
         }
         Ok(())
     }
@@ -212,9 +217,9 @@ impl ForecastWriter {
         let data = match self.sink {
             Sink::None => Data::None,
             Sink::Memory(v) => Data::Memory(v),
-            Sink::File { w, path } => {
-                w.into_inner().map_err(|e| Error::from_io("write", &path, e.into_error()))?;
-                Data::File(path)
+            Sink::File { mut w, path, read_with } => {
+                w.close()?;
+                Data::File(path, read_with)
             }
         };
         Ok(ForecastRun { data, keys: self.keys, bytes: self.bytes })
@@ -223,7 +228,7 @@ impl ForecastWriter {
 
 enum Source<'a> {
     Memory(&'a [u8]),
-    File { r: BufReader<File>, path: &'a Path },
+    File { r: Box<AnyInput<u8>>, path: &'a Path },
 }
 
 /// Reads a run's forecasting keys in order (sequentially through a buffer
@@ -237,14 +242,15 @@ pub(crate) struct ForecastCursor<'a> {
 }
 
 impl<'a> ForecastCursor<'a> {
-    /// Opens `run`'s keys, with a buffer of `buf` bytes if on disk.
+    /// Opens `run`'s keys, through a stream (of the kind the run was made
+    /// to be read with) with blocks of `buf` bytes if on disk.
     pub fn open(run: &'a ForecastRun, fmt: ItemFormat, buf: usize) -> Result<ForecastCursor<'a>> {
         let src = match &run.data {
             Data::None => Source::Memory(&[]),
             Data::Memory(v) => Source::Memory(v),
-            Data::File(path) => {
-                let f = File::open(path).map_err(|e| Error::from_io("open", path, e))?;
-                Source::File { r: BufReader::with_capacity(buf.max(64), f), path }
+            Data::File(path, kind) => {
+                let r = open_input::<u8>(path, &StreamConfig::new(*kind).block_size(buf.max(64)))?;
+                Source::File { r: Box::new(r), path }
             }
         };
         let left = if matches!(run.data, Data::None) { 0 } else { run.keys };
@@ -279,7 +285,17 @@ impl<'a> ForecastCursor<'a> {
                 *s = rest;
             }
             Source::File { r, path } => {
-                r.read_exact(buf).map_err(|e| Error::from_io("read", *path, e))?;
+                let mut at = 0;
+                while at < buf.len() {
+                    let n = r.read_into(&mut buf[at..])?;
+                    if n == 0 {
+                        return Err(Error::new(
+                            ErrorKind::Io("read (a forecasting data run ended early)"),
+                            *path,
+                        ));
+                    }
+                    at += n;
+                }
                 self.file_bytes += buf.len() as u64;
             }
         }
@@ -382,7 +398,10 @@ mod tests {
     #[test]
     fn keys_of_the_items_holding_each_block_start() {
         let dir = tempfile::tempdir().unwrap();
-        for mode in [Mode::Memory, Mode::Blocked { block: 64 }] {
+        for mode in [
+            Mode::Memory,
+            Mode::Blocked { block: 64, input: StreamKind::Buffered, output: StreamKind::Buffered },
+        ] {
             // Lines of 3..7 bytes, blocks of 8 bytes.
             let fmt = ItemFormat::new(Format::Lines, false);
             let lines: Vec<&[u8]> = vec![b"aa\n", b"bbbbbb\n", b"c\n", b"dddd\n", b"eeeeee\n"];

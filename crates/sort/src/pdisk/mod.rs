@@ -269,7 +269,7 @@ impl Ctx<'_> {
     fn input_blocks(&self, r: usize, group: &[PdRun]) -> usize {
         let (b, d) = (self.disks.block() as u64, self.disks.d() as u64);
         let fc = match self.disks.mode {
-            Mode::Blocked { block } => (2 * r as u64 + 1) * block as u64,
+            Mode::Blocked { block, .. } => (2 * r as u64 + 1) * block as u64,
             // This merge's keys, input and output.
             _ => 2 * group.iter().map(|g| g.forecast.bytes()).sum::<u64>(),
         };
@@ -325,7 +325,7 @@ fn forecast_mode(plan: &SortPlan, input_bytes: Option<u64>, expected_runs: u64) 
     if in_memory {
         Mode::Memory
     } else {
-        Mode::Blocked { block: order::forecast_block(b) }
+        Mode::Blocked { block: order::forecast_block(b), input: plan.input_kind, output: plan.output_kind }
     }
 }
 
