@@ -1,4 +1,4 @@
-//! `emsort sort`: the external merge sort of a file (or standard input).
+//! `emsort sort`: the external merge sort of files and standard input.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,18 +14,22 @@ use crate::progress::Bar;
 
 /// Sort a file larger than memory: numbers, fixed-size records or text lines.
 ///
-/// Run formation reads M bytes at a time, sorts them on all cores and writes
-/// sorted runs to a temporary directory; d-way merges (a loser tree) then
-/// combine the runs into the output. The output is written beside its target
-/// and renamed when complete, so OUTPUT may be INPUT itself, and an error or
-/// Ctrl-C leaves neither a partial output nor temporary files. `lines` output
-/// is byte for byte that of `LC_ALL=C sort`.
+/// The INPUT files (and `-`, standard input) are read once, in order, as one
+/// input, as GNU `sort a b c` does; pipes and standard input are read as they
+/// come, never copied first. Run formation reads M bytes at a time, sorts them
+/// on all cores and writes sorted runs to a temporary directory; d-way merges
+/// (a loser tree) then combine the runs into the output. An OUTPUT file is
+/// written beside its target and renamed when complete, so OUTPUT may be an
+/// INPUT, and an error or Ctrl-C leaves neither a partial output nor temporary
+/// files; standard output, devices and FIFOs get the result as the last merge
+/// produces it. `lines` output is byte for byte that of `LC_ALL=C sort`.
 #[derive(Args)]
 #[command(after_help = "Examples:\n  \
     emsort gen --count 268435456 -o data.u32 && emsort sort data.u32 -o sorted.u32 -S 256M\n  \
     emsort sort --format lines -S 25% -T /mnt/scratch big.txt -o big.sorted.txt\n  \
     emsort sort -f rec:100:0:10 -d 16 --io direct --stats stats.json recs.bin -o recs.sorted\n  \
     cat words.txt | emsort sort -f lines -r - > words.sorted\n  \
+    emsort sort part-*.txt - extra.txt -o all.sorted.txt < more.txt\n  \
     emsort sort -f rec:104:0:8 -S 24M --block-size 256K --method srm --disks /d0,/d1,/d2,/d3,/d4,/d5 \\\n      \
     --stats srm.json recs.bin -o recs.sorted\n  \
     emsort sort -f rec:104:0:8 -S 24M --block-size 256K --method dsm --disks a,b,c --emulate-disk 60M,1ms recs.bin -o r.out\n\n\
