@@ -19,6 +19,12 @@ Memory
     :func:`compare`, :func:`item_key_less`, :func:`sort_key` and
     :func:`item_size` search and order items by a format's order.
 
+Data the program makes
+    :class:`Sorter` sorts what the program pushes (numpy arrays, bytes),
+    larger than memory: ``push`` it in pieces, ``finish``, then iterate over
+    the sorted blocks or ``write`` them to a file. Memory stays within its
+    budget, however much is pushed.
+
 Readers
     :class:`Reader` reads byte ranges at any offset with one of emsort's
     readers (``stream``, ``mmap``, ``pread``, ``uring``, ``adaptive``).
@@ -54,6 +60,16 @@ Example::
 
     with emsort.Reader("data.u32", "pread") as r:
         head = r.read(0, 4096)
+
+    # Sort 1 GiB that the program makes, in 64 MiB of memory.
+    rng = np.random.default_rng(1)
+    with emsort.Sorter("u32", memory="64M") as s:
+        for _ in range(256):
+            s.push(rng.integers(0, 2**32, 1 << 20, dtype=np.uint32))
+        s.finish()
+        for block in s:                      # numpy uint32 arrays, ascending
+            ...
+    print(s.stats["runs"], "runs")
 """
 
 from ._emsort import (
@@ -63,6 +79,7 @@ from ._emsort import (
     EmsortOSError,
     EmsortPermissionError,
     Reader,
+    Sorter,
     __version__,
     compare,
     gen,
@@ -86,6 +103,7 @@ __all__ = [
     "EmsortOSError",
     "EmsortPermissionError",
     "Reader",
+    "Sorter",
     "__version__",
     "compare",
     "gen",

@@ -18,6 +18,7 @@ __all__ = [
     "EmsortOSError",
     "EmsortPermissionError",
     "Reader",
+    "Sorter",
     "compare",
     "gen",
     "item_key_less",
@@ -384,6 +385,143 @@ class Reader:
         """Close the file (closing again does nothing)."""
     def __len__(self) -> int: ...
     def __enter__(self) -> "Reader": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
+
+@final
+class Sorter:
+    """Sort data the program pushes, larger than memory: push, finish, then
+    iterate or write.
+
+    For data a program makes itself and that need not fit in memory: no
+    input file is needed. The sort runs as :func:`sort` does (run formation
+    of ``memory`` bytes at a time on ``parallel`` threads, runs under
+    ``temp_dirs``, d-way merges) on a thread of its own, and memory stays
+    within the budget however much is pushed: the peak is about ``memory``
+    plus the overhead of ``sort`` (8 MiB + 1 MiB per thread) plus two
+    blocks in flight, besides the caller's own data.
+
+    ::
+
+        with emsort.Sorter("f64", memory="256M") as s:
+            for _ in range(100):
+                s.push(np.random.default_rng().random(10_000_000))
+            s.finish()
+            for block in s:          # float64 arrays in ascending order
+                ...
+        print(s.stats["runs"])
+
+        s = emsort.Sorter("lines", memory="64M")
+        s.push(b"pear\napple\n"); s.push(b"fig")   # cut anywhere; a last \n is added
+        s.finish().write("sorted.txt")             # or: for lines in s: ...
+
+    Phases: :meth:`push` any number of times, :meth:`finish` once, then
+    either iterate (once) or :meth:`write` (once). Calling them out of order
+    raises ``RuntimeError``; any call on a closed sorter ``ValueError``.
+
+    Each call releases the GIL while it waits and stops on Ctrl-C
+    (``KeyboardInterrupt``). An exception from ``push``, ``finish``,
+    ``write`` or the iteration — Ctrl-C, an error of the library, one
+    raised by ``progress`` — cancels the sort: its temporary files are
+    removed and the sorter is failed (further calls raise
+    ``RuntimeError``). :meth:`close`, leaving a ``with`` block or dropping
+    the sorter before its result is taken cancels it the same way.
+
+    Args:
+        format: as :func:`sort`: ``u32``, ``i32``, ``u64``, ``i64``, ``f32``,
+            ``f64`` (NaNs last), ``rec:SIZE:KEY_OFFSET:KEY_LEN`` or ``lines``.
+        memory: M, bytes or ``"256M"`` / ``"25%"`` (default: a quarter of
+            the available RAM, as ``emsort sort`` reading a pipe).
+        temp_dirs, parallel, reverse, io, block_size, policy, fan_in,
+            progress: as :func:`sort` (``io`` default ``"direct"``; the
+            phases reported are ``"run formation"`` and ``"merge"``).
+
+    Raises (on creation): ``ValueError`` for a bad option or a memory too
+    small for ``fan_in`` and ``block_size``.
+    """
+
+    def __new__(
+        cls,
+        format: str = "u32",
+        *,
+        memory: Optional[_Size] = None,
+        temp_dirs: Union[_StrPath, Sequence[_StrPath], None] = None,
+        parallel: Optional[int] = None,
+        reverse: bool = False,
+        io: str = "direct",
+        block_size: Optional[_Size] = None,
+        policy: str = "optimal",
+        fan_in: Optional[int] = None,
+        progress: Optional[_ProgressCallback] = None,
+    ) -> "Sorter": ...
+    def push(self, data: _ReadableBuffer) -> None:
+        """Add the bytes of ``data`` to the input: items of the format, cut anywhere
+        (a push may end in the middle of an item or a line; the next one goes on).
+
+        Any bytes-like object: a numpy array of the format's dtype (``uint32`` for
+        ``u32`` …; an array of another number dtype raises ``TypeError``, its
+        bytes ``a.view(np.uint8)`` are taken), ``bytes``, ``bytearray``,
+        ``memoryview``, a ``uint8`` array of records, text with ``\n`` after each
+        line. The data is copied; the call waits while run formation is busy.
+
+        Raises:
+            RuntimeError: after :meth:`finish`.
+            TypeError: not a bytes-like object, or a numpy array of another dtype.
+            ValueError: a non-contiguous buffer.
+        """
+    def finish(self) -> "Sorter":
+        """End the input. Returns the sorter itself once every run is formed and
+        every merge but the last is done (the last runs as the items are taken).
+
+        Raises:
+            EmsortError: e.g. the pushed bytes are not a whole number of items.
+            RuntimeError: called twice.
+        """
+    def write(self, path: _StrPath) -> Dict[str, Any]:
+        """Write the sorted items to ``path`` (written beside it and renamed when
+        complete, as :func:`sort`'s output) and return the statistics of
+        :func:`sort`.
+
+        Raises:
+            RuntimeError: before :meth:`finish`, or once the items were taken.
+            EmsortError: from the library (a missing directory …); the sort is lost.
+        """
+    def __iter__(self) -> "Sorter":
+        """Start taking the sorted items, block by block (after :meth:`finish`, once)."""
+    def __next__(self) -> Any:
+        """The next block of sorted items, as the last merge makes them:
+
+        - numbers: a 1-D numpy array of the format's dtype (``uint32`` …);
+        - ``rec:SIZE:…``: a 2-D ``uint8`` array of shape ``(n, SIZE)``;
+        - ``lines``: a ``list`` of ``bytes``, the lines without their ``\n``.
+
+        Arrays own their memory (no copy is made) and are writable.
+        """
+    @property
+    def stats(self) -> Optional[Dict[str, Any]]:
+        """The statistics of :func:`sort` once the sorted items were all taken
+        (iterated to the end or written); ``None`` before."""
+    @property
+    def format(self) -> str:
+        """The format's name."""
+    @property
+    def memory(self) -> int:
+        """The memory budget M in bytes."""
+    @property
+    def pushed(self) -> int:
+        """Bytes pushed so far."""
+    @property
+    def state(self) -> str:
+        """``pushing``, ``finished``, ``iterating``, ``done``, ``closed``, ``failed``, or ``busy``
+        while a call of another thread is under way."""
+    def close(self) -> None:
+        """Cancel the sort unless its result was taken: its thread stops and its
+        temporary files are removed. Closing again does nothing; ``stats`` stays."""
+    def __enter__(self) -> "Sorter": ...
     def __exit__(
         self,
         exc_type: Optional[Type[BaseException]],

@@ -46,7 +46,12 @@ impl Num {
         }
     }
 
-    fn descr(self, py: Python<'_>) -> Bound<'_, PyArrayDescr> {
+    /// The number format `f` as a dtype; None for records and lines.
+    pub(crate) fn of_format(f: Format) -> Option<Num> {
+        Num::ALL.into_iter().find(|n| n.format() == f)
+    }
+
+    pub(crate) fn descr(self, py: Python<'_>) -> Bound<'_, PyArrayDescr> {
         match self {
             Num::U32 => dtype::<u32>(py),
             Num::I32 => dtype::<i32>(py),

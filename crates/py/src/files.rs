@@ -17,7 +17,7 @@ use crate::args::{self, PlanArgs};
 use crate::worker;
 
 /// The statistics as a `dict`, through the `--stats` JSON.
-fn stats_dict<'py>(py: Python<'py>, stats: &SortStats) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn stats_dict<'py>(py: Python<'py>, stats: &SortStats) -> PyResult<Bound<'py, PyAny>> {
     let json = serde_json::to_string(stats)
         .map_err(|e| PyValueError::new_err(format!("cannot serialise the statistics: {e}")))?;
     py.import("json")?.call_method1("loads", (json,))

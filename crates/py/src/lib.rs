@@ -11,11 +11,15 @@
 //! | `sort_array`, `sort_array_to_file`, `read_array` | [`emsort_sort::sort_numbers`], [`emsort_io::open_reader`] | `array` |
 //! | `sort_buffer`, `partition_points`, `compare`, `item_key_less`, `sort_key`, `item_size` | [`emsort_sort::Format`]'s order | `buffer` |
 //! | `Reader` | [`emsort_io::AnyReader`] | `reader` |
+//! | `Sorter` | [`emsort_sort::Sorter`], [`emsort_sort::Sorted`], [`emsort_sort::Blocks`] | `sorter` |
 //! | `EmsortError` and its subclasses | [`emsort_io::Error`], [`emsort_sort::SortError`] | `error` |
 //!
 //! Long calls release the GIL, report progress to a Python callback and
 //! stop cleanly on Ctrl-C (`worker`). Arguments are converted in
 //! `args` (sizes such as `"256M"` or `"25%"` as on the command line).
+//! The extension's own allocations of 256 KiB or more are mapped on their
+//! own (`alloc`), as the binary has glibc do, so sorts keep to their
+//! memory budget inside any Python program.
 //!
 //! ```python
 //! import emsort
@@ -27,12 +31,19 @@
 
 use pyo3::prelude::*;
 
+/// Large blocks mapped on their own, so freed ones leave the process
+/// (module `alloc`: the sort's memory budget depends on it).
+#[global_allocator]
+static ALLOCATOR: alloc::Allocator = alloc::Allocator;
+
+mod alloc;
 mod args;
 mod array;
 mod buffer;
 mod error;
 mod files;
 mod reader;
+mod sorter;
 mod worker;
 
 /// The extension module `emsort._emsort`.
@@ -60,5 +71,6 @@ fn _emsort(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(buffer::sort_key, m)?)?;
     m.add_function(wrap_pyfunction!(buffer::item_size, m)?)?;
     m.add_class::<reader::PyReader>()?;
+    m.add_class::<sorter::PySorter>()?;
     Ok(())
 }

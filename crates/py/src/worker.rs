@@ -27,6 +27,10 @@
 //!
 //! Other Python threads run while the work goes on: the GIL is held only
 //! for the checks and the callback.
+//!
+//! [`watch`] is the same loop for work that brings its own [`Tracker`],
+//! cancel flag and [`Reporter`]: an `emsort.Sorter` keeps them across its
+//! calls (`push`, `finish`, `write`), since its sort outlives each.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -95,30 +99,35 @@ impl Progress for Tracker {
     }
 }
 
-/// Calls the Python callback from the tracker's state, throttled.
-struct Reporter<'a, 'py> {
-    callback: Option<&'a Bound<'py, PyAny>>,
+/// Calls the Python callback from a tracker's state, throttled. An object
+/// watched over several calls (`Sorter`) keeps one across them, so the
+/// throttle holds between its calls too.
+#[derive(Default)]
+pub(crate) struct Reporter {
     last: Option<(Report, Instant)>,
 }
 
-impl Reporter<'_, '_> {
-    fn call(&mut self, r: &Report) -> PyResult<()> {
-        if let Some(cb) = self.callback {
-            cb.call1((r.0.as_str(), r.1, r.2))?;
-        }
+impl Reporter {
+    fn call(&mut self, callback: &Bound<'_, PyAny>, r: &Report) -> PyResult<()> {
+        callback.call1((r.0.as_str(), r.1, r.2))?;
         self.last = Some((r.clone(), Instant::now()));
         Ok(())
     }
 
     /// Reports the finished phases, then the current one if it changed and
     /// the last call is old enough (or at once when `last_call`).
-    fn tick(&mut self, tracker: &Tracker, last_call: bool) -> PyResult<()> {
-        if self.callback.is_none() {
+    pub(crate) fn tick(
+        &mut self,
+        callback: Option<&Bound<'_, PyAny>>,
+        tracker: &Tracker,
+        last_call: bool,
+    ) -> PyResult<()> {
+        let Some(cb) = callback else {
             return Ok(());
-        }
+        };
         let (finished, current) = tracker.take();
         for r in &finished {
-            self.call(r)?;
+            self.call(cb, r)?;
         }
         if let Some(r) = current {
             let due = match &self.last {
@@ -126,7 +135,7 @@ impl Reporter<'_, '_> {
                 Some((prev, at)) => *prev != r && (last_call || at.elapsed() >= THROTTLE),
             };
             if due {
-                self.call(&r)?;
+                self.call(cb, &r)?;
             }
         }
         Ok(())
@@ -146,6 +155,16 @@ impl Drop for Finished<'_> {
     }
 }
 
+/// A `TypeError` unless `progress` is None or callable.
+pub(crate) fn check_callback(progress: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    match progress {
+        Some(cb) if !cb.is_callable() => Err(pyo3::exceptions::PyTypeError::new_err(
+            "progress must be a callable progress(phase: str, done: int, total: int | None)",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Runs `work` on a worker thread while the caller watches for signals and
 /// reports progress to `progress` (see the module docs). Library errors
 /// become Python exceptions with [`crate::error::sort_error`].
@@ -154,23 +173,39 @@ where
     T: Send,
     F: FnOnce(&dyn Progress, &AtomicBool) -> Result<T, SortError> + Send,
 {
-    if let Some(cb) = progress {
-        if !cb.is_callable() {
-            return Err(pyo3::exceptions::PyTypeError::new_err(
-                "progress must be a callable progress(phase: str, done: int, total: int | None)",
-            ));
-        }
-    }
+    check_callback(progress)?;
     let tracker = Tracker::default();
     let cancel = AtomicBool::new(false);
+    let mut reporter = Reporter::default();
+    watch(py, progress, &mut reporter, &tracker, &cancel, true, || work(&tracker, &cancel))
+}
+
+/// [`run`] for work that already has its tracker and cancel flag (a
+/// `Sorter`'s, which outlive one call): runs `work` on a worker thread and
+/// watches it as the module docs say, setting `cancel` on Ctrl-C or when
+/// the callback raises. With `last_call`, the current phase is reported
+/// at the end even within the throttle ([`run`] does, a `Sorter`'s pushes
+/// do not: they are many calls in one phase).
+pub(crate) fn watch<T, F>(
+    py: Python<'_>,
+    progress: Option<&Bound<'_, PyAny>>,
+    reporter: &mut Reporter,
+    tracker: &Tracker,
+    cancel: &AtomicBool,
+    last_call: bool,
+    work: F,
+) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce() -> Result<T, SortError> + Send,
+{
     let done = AtomicBool::new(false);
-    let mut reporter = Reporter { callback: progress, last: None };
     let (outcome, failure) = std::thread::scope(|s| {
         let caller = std::thread::current();
-        let (tracker, cancel, done) = (&tracker, &cancel, &done);
+        let done = &done;
         let worker = std::thread::Builder::new().name("emsort-py".into()).spawn_scoped(s, move || {
             let _finished = Finished { done, caller };
-            work(tracker, cancel)
+            work()
         });
         let worker = match worker {
             Ok(w) => w,
@@ -182,7 +217,7 @@ where
         while !done.load(Ordering::SeqCst) {
             py.detach(|| std::thread::park_timeout(SLICE));
             if failure.is_none() && !done.load(Ordering::SeqCst) {
-                if let Err(e) = py.check_signals().and_then(|()| reporter.tick(tracker, false)) {
+                if let Err(e) = py.check_signals().and_then(|()| reporter.tick(progress, tracker, false)) {
                     cancel.store(true, Ordering::SeqCst);
                     failure = Some(e);
                 }
@@ -195,7 +230,7 @@ where
     }
     match outcome.expect("the worker ran") {
         Ok(Ok(value)) => {
-            reporter.tick(&tracker, true)?;
+            reporter.tick(progress, tracker, last_call)?;
             Ok(value)
         }
         Ok(Err(e)) => Err(crate::error::sort_error(py, &e)),

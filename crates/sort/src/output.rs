@@ -198,7 +198,8 @@ impl<'a> Output<'a> {
             }
             Kind::Channel(tx) => {
                 let tx = tx.lock().unwrap_or_else(|e| e.into_inner()).take().expect("opened once");
-                Box::new(ChannelSink { tx, format: self.format, carry: Vec::new(), name: &self.name })
+                let block = block.max(self.unit);
+                Box::new(ChannelSink { tx, format: self.format, block, carry: Vec::new(), name: &self.name })
             }
         })
     }
@@ -291,10 +292,15 @@ impl BlockSink for WriterSink<'_> {
 }
 
 /// Sends blocks of whole items (lines with their `\n`): the bytes after the
-/// block's last whole item wait for the next block.
+/// block's last whole item wait for the next block. A write larger than the
+/// block (a single run written whole from its chunk buffer) is sent in
+/// pieces of the block, so at most about two blocks are in flight, not a
+/// copy of the whole run.
 struct ChannelSink<'n> {
     tx: ItemBlocks,
     format: Format,
+    /// The most bytes of a write sent in one block.
+    block: usize,
     carry: Vec<u8>,
     name: &'n Path,
 }
@@ -310,14 +316,17 @@ impl ChannelSink<'_> {
 
 impl BlockSink for ChannelSink<'_> {
     fn write(&mut self, bytes: &[u8]) -> Result<()> {
-        let mut block = std::mem::take(&mut self.carry);
-        block.extend_from_slice(bytes);
-        let whole = match self.format.item_size() {
-            Some(s) => block.len() / s * s,
-            None => memchr::memrchr(b'\n', &block).map_or(0, |p| p + 1),
-        };
-        self.carry = block.split_off(whole);
-        self.send(block)
+        for piece in bytes.chunks(self.block) {
+            let mut block = std::mem::take(&mut self.carry);
+            block.extend_from_slice(piece);
+            let whole = match self.format.item_size() {
+                Some(s) => block.len() / s * s,
+                None => memchr::memrchr(b'\n', &block).map_or(0, |p| p + 1),
+            };
+            self.carry = block.split_off(whole);
+            self.send(block)?;
+        }
+        Ok(())
     }
     fn close(&mut self) -> Result<()> {
         let rest = std::mem::take(&mut self.carry);

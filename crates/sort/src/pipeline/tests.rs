@@ -508,6 +508,32 @@ fn a_pushed_data_set_four_times_the_budget_sorts() {
 }
 
 #[test]
+fn a_single_pushed_run_comes_back_in_blocks_of_b() {
+    // The input fits in one chunk buffer: the run is written whole from it,
+    // and the items still come back in blocks of B, not in one copy of it.
+    let d = tempfile::tempdir().unwrap();
+    let block = 16 << 10;
+    let plan =
+        SortPlan::builder(Format::U32).memory(1 << 20).block_size(block).temp_dir(d.path()).build().unwrap();
+    let mut sorter = crate::Sorter::new(plan).unwrap();
+    let mut all: Vec<u32> = (0..25_000u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    sorter.push(bytemuck::cast_slice(&all)).unwrap();
+    let mut blocks = sorter.finish().unwrap().blocks();
+    let mut got: Vec<u8> = Vec::new();
+    let mut n = 0;
+    for b in blocks.by_ref() {
+        let b = b.unwrap();
+        assert!(b.len() <= block && b.len() % 4 == 0, "a block of {} bytes", b.len());
+        got.extend_from_slice(&b);
+        n += 1;
+    }
+    all.sort_unstable();
+    assert_eq!(got, bytemuck::cast_slice::<u32, u8>(&all));
+    assert_eq!(n, (4 * all.len()).div_ceil(block));
+    assert_eq!(blocks.stats().expect("statistics").runs, 1);
+}
+
+#[test]
 fn pushed_lines_go_to_a_file_and_a_dropped_sorter_leaves_nothing() {
     let d = tempfile::tempdir().unwrap();
     let tmp = d.path().join("tmp");
