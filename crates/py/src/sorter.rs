@@ -285,7 +285,7 @@ impl PySorter {
         // The input's size is not known: the default memory is a quarter
         // of the available RAM, as for `emsort sort` reading a pipe.
         let plan = a.plan(py, None)?;
-        let (format, memory) = (plan.format, plan.memory);
+        let (format, memory) = (plan.format(), plan.memory());
         let tracker = Arc::new(Tracker::default());
         let cancel = Arc::new(AtomicBool::new(false));
         let sorter = Sorter::with_progress(plan, tracker.clone(), cancel.clone())

@@ -36,7 +36,7 @@ pub enum SortError {
     /// R ≥ 2 and two for the output), or what run formation needs.
     MethodMemoryTooSmall {
         /// The method (`dsm` or `srm`).
-        method: crate::method::Method,
+        method: crate::method::MethodKind,
         /// The memory given, in bytes.
         memory: u64,
         /// The least memory that works for this method, D and B.
@@ -100,7 +100,7 @@ impl fmt::Display for SortError {
             }
             SortError::MethodMemoryTooSmall { method, memory, minimum, disks, block_size } => {
                 let needs = match method {
-                    crate::method::Method::Dsm => {
+                    crate::method::MethodKind::Dsm => {
                         "two logical blocks of D·B per run for a merge order R ≥ 2 and two for the output"
                     }
                     _ => {

@@ -21,8 +21,9 @@
 //!   the default one.
 //! - [`SortPlan`] ([`plan`]) holds every budget and parameter of a sort
 //!   (memory M, fan-in d, block size B, stream kinds, order, policy,
-//!   threads, temp dirs), derives the run length, the number of runs and
-//!   the passes in one place, and prints itself.
+//!   threads, temp dirs, the [`Method`] with its own parameters), is made
+//!   and checked only by its builder, derives the run length, the number
+//!   of runs and the passes in one place, and prints itself.
 //! - Data [`Format`]s and their order, normalised number keys ([`key`]),
 //!   seeded data generation ([`gen::generate`]) and streamed verification
 //!   ([`verify::verify`]) with an order-independent multiset [`Fingerprint`].
@@ -76,9 +77,10 @@ mod write_behind;
 pub use error::SortError;
 pub use fingerprint::Fingerprint;
 pub use format::{f32_key, f64_key, Format, RecordFormat};
+pub use method::{Method, MethodKind, ParallelDisks, SrmOptions};
 pub use output::{Sink, STDOUT_NAME};
 pub use pipeline::{merge_files, sort, sort_file};
-pub use plan::{Derived, Method, SortPlan, SortPlanBuilder};
+pub use plan::{Derived, SortPlan, SortPlanBuilder};
 pub use sorter::{Blocks, Sorted, Sorter};
 pub use source::{Source, STDIN_NAME};
 pub use stats::ParallelDiskStats;

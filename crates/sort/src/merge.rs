@@ -105,7 +105,7 @@ pub(crate) fn merge_runs(
     // thread is woken only to hand the round over (with the merge on a
     // thread of its own, a 1 GiB merge of lines on 2 cores made 100k
     // involuntary context switches, with it on the pool 5k).
-    pool.install(|| match (plan.format, plan.reverse) {
+    pool.install(|| match (plan.format(), plan.reverse()) {
         (Format::U32, false) => ctx.numbers::<u32, false>(inputs),
         (Format::U32, true) => ctx.numbers::<u32, true>(inputs),
         (Format::I32, false) => ctx.numbers::<i32, false>(inputs),
@@ -178,7 +178,7 @@ impl<'s> Ctx<'_, 's> {
     /// block, then refills the blocks it used up.
     fn numbers<T: MergeKey, const REV: bool>(&self, inputs: &[PathBuf]) -> Result<Moved> {
         let (runs, block) = self.open_runs(inputs)?;
-        let threads = self.plan.threads.max(1);
+        let threads = self.plan.threads().max(1);
         let n = std::thread::scope(|scope| -> Result<u64> {
             let mut ins = read_ahead::start(scope, runs, block);
             let mut done = vec![false; ins.len()];
@@ -246,12 +246,12 @@ impl<'s> Ctx<'_, 's> {
     /// [`merge_items`](crate::merge_items)).
     fn bytes(&self, inputs: &[PathBuf]) -> Result<Moved> {
         let (runs, block) = self.open_runs(inputs)?;
-        let threads = self.plan.threads.max(1);
+        let threads = self.plan.threads().max(1);
         let written = std::thread::scope(|scope| -> Result<u64> {
             let readers = read_ahead::start(scope, runs, block);
             let mut out = self.write_behind(scope)?;
             let mut poll = |bytes| self.poll(bytes);
-            let (format, reverse) = (self.plan.format, self.plan.reverse);
+            let (format, reverse) = (self.plan.format(), self.plan.reverse());
             let written =
                 merge_items::merge(readers, block, format, reverse, &mut out, self.pool, threads, &mut poll)?;
             out.finish()?;

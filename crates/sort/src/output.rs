@@ -110,7 +110,7 @@ impl<'a> Output<'a> {
     /// replaced, its temporary file is made now (so a target this user may
     /// not write is refused before the sort starts).
     pub fn prepare(plan: &SortPlan, sink: Sink<'a>, cancel: &'a AtomicBool) -> Result<Output<'a>> {
-        let (kind, name) = kind_of(sink, plan.temp_dirs.first().map(PathBuf::as_path))?;
+        let (kind, name) = kind_of(sink, plan.temp_dirs().first().map(PathBuf::as_path))?;
         Ok(Output::new(plan, kind, name, cancel))
     }
 
@@ -128,12 +128,12 @@ impl<'a> Output<'a> {
     }
 
     fn new(plan: &SortPlan, kind: Kind<'a>, name: PathBuf, cancel: &'a AtomicBool) -> Output<'a> {
-        let temp_root = plan.temp_dirs.first().cloned();
+        let temp_root = plan.temp_dirs().first().cloned();
         Output {
             kind,
             name,
             unit: plan.unit(),
-            format: plan.format,
+            format: plan.format(),
             cfg: plan.stream_config(false),
             temp_root,
             cancel,

@@ -15,8 +15,9 @@
 //!    ([`crate::output`]: a file to be replaced gets its temporary file
 //!    now, so a target this user may not write is refused before any work).
 //! 2. **Plan.** The input's size, when every source has one, goes into the
-//!    plan (an input of unknown size gets two chunk buffers of M/2); the
-//!    plan is validated and its numbers derived.
+//!    plan (an input of unknown size gets two chunk buffers of M/2) and
+//!    its numbers are derived; the plan was checked when it was built, and
+//!    the input size changes nothing the checks look at.
 //! 3. **Runtime** ([`crate::runtime`]): the sort's pool and counters.
 //! 4. **Store and merger** for the plan's method
 //!    ([`crate::run_store`]): plain temp dirs and the loser-tree merger, or
@@ -132,10 +133,10 @@ pub fn merge_files(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<SortStats, SortError> {
-    if plan.method != Method::Plain {
+    if *plan.method() != Method::Plain {
         return Err(SortError::BadPlan(format!(
             "merging sorted files supports the plain method only, not {}",
-            plan.method
+            plan.method()
         )));
     }
     remove_stale(plan);
@@ -148,7 +149,7 @@ pub fn merge_files(
         if !md.is_file() {
             return Err(SortError::NotAFile(p.clone()));
         }
-        if let Some(s) = plan.format.item_size() {
+        if let Some(s) = plan.format().item_size() {
             if md.len() % s as u64 != 0 {
                 return Err(Error::new(ErrorKind::BadSize { size: md.len(), element_size: s }, p).into());
             }
@@ -163,7 +164,8 @@ pub fn merge_files(
 /// DSM/SRM sort makes nothing in -T, but a killed one of standard input
 /// may have left its output spool there).
 pub(crate) fn remove_stale(plan: &SortPlan) {
-    for dir in plan.temp_dirs.iter().chain(&plan.disks) {
+    let disks = plan.method().disks().map_or(&[][..], |d| &d.dirs);
+    for dir in plan.temp_dirs().iter().chain(disks) {
         let _ = emsort_io::temp::remove_stale(dir);
     }
 }
@@ -202,11 +204,11 @@ fn run_phases(
         Work::Sort(input) => input.known_size(),
         Work::Merge(runs) => Some(runs.iter().map(|r| r.1).sum()),
     };
+    // Valid as built: the input size moves only the derived numbers.
     let plan = plan.with_input_size(known);
-    plan.validate()?;
     let derived = plan.derived();
     let runtime = Runtime::start(&plan)?;
-    let (formed, merged, merge_seconds) = match plan.method {
+    let (formed, merged, merge_seconds) = match plan.method() {
         Method::Plain => {
             let store = match &work {
                 Work::Sort(_) => PlainStore::new(&plan, "emsort-")?,
@@ -214,11 +216,11 @@ fn run_phases(
             };
             phases(&plan, &derived, &runtime, Plain, store, work, &output, progress, cancel)?
         }
-        Method::Dsm => {
+        Method::Dsm(_) => {
             let store = StripedStore::new(&plan, known, derived.expected_runs)?;
             phases(&plan, &derived, &runtime, Dsm, store, work, &output, progress, cancel)?
         }
-        Method::Srm => {
+        Method::Srm(..) => {
             let store = StripedStore::new(&plan, known, derived.expected_runs)?;
             phases(&plan, &derived, &runtime, Srm, store, work, &output, progress, cancel)?
         }

@@ -60,7 +60,7 @@ impl PlainStore {
     /// given files that may need none).
     pub fn new(plan: &SortPlan, prefix: &str) -> Result<PlainStore> {
         let temps =
-            plan.temp_dirs.iter().map(|dir| TempDir::new_in(dir, prefix)).collect::<Result<Vec<_>>>()?;
+            plan.temp_dirs().iter().map(|dir| TempDir::new_in(dir, prefix)).collect::<Result<Vec<_>>>()?;
         Ok(PlainStore { plan: plan.clone(), temps, runs: Mutex::new(Vec::new()), next: AtomicUsize::new(0) })
     }
 
@@ -81,7 +81,7 @@ impl PlainStore {
         if self.temps.is_empty() {
             self.temps = self
                 .plan
-                .temp_dirs
+                .temp_dirs()
                 .iter()
                 .map(|dir| TempDir::new_in(dir, "emsort-merge-"))
                 .collect::<Result<Vec<_>>>()?;
@@ -110,7 +110,7 @@ impl RunStore for PlainStore {
 /// sorted chunk: B for numbers written in one piece, B/2 for records and
 /// lines gathered through write-behind blocks of B/4.
 pub(crate) fn run_block(plan: &SortPlan, order: &Order) -> usize {
-    let (b, unit) = (plan.block_size, plan.unit());
+    let (b, unit) = (plan.block_size(), plan.unit());
     match order {
         Order::InPlace => b.max(unit),
         _ => (b / 2).max(unit),
@@ -137,13 +137,13 @@ impl crate::run_store::Merger for Plain {
         let plan = ctx.plan;
         let runs = std::mem::take(&mut *store.runs.lock().unwrap_or_else(|e| e.into_inner()));
         let sizes: Vec<u64> = runs.iter().map(|r| r.bytes).collect();
-        let sched = schedule(&sizes, plan.fan_in, plan.policy);
+        let sched = schedule(&sizes, plan.fan_in(), plan.policy());
         let total: u64 = sizes.iter().sum();
         if sched.merges.is_empty() {
             // No run: an empty output. One (from a stream whose end came
             // just after a full chunk, or a single file to merge): a copy.
             if runs.is_empty() {
-                out.open(plan.block_size)?.close()?;
+                out.open(plan.block_size())?.close()?;
                 return Ok(merged);
             }
             ctx.progress.phase_bytes("merge", Some(total));

@@ -1,9 +1,18 @@
 //! The sort plan: every budget and parameter of one sort, as a value.
 //!
 //! A [`SortPlan`] holds the format, the memory M, the fan-in d, the block
-//! size B, the stream kinds, the order, the merge policy, the threads and the
-//! temporary directories. It is made by a [`SortPlanBuilder`], which fills in
-//! defaults (B from M, d from M and B) and refuses plans that cannot work.
+//! size B, the stream kinds, the order, the merge policy, the threads, the
+//! temporary directories and the merge [`Method`] with its own parameters
+//! (DSM's and SRM's disks, SRM's merge order cap …). Its fields are
+//! private: a plan is made only by [`SortPlanBuilder::build`], which fills
+//! in defaults (B from M, d from M and B) and does every check — d, B, the
+//! threads, the temp dirs, the method's parameters (SRM's cap ≥ 2, the
+//! disks existing directories) and M against what the plan needs — so a
+//! plan that exists can work, and the front ends (`emsort sort`, the Python
+//! package) check nothing of their own. It is read through accessors
+//! ([`SortPlan::memory`], [`SortPlan::method`] …); only the input size can
+//! be changed afterwards ([`SortPlan::with_input_size`]), which moves the
+//! derived numbers but nothing the checks depend on.
 //! Like TPIE's `sort_parameters::dump()`, a plan prints itself
 //! (`Display`), including the numbers derived from it.
 //!
@@ -71,11 +80,10 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use emsort_io::disks::DiskModel;
 use emsort_io::{format_size, StreamConfig, StreamKind};
 
 use crate::merge_policy::{schedule, MergePolicy, Schedule};
-pub use crate::method::Method;
+pub use crate::method::{Method, MethodKind, ParallelDisks, SrmOptions};
 use crate::pdisk::order;
 use crate::{Format, SortError};
 
@@ -87,50 +95,25 @@ pub const INDEX_ENTRY_BYTES: u64 = 16;
 /// record numbers and line offsets.
 pub const MAX_CHUNK_ITEMS: u64 = u32::MAX as u64;
 
-/// The parameters of one sort. Make one with [`SortPlan::builder`].
+/// The parameters of one sort. Make one with [`SortPlan::builder`]: the
+/// only way to get a plan is [`SortPlanBuilder::build`], which checks every
+/// parameter, so a `SortPlan` is always one that can work. Read it with the
+/// accessors ([`SortPlan::memory`], [`SortPlan::method`] …).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SortPlan {
-    /// The data format (and so the order).
-    pub format: Format,
-    /// Memory M in bytes for buffers and in-memory sorting.
-    pub memory: u64,
-    /// Fan-in d: the most runs one merge reads (≥ 2).
-    pub fan_in: usize,
-    /// Block size B in bytes of every stream.
-    pub block_size: usize,
-    /// Stream kind that reads the input and the runs.
-    pub input_kind: StreamKind,
-    /// Stream kind that writes the runs and the output.
-    pub output_kind: StreamKind,
-    /// io_uring queue depth Q (`uring` streams only).
-    pub queue_depth: u32,
-    /// Descending order.
-    pub reverse: bool,
-    /// Which runs each merge takes.
-    pub policy: MergePolicy,
-    /// Threads of the sort's own pool (in-memory sorting).
-    pub threads: usize,
-    /// Directories for temporary runs (runs go round-robin across them).
-    pub temp_dirs: Vec<PathBuf>,
-    /// Size of the input in bytes, when known (for the derived numbers).
-    pub input_bytes: Option<u64>,
-    /// How runs are merged: the plain d-way merge, or DSM / SRM over D
-    /// disks ([`crate::pdisk`]).
-    pub method: Method,
-    /// The D disks of DSM and SRM, one directory each (empty: the temp
-    /// dirs are the disks).
-    pub disks: Vec<PathBuf>,
-    /// Emulate each disk at this bandwidth and latency (DSM and SRM).
-    pub emulate_disk: Option<DiskModel>,
-    /// Seed of SRM's random starting disks.
-    pub seed: u64,
-    /// The largest merge order SRM may use (`None`: no cap).
-    pub srm_max_order: Option<usize>,
-    /// Where SRM keeps forecasting data: `None` decides by the memory
-    /// formula of Barve & Vitter 4.1.3, `Some(true)` in memory,
-    /// `Some(false)` forces the blocked scheme of 4.1.2 (forecasting data
-    /// runs on disk read through small buffers).
-    pub forecast_in_memory: Option<bool>,
+    format: Format,
+    memory: u64,
+    fan_in: usize,
+    block_size: usize,
+    input_kind: StreamKind,
+    output_kind: StreamKind,
+    queue_depth: u32,
+    reverse: bool,
+    policy: MergePolicy,
+    threads: usize,
+    temp_dirs: Vec<PathBuf>,
+    input_bytes: Option<u64>,
+    method: Method,
 }
 
 /// Numbers that follow from a [`SortPlan`], computed by [`SortPlan::derived`].
@@ -170,7 +153,7 @@ pub struct Derived {
 impl SortPlan {
     /// A builder with defaults: M = 64 MiB, B from M, d from M and B,
     /// `buffered` streams, ascending, `optimal`, all cores, the system's
-    /// temporary directory (`$TMPDIR` or `/tmp`).
+    /// temporary directory (`$TMPDIR` or `/tmp`), the plain merge.
     pub fn builder(format: Format) -> SortPlanBuilder {
         SortPlanBuilder {
             format,
@@ -186,24 +169,75 @@ impl SortPlan {
             temp_dirs: Vec::new(),
             input_bytes: None,
             method: Method::Plain,
-            disks: Vec::new(),
-            emulate_disk: None,
-            seed: SortPlan::DEFAULT_SEED,
-            srm_max_order: None,
-            forecast_in_memory: None,
         }
     }
 
-    /// The default seed of SRM's starting disks.
-    pub const DEFAULT_SEED: u64 = 42;
+    /// The default seed of SRM's starting disks
+    /// ([`ParallelDisks::DEFAULT_SEED`]).
+    pub const DEFAULT_SEED: u64 = ParallelDisks::DEFAULT_SEED;
 
-    /// The disks of DSM and SRM: [`SortPlan::disks`], or the temp dirs
-    /// when none are given.
+    /// The data format (and so the order).
+    pub fn format(&self) -> Format {
+        self.format
+    }
+    /// Memory M in bytes for buffers and in-memory sorting.
+    pub fn memory(&self) -> u64 {
+        self.memory
+    }
+    /// Fan-in d: the most runs one merge reads (≥ 2).
+    pub fn fan_in(&self) -> usize {
+        self.fan_in
+    }
+    /// Block size B in bytes of every stream (≥ 1).
+    pub fn block_size(&self) -> usize {
+        self.block_size
+    }
+    /// Stream kind that reads the input and the runs.
+    pub fn input_kind(&self) -> StreamKind {
+        self.input_kind
+    }
+    /// Stream kind that writes the runs and the output.
+    pub fn output_kind(&self) -> StreamKind {
+        self.output_kind
+    }
+    /// io_uring queue depth Q (`uring` streams only).
+    pub fn queue_depth(&self) -> u32 {
+        self.queue_depth
+    }
+    /// Descending order.
+    pub fn reverse(&self) -> bool {
+        self.reverse
+    }
+    /// Which runs each merge takes.
+    pub fn policy(&self) -> MergePolicy {
+        self.policy
+    }
+    /// Threads of the sort's own pool (in-memory sorting; ≥ 1).
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+    /// Directories for temporary runs (runs go round-robin across them;
+    /// at least one).
+    pub fn temp_dirs(&self) -> &[PathBuf] {
+        &self.temp_dirs
+    }
+    /// Size of the input in bytes, when known (for the derived numbers).
+    pub fn input_bytes(&self) -> Option<u64> {
+        self.input_bytes
+    }
+    /// How runs are merged, with the merge's parameters: the plain d-way
+    /// merge, or DSM / SRM over D disks ([`crate::pdisk`]).
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    /// The disks of DSM and SRM: the method's disk directories, or the temp
+    /// dirs when none are given (empty for the plain merge).
     pub fn disk_dirs(&self) -> &[PathBuf] {
-        if self.disks.is_empty() {
-            &self.temp_dirs
-        } else {
-            &self.disks
+        match self.method.disks() {
+            None => &[],
+            Some(d) if d.dirs.is_empty() => &self.temp_dirs,
+            Some(d) => &d.dirs,
         }
     }
 
@@ -358,9 +392,15 @@ impl SortPlan {
         }
     }
 
-    /// Checks that the plan can work: d ≥ 2, B ≥ 1, threads ≥ 1, a
-    /// temporary directory, and M at least [`Derived::minimum_memory`].
-    pub fn validate(&self) -> Result<(), SortError> {
+    /// Checks that the plan can work (the builder's last step): the
+    /// method's own parameters (SRM's merge order cap at least 2, the
+    /// disks existing directories, at least one disk), d ≥ 2, B ≥ 1,
+    /// threads ≥ 1, a temporary directory, and M at least
+    /// [`Derived::minimum_memory`] (DSM and SRM: what the method needs on
+    /// D disks). None of this depends on the input size, so the plans
+    /// [`SortPlan::with_input_size`] makes stay valid.
+    fn check(&self) -> Result<(), SortError> {
+        check_method(&self.method)?;
         if self.fan_in < 2 {
             return Err(SortError::BadPlan(format!("fan-in d must be at least 2 (got {})", self.fan_in)));
         }
@@ -374,7 +414,7 @@ impl SortPlan {
             return Err(SortError::BadPlan("no temporary directory given".into()));
         }
         if self.method != Method::Plain {
-            return validate_method(self);
+            return check_method_memory(self);
         }
         let d = self.derived();
         if self.memory < d.minimum_memory {
@@ -420,8 +460,7 @@ impl SortPlan {
                 .output_kind(self.output_kind)
                 .queue_depth(self.queue_depth)
                 .threads(self.threads)
-                .method(self.method)
-                .disks(self.disks.clone())
+                .method(self.method.clone())
                 .input_bytes(n);
             for t in &self.temp_dirs {
                 b = b.temp_dir(t);
@@ -454,7 +493,9 @@ impl SortPlan {
     }
 
     /// The same plan for an input of `bytes` bytes, or of unknown size
-    /// (a stream).
+    /// (a stream). The input size changes only the derived numbers (the
+    /// runs, their buffers, the schedule), never what the checks of
+    /// [`SortPlanBuilder::build`] look at, so the plan stays valid.
     pub fn with_input_size(&self, bytes: Option<u64>) -> SortPlan {
         SortPlan { input_bytes: bytes, ..self.clone() }
     }
@@ -464,36 +505,53 @@ impl SortPlan {
 /// formation (an input stream, the striped run writer's 2·D·B and two
 /// small chunks).
 pub(crate) fn method_minimum_memory(plan: &SortPlan) -> u64 {
-    let (b, d) = (plan.block_size, plan.disk_dirs().len().max(1));
-    let merge = match plan.method {
-        Method::Dsm => order::dsm_memory(2, b, d),
-        Method::Srm if plan.forecast_in_memory == Some(true) => order::srm_block_memory(2, b, d),
+    let (b, d) = (plan.block_size(), plan.disk_dirs().len().max(1));
+    let merge = match plan.method() {
+        Method::Dsm(_) => order::dsm_memory(2, b, d),
+        Method::Srm(_, o) if o.forecast_in_memory == Some(true) => order::srm_block_memory(2, b, d),
         _ => order::srm_memory(2, b, d),
     };
-    let item = plan.format.item_size().unwrap_or(64) as u64 + INDEX_ENTRY_BYTES;
+    let item = plan.format().item_size().unwrap_or(64) as u64 + INDEX_ENTRY_BYTES;
     let formation = b as u64 + 2 * (d * b) as u64 + 2 * item + b as u64;
     merge.max(formation)
 }
 
-/// Checks a DSM or SRM plan (the plain checks done by the caller first).
-fn validate_method(plan: &SortPlan) -> Result<(), SortError> {
-    if let Some(c) = plan.srm_max_order {
+/// Checks the parameters a [`Method`] carries: SRM's merge order cap at
+/// least 2, and each disk directory given an existing directory (checked
+/// before any output exists; the messages are those `emsort sort` prints).
+fn check_method(method: &Method) -> Result<(), SortError> {
+    if let Some(c) = method.srm().and_then(|o| o.max_order) {
         if c < 2 {
             return Err(SortError::BadPlan(format!("the SRM merge order cap must be at least 2 (got {c})")));
         }
     }
+    for d in method.disks().map_or(&[][..], |d| &d.dirs) {
+        match std::fs::metadata(d) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(SortError::BadPlan(format!("disk {} is not a directory", d.display()))),
+            Err(e) => {
+                return Err(SortError::BadPlan(format!("disk directory {} cannot be used: {e}", d.display())))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that a DSM or SRM plan has a disk and the memory its method
+/// needs (the plain checks done by the caller first).
+fn check_method_memory(plan: &SortPlan) -> Result<(), SortError> {
     let disks = plan.disk_dirs().len();
     if disks == 0 {
-        return Err(SortError::BadPlan(format!("{} needs at least one disk", plan.method)));
+        return Err(SortError::BadPlan(format!("{} needs at least one disk", plan.method())));
     }
     let minimum = method_minimum_memory(plan);
-    if plan.memory < minimum {
+    if plan.memory() < minimum {
         return Err(SortError::MethodMemoryTooSmall {
-            method: plan.method,
-            memory: plan.memory,
+            method: plan.method().kind(),
+            memory: plan.memory(),
             minimum,
             disks,
-            block_size: plan.block_size,
+            block_size: plan.block_size(),
         });
     }
     Ok(())
@@ -515,11 +573,6 @@ pub struct SortPlanBuilder {
     temp_dirs: Vec<PathBuf>,
     input_bytes: Option<u64>,
     method: Method,
-    disks: Vec<PathBuf>,
-    emulate_disk: Option<DiskModel>,
-    seed: u64,
-    srm_max_order: Option<usize>,
-    forecast_in_memory: Option<bool>,
 }
 
 impl SortPlanBuilder {
@@ -596,40 +649,21 @@ impl SortPlanBuilder {
         self
     }
 
-    /// Sets the merge method (default: [`Method::Plain`]).
+    /// Sets the merge method with its parameters (default:
+    /// [`Method::Plain`]): `Method::Srm(ParallelDisks::new(dirs),
+    /// SrmOptions::default())` for SRM on the disks `dirs`.
     pub fn method(mut self, method: Method) -> Self {
         self.method = method;
         self
     }
-    /// Sets the D disks of DSM and SRM (default: the temp dirs).
-    pub fn disks(mut self, dirs: Vec<PathBuf>) -> Self {
-        self.disks = dirs;
-        self
-    }
-    /// Emulates each disk with this model (DSM and SRM).
-    pub fn emulate_disk(mut self, model: Option<DiskModel>) -> Self {
-        self.emulate_disk = model;
-        self
-    }
-    /// Sets the seed of SRM's random starting disks (default
-    /// [`SortPlan::DEFAULT_SEED`]).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
-    /// Caps SRM's merge order.
-    pub fn srm_max_order(mut self, cap: Option<usize>) -> Self {
-        self.srm_max_order = cap;
-        self
-    }
-    /// Keeps SRM's forecasting data in memory (`Some(true)`), on disk in
-    /// the blocked scheme (`Some(false)`), or decides by memory (`None`).
-    pub fn forecast_in_memory(mut self, yes: Option<bool>) -> Self {
-        self.forecast_in_memory = yes;
-        self
-    }
 
-    /// Fills in the defaults and validates the plan.
+    /// Fills in the defaults and checks the plan: the only way to make a
+    /// [`SortPlan`]. Refuses ([`SortError::BadPlan`]) d < 2, B = 0,
+    /// 0 threads, an SRM merge order cap below 2, a disk directory that
+    /// does not exist or is not a directory, DSM or SRM without a disk;
+    /// refuses M below what the plan needs
+    /// ([`SortError::MemoryTooSmall`], [`SortError::MethodMemoryTooSmall`]),
+    /// naming the minimum.
     pub fn build(self) -> Result<SortPlan, SortError> {
         let block_size = self.block_size.unwrap_or_else(|| {
             // M/16, and small enough for d + 1 streams (of Q blocks each,
@@ -662,17 +696,12 @@ impl SortPlanBuilder {
             temp_dirs,
             input_bytes: self.input_bytes,
             method: self.method,
-            disks: self.disks,
-            emulate_disk: self.emulate_disk,
-            seed: self.seed,
-            srm_max_order: self.srm_max_order,
-            forecast_in_memory: self.forecast_in_memory,
         };
         if self.fan_in.is_none() {
             let f = plan.derived().stream_buffer.max(1);
             plan.fan_in = ((plan.memory / f).saturating_sub(1) as usize).clamp(2, Self::MAX_AUTO_FAN_IN);
         }
-        plan.validate()?;
+        plan.check()?;
         Ok(plan)
     }
 }
@@ -723,7 +752,7 @@ impl fmt::Display for SortPlan {
             }
         )?;
         writeln!(f, "  merge policy      {}", self.policy)?;
-        if self.method != Method::Plain {
+        if let Some(disks) = self.method.disks() {
             let dirs: Vec<String> = self.disk_dirs().iter().map(|p| p.display().to_string()).collect();
             writeln!(
                 f,
@@ -732,15 +761,15 @@ impl fmt::Display for SortPlan {
                 dirs.len(),
                 dirs.join(", "),
                 human((dirs.len() * self.block_size) as u64),
-                self.emulate_disk.map(|m| format!(", emulated {m}")).unwrap_or_default()
+                disks.emulate.map(|m| format!(", emulated {m}")).unwrap_or_default()
             )?;
-            if self.method == Method::Srm {
+            if let Some(srm) = self.method.srm() {
                 writeln!(
                     f,
                     "  srm               seed {}, merge order cap {}, forecasting data {}",
-                    self.seed,
-                    self.srm_max_order.map_or("none".to_string(), |c| c.to_string()),
-                    match self.forecast_in_memory {
+                    disks.seed,
+                    srm.max_order.map_or("none".to_string(), |c| c.to_string()),
+                    match srm.forecast_in_memory {
                         None => "by memory (4.1.3)",
                         Some(true) => "in memory",
                         Some(false) => "blocked (4.1.2)",
@@ -790,12 +819,12 @@ impl fmt::Display for SortPlan {
             } else {
                 use crate::pdisk::order;
                 let (b, dd) = (self.block_size, self.disk_dirs().len().max(1));
-                let r = match self.method {
-                    Method::Dsm => order::dsm_merge_order(self.memory, b, dd).max(2),
-                    _ => order::srm_merge_order(
+                let r = match self.method.srm() {
+                    None => order::dsm_merge_order(self.memory, b, dd).max(2),
+                    Some(srm) => order::srm_merge_order(
                         u,
                         order::srm_max_fit(self.memory, b, dd).max(2),
-                        self.srm_max_order,
+                        srm.max_order,
                     ),
                 };
                 writeln!(
@@ -858,6 +887,42 @@ mod tests {
         assert!(small.derived().schedule.unwrap().merges.is_empty());
         let text = format!("{p}");
         assert!(text.contains("fan-in d          3") && text.contains("runs U            20"), "{text}");
+    }
+
+    #[test]
+    fn a_built_plan_stays_valid_for_any_input_size() {
+        // M exactly the minimum: the tightest plan that builds.
+        for format in [Format::U32, Format::Lines, "rec:100:0:10".parse().unwrap()] {
+            let minimum = plan(format, 1 << 30, 4, 4096).unwrap().derived().minimum_memory;
+            let p = plan(format, minimum, 4, 4096).unwrap();
+            assert!(plan(format, minimum - 1, 4, 4096).is_err());
+            for n in [None, Some(0), Some(1), Some(minimum), Some(64 * minimum)] {
+                p.with_input_size(n).check().unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn method_parameters_are_checked_when_built() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, b"x").unwrap();
+        let on = |dirs: Vec<PathBuf>, srm: SrmOptions| {
+            SortPlan::builder(Format::U32).method(Method::Srm(ParallelDisks::new(dirs), srm)).build()
+        };
+        let ok = SrmOptions::default();
+        assert!(on(vec![dir.path().into()], ok).is_ok());
+        assert!(on(vec![], ok).is_ok(), "no disks: the temp dirs");
+        let msg = |r: Result<SortPlan, SortError>| r.unwrap_err().to_string();
+        assert!(msg(on(vec![file.clone()], ok)).contains("is not a directory"));
+        let missing = msg(on(vec![dir.path().join("gone")], ok));
+        assert!(missing.contains("gone") && missing.contains("cannot be used"), "{missing}");
+        for cap in [0, 1] {
+            assert!(msg(on(vec![], ok.max_order(Some(cap)))).contains("must be at least 2"));
+        }
+        assert!(on(vec![], ok.max_order(Some(2))).is_ok());
+        let dsm = SortPlan::builder(Format::U32).method(Method::Dsm(ParallelDisks::new([file]))).build();
+        assert!(msg(dsm).contains("is not a directory"));
     }
 
     #[test]

@@ -121,9 +121,9 @@ impl RunFormation<'_, '_> {
         let unit = self.plan.unit();
         let reader = Reader {
             input,
-            format: self.plan.format,
+            format: self.plan.format(),
             unit,
-            block: self.plan.block_size.max(unit) / unit * unit,
+            block: self.plan.block_size().max(unit) / unit * unit,
             data_cap: self.derived.run_bytes as usize,
             max_lines: self.derived.max_lines_per_run.unwrap_or(u64::MAX),
         };
@@ -161,7 +161,7 @@ impl RunFormation<'_, '_> {
                     let chunk = SortedChunk {
                         data: &job.buf.bytes()[..job.len],
                         order: &job.order,
-                        format: self.plan.format,
+                        format: self.plan.format(),
                     };
                     let written = if job.single {
                         let block = run_block(self.plan, &job.order);
@@ -206,8 +206,8 @@ impl RunFormation<'_, '_> {
     /// Sorts `data` in place (numbers) or returns the order of its items
     /// (an index, for records and lines).
     fn sort_chunk(&self, data: &mut [u8], lines: u64) -> Order {
-        let rev = self.plan.reverse;
-        match self.plan.format {
+        let rev = self.plan.reverse();
+        match self.plan.format() {
             Format::U32 => self.sort_numbers::<u32>(data, rev),
             Format::I32 => self.sort_numbers::<i32>(data, rev),
             Format::U64 => self.sort_numbers::<u64>(data, rev),
@@ -231,7 +231,7 @@ impl RunFormation<'_, '_> {
             Format::Lines => {
                 // Every chunk ends with '\n' (the reader sees to it).
                 let text = &*data;
-                let mut index = self.pool.install(|| line_index(text, lines as usize, self.plan.threads));
+                let mut index = self.pool.install(|| line_index(text, lines as usize, self.plan.threads()));
                 let line = |e: &(u64, u32, u32)| &text[e.1 as usize..(e.1 + e.2) as usize];
                 self.pool.install(|| radix::sort_index(&mut index, rev, |a, b| line(a).cmp(line(b))));
                 return Order::Lines(index);

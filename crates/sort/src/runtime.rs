@@ -45,13 +45,13 @@ impl Runtime {
         let migrations = MigrationCounter::start();
         let pool_name = format!("emsort{}", SORTS.fetch_add(1, Ordering::Relaxed) % 100_000);
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(plan.threads)
+            .num_threads(plan.threads())
             .thread_name({
                 let name = pool_name.clone();
                 move |i| format!("{name}-{i}")
             })
             .build()
-            .map_err(|e| SortError::BadPlan(format!("cannot start {} sort threads: {e}", plan.threads)))?;
+            .map_err(|e| SortError::BadPlan(format!("cannot start {} sort threads: {e}", plan.threads())))?;
         Ok(Runtime { pool, pool_name, start, usage0, migrations })
     }
 

@@ -115,8 +115,7 @@ impl Sorter {
         progress: Arc<dyn Progress>,
         cancel: Arc<AtomicBool>,
     ) -> Result<Sorter, SortError> {
-        plan.validate()?;
-        let block = plan.block_size.max(4096);
+        let block = plan.block_size().max(4096);
         let (tx, rx) = sync_channel::<Vec<u8>>(1);
         let (ready_tx, ready) = sync_channel::<()>(1);
         let (choice, choice_rx) = sync_channel::<Choice>(1);

@@ -83,7 +83,7 @@ impl<'a> Input<'a> {
             parts.push(match s {
                 Source::Path(p) => match emsort_io::input_size(p)? {
                     Some(size) => {
-                        if let Some(s) = plan.format.item_size() {
+                        if let Some(s) = plan.format().item_size() {
                             if size % s as u64 != 0 {
                                 return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, p));
                             }
@@ -120,7 +120,7 @@ impl<'a> Input<'a> {
             cur: 0,
             part_bytes: 0,
             ends_line: true,
-            format: plan.format,
+            format: plan.format(),
             unit: plan.unit(),
             cfg: plan.stream_config(true),
             known,

@@ -13,7 +13,8 @@
 
 use serde::Serialize;
 
-use crate::plan::{Derived, Method, SortPlan};
+use crate::method::MethodKind;
+use crate::plan::{Derived, SortPlan};
 
 /// Time and bytes of one phase.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -63,16 +64,16 @@ impl PlanRecord {
     /// The record of `plan` and its derived numbers.
     pub fn new(plan: &SortPlan, d: &Derived) -> PlanRecord {
         PlanRecord {
-            format: plan.format.to_string(),
-            memory: plan.memory,
-            fan_in: plan.fan_in,
-            block_size: plan.block_size,
-            input_kind: plan.input_kind.to_string(),
-            output_kind: plan.output_kind.to_string(),
-            reverse: plan.reverse,
-            policy: plan.policy.to_string(),
-            threads: plan.threads,
-            temp_dirs: plan.temp_dirs.iter().map(|p| p.display().to_string()).collect(),
+            format: plan.format().to_string(),
+            memory: plan.memory(),
+            fan_in: plan.fan_in(),
+            block_size: plan.block_size(),
+            input_kind: plan.input_kind().to_string(),
+            output_kind: plan.output_kind().to_string(),
+            reverse: plan.reverse(),
+            policy: plan.policy().to_string(),
+            threads: plan.threads(),
+            temp_dirs: plan.temp_dirs().iter().map(|p| p.display().to_string()).collect(),
             chunk_buffers: d.chunk_buffers,
             run_bytes: d.run_bytes,
             items_per_run: d.items_per_run,
@@ -249,7 +250,7 @@ pub struct SortStats {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ParallelDiskStats {
     /// `dsm` or `srm`.
-    pub method: Method,
+    pub method: MethodKind,
     /// D, the number of disks.
     pub disks: usize,
     /// B, the block size in bytes (a logical block is D·B).

@@ -745,7 +745,7 @@ impl Campaign {
         v: Variant<'_>,
     ) -> Result<RawRow> {
         let plan = p.plan(tmp)?;
-        let b = plan.block_size as u64;
+        let b = plan.block_size() as u64;
         let mut row = RawRow::new(v.tool(), &p.format.to_string(), p.bytes, items, p.threads, rep);
         row.memory = Some(p.memory);
         row.fan_in = Some(p.fan_in);
@@ -822,7 +822,7 @@ impl Campaign {
     ) -> Result<(u64, u64)> {
         let stats_path = work.join("emsort-stats.json");
         let _ = std::fs::remove_file(&stats_path);
-        let tmp = plan.temp_dirs.first().cloned().unwrap_or_else(|| work.join("tmp"));
+        let tmp = plan.temp_dirs().first().cloned().unwrap_or_else(|| work.join("tmp"));
         let mut cmd = std::process::Command::new(exe);
         cmd.arg("sort")
             .arg("--format")
@@ -836,7 +836,7 @@ impl Campaign {
             .arg("--io")
             .arg(p.io.name())
             .arg("--block-size")
-            .arg(plan.block_size.to_string())
+            .arg(plan.block_size().to_string())
             .arg("--parallel")
             .arg(p.threads.to_string())
             .arg("-T")

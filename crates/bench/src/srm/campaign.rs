@@ -40,7 +40,7 @@ use std::time::Instant;
 use emsort_io::{format_size, NoProgress, Progress};
 use emsort_sort::gen::{generate, GenSpec};
 use emsort_sort::verify::{fingerprint_file, verify};
-use emsort_sort::{Fingerprint, Format};
+use emsort_sort::{Fingerprint, Format, MethodKind};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -72,7 +72,7 @@ pub struct Point {
     /// Disks D.
     pub disks: usize,
     /// `plain`, `dsm` or `srm`.
-    pub method: String,
+    pub method: MethodKind,
     /// The emulated disk (`BANDWIDTH,LATENCY`), or `None`.
     pub emulate: Option<String>,
     /// Repetitions.
@@ -112,7 +112,7 @@ impl Point {
         input: &Path,
         output: &Path,
     ) -> Vec<OsString> {
-        let mut a: Vec<OsString> = ["sort", "--method", &self.method, "-f", &self.format.to_string()]
+        let mut a: Vec<OsString> = ["sort", "--method", self.method.name(), "-f", &self.format.to_string()]
             .into_iter()
             .map(OsString::from)
             .collect();
@@ -122,7 +122,7 @@ impl Point {
             "--block-size".into(),
             self.block.to_string().into(),
         ]);
-        if self.method == "plain" {
+        if self.method == MethodKind::Plain {
             a.extend(["-T".into(), disk_dirs[0].clone().into_os_string()]);
         } else {
             let mut list = OsString::new();
@@ -229,17 +229,17 @@ impl Campaign {
                 g.methods.len(),
             ];
             points.extend(product(lens).map(|[f, n, m, b, d, method]| {
-                let method = &g.methods[method];
+                let method = g.methods[method];
                 // `plain` has no disks: one point whatever D is.
                 let (disks, emulate) =
-                    if method == "plain" { (1, None) } else { (g.disks[d], g.emulate.clone()) };
+                    if method == MethodKind::Plain { (1, None) } else { (g.disks[d], g.emulate.clone()) };
                 Point {
                     format: g.formats[f],
                     items: g.items[n],
                     memory: g.memories[m],
                     block: g.blocks[b],
                     disks,
-                    method: method.clone(),
+                    method,
                     emulate,
                     reps: g.reps,
                 }
@@ -248,7 +248,7 @@ impl Campaign {
         let points = merge_repeats(
             points,
             |p| {
-                let m = super::params::METHODS.iter().position(|x| x == &p.method).unwrap_or(9);
+                let m = super::params::METHODS.iter().position(|x| *x == p.method).unwrap_or(9);
                 (p.format.to_string(), p.items, p.memory, p.block, p.disks, p.emulate.clone(), m)
             },
             |p| &mut p.reps,
@@ -516,7 +516,7 @@ impl Campaign {
         let v: Value = serde_json::from_str(&text)
             .map_err(|e| Error::Campaign(format!("{}: {}: {e}", p.label(), stats_path.display())))?;
         let mut row = RawRow {
-            method: p.method.clone(),
+            method: p.method.name().to_string(),
             format: p.format.to_string(),
             items: p.items,
             bytes: p.bytes(),
@@ -543,7 +543,7 @@ impl Campaign {
             cache: self.settings.cache.name().into(),
             verified: false,
         };
-        fill_from_stats(&mut row, &v, p.method != "plain")
+        fill_from_stats(&mut row, &v, p.method != MethodKind::Plain)
             .map_err(|what| Error::Campaign(format!("{}: the statistics file lacks {what}", p.label())))?;
         if let Some(fp) = fp {
             check_output(&out, p.format, fp, ctx.cancel, &p.label())?;
@@ -663,7 +663,10 @@ mod tests {
     fn built_in_campaigns() {
         let q = Campaign::quick();
         assert!(q.points().iter().all(|p| p.items <= 40_000), "quick stays tiny");
-        assert!(q.points().iter().any(|p| p.method == "dsm") && q.points().iter().any(|p| p.method == "srm"));
+        assert!(
+            q.points().iter().any(|p| p.method == MethodKind::Dsm)
+                && q.points().iter().any(|p| p.method == MethodKind::Srm)
+        );
         assert!(q.runs() <= 20, "{}", q.runs());
         let f = Campaign::full();
         assert!(f.points().iter().any(|p| p.items == 10_000_000 && p.memory == 15 << 20 && p.disks == 6));
@@ -701,7 +704,7 @@ mod tests {
             memory: 1 << 20,
             block: 16 << 10,
             disks: 2,
-            method: "srm".into(),
+            method: MethodKind::Srm,
             emulate: Some("60M,1ms".into()),
             reps: 1,
         };
@@ -713,7 +716,7 @@ mod tests {
             "sort --method srm -f u64 -S 1048576 --block-size 16384 --disks /w/disk0,/w/disk1 \
              --emulate-disk 60M,1ms --seed 7 --stats /w/s.json -q /w/in -o /w/out"
         );
-        let plain = Point { method: "plain".into(), emulate: None, ..p };
+        let plain = Point { method: MethodKind::Plain, emulate: None, ..p };
         let a = plain.sort_args(&dirs, 1, Path::new("s"), Path::new("i"), Path::new("o"));
         let a: Vec<String> = a.iter().map(|x| x.to_string_lossy().into_owned()).collect();
         assert!(a.join(" ").contains("-T /w/disk0 --seed 1"), "{a:?}");

@@ -29,7 +29,7 @@
 use std::path::Path;
 
 use emsort_io::parse_size;
-use emsort_sort::Format;
+use emsort_sort::{Format, MethodKind};
 
 use crate::list::{parse_int_list, split_list};
 use crate::{Error, Result};
@@ -38,7 +38,7 @@ use crate::{Error, Result};
 pub const MAX_DISKS: usize = 64;
 
 /// The methods a campaign can run, in the order tables list them.
-pub const METHODS: [&str; 3] = ["plain", "dsm", "srm"];
+pub const METHODS: [MethodKind; 3] = MethodKind::ALL;
 
 /// One row of a parameter file: every combination of its lists is a point.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +54,7 @@ pub struct Grid {
     /// Numbers of disks D.
     pub disks: Vec<usize>,
     /// Methods (`plain`, `dsm`, `srm`).
-    pub methods: Vec<String>,
+    pub methods: Vec<MethodKind>,
     /// The emulated disk (`BANDWIDTH,LATENCY`), or `None` for the disks as
     /// they are.
     pub emulate: Option<String>,
@@ -66,18 +66,19 @@ pub struct Grid {
 ///
 /// ```
 /// use emsort_bench::srm::parse_methods;
-/// assert_eq!(parse_methods("SRM, dsm"), Ok(vec!["dsm".to_string(), "srm".to_string()]));
+/// use emsort_sort::MethodKind;
+/// assert_eq!(parse_methods("SRM, dsm"), Ok(vec![MethodKind::Dsm, MethodKind::Srm]));
 /// assert!(parse_methods("fast").unwrap_err().contains("plain, dsm or srm"));
 /// ```
-pub fn parse_methods(s: &str) -> std::result::Result<Vec<String>, String> {
-    let mut v: Vec<String> = Vec::new();
+pub fn parse_methods(s: &str) -> std::result::Result<Vec<MethodKind>, String> {
+    let mut v: Vec<MethodKind> = Vec::new();
     for m in split_list(s)? {
         let m = m.to_ascii_lowercase();
-        if !METHODS.contains(&m.as_str()) {
+        let Ok(kind) = m.parse::<MethodKind>() else {
             return Err(format!("unknown method '{m}' (expected plain, dsm or srm)"));
-        }
-        if !v.contains(&m) {
-            v.push(m);
+        };
+        if !v.contains(&kind) {
+            v.push(kind);
         }
     }
     v.sort_by_key(|m| METHODS.iter().position(|x| x == m));
@@ -214,7 +215,7 @@ mod tests {
         assert_eq!(g[0].items, [1_000_000, 2_000_000]);
         assert_eq!(g[0].memories, [15 << 20, 24 << 20]);
         assert_eq!(g[0].blocks, [256 << 10]);
-        assert_eq!(g[0].methods, ["dsm", "srm"]);
+        assert_eq!(g[0].methods, [MethodKind::Dsm, MethodKind::Srm]);
         assert_eq!(g[0].emulate, None);
         assert_eq!(g[1].disks, [1, 2, 3, 6]);
         assert_eq!(g[1].emulate.as_deref(), Some("60M,1ms"));
@@ -248,7 +249,7 @@ mod tests {
             [("srm-full.csv", super::super::FULL_PARAMS), ("srm-quick.csv", super::super::QUICK_PARAMS)]
         {
             let g = parse_params(text, Path::new(name)).unwrap();
-            assert!(g.iter().all(|g| g.methods == ["dsm", "srm"]), "{name}");
+            assert!(g.iter().all(|g| g.methods == [MethodKind::Dsm, MethodKind::Srm]), "{name}");
         }
     }
 }
@@ -308,7 +309,7 @@ mod fuzz {
                         prop_assert!(strictly_sorted(&g.memories) && strictly_sorted(&g.blocks));
                         prop_assert!(g.memories[0] >= 1 && g.blocks[0] >= 1);
                         prop_assert!(strictly_sorted(&g.disks) && g.disks.iter().all(|d| (1..=MAX_DISKS).contains(d)));
-                        prop_assert!(!g.methods.is_empty() && g.methods.iter().all(|m| METHODS.contains(&m.as_str())));
+                        prop_assert!(!g.methods.is_empty() && g.methods.iter().all(|m| METHODS.contains(m)));
                         if let Some(e) = &g.emulate {
                             prop_assert!(emsort_io::disks::DiskModel::parse(e).is_ok(), "{}", e);
                         }

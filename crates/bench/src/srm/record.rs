@@ -174,7 +174,7 @@ fn per_pass_median(cols: &[&str]) -> String {
 type Key = (String, u64, u64, u64, usize, String, usize);
 
 fn key(r: &RawRow) -> Key {
-    let m = super::params::METHODS.iter().position(|m| *m == r.method).unwrap_or(usize::MAX);
+    let m = super::params::METHODS.iter().position(|m| m.name() == r.method).unwrap_or(usize::MAX);
     (r.format.clone(), r.memory, r.items, r.block_size, r.disks, r.emulate.clone(), m)
 }
 

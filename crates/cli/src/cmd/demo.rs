@@ -121,7 +121,7 @@ fn sort(a: &DemoArgs, dir: &std::path::Path) -> anyhow::Result<()> {
         stats.run_formation.seconds,
         stats.runs,
         format_size(plan.derived().run_bytes),
-        plan.threads
+        plan.threads()
     );
     println!(
         "       merge         {:>6.2} s: {} merge(s) of up to {} runs, {:.2} passes over the data",

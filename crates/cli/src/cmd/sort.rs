@@ -8,7 +8,10 @@ use clap::Args;
 use emsort_io::disks::DiskModel;
 use emsort_io::StreamKind;
 use emsort_sort::merge_policy::MergePolicy;
-use emsort_sort::{sort, Format, Method, ParallelDiskStats, Sink, SortError, SortPlan, SortStats, Source};
+use emsort_sort::{
+    sort, Format, Method, MethodKind, ParallelDiskStats, ParallelDisks, Sink, SortError, SortPlan, SortStats,
+    Source, SrmOptions,
+};
 
 use crate::progress::Bar;
 
@@ -74,8 +77,8 @@ pub struct SortArgs {
     /// How runs are merged: plain (d-way merges over the temp dirs), dsm (disk-striped mergesort:
     /// each I/O moves one block on every disk at once) or srm (simple randomized mergesort: each run
     /// starts on a random disk, blocks are read ahead by forecasting).
-    #[arg(long, default_value = "plain", value_parser = clap::value_parser!(Method))]
-    method: Method,
+    #[arg(long, default_value = "plain", value_parser = clap::value_parser!(MethodKind))]
+    method: MethodKind,
     /// The D disks of --method dsm or srm, one directory each, comma-separated or repeated
     /// (D = how many); runs are striped over them in blocks of --block-size [default: the temp dirs].
     #[arg(long, value_name = "DIR,DIR,…", value_delimiter = ',')]
@@ -126,40 +129,39 @@ fn to_anyhow(e: SortError) -> anyhow::Error {
     }
 }
 
-/// Refuses disk options that the method ignores, and disks that are not
-/// directories (before any output exists).
-fn check_disk_options(a: &SortArgs) -> anyhow::Result<()> {
-    if a.method == Method::Plain {
-        let given = [
-            (!a.disks.is_empty(), "--disks"),
-            (a.emulate_disk.is_some(), "--emulate-disk"),
-            (a.srm_max_order.is_some(), "--srm-max-order"),
-        ];
-        if let Some((_, flag)) = given.iter().find(|(on, _)| *on) {
-            anyhow::bail!(
-                "{flag} needs --method dsm or srm (the plain merge spreads its runs over the temp dirs, -T)"
-            );
+/// The merge method the flags describe, with its parameters. A disk
+/// option the method has no place for is refused here (it would be
+/// ignored); everything else about them (SRM's cap ≥ 2, disks that are
+/// directories) is checked when the plan is built.
+fn method(a: &SortArgs) -> anyhow::Result<Method> {
+    let disks = ParallelDisks { dirs: a.disks.clone(), emulate: a.emulate_disk, seed: a.seed };
+    match a.method {
+        MethodKind::Plain => {
+            let given = [
+                (!a.disks.is_empty(), "--disks"),
+                (a.emulate_disk.is_some(), "--emulate-disk"),
+                (a.srm_max_order.is_some(), "--srm-max-order"),
+            ];
+            if let Some((_, flag)) = given.iter().find(|(on, _)| *on) {
+                anyhow::bail!(
+                    "{flag} needs --method dsm or srm (the plain merge spreads its runs over the temp dirs, -T)"
+                );
+            }
+            Ok(Method::Plain)
         }
-    }
-    if a.srm_max_order.is_some() && a.method != Method::Srm {
-        anyhow::bail!("--srm-max-order needs --method srm (DSM's merge order is M / (2·D·B))");
-    }
-    if a.srm_max_order == Some(0) || a.srm_max_order == Some(1) {
-        anyhow::bail!("--srm-max-order must be at least 2");
-    }
-    for d in &a.disks {
-        match std::fs::metadata(d) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => anyhow::bail!("disk {} is not a directory", d.display()),
-            Err(e) => anyhow::bail!("disk directory {} cannot be used: {e}", d.display()),
+        MethodKind::Dsm => {
+            if a.srm_max_order.is_some() {
+                anyhow::bail!("--srm-max-order needs --method srm (DSM's merge order is M / (2·D·B))");
+            }
+            Ok(Method::Dsm(disks))
         }
+        MethodKind::Srm => Ok(Method::Srm(disks, SrmOptions::default().max_order(a.srm_max_order))),
     }
-    Ok(())
 }
 
 pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     crate::interrupt::arm_watchdog();
-    check_disk_options(&a)?;
+    let method = method(&a)?;
     let is_stdin = |p: &PathBuf| p.as_os_str() == "-";
     // Pipes, devices and files of /proc are streamed: their size is unknown.
     let input_bytes = a
@@ -173,11 +175,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         .io(a.io)
         .reverse(a.reverse)
         .policy(a.policy)
-        .method(a.method)
-        .disks(a.disks.clone())
-        .emulate_disk(a.emulate_disk)
-        .seed(a.seed)
-        .srm_max_order(a.srm_max_order);
+        .method(method);
     if let Some(d) = a.fan_in {
         b = b.fan_in(d);
     }
@@ -194,8 +192,8 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         b = b.input_bytes(n);
     }
     let plan = b.build().map_err(to_anyhow).context("cannot plan the sort")?;
-    if let Some(n) = a.parallel.filter(|&n| n > plan.threads) {
-        eprintln!("emsort: note: --parallel {n} capped at {}, the CPUs this process may use", plan.threads);
+    if let Some(n) = a.parallel.filter(|&n| n > plan.threads()) {
+        eprintln!("emsort: note: --parallel {n} capped at {}, the CPUs this process may use", plan.threads());
     }
     if let Some(w) = plan.memory_warning() {
         eprintln!("emsort: warning: {w}");
@@ -343,7 +341,7 @@ fn parallel_disks_summary(pd: &ParallelDiskStats) -> String {
         per_pass(&pd.parallel_reads),
         per_pass(&nu),
     );
-    if pd.method == Method::Srm {
+    if pd.method == MethodKind::Srm {
         s.push_str(&format!(", flushes {}", per_pass(&pd.flushes)));
     }
     s.push_str(&format!(

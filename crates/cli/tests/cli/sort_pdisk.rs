@@ -187,6 +187,33 @@ fn disk_options_without_a_disk_method_are_refused() {
 }
 
 #[test]
+fn an_srm_merge_order_cap_below_two_is_refused() {
+    let (d, disks, input) = setup();
+    let out = d.path().join("out");
+    for cap in ["0", "1"] {
+        let list = disk_list(&disks);
+        let o = run(&[
+            "sort",
+            "--method",
+            "srm",
+            "--disks",
+            &list,
+            "--srm-max-order",
+            cap,
+            "-f",
+            REC,
+            p(&input),
+            "-o",
+            p(&out),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{cap}");
+        assert!(stderr(&o).contains("must be at least 2"), "{cap}: {}", stderr(&o));
+        assert!(!out.exists());
+        assert!(disks.iter().all(|x| entries(x).is_empty()));
+    }
+}
+
+#[test]
 fn a_bad_emulated_disk_is_named() {
     let (d, disks, input) = setup();
     let out = d.path().join("out");

@@ -1,19 +1,19 @@
 //! Sorting on D parallel disks: DSM and SRM (Barve & Vitter, "Simple
 //! Randomized Mergesort on Parallel Disks", sections 2–4; SPEC part 3).
 //!
-//! A sort with [`Method::Dsm`] or
-//! [`Method::Srm`] runs the one sort pipeline
+//! A sort with [`Method::Dsm`](crate::Method::Dsm) or
+//! [`Method::Srm`](crate::Method::Srm) runs the one sort pipeline
 //! ([`sort`](crate::sort)) with this module's run store and mergers in
 //! place of the plain ones:
 //!
 //! 1. **Disks** (the striped store). D directories ([`SortPlan::disk_dirs`](crate::SortPlan::disk_dirs)),
 //!    one temporary directory `emsort-XXXXXX` made in each, served by one
 //!    I/O thread per disk ([`emsort_io::disks::DiskIo`], emulated at a set
-//!    bandwidth and latency with [`SortPlan::emulate_disk`](crate::SortPlan::emulate_disk)).
+//!    bandwidth and latency with [`ParallelDisks::emulate`](crate::ParallelDisks::emulate)).
 //! 2. **Run formation**, the plain sort's (the same run lengths for both
 //!    methods, so both merge the same U runs), writing each run striped in blocks of B = [`SortPlan::block_size`](crate::SortPlan::block_size),
 //!    round-robin from a starting disk: disk 0 for DSM; for SRM a disk drawn
-//!    uniformly from a generator seeded with [`SortPlan::seed`](crate::SortPlan::seed).
+//!    uniformly from a generator seeded with [`ParallelDisks::seed`](crate::ParallelDisks::seed).
 //!    SRM records each block's forecasting key meanwhile (`pdisk/forecast.rs`).
 //! 3. **Merge passes** (the DSM and SRM mergers) with merge order R ([`order`]) until one run is
 //!    left: each pass merges groups of R consecutive runs (a lone last run
@@ -33,14 +33,13 @@
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;
-//! use emsort_sort::{sort_file, Format, Method, SortPlan};
+//! use emsort_sort::{sort_file, Format, Method, ParallelDisks, SortPlan, SrmOptions};
 //! # fn main() -> Result<(), emsort_sort::SortError> {
-//! let disks = (0..6).map(|d| format!("/mnt/d{d}").into()).collect();
+//! let disks = ParallelDisks::new((0..6).map(|d| format!("/mnt/d{d}")));
 //! let plan = SortPlan::builder("rec:104:0:8".parse().unwrap())
 //!     .memory(24 << 20)
 //!     .block_size(256 << 10)
-//!     .method(Method::Srm)
-//!     .disks(disks)
+//!     .method(Method::Srm(disks, SrmOptions::default()))
 //!     .build()?;
 //! let stats = sort_file(&plan, "in".as_ref(), "out".as_ref(), &emsort_io::NoProgress, &AtomicBool::new(false))?;
 //! let pd = stats.parallel_disks.unwrap();
@@ -52,11 +51,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use emsort_io::disks::{DiskIo, DiskSet};
+use emsort_io::disks::{DiskIo, DiskModel, DiskSet};
 use emsort_io::{Error, ErrorKind, Result, StreamKind, TempDir};
 
+use crate::method::{MethodKind, ParallelDisks};
 use crate::output::Output;
-use crate::plan::{Method, SortPlan};
+use crate::plan::SortPlan;
 use crate::run_store::{MergeCtx, Merged as Report, Merger as MergerTrait, Order, RunStore, SortedChunk};
 use crate::stats::{ParallelDiskStats, PhaseStats};
 use crate::write_behind::WriteBehind;
@@ -99,13 +99,13 @@ impl StripedStore {
     ) -> Result<StripedStore> {
         let temps =
             plan.disk_dirs().iter().map(|dir| TempDir::new_in(dir, "emsort-")).collect::<Result<Vec<_>>>()?;
-        let direct = plan.input_kind == StreamKind::Direct || plan.output_kind == StreamKind::Direct;
+        let direct = plan.input_kind() == StreamKind::Direct || plan.output_kind() == StreamKind::Direct;
         let dirs = temps.iter().map(|t| t.path().to_path_buf()).collect();
-        let set = DiskSet::new(dirs, plan.block_size, direct, plan.emulate_disk)?;
-        let fmt = ItemFormat::new(plan.format, plan.reverse);
+        let set = DiskSet::new(dirs, plan.block_size(), direct, emulated(plan))?;
+        let fmt = ItemFormat::new(plan.format(), plan.reverse());
         let mode = forecast_mode(plan, input_bytes, expected_runs.unwrap_or(1));
-        let disks =
-            Disks::new(DiskIo::start(Arc::new(set))?, fmt, mode, plan.method == Method::Srm, plan.seed);
+        let srm = plan.method().kind() == MethodKind::Srm;
+        let disks = Disks::new(DiskIo::start(Arc::new(set))?, fmt, mode, srm, seed(plan));
         Ok(StripedStore { disks, runs: Mutex::new(Vec::new()), _temps: temps })
     }
 
@@ -186,9 +186,9 @@ impl Ctx<'_> {
     fn merge_all(&self, runs: Vec<PdRun>, output: &Output<'_>, u: u64) -> Result<Merged> {
         let (plan, disks) = (self.plan, self.disks);
         let (b, d) = (disks.block(), disks.d());
-        let r = match plan.method {
-            Method::Dsm => order::dsm_merge_order(plan.memory, b, d).max(2),
-            _ => order::srm_merge_order(u, order::srm_max_fit(plan.memory, b, d).max(2), plan.srm_max_order),
+        let r = match plan.method().srm() {
+            None => order::dsm_merge_order(plan.memory(), b, d).max(2),
+            Some(o) => order::srm_merge_order(u, order::srm_max_fit(plan.memory(), b, d).max(2), o.max_order),
         };
         let mut merged =
             Merged { forecast_in_memory: !matches!(disks.mode, Mode::Blocked { .. }), ..Merged::default() };
@@ -230,7 +230,7 @@ impl Ctx<'_> {
                 let m = self.input_blocks(group.len(), &group);
                 let (counts, written) = if last {
                     std::thread::scope(|scope| {
-                        let stream = output.open(plan.block_size)?;
+                        let stream = output.open(plan.block_size())?;
                         let mut out = FileOut(WriteBehind::new(scope, stream, d * b, output.name()));
                         let counts = self.merge(&group, m, &mut out)?;
                         let written = out.0.finish()?;
@@ -273,7 +273,7 @@ impl Ctx<'_> {
             // This merge's keys, input and output.
             _ => 2 * group.iter().map(|g| g.forecast.bytes()).sum::<u64>(),
         };
-        let m = self.plan.memory.saturating_sub(2 * d * b + fc) / b;
+        let m = self.plan.memory().saturating_sub(2 * d * b + fc) / b;
         (m as usize).max(2 * r + d as usize)
     }
 
@@ -283,8 +283,8 @@ impl Ctx<'_> {
         let disks = self.disks;
         let blocks: Vec<u64> = group.iter().map(|g| g.striped.blocks()).collect();
         let mut merger = Merger::new(disks.fmt, &blocks, self.progress, self.cancel, disks.dir());
-        match self.plan.method {
-            Method::Dsm => {
+        match self.plan.method().kind() {
+            MethodKind::Dsm => {
                 let mut feed =
                     dsm::DsmFeed::new(disks.io.client(), group, disks.d(), disks.block(), disks.dir());
                 merger.start(&mut feed)?;
@@ -301,31 +301,45 @@ impl Ctx<'_> {
     }
 }
 
+/// The emulated disk model of `plan`'s disks, if any.
+fn emulated(plan: &SortPlan) -> Option<DiskModel> {
+    plan.method().disks().and_then(|d| d.emulate)
+}
+
+/// The seed of `plan`'s starting disks.
+fn seed(plan: &SortPlan) -> u64 {
+    plan.method().disks().map_or(ParallelDisks::DEFAULT_SEED, |d| d.seed)
+}
+
 /// Whether SRM keeps forecasting data in memory: as the plan says, else by
 /// 4.1.3's test with the keys estimated from the input (one per block,
 /// 8 bytes for numbers, the key field for records, 64 bytes per line).
 /// An input of unknown size (a stream) gets the blocked scheme, whose
 /// memory does not grow with the input.
 fn forecast_mode(plan: &SortPlan, input_bytes: Option<u64>, expected_runs: u64) -> Mode {
-    if plan.method != Method::Srm {
+    let Some(srm) = plan.method().srm() else {
         return Mode::None;
-    }
-    let (b, d) = (plan.block_size, plan.disk_dirs().len());
-    let in_memory = plan.forecast_in_memory.unwrap_or_else(|| {
+    };
+    let (b, d) = (plan.block_size(), plan.disk_dirs().len());
+    let in_memory = srm.forecast_in_memory.unwrap_or_else(|| {
         let Some(input_bytes) = input_bytes else { return false };
-        let key = ItemFormat::new(plan.format, plan.reverse).key_len().unwrap_or(64) as u64;
+        let key = ItemFormat::new(plan.format(), plan.reverse()).key_len().unwrap_or(64) as u64;
         let keys = input_bytes / b as u64 + expected_runs;
         let r = order::srm_merge_order(
             expected_runs,
-            order::srm_max_fit(plan.memory, b, d).max(2),
-            plan.srm_max_order,
+            order::srm_max_fit(plan.memory(), b, d).max(2),
+            srm.max_order,
         );
-        order::forecast_fits(plan.memory, r, b, d, 2 * keys * key)
+        order::forecast_fits(plan.memory(), r, b, d, 2 * keys * key)
     });
     if in_memory {
         Mode::Memory
     } else {
-        Mode::Blocked { block: order::forecast_block(b), input: plan.input_kind, output: plan.output_kind }
+        Mode::Blocked {
+            block: order::forecast_block(b),
+            input: plan.input_kind(),
+            output: plan.output_kind(),
+        }
     }
 }
 
@@ -376,15 +390,15 @@ fn merge_striped(store: StripedStore, out: &Output<'_>, written: bool, ctx: &Mer
         c.merge_all(runs, out, u)?
     };
     let merge_seconds = t.elapsed().as_secs_f64();
-    let (b, d) = (plan.block_size, plan.disk_dirs().len());
+    let (b, d) = (plan.block_size(), plan.disk_dirs().len());
     let logical = (b * d) as f64;
     let merged_bytes: u64 = merged.passes.iter().map(|p| p.bytes).sum();
     let parallel = ParallelDiskStats {
-        method: plan.method,
+        method: plan.method().kind(),
         disks: d,
         block_size: b,
-        seed: plan.seed,
-        start_disks_drawn: plan.method == Method::Srm,
+        seed: seed(plan),
+        start_disks_drawn: plan.method().kind() == MethodKind::Srm,
         runs: u,
         passes: merged.passes.len(),
         merge_orders: merged.passes.iter().map(|p| p.order).collect(),
@@ -404,7 +418,7 @@ fn merge_striped(store: StripedStore, out: &Output<'_>, written: bool, ctx: &Mer
             0.0
         },
         forecast_in_memory: merged.forecast_in_memory,
-        emulated_disk: plan.emulate_disk.map(|m| m.to_string()),
+        emulated_disk: emulated(plan).map(|m| m.to_string()),
     };
     drop(store);
     Ok(Report {

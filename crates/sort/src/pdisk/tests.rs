@@ -9,8 +9,9 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::order;
-use super::{Method, ParallelDiskStats};
+use super::ParallelDiskStats;
 use crate::{sort_file, Format, SortError, SortPlan, SortPlanBuilder, SortStats};
+use crate::{Method, MethodKind, ParallelDisks, SrmOptions};
 
 const B: usize = 512;
 
@@ -42,12 +43,21 @@ fn tiny_memory(d: usize) -> u64 {
     order::dsm_memory(3, B, d).max(order::srm_memory(3, B, d))
 }
 
-fn builder(format: Format, method: Method, d: &Disks, reverse: bool) -> SortPlanBuilder {
+/// The method `kind` on the disks of `d` (SRM with its default options).
+fn method(kind: MethodKind, d: &Disks) -> Method {
+    Method::of_kind(kind, ParallelDisks::new(d.dirs.clone()))
+}
+
+/// SRM on the disks of `d` with `options`.
+fn srm(d: &Disks, options: SrmOptions) -> Method {
+    Method::Srm(ParallelDisks::new(d.dirs.clone()), options)
+}
+
+fn builder(format: Format, kind: MethodKind, d: &Disks, reverse: bool) -> SortPlanBuilder {
     SortPlan::builder(format)
         .memory(tiny_memory(d.dirs.len()))
         .block_size(B)
-        .method(method)
-        .disks(d.dirs.clone())
+        .method(method(kind, d))
         .reverse(reverse)
         .threads(2)
         .temp_dir(&d.work)
@@ -162,10 +172,10 @@ fn every_format_method_and_disk_count_sorts_like_slice_sort() {
         for (i, &nd) in [1usize, 2, 3, 6].iter().enumerate() {
             let d = disks(nd);
             let reverse = (k + i) % 2 == 1;
-            let probe = builder(format, Method::Srm, &d, reverse);
+            let probe = builder(format, MethodKind::Srm, &d, reverse);
             let input = data(format, bytes_for_runs(&probe, 10), (k * 10 + i) as u64);
             let mut orders = vec![];
-            for method in [Method::Dsm, Method::Srm] {
+            for method in [MethodKind::Dsm, MethodKind::Srm] {
                 for rev in [reverse, !reverse] {
                     let what = format!("{format} {method} D = {nd} reverse {rev}");
                     let (out, stats) = run(builder(format, method, &d, rev), &d, &input);
@@ -177,7 +187,7 @@ fn every_format_method_and_disk_count_sorts_like_slice_sort() {
                     assert_eq!(p.passes, order::passes(p.runs, p.merge_orders[0]), "{what}");
                     assert_eq!(p.nu.len(), p.passes);
                     assert!(p.nu.iter().all(|&nu| nu >= 0.99), "{what}: ν {:?}", p.nu);
-                    if method == Method::Dsm {
+                    if method == MethodKind::Dsm {
                         assert!(p.flushes.iter().all(|&f| f == 0));
                     }
                     assert_eq!(stats.runs, p.runs);
@@ -195,7 +205,8 @@ fn blocked_forecasting_data_sorts_the_same() {
     for (format, nd) in [("lines", 3), ("rec:104:0:8", 2), ("u64", 6)] {
         let format: Format = format.parse().unwrap();
         let d = disks(nd);
-        let b = builder(format, Method::Srm, &d, false).forecast_in_memory(Some(false));
+        let b = builder(format, MethodKind::Srm, &d, false)
+            .method(srm(&d, SrmOptions::default().forecast_in_memory(Some(false))));
         let input = data(format, bytes_for_runs(&b, 12), 7);
         let (out, stats) = run(b, &d, &input);
         check(format, false, &input, &out, &format!("{format} blocked"));
@@ -205,8 +216,9 @@ fn blocked_forecasting_data_sorts_the_same() {
         // The forecasting files were written during run formation and read
         // while merging.
         assert!(stats.run_formation.bytes_written > stats.input_bytes);
+        let in_memory = SrmOptions::default().forecast_in_memory(Some(true));
         let (out2, stats2) =
-            run(builder(format, Method::Srm, &d, false).forecast_in_memory(Some(true)), &d, &input);
+            run(builder(format, MethodKind::Srm, &d, false).method(srm(&d, in_memory)), &d, &input);
         assert_eq!(out, out2);
         assert!(pd(&stats2).forecast_in_memory);
     }
@@ -217,21 +229,22 @@ fn skewed_runs_keep_nu_close_to_one() {
     // Almost sorted input: each run covers its own narrow key range, so a
     // merge consumes its runs one after another, at very unequal rates.
     let d = disks(3);
-    let b = builder(Format::U64, Method::Srm, &d, false).memory(64 << 10);
+    let b = builder(Format::U64, MethodKind::Srm, &d, false).memory(64 << 10);
     let n = bytes_for_runs(&b, 9) / 8;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
     let input: Vec<u8> =
         (0..n as u64).map(|i| i * 100 + rng.random_range(0..300)).flat_map(|x| x.to_ne_bytes()).collect();
-    for method in [Method::Srm, Method::Dsm] {
-        let (out, stats) = run(b.clone().method(method), &d, &input);
+    for kind in [MethodKind::Srm, MethodKind::Dsm] {
+        let (out, stats) = run(b.clone().method(method(kind, &d)), &d, &input);
         check(Format::U64, false, &input, &out, "skewed");
         let p = pd(&stats);
         assert!(p.runs >= 8 && p.passes >= 1, "{p:?}");
-        assert!(p.nu.iter().all(|&nu| nu <= 1.2), "{method}: ν {:?}", p.nu);
+        assert!(p.nu.iter().all(|&nu| nu <= 1.2), "{kind}: ν {:?}", p.nu);
     }
     // Start disks drawn at random, reproducibly.
-    let (_, a) = run(b.clone().seed(5), &d, &input);
-    let (_, c) = run(b.clone().seed(5), &d, &input);
+    let seeded = Method::Srm(ParallelDisks::new(d.dirs.clone()).seed(5), SrmOptions::default());
+    let (_, a) = run(b.clone().method(seeded.clone()), &d, &input);
+    let (_, c) = run(b.clone().method(seeded), &d, &input);
     assert_eq!(pd(&a).parallel_reads, pd(&c).parallel_reads);
     assert!(pd(&a).start_disks_drawn);
 }
@@ -258,10 +271,13 @@ impl Progress for CancelInMerge<'_> {
 
 #[test]
 fn interrupts_and_errors_leave_nothing_behind() {
-    for method in [Method::Dsm, Method::Srm] {
+    for method in [MethodKind::Dsm, MethodKind::Srm] {
         for (blocked, after) in [(false, 0), (true, 3000), (false, 20_000)] {
             let d = disks(3);
-            let b = builder(Format::Lines, method, &d, false).forecast_in_memory(Some(!blocked));
+            let mut b = builder(Format::Lines, method, &d, false);
+            if method == MethodKind::Srm {
+                b = b.method(srm(&d, SrmOptions::default().forecast_in_memory(Some(!blocked))));
+            }
             let input = data(Format::Lines, bytes_for_runs(&b, 10), 1);
             let (inp, out) = (d.work.join("in"), d.work.join("out"));
             std::fs::write(&inp, &input).unwrap();
@@ -279,19 +295,26 @@ fn interrupts_and_errors_leave_nothing_behind() {
             assert_eq!(left_in(&d.dirs), 0, "{method}: temp files left after an interrupt");
             assert_eq!(std::fs::read_dir(&d.work).unwrap().count(), 1, "only the input");
         }
-        // Cancelled from the start, and a disk that does not exist.
+        // Cancelled from the start, and a disk that is gone when the sort
+        // starts (the builder refuses one that is gone already).
         let d = disks(2);
         let b = builder(Format::U32, method, &d, false);
         let input = data(Format::U32, bytes_for_runs(&b, 4), 2);
         std::fs::write(d.work.join("in"), &input).unwrap();
-        let plan = b.build().unwrap();
+        let plan = b.clone().build().unwrap();
         let e =
             sort_file(&plan, &d.work.join("in"), &d.work.join("out"), &NoProgress, &AtomicBool::new(true))
                 .unwrap_err();
         assert_eq!(e.io().map(|e| e.kind()), Some(&ErrorKind::Interrupted), "{e}");
         assert_eq!(left_in(&d.dirs), 0);
-        let mut gone = plan.clone();
-        gone.disks.push(d.work.join("no-such-disk"));
+        let missing = d.work.join("no-such-disk");
+        let mut dirs = d.dirs.clone();
+        dirs.push(missing.clone());
+        let with_missing = b.clone().method(Method::of_kind(method, ParallelDisks::new(dirs)));
+        assert!(with_missing.clone().build().unwrap_err().to_string().contains("no-such-disk"));
+        std::fs::create_dir(&missing).unwrap();
+        let gone = with_missing.build().unwrap();
+        std::fs::remove_dir(&missing).unwrap();
         let e =
             sort_file(&gone, &d.work.join("in"), &d.work.join("out"), &NoProgress, &AtomicBool::new(false))
                 .unwrap_err();
@@ -303,7 +326,7 @@ fn interrupts_and_errors_leave_nothing_behind() {
 
 #[test]
 fn small_inputs_and_single_runs() {
-    for method in [Method::Dsm, Method::Srm] {
+    for method in [MethodKind::Dsm, MethodKind::Srm] {
         let d = disks(2);
         for n in [0usize, 8, 800] {
             let input = data(Format::U64, n, 9);
@@ -318,12 +341,12 @@ fn small_inputs_and_single_runs() {
 #[test]
 fn plans_refuse_too_little_memory_and_name_the_minimum() {
     let d = disks(6);
-    for method in [Method::Dsm, Method::Srm] {
+    for method in [MethodKind::Dsm, MethodKind::Srm] {
         let b = builder(Format::U32, method, &d, false).memory(8 << 10);
         match b.build().unwrap_err() {
             SortError::MethodMemoryTooSmall { minimum, disks: 6, .. } => {
                 let need = match method {
-                    Method::Dsm => order::dsm_memory(2, B, 6),
+                    MethodKind::Dsm => order::dsm_memory(2, B, 6),
                     _ => order::srm_memory(2, B, 6),
                 };
                 assert!(minimum >= need, "{minimum} < {need}");
@@ -336,30 +359,38 @@ fn plans_refuse_too_little_memory_and_name_the_minimum() {
             e => panic!("{e}"),
         }
     }
-    assert!(builder(Format::U32, Method::Srm, &d, false).srm_max_order(Some(1)).build().is_err());
+    let capped = |cap| {
+        builder(Format::U32, MethodKind::Srm, &d, false).method(srm(&d, SrmOptions::default().max_order(cap)))
+    };
+    assert!(capped(Some(1)).build().is_err());
+    assert!(capped(Some(2)).build().is_ok());
 }
 
 #[test]
 fn methods_parse_print_and_serialise() {
-    for m in Method::ALL {
-        assert_eq!(m.to_string().parse::<Method>().unwrap(), m);
+    for m in MethodKind::ALL {
+        assert_eq!(m.to_string().parse::<MethodKind>().unwrap(), m);
         assert_eq!(serde_json::to_string(&m).unwrap(), format!("\"{m}\""));
+        let d = disks(1);
+        let full = method(m, &d);
+        assert_eq!((full.kind(), full.name(), full.to_string()), (m, m.name(), m.to_string()));
     }
     assert_eq!(Method::default(), Method::Plain);
-    let e = "fast".parse::<Method>().unwrap_err();
+    assert_eq!(MethodKind::default(), MethodKind::Plain);
+    let e = "fast".parse::<MethodKind>().unwrap_err();
     assert!(e.contains("plain, dsm or srm"), "{e}");
 }
 
 #[test]
 fn merge_order_cap_and_stats() {
     let d = disks(2);
-    let b = builder(Format::U32, Method::Srm, &d, false).memory(256 << 10);
+    let b = builder(Format::U32, MethodKind::Srm, &d, false).memory(256 << 10);
     let input = data(Format::U32, bytes_for_runs(&b, 9), 4);
     let (_, stats) = run(b.clone(), &d, &input);
     let p = pd(&stats);
     // 9 runs, room for many: one pass of order 9.
     assert_eq!((p.runs, p.passes, p.merge_orders.clone()), (9, 1, vec![9]));
-    let (out, stats) = run(b.srm_max_order(Some(3)), &d, &input);
+    let (out, stats) = run(b.method(srm(&d, SrmOptions::default().max_order(Some(3)))), &d, &input);
     check(Format::U32, false, &input, &out, "capped");
     let p = pd(&stats);
     assert_eq!((p.passes, p.merge_orders.clone()), (2, vec![3, 3]));
@@ -380,9 +411,11 @@ fn tight_memory_flushes_and_still_sorts() {
                 let format: Format = format.parse().unwrap();
                 let d = disks(nd);
                 let mem = order::srm_memory(r, B, nd).max(crate::plan::method_minimum_memory(
-                    &builder(format, Method::Srm, &d, false).build().unwrap(),
+                    &builder(format, MethodKind::Srm, &d, false).build().unwrap(),
                 ));
-                let b = builder(format, Method::Srm, &d, r == 4).memory(mem).srm_max_order(Some(r));
+                let b = builder(format, MethodKind::Srm, &d, r == 4)
+                    .memory(mem)
+                    .method(srm(&d, SrmOptions::default().max_order(Some(r))));
                 let input = data(format, bytes_for_runs(&b, 9), (nd * r) as u64);
                 let (out, stats) = run(b, &d, &input);
                 check(format, r == 4, &input, &out, &format!("{format} D = {nd} R = {r} tight"));
@@ -398,7 +431,7 @@ fn records_larger_than_a_block() {
     // Each 1300-byte record spans three blocks of 512: the cursor carries
     // it through, and its key forecasts two or three blocks.
     let format: Format = "rec:1300:5:4".parse().unwrap();
-    for (method, nd) in [(Method::Srm, 2), (Method::Srm, 3), (Method::Dsm, 2)] {
+    for (method, nd) in [(MethodKind::Srm, 2), (MethodKind::Srm, 3), (MethodKind::Dsm, 2)] {
         let d = disks(nd);
         let b = builder(format, method, &d, false).memory(40 << 10);
         let input = data(format, bytes_for_runs(&b, 7), 5);
@@ -411,8 +444,8 @@ fn records_larger_than_a_block() {
 #[test]
 fn plans_print_the_method() {
     let d = disks(3);
-    let plan = builder(Format::U32, Method::Srm, &d, false)
-        .srm_max_order(Some(5))
+    let plan = builder(Format::U32, MethodKind::Srm, &d, false)
+        .method(srm(&d, SrmOptions::default().max_order(Some(5))))
         .input_bytes(1 << 20)
         .build()
         .unwrap();

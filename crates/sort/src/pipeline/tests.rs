@@ -23,11 +23,11 @@ fn sort_bytes(b: crate::SortPlanBuilder, data: &[u8]) -> (Vec<u8>, SortStats) {
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "temp files left behind");
     assert_eq!(std::fs::read(&input).unwrap(), data, "input modified");
     let derived = plan.with_input_bytes(data.len() as u64).derived();
-    if plan.format != Format::Lines {
+    if plan.format() != Format::Lines {
         assert_eq!(Some(stats.runs), derived.expected_runs);
         assert_eq!(Some(stats.passes), derived.passes);
     }
-    assert!(stats.merge_order <= plan.fan_in);
+    assert!(stats.merge_order <= plan.fan_in());
     (std::fs::read(&output).unwrap(), stats)
 }
 
