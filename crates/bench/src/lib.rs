@@ -73,3 +73,13 @@ pub mod streams;
 
 pub use campaign::{CampaignBuilder, CampaignSettings};
 pub use error::{Error, Result};
+
+/// `emsort sort -S`'s argument for `bytes`: GNU's units, where a bare
+/// number is KiB (`256K`, or `1000b` when not a whole KiB).
+pub fn sort_size_arg(bytes: u64) -> String {
+    if bytes % 1024 == 0 {
+        format!("{}K", bytes / 1024)
+    } else {
+        format!("{bytes}b")
+    }
+}

@@ -30,6 +30,48 @@ pub fn parse_memory(s: &str) -> Result<u64, String> {
     emsort_io::parse_size(s)
 }
 
+/// Parses GNU `sort -S`'s SIZE: digits, then nothing (KiB, GNU's
+/// default unit), `b` (bytes), one of `K M G T P E Z Y R Q` (powers of
+/// 1024; `k m g t` too) or `%` (of the physical memory).
+///
+/// ```
+/// use emsort_sort::budget::parse_sort_size;
+/// assert_eq!(parse_sort_size("4096"), Ok(4 << 20));
+/// assert_eq!(parse_sort_size("100b"), Ok(100));
+/// assert_eq!(parse_sort_size("256M"), Ok(256 << 20));
+/// assert!(parse_sort_size("1x").is_err());
+/// ```
+pub fn parse_sort_size(s: &str) -> Result<u64, String> {
+    let bad = || format!("invalid -S argument '{s}'");
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return Err(bad());
+    }
+    let n: u64 = s[..digits].parse().map_err(|_| bad())?;
+    let shift = match &s[digits..] {
+        "" => 10,
+        "b" => 0,
+        "k" | "K" => 10,
+        "m" | "M" => 20,
+        "g" | "G" => 30,
+        "t" | "T" => 40,
+        "P" => 50,
+        "E" => 60,
+        "Z" | "Y" | "R" | "Q" => 70,
+        "%" => {
+            if n == 0 || n > 100 {
+                return Err(format!("invalid -S argument '{s}' (expected 1% to 100%)"));
+            }
+            return parse_memory(s);
+        }
+        _ => return Err(bad()),
+    };
+    if shift >= 64 {
+        return Err(format!("-S argument '{s}' too large"));
+    }
+    n.checked_mul(1 << shift).ok_or_else(|| format!("-S argument '{s}' too large"))
+}
+
 /// The memory M of a sort given none: a quarter of the available RAM, but
 /// no more than twice the input plus 16 MiB when its size is known.
 pub fn default_memory(input_bytes: Option<u64>) -> u64 {

@@ -247,16 +247,17 @@ impl<'s> Ctx<'_, 's> {
     fn bytes(&self, inputs: &[PathBuf]) -> Result<Moved> {
         let (runs, block) = self.open_runs(inputs)?;
         let threads = self.plan.threads().max(1);
-        let written = std::thread::scope(|scope| -> Result<u64> {
+        let written = std::thread::scope(|scope| -> Result<merge_items::Moved> {
             let readers = read_ahead::start(scope, runs, block);
             let mut out = self.write_behind(scope)?;
             let mut poll = |bytes| self.poll(bytes);
-            let (format, reverse) = (self.plan.format(), self.plan.reverse());
-            let written =
-                merge_items::merge(readers, block, format, reverse, &mut out, self.pool, threads, &mut poll)?;
+            let (format, reverse, lines) = (self.plan.format(), self.plan.reverse(), self.plan.line_order());
+            let moved = merge_items::merge(
+                readers, block, format, reverse, lines, &mut out, self.pool, threads, &mut poll,
+            )?;
             out.finish()?;
-            Ok(written)
+            Ok(moved)
         })?;
-        Ok(Moved { read: written, written })
+        Ok(Moved { read: written.read, written: written.written })
     }
 }

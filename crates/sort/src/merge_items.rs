@@ -34,6 +34,7 @@
 use emsort_io::{Error, ErrorKind, Result};
 
 use crate::key::prefix;
+use crate::keys::LineOrder;
 use crate::loser_tree::LoserTree;
 use crate::read_ahead::BlockReader;
 use crate::write_behind::WriteBehind;
@@ -52,6 +53,9 @@ struct Head {
     prefix: u64,
     ptr: *const u8,
     len: usize,
+    /// The run's place among the merge's inputs: equal lines keep the
+    /// inputs' order (`-s`, `-u`).
+    run: u32,
 }
 
 // SAFETY: a head is a read-only view of bytes that outlive the round in
@@ -66,35 +70,58 @@ impl Head {
     }
 }
 
-/// How items compare: the key's place in the item, and the order.
+/// How items compare: the key's place in the item, and the order; for
+/// lines with GNU keys, the [`LineOrder`] (prefix of the normalised key,
+/// then its comparison, then the run).
 #[derive(Clone, Copy)]
-struct Order {
+struct Order<'a> {
     key_off: usize,
     /// The key's length; `None`: a line's bytes without its `\n`.
     key_len: Option<usize>,
     reverse: bool,
+    lines: Option<&'a LineOrder>,
 }
 
-impl Order {
-    fn new(format: Format, reverse: bool) -> Order {
+impl<'a> Order<'a> {
+    fn new(format: Format, reverse: bool, lines: Option<&'a LineOrder>) -> Order<'a> {
         let (key_off, key_len) = match format {
             Format::Rec(r) => (r.key_offset, Some(r.key_len)),
             _ => (0, None),
         };
-        Order { key_off, key_len, reverse }
+        Order { key_off, key_len, reverse, lines }
     }
 
-    fn key<'a>(&self, item: &'a [u8]) -> &'a [u8] {
+    fn key<'b>(&self, item: &'b [u8]) -> &'b [u8] {
         &item[self.key_off..self.key_off + self.key_len.unwrap_or(item.len() - 1)]
     }
 
-    fn head(&self, item: &[u8]) -> Head {
-        Head { prefix: prefix(self.key(item)), ptr: item.as_ptr(), len: item.len() }
+    fn head(&self, item: &[u8], run: u32, scratch: &mut Vec<u8>) -> Head {
+        let prefix = match self.lines {
+            None => prefix(self.key(item)),
+            Some(lo) => {
+                scratch.clear();
+                lo.encode(&item[..item.len() - 1], scratch, 8);
+                prefix(scratch)
+            }
+        };
+        Head { prefix, ptr: item.as_ptr(), len: item.len(), run }
     }
 
     /// Whether `a` comes strictly before `b` in the output.
     #[inline]
     fn before(&self, a: &Head, b: &Head) -> bool {
+        if let Some(lo) = self.lines {
+            fn line(h: &Head) -> &[u8] {
+                let b = h.bytes();
+                &b[..b.len() - 1]
+            }
+            return a
+                .prefix
+                .cmp(&b.prefix)
+                .then_with(|| lo.compare(line(a), line(b)))
+                .then(a.run.cmp(&b.run))
+                .is_lt();
+        }
         let o = a.prefix.cmp(&b.prefix).then_with(|| self.key(a.bytes()).cmp(self.key(b.bytes())));
         if self.reverse {
             o.is_gt()
@@ -122,24 +149,30 @@ pub(crate) fn merge(
     block: usize,
     format: Format,
     reverse: bool,
+    lines: Option<&LineOrder>,
     out: &mut WriteBehind<'_>,
     pool: &rayon::ThreadPool,
     threads: usize,
     poll: &mut dyn FnMut(u64) -> Result<()>,
-) -> Result<u64> {
-    let order = Order::new(format, reverse);
+) -> Result<Moved> {
+    let order = Order::new(format, reverse, lines);
     let cap = index_len(block);
     let mut wins: Vec<Window> = readers
         .into_iter()
-        .map(|src| Window {
+        .enumerate()
+        .map(|(i, src)| Window {
             run: RunReader { src, format, carry: Vec::new() },
+            id: i as u32,
             items: Vec::new(),
             next: 0,
             done: false,
+            scratch: Vec::new(),
         })
         .collect();
     let mut counts = Vec::new();
-    let mut written = 0u64;
+    let mut moved = Moved::default();
+    // -u: the last line written, which the next one must differ from.
+    let mut unique = lines.filter(|l| l.unique()).map(|lo| (lo, None::<Vec<u8>>));
     loop {
         for w in wins.iter_mut().filter(|w| !w.done && w.next == w.items.len()) {
             w.fill(&order, cap)?;
@@ -162,21 +195,80 @@ pub(crate) fn merge(
         if bytes > spare.len() {
             // One item larger than the output block's free part.
             let r = counts.iter().position(|&c| c > 0).expect("one item selected");
-            out.push(live[r][0].bytes())?;
+            let item = live[r][0].bytes();
+            let keep = match &mut unique {
+                Some((lo, last)) => {
+                    let line = &item[..item.len() - 1];
+                    let dup = last.as_deref().is_some_and(|l| lo.same(l, line));
+                    if !dup {
+                        *last = Some(line.to_vec());
+                    }
+                    !dup
+                }
+                None => true,
+            };
+            if keep {
+                out.push(item)?;
+                moved.written += item.len() as u64;
+            }
         } else {
             let parts = if counts.iter().sum::<usize>() < PARALLEL_MIN { 1 } else { threads.max(1) };
             let parts = split(&live, &counts, parts, &order);
             merge_parts(&live, &parts, &mut spare[..bytes], &order, pool);
-            out.commit(bytes);
+            let kept = match &mut unique {
+                Some((lo, last)) => drop_repeats(&mut spare[..bytes], lo, last),
+                None => bytes,
+            };
+            out.commit(kept);
+            moved.written += kept as u64;
         }
         drop(live);
         for (w, &c) in wins.iter_mut().filter(|w| !w.done).zip(&counts) {
             w.next += c;
         }
-        written += bytes as u64;
+        moved.read += bytes as u64;
         poll(bytes as u64)?;
     }
-    Ok(written)
+    Ok(moved)
+}
+
+/// What a merge moved: bytes of the runs read, bytes written (fewer with
+/// `-u`).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Moved {
+    pub read: u64,
+    pub written: u64,
+}
+
+/// `-u`: drops from the merged lines `block` every line that repeats the
+/// line before it (`last` from the previous round for the first), moving
+/// the kept lines to the front; returns their bytes and remembers the last.
+fn drop_repeats(block: &mut [u8], lo: &LineOrder, last: &mut Option<Vec<u8>>) -> usize {
+    let mut kept = 0usize;
+    let mut at = 0usize;
+    // Where the previous kept line lies in the block, once there is one.
+    let mut prev: Option<(usize, usize)> = None;
+    while at < block.len() {
+        let end = at + memchr::memchr(b'\n', &block[at..]).expect("merged lines end with a newline");
+        let dup = {
+            let line = &block[at..end];
+            match prev {
+                Some((s, e)) => lo.same(&block[s..e], line),
+                None => last.as_deref().is_some_and(|l| lo.same(l, line)),
+            }
+        };
+        if !dup {
+            let len = end + 1 - at;
+            block.copy_within(at..end + 1, kept);
+            prev = Some((kept, kept + len - 1));
+            kept += len;
+        }
+        at = end + 1;
+    }
+    if let Some((s, e)) = prev {
+        *last = Some(block[s..e].to_vec());
+    }
+    kept
 }
 
 /// Bytes of the first `counts[r]` items of each slice.
@@ -328,11 +420,15 @@ fn merge_part(part: &[&[Head]], out: &mut [u8], order: &Order) {
 /// A run's indexed items (see [`Head`]).
 struct Window {
     run: RunReader,
+    /// The run's place among the merge's inputs.
+    id: u32,
     items: Vec<Head>,
     /// First item not yet written.
     next: usize,
     /// The run is exhausted.
     done: bool,
+    /// Room for normalised keys while indexing.
+    scratch: Vec<u8>,
 }
 
 impl Window {
@@ -347,12 +443,19 @@ impl Window {
             self.done = true;
             return Ok(());
         };
-        self.items.push(order.head(first));
+        self.items.push(order.head(first, self.id, &mut self.scratch));
         while self.items.len() < cap {
-            match self.run.whole_item() {
-                Some(item) => self.items.push(order.head(item)),
-                None => break,
+            let at = self.run.src.pos;
+            let Some(item) = self.run.whole_item() else { break };
+            let head = order.head(item, self.id, &mut self.scratch);
+            // A run out of order (`sort -m` of a file that is not sorted):
+            // the window ends before the descent, so each window is sorted
+            // and every round emits something; the rest comes next fill.
+            if order.before(&head, self.items.last().expect("the first item")) {
+                self.run.src.pos = at;
+                break;
             }
+            self.items.push(head);
         }
         Ok(())
     }
@@ -440,7 +543,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn heads(lines: &[Vec<u8>], order: &Order) -> Vec<Head> {
-        lines.iter().map(|l| order.head(l)).collect()
+        lines.iter().map(|l| order.head(l, 0, &mut Vec::new())).collect()
     }
 
     fn sorted_lines(mut v: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
@@ -459,7 +562,7 @@ mod tests {
         fn cut_and_split_keep_the_order(runs in prop::collection::vec(
                 prop::collection::vec(prop::collection::vec(b'a'..b'e', 0..4), 0..60), 1..6),
                 cap in 1usize..400, parts in 1usize..4) {
-            let order = Order { key_off: 0, key_len: None, reverse: false };
+            let order = Order { key_off: 0, key_len: None, reverse: false, lines: None };
             let runs: Vec<Vec<Vec<u8>>> = runs.into_iter().map(sorted_lines).collect();
             let hs: Vec<Vec<Head>> = runs.iter().map(|r| heads(r, &order)).collect();
             let live: Vec<&[Head]> = hs.iter().map(|h| h.as_slice()).collect();

@@ -142,10 +142,58 @@ pub fn schedule(sizes: &[u64], d: usize, policy: MergePolicy) -> Schedule {
     Schedule { merges, merged, levels }
 }
 
+/// Plans merges that only ever join *neighbouring* runs (in the input's
+/// order), each merge listing its inputs in that order: equal items then
+/// leave every merge in input order, which `sort -s` and `sort -u` need.
+/// Each merge takes the consecutive runs of smallest total size, the first
+/// r = ((U − 2) mod (d − 1)) + 2 of them and d after, as `optimal` does
+/// without the neighbour rule.
+pub fn schedule_in_order(sizes: &[u64], d: usize) -> Schedule {
+    assert!(d >= 2, "fan-in must be at least 2");
+    let u = sizes.len();
+    let mut merges = Vec::new();
+    let mut depth = vec![0u32; u];
+    // The runs present, in input order: (id, size).
+    let mut row: Vec<(usize, u64)> = sizes.iter().copied().enumerate().collect();
+    let mut take = if u > 1 { (u - 2) % (d - 1) + 2 } else { 0 };
+    while row.len() > 1 {
+        let k = take.min(row.len());
+        let sums = row.windows(k).map(|w| w.iter().map(|r| r.1).sum::<u64>());
+        let (at, size) = sums.enumerate().min_by_key(|&(i, s)| (s, i)).expect("k <= runs");
+        let inputs: Vec<usize> = row[at..at + k].iter().map(|r| r.0).collect();
+        let id = u + merges.len();
+        depth.push(inputs.iter().map(|&i| depth[i]).max().unwrap_or(0) + 1);
+        merges.push(Merge { inputs, output: id, size });
+        row.splice(at..at + k, [(id, size)]);
+        take = d;
+    }
+    let merged = merges.iter().map(|m| m.size).sum();
+    let levels = depth.iter().copied().max().unwrap_or(0);
+    Schedule { merges, merged, levels }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// Every in-order merge joins neighbours, in order, and the
+        /// schedule is valid.
+        #[test]
+        fn in_order_merges_join_neighbours(sizes in prop::collection::vec(1u64..100, 0..40), d in 2usize..6) {
+            let s = schedule_in_order(&sizes, d);
+            check_valid(&sizes, d, &s);
+            // Each run covers a range of the input runs; merges join adjacent ranges in order.
+            let mut range: Vec<(usize, usize)> = (0..sizes.len()).map(|i| (i, i + 1)).collect();
+            for m in &s.merges {
+                for w in m.inputs.windows(2) {
+                    prop_assert_eq!(range[w[0]].1, range[w[1]].0);
+                }
+                range.push((range[m.inputs[0]].0, range[*m.inputs.last().unwrap()].1));
+            }
+        }
+    }
 
     fn check_valid(sizes: &[u64], d: usize, s: &Schedule) {
         let mut alive: Vec<Option<u64>> = sizes.iter().map(|&x| Some(x)).collect();

@@ -133,6 +133,17 @@ pub fn merge_files(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<SortStats, SortError> {
+    merge_into(plan, inputs, Sink::Path(output), progress, cancel)
+}
+
+/// [`merge_files`] into any [`Sink`] (`sort -m` to standard output).
+pub fn merge_into<'a>(
+    plan: &SortPlan,
+    inputs: &[PathBuf],
+    sink: Sink<'a>,
+    progress: &dyn Progress,
+    cancel: &'a AtomicBool,
+) -> Result<SortStats, SortError> {
     if *plan.method() != Method::Plain {
         return Err(SortError::BadPlan(format!(
             "merging sorted files supports the plain method only, not {}",
@@ -156,7 +167,7 @@ pub fn merge_files(
         }
         runs.push((p.clone(), md.len()));
     }
-    let output = Output::prepare(plan, Sink::Path(output), cancel)?;
+    let output = Output::prepare(plan, sink, cancel)?;
     run(plan, Work::Merge(runs), output, progress, cancel)
 }
 

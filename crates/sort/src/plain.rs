@@ -30,7 +30,7 @@ use emsort_io::{Error, Result, TempDir};
 
 use crate::byte_stream::ByteOutput;
 use crate::merge::{merge_runs, Dest};
-use crate::merge_policy::schedule;
+use crate::merge_policy::{schedule, schedule_in_order};
 use crate::output::Output;
 use crate::plan::SortPlan;
 use crate::run_store::{MergeCtx, Merged, Order, RunStore, SortedChunk};
@@ -137,7 +137,11 @@ impl crate::run_store::Merger for Plain {
         let plan = ctx.plan;
         let runs = std::mem::take(&mut *store.runs.lock().unwrap_or_else(|e| e.into_inner()));
         let sizes: Vec<u64> = runs.iter().map(|r| r.bytes).collect();
-        let sched = schedule(&sizes, plan.fan_in(), plan.policy());
+        let sched = if plan.keeps_input_order() {
+            schedule_in_order(&sizes, plan.fan_in())
+        } else {
+            schedule(&sizes, plan.fan_in(), plan.policy())
+        };
         let total: u64 = sizes.iter().sum();
         if sched.merges.is_empty() {
             // No run: an empty output. One (from a stream whose end came

@@ -79,9 +79,11 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use emsort_io::{format_size, StreamConfig, StreamKind};
 
+use crate::keys::LineOrder;
 use crate::merge_policy::{schedule, MergePolicy, Schedule};
 pub use crate::method::{Method, MethodKind, ParallelDisks, SrmOptions};
 use crate::pdisk::order;
@@ -114,6 +116,7 @@ pub struct SortPlan {
     temp_dirs: Vec<PathBuf>,
     input_bytes: Option<u64>,
     method: Method,
+    lines: Option<Arc<LineOrder>>,
 }
 
 /// Numbers that follow from a [`SortPlan`], computed by [`SortPlan::derived`].
@@ -169,6 +172,7 @@ impl SortPlan {
             temp_dirs: Vec::new(),
             input_bytes: None,
             method: Method::Plain,
+            lines: None,
         }
     }
 
@@ -179,6 +183,16 @@ impl SortPlan {
     /// The data format (and so the order).
     pub fn format(&self) -> Format {
         self.format
+    }
+    /// GNU `sort`'s keys and options for `lines` ([`LineOrder`]); `None`:
+    /// whole lines bytewise (reversed by [`SortPlan::reverse`]).
+    pub fn line_order(&self) -> Option<&LineOrder> {
+        self.lines.as_deref()
+    }
+    /// Whether items equal by the order keep their input order (`-s`,
+    /// `-u`): the merges then take consecutive runs only.
+    pub fn keeps_input_order(&self) -> bool {
+        self.lines.as_ref().is_some_and(|l| l.keeps_input_order())
     }
     /// Memory M in bytes for buffers and in-memory sorting.
     pub fn memory(&self) -> u64 {
@@ -401,6 +415,15 @@ impl SortPlan {
     /// [`SortPlan::with_input_size`] makes stay valid.
     fn check(&self) -> Result<(), SortError> {
         check_method(&self.method)?;
+        if self.lines.is_some() && self.format != Format::Lines {
+            return Err(SortError::BadPlan(format!("keys and -u order text lines, not {}", self.format)));
+        }
+        if self.lines.is_some() && self.method != Method::Plain {
+            return Err(SortError::BadPlan(format!(
+                "keys and -u need the plain merge (--method plain), not --method {}",
+                self.method.kind()
+            )));
+        }
         if self.fan_in < 2 {
             return Err(SortError::BadPlan(format!("fan-in d must be at least 2 (got {})", self.fan_in)));
         }
@@ -573,6 +596,7 @@ pub struct SortPlanBuilder {
     temp_dirs: Vec<PathBuf>,
     input_bytes: Option<u64>,
     method: Method,
+    lines: Option<Arc<LineOrder>>,
 }
 
 impl SortPlanBuilder {
@@ -582,6 +606,19 @@ impl SortPlanBuilder {
     pub const MAX_AUTO_BLOCK: usize = 1 << 20;
     /// Smallest default block size (4 KiB).
     pub const MIN_AUTO_BLOCK: usize = 4 << 10;
+
+    /// Orders `lines` by GNU `sort`'s keys and options. A plain order
+    /// (no key, no `-u`) becomes the bytewise order, reversed by its `-r`.
+    pub fn line_order(mut self, order: LineOrder) -> Self {
+        if order.is_plain() && !order.unique() {
+            self.reverse = order.reverse();
+            self.lines = None;
+        } else {
+            self.reverse = false;
+            self.lines = Some(Arc::new(order));
+        }
+        self
+    }
 
     /// Sets the memory M in bytes.
     pub fn memory(mut self, bytes: u64) -> Self {
@@ -696,6 +733,7 @@ impl SortPlanBuilder {
             temp_dirs,
             input_bytes: self.input_bytes,
             method: self.method,
+            lines: self.lines,
         };
         if self.fan_in.is_none() {
             let f = plan.derived().stream_buffer.max(1);

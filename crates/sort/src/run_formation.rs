@@ -231,9 +231,31 @@ impl RunFormation<'_, '_> {
             Format::Lines => {
                 // Every chunk ends with '\n' (the reader sees to it).
                 let text = &*data;
-                let mut index = self.pool.install(|| line_index(text, lines as usize, self.plan.threads()));
                 let line = |e: &(u64, u32, u32)| &text[e.1 as usize..(e.1 + e.2) as usize];
-                self.pool.install(|| radix::sort_index(&mut index, rev, |a, b| line(a).cmp(line(b))));
+                let threads = self.plan.threads();
+                let Some(lo) = self.plan.line_order() else {
+                    let mut index =
+                        self.pool.install(|| line_index(text, lines as usize, threads, |l, _| prefix(l)));
+                    self.pool.install(|| radix::sort_index(&mut index, rev, |a, b| line(a).cmp(line(b))));
+                    return Order::Lines(index);
+                };
+                // Radix-sorted by the normalised key's first 8 bytes; ties
+                // by GNU's comparison, then by input position (for -s, -u).
+                let key = |l: &[u8], buf: &mut Vec<u8>| {
+                    buf.clear();
+                    lo.encode(l, buf, 8);
+                    prefix(buf)
+                };
+                let mut index = self.pool.install(|| line_index(text, lines as usize, threads, key));
+                self.pool.install(|| {
+                    radix::sort_index(&mut index, false, |a, b| {
+                        lo.compare(line(a), line(b)).then(a.1.cmp(&b.1))
+                    })
+                });
+                if lo.unique() {
+                    // The first of each group of equal lines, as GNU keeps.
+                    index.dedup_by(|b, a| a.0 == b.0 && lo.same(line(a), line(b)));
+                }
                 return Order::Lines(index);
             }
         }
@@ -372,7 +394,10 @@ impl Reader<'_> {
 /// them): (key prefix, offset, length) per line, in text order. Built in
 /// parallel: the text is cut at newlines into one piece per thread, each
 /// piece's lines are counted, and each piece fills its own part of the index.
-fn line_index(text: &[u8], lines: usize, threads: usize) -> Vec<(u64, u32, u32)> {
+fn line_index<F>(text: &[u8], lines: usize, threads: usize, key: F) -> Vec<(u64, u32, u32)>
+where
+    F: Fn(&[u8], &mut Vec<u8>) -> u64 + Sync,
+{
     // Piece boundaries, each just after a newline.
     let pieces = threads.max(1) * 4;
     let mut bounds = vec![0usize];
@@ -399,9 +424,10 @@ fn line_index(text: &[u8], lines: usize, threads: usize) -> Vec<(u64, u32, u32)>
     }
     parts.into_par_iter().zip(bounds.par_windows(2)).for_each(|(part, w)| {
         let mut start = w[0];
+        let mut scratch = Vec::new();
         for (slot, nl) in part.iter_mut().zip(memchr::memchr_iter(b'\n', &text[w[0]..w[1]])) {
             let nl = w[0] + nl;
-            *slot = (prefix(&text[start..nl]), start as u32, (nl - start) as u32);
+            *slot = (key(&text[start..nl], &mut scratch), start as u32, (nl - start) as u32);
             start = nl + 1;
         }
     });
@@ -439,7 +465,7 @@ mod tests {
                 expect.push((prefix(l), start as u32, l.len() as u32));
                 start += l.len() + 1;
             }
-            prop_assert_eq!(line_index(&text, lines.len(), threads), expect);
+            prop_assert_eq!(line_index(&text, lines.len(), threads, |l, _| prefix(l)), expect);
         }
     }
 }

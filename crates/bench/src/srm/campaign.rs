@@ -112,13 +112,14 @@ impl Point {
         input: &Path,
         output: &Path,
     ) -> Vec<OsString> {
-        let mut a: Vec<OsString> = ["sort", "--method", self.method.name(), "-f", &self.format.to_string()]
-            .into_iter()
-            .map(OsString::from)
-            .collect();
+        let mut a: Vec<OsString> =
+            ["sort", "--method", self.method.name(), "--format", &self.format.to_string()]
+                .into_iter()
+                .map(OsString::from)
+                .collect();
         a.extend([
             "-S".into(),
-            self.memory.to_string().into(),
+            crate::sort_size_arg(self.memory).into(),
             "--block-size".into(),
             self.block.to_string().into(),
         ]);
@@ -713,7 +714,7 @@ mod tests {
         let a: Vec<String> = a.iter().map(|x| x.to_string_lossy().into_owned()).collect();
         assert_eq!(
             a.join(" "),
-            "sort --method srm -f u64 -S 1048576 --block-size 16384 --disks /w/disk0,/w/disk1 \
+            "sort --method srm --format u64 -S 1024K --block-size 16384 --disks /w/disk0,/w/disk1 \
              --emulate-disk 60M,1ms --seed 7 --stats /w/s.json -q /w/in -o /w/out"
         );
         let plain = Point { method: MethodKind::Plain, emulate: None, ..p };

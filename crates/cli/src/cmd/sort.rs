@@ -7,108 +7,213 @@ use anyhow::Context;
 use clap::Args;
 use emsort_io::disks::DiskModel;
 use emsort_io::StreamKind;
+use emsort_sort::check::check_order;
+use emsort_sort::keys::{Key, LineOrder, OrderOptions};
 use emsort_sort::merge_policy::MergePolicy;
 use emsort_sort::{
-    sort, Format, Method, MethodKind, ParallelDiskStats, ParallelDisks, Sink, SortError, SortPlan, SortStats,
-    Source, SrmOptions,
+    merge_into, sort, Format, Method, MethodKind, ParallelDiskStats, ParallelDisks, Sink, SortError,
+    SortPlan, SortStats, Source, SrmOptions,
 };
 
 use crate::progress::Bar;
 
-/// Sort a file larger than memory: numbers, fixed-size records or text lines.
+/// Write sorted concatenation of all FILE(s) to standard output — GNU sort's
+/// options, for files larger than memory.
 ///
-/// The INPUT files (and `-`, standard input) are read once, in order, as one
-/// input, as GNU `sort a b c` does; pipes and standard input are read as they
-/// come, never copied first. Run formation reads M bytes at a time, sorts them
-/// on all cores and writes sorted runs to a temporary directory; d-way merges
-/// (a loser tree) then combine the runs into the output. An OUTPUT file is
-/// written beside its target and renamed when complete, so OUTPUT may be an
-/// INPUT, and an error or Ctrl-C leaves neither a partial output nor temporary
-/// files; standard output, devices and FIFOs get the result as the last merge
-/// produces it. `lines` output is byte for byte that of `LC_ALL=C sort`.
+/// With no FILE, or when FILE is -, read standard input. The files are read once,
+/// in order, as one input; pipes and standard input are read as they come, never
+/// copied first. Run formation reads M bytes at a time, sorts them on all cores
+/// and writes sorted runs to a temporary directory; d-way merges then combine the
+/// runs into the output. An OUTPUT file is written beside its target and renamed
+/// when complete, so OUTPUT may be an INPUT, and an error or Ctrl-C leaves neither
+/// a partial output nor temporary files.
+///
+/// emsort compares as GNU sort does under LC_ALL=C, whatever the locale says:
+/// bytewise, months in English, '.' as the decimal point, no thousands
+/// separator.
 #[derive(Args)]
-#[command(after_help = "Examples:\n  \
-    emsort gen --count 268435456 -o data.u32 && emsort sort data.u32 -o sorted.u32 -S 256M\n  \
-    emsort sort --format lines -S 25% -T /mnt/scratch big.txt -o big.sorted.txt\n  \
-    emsort sort -f rec:100:0:10 -d 16 --io direct --stats stats.json recs.bin -o recs.sorted\n  \
-    cat words.txt | emsort sort -f lines -r - > words.sorted\n  \
-    emsort sort part-*.txt - extra.txt -o all.sorted.txt < more.txt\n  \
-    emsort sort -f rec:104:0:8 -S 24M --block-size 256K --method srm --disks /d0,/d1,/d2,/d3,/d4,/d5 \\\n      \
-    --stats srm.json recs.bin -o recs.sorted\n  \
-    emsort sort -f rec:104:0:8 -S 24M --block-size 256K --method dsm --disks a,b,c --emulate-disk 60M,1ms recs.bin -o r.out\n\n\
-    On D disks (--method dsm|srm, Barve & Vitter): runs are striped block by block (B = --block-size)\n\
-    round-robin over the --disks directories. DSM moves one block on every disk at once, so it merges\n\
-    about M / (2·D·B) runs at a time; SRM starts each run on a random disk and reads blocks ahead in\n\
-    the order the merge needs them (forecasting), so it merges about M / (2·B) runs at a time and\n\
-    needs fewer passes. Both form the same runs. --stats then adds U, the passes, R, the parallel\n\
-    reads, ν and flushes of each pass and the merge's streaming rate.\n\n\
-    Sizes take K, M, G, T suffixes (powers of 1024) or N% of the machine's RAM.\n\
-    Exit status: 0 sorted, 2 bad usage or input, 3 I/O failure (full disk …), 130 Ctrl-C, 143 SIGTERM.")]
+#[command(
+    disable_help_flag = true,
+    disable_version_flag = true,
+    after_help = "\
+KEYDEF is F[.C][OPTS][,F[.C][OPTS]] for start and stop position, where F is a field number and C a \
+character position in the field; both are origin 1, and the stop position defaults to the line's end. \
+If neither -t nor -b is in effect, characters in a field are counted from the beginning of the \
+preceding whitespace. OPTS is one or more single-letter ordering options [bdfgiMhnRrV], which \
+override global ordering options for that key. If no key is given, use the entire line as the key. \
+Use --debug to diagnose incorrect key usage.
+
+SIZE may be followed by the following multiplicative suffixes: % 1% of memory, b 1, K 1024 (default), \
+and so on for M, G, T, P, E, Z, Y, R, Q.
+
+Examples:
+  emsort sort -t, -k3,3n -S 256M data.csv -o by-amount.csv
+  emsort sort -t, -k2,2 -k3,3nr --parallel=2 -T /mnt/scratch data.csv > by-category.csv
+  emsort sort -u -S 25% big.log -o unique.log
+  emsort sort -m sorted-*.txt -o all.txt
+  emsort sort -c sorted.txt
+  emsort sort --format u32 -S 256M data.u32 -o sorted.u32
+  emsort sort --format rec:100:0:10 --fan-in 16 --io direct --stats stats.json recs.bin -o recs.sorted
+  emsort sort --format rec:104:0:8 -S 24M --block-size 256K --method srm --disks /d0,/d1,/d2,/d3,/d4,/d5 \\
+      --stats srm.json recs.bin -o recs.sorted
+
+On D disks (--method dsm|srm, Barve & Vitter): runs are striped block by block (B = --block-size) \
+round-robin over the --disks directories. DSM moves one block on every disk at once, so it merges \
+about M / (2·D·B) runs at a time; SRM starts each run on a random disk and reads blocks ahead in the \
+order the merge needs them (forecasting), so it merges about M / (2·B) runs at a time and needs fewer \
+passes. Both form the same runs.
+
+Exit status: 0 sorted (or in order with -c), 1 not in order (-c, -C), 2 bad usage or input, 3 I/O \
+failure (full disk …), 130 Ctrl-C, 143 SIGTERM."
+)]
 pub struct SortArgs {
-    /// lines (text, as `LC_ALL=C sort`), or a binary format: u32, i32, u64, i64, f32, f64 (NaNs
-    /// last), rec:SIZE:KEY_OFFSET:KEY_LEN (fixed-size records, bytewise key).
-    #[arg(long, short = 'f', default_value = "lines", value_parser = clap::value_parser!(Format))]
-    format: Format,
-    /// Memory M for the sort's buffers and in-memory sorting [default: 25% of the available RAM, at most about twice the input].
-    #[arg(short = 'S', long, value_name = "SIZE", value_parser = emsort_sort::budget::parse_memory)]
+    // Ordering options (GNU sort's letters and meanings).
+    /// ignore leading blanks
+    #[arg(short = 'b', long = "ignore-leading-blanks", help_heading = "Ordering options")]
+    ignore_leading_blanks: bool,
+    /// consider only blanks and alphanumeric characters
+    #[arg(short = 'd', long = "dictionary-order", help_heading = "Ordering options")]
+    dictionary_order: bool,
+    /// fold lower case to upper case characters
+    #[arg(short = 'f', long = "ignore-case", help_heading = "Ordering options")]
+    ignore_case: bool,
+    /// compare according to general numerical value (strtold: 1e3, 0x1p4, inf, nan)
+    #[arg(short = 'g', long = "general-numeric-sort", help_heading = "Ordering options")]
+    general_numeric: bool,
+    /// consider only printable characters
+    #[arg(short = 'i', long = "ignore-nonprinting", help_heading = "Ordering options")]
+    ignore_nonprinting: bool,
+    /// compare (unknown) < 'JAN' < ... < 'DEC'
+    #[arg(short = 'M', long = "month-sort", help_heading = "Ordering options")]
+    month: bool,
+    /// compare human readable numbers (e.g., 2K 1G)
+    #[arg(short = 'h', long = "human-numeric-sort", help_heading = "Ordering options")]
+    human_numeric: bool,
+    /// compare according to string numerical value
+    #[arg(short = 'n', long = "numeric-sort", help_heading = "Ordering options")]
+    numeric: bool,
+    /// shuffle, but group identical keys (an MD5 hash of each key, salted; see --random-source)
+    #[arg(short = 'R', long = "random-sort", help_heading = "Ordering options")]
+    random: bool,
+    /// get random bytes from FILE
+    #[arg(long, value_name = "FILE", help_heading = "Ordering options")]
+    random_source: Option<PathBuf>,
+    /// reverse the result of comparisons
+    #[arg(short = 'r', long, help_heading = "Ordering options")]
+    reverse: bool,
+    /// sort according to WORD: general-numeric -g, human-numeric -h, month -M, numeric -n, random -R, version -V
+    #[arg(long = "sort", value_name = "WORD", value_parser = ["general-numeric", "human-numeric", "month", "numeric", "random", "version"], help_heading = "Ordering options")]
+    sort_word: Vec<String>,
+    /// natural sort of (version) numbers within text
+    #[arg(short = 'V', long = "version-sort", help_heading = "Ordering options")]
+    version_sort: bool,
+
+    // Other options.
+    /// max number of inputs to merge at once (≥ 2; the fan-in d)
+    #[arg(long, value_name = "NMERGE")]
+    batch_size: Option<usize>,
+    /// check for sorted input; do not sort (--check=quiet or silent: like -C)
+    #[arg(short = 'c', long = "check", value_name = "WORD", num_args = 0..=1, require_equals = true,
+          default_missing_value = "diagnose-first", value_parser = ["diagnose-first", "quiet", "silent"])]
+    check: Option<String>,
+    /// like -c, but do not report first bad line
+    #[arg(short = 'C')]
+    check_quiet: bool,
+    /// compress temporaries with PROG (not supported: runs are written with O_DIRECT uncompressed)
+    #[arg(long, value_name = "PROG")]
+    compress_program: Option<String>,
+    /// annotate the part of the line used to sort (not supported yet)
+    #[arg(long)]
+    debug: bool,
+    /// read input from the files specified by NUL-terminated names in file F; if F is - then read names from standard input
+    #[arg(long = "files0-from", value_name = "F")]
+    files0_from: Option<PathBuf>,
+    /// sort via a key; KEYDEF gives location and type
+    #[arg(short = 'k', long = "key", value_name = "KEYDEF")]
+    keys: Vec<String>,
+    /// merge already sorted files; do not sort
+    #[arg(short = 'm', long = "merge")]
+    merge: bool,
+    /// write result to FILE instead of standard output (may be an input)
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// stabilize sort by disabling last-resort comparison
+    #[arg(short = 's', long)]
+    stable: bool,
+    /// use SIZE for main memory buffer (M) [default: 25% of the available RAM, at most about twice the input]
+    #[arg(short = 'S', long = "buffer-size", value_name = "SIZE", value_parser = emsort_sort::budget::parse_sort_size)]
     memory: Option<u64>,
-    /// Fan-in d: how many runs one merge reads (≥ 2) [default: as many as M allows, at most 64].
-    #[arg(short = 'd', long, value_name = "D")]
-    fan_in: Option<usize>,
-    /// Directory for temporary runs; repeat to spread runs over several disks [default: $TMPDIR or /tmp].
-    #[arg(short = 'T', long = "temp-dir", value_name = "DIR")]
+    /// use SEP instead of non-blank to blank transition
+    #[arg(short = 't', long = "field-separator", value_name = "SEP")]
+    field_separator: Option<String>,
+    /// use DIR for temporaries, not $TMPDIR or /tmp; multiple options specify multiple directories
+    #[arg(short = 'T', long = "temporary-directory", value_name = "DIR")]
     temp_dirs: Vec<PathBuf>,
-    /// Threads for in-memory sorting [default: all cores; more than the CPUs this process may use
-    /// are capped, with a note].
+    /// change the number of sorts run concurrently to N [default: all cores; more than the CPUs this process may use are capped, with a note]
     #[arg(long, value_name = "N")]
     parallel: Option<usize>,
-    /// Sort in descending order.
-    #[arg(short, long)]
-    reverse: bool,
+    /// with -c, check for strict ordering; without -c, output only the first of an equal run
+    #[arg(short = 'u', long)]
+    unique: bool,
+    /// line delimiter is NUL, not newline (not supported yet)
+    #[arg(short = 'z', long = "zero-terminated")]
+    zero_terminated: bool,
+    /// display this help and exit
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
+    /// output version information and exit
+    #[arg(long)]
+    version: bool,
+
+    // emsort's own options (long names only).
+    /// lines (text, as `LC_ALL=C sort`), or a binary format: u32, i32, u64, i64, f32, f64 (NaNs
+    /// last), rec:SIZE:KEY_OFFSET:KEY_LEN (fixed-size records, bytewise key).
+    #[arg(long, default_value = "lines", value_parser = clap::value_parser!(Format), help_heading = "emsort's options")]
+    format: Format,
+    /// Fan-in d: how many runs one merge reads (≥ 2) [default: as many as M allows, at most 64].
+    #[arg(long, value_name = "D", help_heading = "emsort's options")]
+    fan_in: Option<usize>,
     /// Merge policy: fifo (the seeds' queue) or optimal (fewest passes, smallest runs first).
-    #[arg(long, default_value = "optimal", value_parser = clap::value_parser!(MergePolicy))]
+    #[arg(long, default_value = "optimal", value_parser = clap::value_parser!(MergePolicy), help_heading = "emsort's options")]
     policy: MergePolicy,
     /// Stream kind for every read and write: syscall, stdio, buffered, mmap, direct or uring [default: direct: O_DIRECT, 1.5x faster than buffered here and the page cache keeps nothing; where the file system refuses O_DIRECT (tmpfs), buffered I/O with the same block size].
-    #[arg(long = "io", value_name = "KIND", default_value = "direct", hide_default_value = true, value_parser = clap::value_parser!(StreamKind))]
+    #[arg(long = "io", value_name = "KIND", default_value = "direct", hide_default_value = true, value_parser = clap::value_parser!(StreamKind), help_heading = "emsort's options")]
     io: StreamKind,
     /// Block size B of every stream [default: M/16 as a power of two, within 4K … 1M].
-    #[arg(long, value_name = "SIZE", value_parser = parse_block)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_block, help_heading = "emsort's options")]
     block_size: Option<usize>,
     /// How runs are merged: plain (d-way merges over the temp dirs), dsm (disk-striped mergesort:
     /// each I/O moves one block on every disk at once) or srm (simple randomized mergesort: each run
     /// starts on a random disk, blocks are read ahead by forecasting).
-    #[arg(long, default_value = "plain", value_parser = clap::value_parser!(MethodKind))]
+    #[arg(long, default_value = "plain", value_parser = clap::value_parser!(MethodKind), help_heading = "emsort's options")]
     method: MethodKind,
     /// The D disks of --method dsm or srm, one directory each, comma-separated or repeated
     /// (D = how many); runs are striped over them in blocks of --block-size [default: the temp dirs].
-    #[arg(long, value_name = "DIR,DIR,…", value_delimiter = ',')]
+    #[arg(long, value_name = "DIR,DIR,…", value_delimiter = ',', help_heading = "emsort's options")]
     disks: Vec<PathBuf>,
     /// Serve each disk of dsm/srm at BANDWIDTH bytes per second with LATENCY per request
     /// (e.g. 60M,1ms or 1G,200us): the parallel-disk model on one device.
-    #[arg(long, value_name = "BANDWIDTH,LATENCY", value_parser = clap::value_parser!(DiskModel))]
+    #[arg(long, value_name = "BANDWIDTH,LATENCY", value_parser = clap::value_parser!(DiskModel), help_heading = "emsort's options")]
     emulate_disk: Option<DiskModel>,
     /// Seed of SRM's random starting disks: the same seed draws the same disks, so a sort is
     /// reproducible.
-    #[arg(long, value_name = "S", default_value_t = SortPlan::DEFAULT_SEED)]
+    #[arg(long, value_name = "S", default_value_t = SortPlan::DEFAULT_SEED, help_heading = "emsort's options")]
     seed: u64,
     /// Cap on SRM's merge order R [default: the smallest R that gives the fewest passes within M].
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(usize))]
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(usize), help_heading = "emsort's options")]
     srm_max_order: Option<usize>,
     /// Write the statistics (runs, passes, bytes and seconds per phase, peak RSS, context switches, page faults) as JSON.
-    #[arg(long, value_name = "FILE.json")]
+    #[arg(long, value_name = "FILE.json", help_heading = "emsort's options")]
     stats: Option<PathBuf>,
     /// Print the sort plan (M, d, B, run length, runs, passes) on standard error before sorting.
-    #[arg(long)]
+    #[arg(long, help_heading = "emsort's options")]
     show_plan: bool,
-    /// No progress bar and no summary line.
-    #[arg(short, long)]
+    /// No progress bar, no summary line and no notes.
+    #[arg(short, long, help_heading = "emsort's options")]
     quiet: bool,
-    /// Write the result to OUTPUT (may be INPUT itself) instead of standard output.
-    #[arg(short = 'o', long, value_name = "OUTPUT")]
-    output: Option<PathBuf>,
     /// The files to sort, read in order as one input (as GNU `sort a b c`);
     /// `-` or none reads standard input.
-    #[arg(value_name = "INPUT", default_value = "-")]
+    #[arg(value_name = "FILE")]
     inputs: Vec<PathBuf>,
 }
 
@@ -159,24 +264,193 @@ fn method(a: &SortArgs) -> anyhow::Result<Method> {
     }
 }
 
+/// GNU sort's ordering options as a [`LineOrder`] (for `lines`).
+fn line_order(a: &SortArgs) -> anyhow::Result<LineOrder> {
+    let mut o = OrderOptions::default();
+    let g = &mut o.global;
+    let flags = [
+        (a.ignore_leading_blanks, 'b'),
+        (a.dictionary_order, 'd'),
+        (a.ignore_case, 'f'),
+        (a.general_numeric, 'g'),
+        (a.human_numeric, 'h'),
+        (a.ignore_nonprinting, 'i'),
+        (a.month, 'M'),
+        (a.numeric, 'n'),
+        (a.random, 'R'),
+        (a.reverse, 'r'),
+        (a.version_sort, 'V'),
+    ];
+    for (_, letter) in flags.iter().filter(|(on, _)| *on) {
+        g.set_global(*letter);
+    }
+    for w in &a.sort_word {
+        g.set_global(match w.as_str() {
+            "general-numeric" => 'g',
+            "human-numeric" => 'h',
+            "month" => 'M',
+            "numeric" => 'n',
+            "random" => 'R',
+            _ => 'V',
+        });
+    }
+    for k in &a.keys {
+        o.keys.push(Key::parse(k).map_err(|e| anyhow::anyhow!(e))?);
+    }
+    o.tab = match a.field_separator.as_deref() {
+        None => None,
+        Some("") => anyhow::bail!("empty tab"),
+        Some("\\0") => Some(0),
+        Some(t) if t.len() == 1 => Some(t.as_bytes()[0]),
+        Some(t) => anyhow::bail!("multi-character tab '{t}'"),
+    };
+    o.stable = a.stable;
+    o.unique = a.unique;
+    o.salt = salt(a.random_source.as_deref())?;
+    LineOrder::new(o).map_err(|e| anyhow::anyhow!(e))
+}
+
+/// The 16 bytes that salt `-R`'s hashes: the first 16 of --random-source
+/// (GNU's use of it), else from the system's random source.
+fn salt(source: Option<&std::path::Path>) -> anyhow::Result<[u8; 16]> {
+    use std::io::Read;
+    let mut b = [0u8; 16];
+    match source {
+        Some(p) => {
+            let mut f = std::fs::File::open(p).with_context(|| format!("open failed: {}", p.display()))?;
+            f.read_exact(&mut b).with_context(|| format!("{}: end of file", p.display()))?;
+        }
+        None => {
+            let _ = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b));
+        }
+    }
+    Ok(b)
+}
+
+/// The input names: FILE…, or those of --files0-from, or `-`.
+fn input_names(a: &SortArgs) -> anyhow::Result<Vec<PathBuf>> {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(from) = &a.files0_from else {
+        return Ok(if a.inputs.is_empty() { vec![PathBuf::from("-")] } else { a.inputs.clone() });
+    };
+    if let Some(extra) = a.inputs.first() {
+        anyhow::bail!(
+            "extra operand '{}'\nfile operands cannot be combined with --files0-from",
+            extra.display()
+        );
+    }
+    let list = if from.as_os_str() == "-" {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut v)?;
+        v
+    } else {
+        std::fs::read(from).with_context(|| format!("cannot read file names from '{}'", from.display()))?
+    };
+    let names: Vec<&[u8]> = list.strip_suffix(b"\0").unwrap_or(&list).split(|&b| b == 0).collect();
+    if list.is_empty() {
+        anyhow::bail!("no input from '{}'", from.display());
+    }
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| match n {
+            b"" => anyhow::bail!("{}:{}: invalid zero-length file name", from.display(), i + 1),
+            b"-" if from.as_os_str() == "-" => {
+                anyhow::bail!("when reading file names from stdin, no file name of '-' allowed")
+            }
+            n => Ok(PathBuf::from(std::ffi::OsStr::from_bytes(n))),
+        })
+        .collect()
+}
+
+/// The one-line note for a locale whose order is not C's.
+fn locale_note() -> Option<String> {
+    let var = ["LC_ALL", "LC_COLLATE", "LANG"]
+        .into_iter()
+        .find_map(|v| std::env::var(v).ok().filter(|x| !x.is_empty()))?;
+    // C.UTF-8 orders by code point, which is byte order for UTF-8.
+    let c_like = var == "C" || var == "POSIX" || var.starts_with("C.");
+    (!c_like).then(|| {
+        format!("emsort: note: comparing as LC_ALL=C (bytewise), not by the locale '{var}'; GNU sort in that locale may order text differently")
+    })
+}
+
+/// `-c`, `-C`: whether the one input is in order; exit 1 (with GNU's
+/// message for -c) when not.
+fn check(a: &SortArgs, order: &LineOrder, inputs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    let quiet = a.check_quiet || matches!(a.check.as_deref(), Some("quiet" | "silent"));
+    let letter = if quiet { 'C' } else { 'c' };
+    if inputs.len() > 1 {
+        anyhow::bail!("extra operand '{}' not allowed with -{letter}", inputs[1].display());
+    }
+    if a.output.is_some() {
+        anyhow::bail!("options '-{letter}o' are incompatible");
+    }
+    let name = &inputs[0];
+    let found = if name.as_os_str() == "-" {
+        check_order(&mut std::io::stdin().lock(), order, b'\n')
+    } else {
+        let f = std::fs::File::open(name).with_context(|| format!("cannot read: {}", name.display()))?;
+        check_order(&mut std::io::BufReader::with_capacity(1 << 20, f), order, b'\n')
+    }
+    .with_context(|| format!("read failed: {}", name.display()))?;
+    match found {
+        None => Ok(ExitCode::SUCCESS),
+        Some(d) => {
+            if !quiet {
+                use std::io::Write;
+                let mut e = std::io::stderr().lock();
+                let _ = write!(e, "emsort: {}:{}: disorder: ", name.display(), d.line);
+                let _ = e.write_all(&d.text);
+                let _ = e.write_all(b"\n");
+            }
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
 pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
+    if a.version {
+        println!("emsort sort {} (GNU sort's options, LC_ALL=C order)", env!("CARGO_PKG_VERSION"));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let unsupported = [
+        (a.zero_terminated, "-z (--zero-terminated)"),
+        (a.debug, "--debug"),
+        (a.compress_program.is_some(), "--compress-program"),
+    ];
+    if let Some((_, what)) = unsupported.iter().find(|(on, _)| *on) {
+        anyhow::bail!("{what} is not supported yet (see the README's table of GNU sort's options)");
+    }
+    let order = line_order(&a)?;
+    let inputs = input_names(&a)?;
+    let text = a.format == Format::Lines;
+    if !text && (!order.is_plain() || order.unique()) {
+        anyhow::bail!("keys, -u and the ordering options order text lines, not --format {}", a.format);
+    }
+    if text && !a.quiet {
+        if let Some(note) = locale_note() {
+            eprintln!("{note}");
+        }
+    }
+    if a.check.is_some() || a.check_quiet {
+        if !text {
+            anyhow::bail!("-c checks text lines; for --format {} use emsort verify", a.format);
+        }
+        return check(&a, &order, &inputs);
+    }
     crate::interrupt::arm_watchdog();
     let method = method(&a)?;
     let is_stdin = |p: &PathBuf| p.as_os_str() == "-";
     // Pipes, devices and files of /proc are streamed: their size is unknown.
-    let input_bytes = a
-        .inputs
+    let input_bytes = inputs
         .iter()
         .map(|p| if is_stdin(p) { None } else { emsort_io::input_size(p).ok().flatten() })
         .sum::<Option<u64>>();
     let memory = a.memory.unwrap_or_else(|| emsort_sort::budget::default_memory(input_bytes));
-    let mut b = SortPlan::builder(a.format)
-        .memory(memory)
-        .io(a.io)
-        .reverse(a.reverse)
-        .policy(a.policy)
-        .method(method);
-    if let Some(d) = a.fan_in {
+    let mut b = SortPlan::builder(a.format).memory(memory).io(a.io).policy(a.policy).method(method);
+    b = if text { b.line_order(order) } else { b.reverse(a.reverse) };
+    if let Some(d) = a.fan_in.or(a.batch_size) {
         b = b.fan_in(d);
     }
     if let Some(bs) = a.block_size {
@@ -204,20 +478,27 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     let other_links = a.output.as_deref().map_or(0, other_links);
     let bar = Bar::new(a.quiet);
     let flag = crate::interrupt::flag();
-    let sources =
-        a.inputs.iter().map(|p| if is_stdin(p) { Source::Stdin } else { Source::Path(p) }).collect();
     let sink = match &a.output {
         Some(o) => Sink::Path(o),
         None => Sink::Stdout,
     };
-    let stats = match sort(&plan, sources, sink, &bar, flag) {
+    let result = if a.merge {
+        if let Some(p) = inputs.iter().find(|p| is_stdin(p)) {
+            anyhow::bail!("-m merges files; '{}' (standard input) is not supported with -m yet", p.display());
+        }
+        merge_into(&plan, &inputs, sink, &bar, flag)
+    } else {
+        let sources =
+            inputs.iter().map(|p| if is_stdin(p) { Source::Stdin } else { Source::Path(p) }).collect();
+        sort(&plan, sources, sink, &bar, flag)
+    };
+    let stats = match result {
         Ok(s) => s,
         // The reader of standard output went away (`emsort sort … | head`):
         // stop quietly, as other filters do; temporary files are gone.
         Err(e) if is_broken_pipe(&e) => return Ok(ExitCode::SUCCESS),
         Err(e) => {
-            let names: Vec<String> = a
-                .inputs
+            let names: Vec<String> = inputs
                 .iter()
                 .map(|p| if is_stdin(p) { "standard input".into() } else { p.display().to_string() })
                 .collect();

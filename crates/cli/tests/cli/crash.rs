@@ -495,7 +495,7 @@ impl Layout {
 
     fn sort_args(&self, case: &Case) -> Vec<String> {
         let mut a: Vec<String> =
-            ["sort", "-q", "-f", case.format.name(), "-S", case.memory].map(String::from).into();
+            ["sort", "-q", "--format", case.format.name(), "-S", case.memory].map(String::from).into();
         if case.block_4k {
             a.extend(["--block-size".into(), "4K".into()]);
         }
@@ -1025,7 +1025,7 @@ fn next_run(
     gen(case, &small, small_bytes, 7);
     let next_out = l.out_dir.join("next");
     let mut args: Vec<String> =
-        ["sort", "-f", case.format.name(), "-S", "256K", "--block-size", "4K"].map(String::from).into();
+        ["sort", "--format", case.format.name(), "-S", "256K", "--block-size", "4K"].map(String::from).into();
     args.extend(l.dir_args(case));
     args.extend([p(&small).into(), "-o".into(), p(&next_out).into()]);
     let r = run_sort(&args, None, None, None, &[]);

@@ -35,7 +35,7 @@ fn dsm_and_srm_sort_exactly_like_the_plain_sort() {
     let o = run(&[
         "sort",
         "-q",
-        "-f",
+        "--format",
         REC,
         "-S",
         "256K",
@@ -58,7 +58,7 @@ fn dsm_and_srm_sort_exactly_like_the_plain_sort() {
         if let Some(e) = extra {
             args.extend(["--emulate-disk", e]);
         }
-        args.extend(["-f", REC, "--stats", p(&stats), p(&input), "-o", p(&out)]);
+        args.extend(["--format", REC, "--stats", p(&stats), p(&input), "-o", p(&out)]);
         let o = run(&args);
         assert!(o.status.success(), "{method}: {}", stderr(&o));
         assert!(
@@ -111,7 +111,7 @@ fn dsm_and_srm_sort_exactly_like_the_plain_sort() {
     let o = run(&[
         "sort",
         "-q",
-        "-f",
+        "--format",
         REC,
         "-S",
         "256K",
@@ -149,7 +149,7 @@ fn the_seed_draws_the_same_start_disks() {
             "256K",
             "--block-size",
             "4K",
-            "-f",
+            "--format",
             REC,
             "--stats",
             p(&stats),
@@ -172,7 +172,7 @@ fn disk_options_without_a_disk_method_are_refused() {
     for extra in
         [vec!["--disks", p(&disks[0])], vec!["--emulate-disk", "60M,1ms"], vec!["--srm-max-order", "4"]]
     {
-        let mut args = vec!["sort", "-f", REC];
+        let mut args = vec!["sort", "--format", REC];
         args.extend(&extra);
         args.extend([p(&input), "-o", p(&out)]);
         let o = run(&args);
@@ -181,7 +181,8 @@ fn disk_options_without_a_disk_method_are_refused() {
         assert!(e.contains(extra[0]) && e.contains("--method"), "{extra:?}: {e}");
         assert!(!out.exists());
     }
-    let o = run(&["sort", "--method", "dsm", "--srm-max-order", "4", "-f", REC, p(&input), "-o", p(&out)]);
+    let o =
+        run(&["sort", "--method", "dsm", "--srm-max-order", "4", "--format", REC, p(&input), "-o", p(&out)]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--srm-max-order needs --method srm"), "{}", stderr(&o));
 }
@@ -200,7 +201,7 @@ fn an_srm_merge_order_cap_below_two_is_refused() {
             &list,
             "--srm-max-order",
             cap,
-            "-f",
+            "--format",
             REC,
             p(&input),
             "-o",
@@ -226,7 +227,7 @@ fn a_bad_emulated_disk_is_named() {
             &disk_list(&disks),
             "--emulate-disk",
             bad,
-            "-f",
+            "--format",
             REC,
             p(&input),
             "-o",
@@ -246,7 +247,8 @@ fn a_missing_disk_is_named_and_no_output_appears() {
     let file = d.path().join("in");
     for (bad, what) in [(&missing, "No such file"), (&file, "not a directory")] {
         let list = format!("{},{}", p(&disks[0]), p(bad));
-        let o = run(&["sort", "--method", "dsm", "--disks", &list, "-f", REC, p(&input), "-o", p(&out)]);
+        let o =
+            run(&["sort", "--method", "dsm", "--disks", &list, "--format", REC, p(&input), "-o", p(&out)]);
         assert_eq!(o.status.code(), Some(2));
         let e = stderr(&o);
         assert!(e.contains(p(bad)) && e.contains(what), "{e}");
@@ -267,7 +269,7 @@ fn a_missing_disk_is_named_and_no_output_appears() {
         "256K",
         "--block-size",
         "4K",
-        "-f",
+        "--format",
         REC,
         "--stats",
         p(&d.path().join("s.json")),

@@ -1,0 +1,63 @@
+//! `sort -c` / `-C`: whether lines are already in order, read once as a
+//! stream with constant memory.
+
+use std::cmp::Ordering;
+use std::io::BufRead;
+
+use crate::keys::LineOrder;
+
+/// The first line out of order: its number (1-based) and bytes (without
+/// the terminator).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disorder {
+    /// Line number in the input.
+    pub line: u64,
+    /// The line's bytes.
+    pub text: Vec<u8>,
+}
+
+/// Reads lines ended by `eol` from `input` and returns the first line that
+/// comes before the one preceding it in `order` — or, with `-u`
+/// ([`LineOrder::unique`]), that does not come strictly after it — or
+/// `None` when the input is in order.
+pub fn check_order(input: &mut dyn BufRead, order: &LineOrder, eol: u8) -> std::io::Result<Option<Disorder>> {
+    let strict = order.unique();
+    let mut prev: Vec<u8> = Vec::new();
+    let mut cur: Vec<u8> = Vec::new();
+    let mut n = 0u64;
+    loop {
+        cur.clear();
+        if input.read_until(eol, &mut cur)? == 0 {
+            return Ok(None);
+        }
+        if cur.last() == Some(&eol) {
+            cur.pop();
+        }
+        n += 1;
+        if n > 1 {
+            let o = order.compare(&prev, &cur);
+            if o == Ordering::Greater || (strict && o == Ordering::Equal) {
+                return Ok(Some(Disorder { line: n, text: cur }));
+            }
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{Key, OrderOptions};
+
+    #[test]
+    fn finds_the_first_disorder() {
+        let plain = LineOrder::new(OrderOptions::default()).unwrap();
+        assert_eq!(check_order(&mut &b"a\nb\nb\n"[..], &plain, b'\n').unwrap(), None);
+        let d = check_order(&mut &b"a\nc\nb\nd"[..], &plain, b'\n').unwrap().unwrap();
+        assert_eq!((d.line, d.text.as_slice()), (3, &b"b"[..]));
+        let mut o = OrderOptions { unique: true, ..Default::default() };
+        o.keys.push(Key::parse("1,1n").unwrap());
+        let u = LineOrder::new(o).unwrap();
+        assert_eq!(check_order(&mut &b"1 a\n01 b\n"[..], &u, b'\n').unwrap().unwrap().line, 2);
+    }
+}

@@ -1,0 +1,305 @@
+//! Each key's normalised form: a byte string whose bytewise order is the
+//! key's order (see the module docs of [`crate::keys`] for the layouts).
+
+use super::field::is_blank;
+use super::{general, Ignore, Key, KeyKind};
+
+/// The byte GNU sort 9.1 takes for a thousands separator in the C locale.
+const THOUSANDS: u8 = 0x80;
+
+/// GNU's `nonprinting` (not `isprint`) in the C locale.
+#[inline]
+fn nonprinting(b: u8) -> bool {
+    !(0x20..0x7f).contains(&b)
+}
+
+/// GNU's `nondictionary`: neither alphanumeric nor blank.
+#[inline]
+fn nondictionary(b: u8) -> bool {
+    !(b.is_ascii_alphanumeric() || is_blank(b))
+}
+
+/// The key's bytes after `-d`/`-i` (dropped bytes) and `-f` (folded to
+/// upper case) into `out`; `None` when neither applies (use the bytes).
+pub(crate) fn transform<'a>(key: &Key, text: &'a [u8], out: &'a mut Vec<u8>) -> &'a [u8] {
+    if key.ignore.is_none() && !key.fold {
+        return text;
+    }
+    out.clear();
+    for &b in text {
+        let drop = match key.ignore {
+            Some(Ignore::Nonprinting) => nonprinting(b),
+            Some(Ignore::Nondictionary) => nondictionary(b),
+            None => false,
+        };
+        if !drop {
+            out.push(if key.fold { b.to_ascii_uppercase() } else { b });
+        }
+    }
+    out
+}
+
+/// Appends the normalised form of one key (its bytes `text` after
+/// [`transform`]) to `out`, inverted when the key is reversed. Returns
+/// false for the kinds that have none (`-V`, `-R`): nothing is appended,
+/// and the comparator decides.
+pub(crate) fn encode_key(kind: KeyKind, reverse: bool, text: &[u8], out: &mut Vec<u8>) -> bool {
+    let start = out.len();
+    match kind {
+        KeyKind::Text => text_form(text, out),
+        KeyKind::Numeric => number_form(c_str(text), out),
+        KeyKind::HumanNumeric => {
+            let t = skip_blanks(c_str(text));
+            out.push((unit_order(t) + 8) as u8);
+            number_form(t, out);
+        }
+        KeyKind::Month => out.push(month(c_str(text))),
+        KeyKind::GeneralNumeric => general::form(c_str(text), out),
+        KeyKind::Version | KeyKind::Random => return false,
+    }
+    if reverse {
+        for b in &mut out[start..] {
+            *b = !*b;
+        }
+    }
+    true
+}
+
+/// The bytes up to the first NUL: the C functions GNU calls on a key
+/// (strtold, its number and month scanners) stop there.
+#[inline]
+fn c_str(t: &[u8]) -> &[u8] {
+    match memchr::memchr(0, t) {
+        Some(p) => &t[..p],
+        None => t,
+    }
+}
+
+#[inline]
+fn skip_blanks(t: &[u8]) -> &[u8] {
+    let n = t.iter().take_while(|&&b| is_blank(b)).count();
+    &t[n..]
+}
+
+/// Text: each byte as itself, NUL as `00 FF`, then the terminator `00 00`,
+/// so a proper prefix sorts first and no form is a prefix of another.
+fn text_form(t: &[u8], out: &mut Vec<u8>) {
+    let mut rest = t;
+    while let Some(p) = memchr::memchr(0, rest) {
+        out.extend_from_slice(&rest[..p]);
+        out.extend_from_slice(&[0, 0xff]);
+        rest = &rest[p + 1..];
+    }
+    out.extend_from_slice(rest);
+    out.extend_from_slice(&[0, 0]);
+}
+
+/// A number as GNU's `strnumcmp` reads it (in the C locale: no thousands
+/// separator): blanks, an optional `-`, digits, optionally `.` and digits;
+/// anything else ends it, and no digit at all is zero.
+///
+/// Form: class `01` negative, `02` zero, `03` positive; for non-zero
+/// numbers then the decimal exponent E of 0.d₁d₂…×10^E (d₁ ≠ 0) as one
+/// byte `80+E` for |E| < 64, else `00`/`FF` and 4 bytes big-endian, then
+/// the significant digits two to a byte as nibbles d+1, ended by a 0
+/// nibble (a 00 byte after an even count). Negative numbers invert all
+/// but the class byte.
+pub(crate) fn number_form(t: &[u8], out: &mut Vec<u8>) {
+    let t = skip_blanks(t);
+    let (neg, t) = match t.first() {
+        Some(b'-') => (true, &t[1..]),
+        _ => (false, t),
+    };
+    // GNU 9.1 reads byte 0x80 as a thousands separator in the C locale
+    // (its "no separator" value, CHAR_MAX + 1, equals an unsigned 0x80):
+    // it is skipped anywhere in the integer part.
+    let int_len = t.iter().take_while(|&&b| b.is_ascii_digit() || b == THOUSANDS).count();
+    let int_digits: Vec<u8>;
+    let int: &[u8] = if t[..int_len].contains(&THOUSANDS) {
+        int_digits = t[..int_len].iter().copied().filter(|&b| b != THOUSANDS).collect();
+        &int_digits
+    } else {
+        &t[..int_len]
+    };
+    let frac = match t.get(int_len) {
+        Some(b'.') => {
+            let f = &t[int_len + 1..];
+            &f[..f.iter().take_while(|b| b.is_ascii_digit()).count()]
+        }
+        _ => &t[..0],
+    };
+    let int = &int[int.iter().take_while(|&&b| b == b'0').count()..];
+    let frac = &frac[..frac.len() - frac.iter().rev().take_while(|&&b| b == b'0').count()];
+    let (exp, digits_int, digits_frac): (i64, &[u8], &[u8]) = if !int.is_empty() {
+        (int.len() as i64, int, frac)
+    } else {
+        let zeros = frac.iter().take_while(|&&b| b == b'0').count();
+        if zeros == frac.len() {
+            out.push(2);
+            return;
+        }
+        (-(zeros as i64), &frac[..0], &frac[zeros..])
+    };
+    out.push(if neg { 1 } else { 3 });
+    let from = out.len();
+    if (-63..=63).contains(&exp) {
+        out.push((0x80 + exp) as u8);
+    } else if exp < 0 {
+        out.push(0);
+        out.extend_from_slice(&((exp as i32 as u32) ^ 0x8000_0000).to_be_bytes());
+    } else {
+        out.push(0xff);
+        out.extend_from_slice(&(exp.min(u32::MAX as i64) as u32).to_be_bytes());
+    }
+    let mut half: Option<u8> = None;
+    for &d in digits_int.iter().chain(digits_frac) {
+        let nib = d - b'0' + 1;
+        match half.take() {
+            None => half = Some(nib << 4),
+            Some(h) => out.push(h | nib),
+        }
+    }
+    out.push(half.unwrap_or(0));
+    if neg {
+        for b in &mut out[from..] {
+            *b = !*b;
+        }
+    }
+}
+
+/// GNU's `find_unit_order` after blanks: 0 without a non-zero digit, else
+/// the suffix's order (k/K 1, M 2, G 3, T 4, P 5, E 6, Z 7, Y 8, other 0),
+/// negative for a negative number.
+fn unit_order(t: &[u8]) -> i32 {
+    let (neg, t) = match t.first() {
+        Some(b'-') => (true, &t[1..]),
+        _ => (false, t),
+    };
+    // GNU's traverse_raw_number: digits, then `.` and digits. (It reads
+    // bytes as signed chars, so byte 0x80 is no thousands separator here,
+    // unlike in `number_form`.)
+    let mut p = t.iter().take_while(|b| b.is_ascii_digit()).count();
+    let mut max = t[..p].iter().copied().max().unwrap_or(0);
+    if t.get(p) == Some(&b'.') {
+        let f = t[p + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
+        max = max.max(t[p + 1..p + 1 + f].iter().copied().max().unwrap_or(0));
+        p += 1 + f;
+    }
+    let unit_at = p;
+    if max <= b'0' {
+        return 0;
+    }
+    let order = match t.get(unit_at) {
+        Some(b'K' | b'k') => 1,
+        Some(b'M') => 2,
+        Some(b'G') => 3,
+        Some(b'T') => 4,
+        Some(b'P') => 5,
+        Some(b'E') => 6,
+        Some(b'Z') => 7,
+        Some(b'Y') => 8,
+        _ => 0,
+    };
+    if neg {
+        -order
+    } else {
+        order
+    }
+}
+
+/// GNU's `getmonth` in the C locale: after blanks, the first three bytes
+/// folded to upper case name a month (1–12), else 0.
+fn month(t: &[u8]) -> u8 {
+    const NAMES: [&[u8; 3]; 12] =
+        [b"JAN", b"FEB", b"MAR", b"APR", b"MAY", b"JUN", b"JUL", b"AUG", b"SEP", b"OCT", b"NOV", b"DEC"];
+    let t = skip_blanks(t);
+    if t.len() < 3 {
+        return 0;
+    }
+    let m = [t[0].to_ascii_uppercase(), t[1].to_ascii_uppercase(), t[2].to_ascii_uppercase()];
+    NAMES.iter().position(|n| **n == m).map_or(0, |i| i as u8 + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn num(s: &str) -> Vec<u8> {
+        let mut v = Vec::new();
+        number_form(s.as_bytes(), &mut v);
+        v
+    }
+
+    #[test]
+    fn numbers_order_by_value() {
+        let asc = [
+            "-1000", "-999.5", "-10", "-9.99", "-1", "-0.5", "-0.05", "0", "0.0001", "0.5", "1", "1.5", "9",
+            "10", "10.01", "99", "100",
+        ];
+        for w in asc.windows(2) {
+            assert!(num(w[0]) < num(w[1]), "{} {}", w[0], w[1]);
+        }
+        for same in [
+            ["0", "-0"],
+            ["", "abc"],
+            ["+5", "0"],
+            ["1.50", "1.5"],
+            ["007", "7."],
+            [" \t-3", "-3x"],
+            ["-.5", "-0.50"],
+        ] {
+            assert_eq!(num(same[0]), num(same[1]), "{same:?}");
+        }
+        // -1e9 is -1: the exponent is not read.
+        assert_eq!(num("-1e9"), num("-1"));
+        let long = "1".repeat(5000);
+        assert!(num(&long) > num(&"9".repeat(4999)));
+        assert!(num(&format!("0.{}1", "0".repeat(100))) < num("0.0001"));
+    }
+
+    #[test]
+    fn units_and_months() {
+        assert_eq!(unit_order(b"1K"), 1);
+        assert_eq!(unit_order(b"-1.5G"), -3);
+        assert_eq!(unit_order(b"0K"), 0);
+        assert_eq!(unit_order(b"1.G"), 3);
+        assert_eq!(unit_order(b"5e"), 0);
+        assert_eq!(unit_order(b"1\x802K"), 0);
+        assert_eq!(unit_order(b"0\x802M"), 0);
+        let numb = |s: &[u8]| {
+            let mut v = Vec::new();
+            number_form(s, &mut v);
+            v
+        };
+        assert_eq!(numb(b"-\x809"), num("-9"));
+        assert_eq!(numb(b"1\x80\x8023.5"), num("123.5"));
+        assert_eq!(month(b"  jan"), 1);
+        assert_eq!(month(b"December"), 12);
+        assert_eq!(month(b"ja"), 0);
+    }
+
+    proptest! {
+        #[test]
+        fn text_forms_order_like_the_bytes(a in prop::collection::vec(prop::sample::select(vec![0u8, 1, b'a', 0xff]), 0..6),
+                                           b in prop::collection::vec(prop::sample::select(vec![0u8, 1, b'a', 0xff]), 0..6)) {
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            text_form(&a, &mut x);
+            text_form(&b, &mut y);
+            prop_assert_eq!(x.cmp(&y), a.cmp(&b));
+        }
+
+        #[test]
+        fn number_forms_order_like_decimals(a in -1_000_000i64..1_000_000, b in -1_000_000i64..1_000_000,
+                                            sa in 0u32..4, sb in 0u32..4) {
+            let fmt = |v: i64, s: u32| {
+                let d = 10i64.pow(s);
+                let sign = if v < 0 { "-" } else { "" };
+                format!("{sign}{}.{:0w$}", v.abs() / d, v.abs() % d, w = s as usize)
+            };
+            let (x, y) = (fmt(a, sa), fmt(b, sb));
+            let (va, vb) = (a as i128 * 10i128.pow(3 - sa), b as i128 * 10i128.pow(3 - sb));
+            prop_assert_eq!(num(&x).cmp(&num(&y)), va.cmp(&vb), "{} {}", x, y);
+        }
+    }
+}

@@ -1,0 +1,85 @@
+/* emsort: the normalised form of a `sort -g` key, from the C library's
+   strtold, so that emsort reads numbers exactly as GNU sort does
+   (hexadecimal floats, inf, nan, long double precision and rounding).
+
+   Form (see crates/sort/src/keys/mod.rs):
+     00                      not a number (strtold read nothing)
+     01 + raw bytes          NaN: GNU orders NaNs by memcmp of the value
+     02 00 + 20 bytes, inverted   negative
+     02 01                   zero (-0 == +0)
+     02 02 + 20 bytes        positive: biased binary exponent (4 bytes,
+                             big-endian), then 128 mantissa bits
+   Returns the form's length (at most 34 bytes). */
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t emsort_general_form (char const *text, size_t len, unsigned char *out)
+{
+  char stack[256];
+  char *s = len < sizeof stack ? stack : malloc (len + 1);
+  if (!s)
+    abort ();
+  memcpy (s, text, len);
+  s[len] = '\0';
+  char *end;
+  long double x;
+  memset (&x, 0, sizeof x);
+  x = strtold (s, &end);
+  int none = end == s;
+  if (s != stack)
+    free (s);
+  if (none)
+    {
+      out[0] = 0;
+      return 1;
+    }
+  if (isnan (x))
+    {
+      long double y;
+      memset (&y, 0, sizeof y);
+      y = x;
+      out[0] = 1;
+      memcpy (out + 1, &y, sizeof y);
+      return 1 + sizeof y;
+    }
+  out[0] = 2;
+  if (x == 0)
+    {
+      out[1] = 1;
+      return 2;
+    }
+  int neg = x < 0;
+  long double m = neg ? -x : x;
+  uint32_t e;
+  uint32_t words[4] = { 0, 0, 0, 0 };
+  if (isinf (m))
+    e = UINT32_MAX;
+  else
+    {
+      int exp;
+      m = frexpl (m, &exp); /* m in [0.5, 1) */
+      e = (uint32_t) exp + 0x80000000u;
+      for (int i = 0; i < 4; i++)
+        {
+          m = ldexpl (m, 32);
+          uint32_t w = (uint32_t) m;
+          words[i] = w;
+          m -= w;
+        }
+    }
+  unsigned char *p = out + 2;
+  for (int i = 0; i < 4; i++)
+    *p++ = e >> (24 - 8 * i);
+  for (int w = 0; w < 4; w++)
+    for (int i = 0; i < 4; i++)
+      *p++ = words[w] >> (24 - 8 * i);
+  out[1] = neg ? 0 : 2;
+  if (neg)
+    for (unsigned char *q = out + 2; q < p; q++)
+      *q = ~*q;
+  return p - out;
+}

@@ -1,0 +1,44 @@
+//! `-g`: general numbers, read by the C library's `strtold` as GNU `sort`
+//! reads them (`src/keys/general.c` turns the value into its normalised
+//! form).
+
+extern "C" {
+    fn emsort_general_form(text: *const u8, len: usize, out: *mut u8) -> usize;
+}
+
+/// Appends the normalised form of the general number at the start of `t`
+/// (leading white space skipped, as `strtold` does).
+pub(crate) fn form(t: &[u8], out: &mut Vec<u8>) {
+    let mut buf = [0u8; 40];
+    // SAFETY: the C function reads `len` bytes of `t` and writes at most
+    // 34 bytes into `buf` (its doc comment), returning how many.
+    let n = unsafe { emsort_general_form(t.as_ptr(), t.len(), buf.as_mut_ptr()) };
+    out.extend_from_slice(&buf[..n]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(s: &str) -> Vec<u8> {
+        let mut v = Vec::new();
+        form(s.as_bytes(), &mut v);
+        v
+    }
+
+    #[test]
+    fn orders_errors_nans_then_numbers() {
+        let asc = [
+            "x", "nan", "-inf", "-1e10", "-2", "-0x1p-3", "0", "1e-300", "0.5", "1", "1.5e0", "0x10", "1e10",
+            "inf",
+        ];
+        for w in asc.windows(2) {
+            assert!(g(w[0]) < g(w[1]), "{} {}", w[0], w[1]);
+        }
+        assert_eq!(g("-0"), g("0.0"));
+        assert_eq!(g("  12abc"), g("12"));
+        assert_eq!(g(""), g("abc"));
+        // Beyond long double precision: equal, as strtold rounds them.
+        assert_eq!(g("1.00000000000000000000000000001"), g("1"));
+    }
+}

@@ -1,0 +1,334 @@
+//! GNU `sort`'s orderings of text lines — keys (`-k`), a field separator
+//! (`-t`), numeric, general-numeric, human, month, version and random
+//! orders, folding, dictionary order, reversal, `-s` and `-u` — compiled
+//! into **normalised keys**: byte strings whose bytewise order is the
+//! line order, as DuckDB's sort normalises its keys.
+//!
+//! A [`LineOrder`] is built from the options ([`LineOrder::new`]: GNU's
+//! rules for which global flags a key inherits, and which modifiers cannot
+//! be combined). It compares two lines exactly as `LC_ALL=C sort` does
+//! ([`LineOrder::compare`]: the keys in turn, then — unless `-s` or `-u` —
+//! the whole lines bytewise, reversed by a global `-r`), and it writes a
+//! line's normalised key ([`LineOrder::encode`]): run formation sorts by
+//! it and the merge compares with it.
+//!
+//! # The normalised key
+//!
+//! Each key's bytes (module `field`: `begfield`/`limfield`) are transformed
+//! (`-d`, `-i` drop bytes, `-f` folds to upper case), then written in a
+//! form that no other form of that key is a prefix of, so that the keys can
+//! simply be concatenated:
+//!
+//! | order | form | examples |
+//! |---|---|---|
+//! | text | the bytes, NUL as `00 FF`, then `00 00` | `ab` → `61 62 00 00` |
+//! | `-n` | class (`01` −, `02` zero, `03` +), decimal exponent E of 0.d₁d₂…×10^E (`80+E`), digits as nibbles d+1 ended by a 0 nibble; all but the class inverted when negative | `12.5` → `03 82 23 60`; `-0`, `abc`, `+5` → `02` |
+//! | `-h` | `08` + the unit's order (K 1 … Y 8, negated for negative numbers), then the `-n` form | `2K` → `09 03 81 30` |
+//! | `-M` | one byte: 0 unknown, 1 January … 12 December | ` feb` → `02` |
+//! | `-g` | `strtold`'s value: `00` not a number, `01` NaN + its bytes, `02` then sign class and binary exponent + mantissa | `1e3` → `02 02 …` |
+//! | `-V`, `-R` | none: the comparator decides | |
+//!
+//! A reversed key (`-k2,2r`, or a key inheriting a global `-r`) has every
+//! byte of its form inverted. `-V` and `-R` keys end the normalised key:
+//! lines equal on what precedes them are put in order by
+//! [`LineOrder::compare`], which is the ground truth the forms are tested
+//! against.
+//!
+//! ```
+//! use emsort_sort::keys::{Key, LineOrder, OrderOptions};
+//! let mut o = OrderOptions::default();
+//! o.tab = Some(b',');
+//! o.keys.push(Key::parse("3,3n").unwrap());
+//! let order = LineOrder::new(o).unwrap();
+//! let (mut a, mut b) = (Vec::new(), Vec::new());
+//! order.encode(b"7,x,9.5", &mut a, usize::MAX);
+//! order.encode(b"1,y,10", &mut b, usize::MAX);
+//! assert!(a < b);
+//! assert!(order.compare(b"7,x,9.5", b"1,y,10").is_lt());
+//! ```
+
+mod encode;
+mod field;
+mod general;
+mod spec;
+mod version;
+
+use std::cmp::Ordering;
+
+use md5::{Digest, Md5};
+
+use encode::{encode_key, transform};
+
+/// Which bytes a key drops before comparing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ignore {
+    /// `-i`: bytes outside printable ASCII.
+    Nonprinting,
+    /// `-d`: all but letters, digits and blanks.
+    Nondictionary,
+}
+
+/// How a key's text compares (GNU's precedence when a key has several).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    /// Bytewise.
+    Text,
+    /// `-n`.
+    Numeric,
+    /// `-g`.
+    GeneralNumeric,
+    /// `-h`.
+    HumanNumeric,
+    /// `-M`.
+    Month,
+    /// `-V`.
+    Version,
+    /// `-R`.
+    Random,
+}
+
+/// One sort key: where it lies in the line and how it compares (GNU's
+/// `struct keyfield`, with 0-based fields).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Key {
+    /// First field (0-based); `None`: the line's start.
+    pub sword: Option<usize>,
+    /// Bytes to skip in the first field.
+    pub schar: usize,
+    /// Last field (0-based); `None`: the line's end.
+    pub eword: Option<usize>,
+    /// Bytes of the last field in the key; 0: all of it.
+    pub echar: usize,
+    /// `b` on the start: skip blanks before the start.
+    pub skip_start_blanks: bool,
+    /// `b` on the end: skip blanks before counting `echar`.
+    pub skip_end_blanks: bool,
+    /// `-d` / `-i`.
+    pub ignore: Option<Ignore>,
+    /// `-f`: fold lower case to upper case.
+    pub fold: bool,
+    /// `-n`.
+    pub numeric: bool,
+    /// `-g`.
+    pub general_numeric: bool,
+    /// `-h`.
+    pub human_numeric: bool,
+    /// `-M`.
+    pub month: bool,
+    /// `-V`.
+    pub version: bool,
+    /// `-R`.
+    pub random: bool,
+    /// `-r`.
+    pub reverse: bool,
+}
+
+impl Key {
+    /// How the key compares, by GNU `keycompare`'s precedence.
+    pub fn kind(&self) -> KeyKind {
+        if self.numeric {
+            KeyKind::Numeric
+        } else if self.general_numeric {
+            KeyKind::GeneralNumeric
+        } else if self.human_numeric {
+            KeyKind::HumanNumeric
+        } else if self.month {
+            KeyKind::Month
+        } else if self.random {
+            KeyKind::Random
+        } else if self.version {
+            KeyKind::Version
+        } else {
+            KeyKind::Text
+        }
+    }
+}
+
+/// The ordering options as given (`-k` keys in order, the global flags
+/// gathered in one [`Key`], `-t`, `-s`, `-u`, the `-R` salt).
+#[derive(Debug, Clone, Default)]
+pub struct OrderOptions {
+    /// The `-k` keys, in order.
+    pub keys: Vec<Key>,
+    /// The global flags (`-n`, `-r`, `-b` …) as a whole-line key.
+    pub global: Key,
+    /// `-t`: the field separator; `None`: blank-separated fields.
+    pub tab: Option<u8>,
+    /// `-s`: no last-resort comparison.
+    pub stable: bool,
+    /// `-u`: one line per group of equal keys.
+    pub unique: bool,
+    /// The 16 bytes that salt `-R`'s hashes (GNU reads them from
+    /// `--random-source`, else from getrandom).
+    pub salt: [u8; 16],
+}
+
+/// A compiled line order (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineOrder {
+    keys: Vec<Key>,
+    tab: Option<u8>,
+    reverse: bool,
+    stable: bool,
+    unique: bool,
+    salt: [u8; 16],
+    /// Every key has a normalised form: equal forms mean equal keys.
+    complete: bool,
+    /// The bytes of each line are the key (no -k and no modifier).
+    plain: bool,
+}
+
+impl LineOrder {
+    /// Compiles the options with GNU's rules; `Err` carries GNU's message
+    /// (e.g. `options '-gn' are incompatible`).
+    pub fn new(o: OrderOptions) -> Result<LineOrder, String> {
+        let mut keys = o.keys;
+        for k in &mut keys {
+            k.inherit(&o.global);
+        }
+        if keys.is_empty() && !o.global.is_default() {
+            keys.push(o.global.clone());
+        }
+        for k in &keys {
+            k.check_compatible()?;
+        }
+        let complete = keys.iter().all(|k| !matches!(k.kind(), KeyKind::Version | KeyKind::Random));
+        let plain = keys.is_empty();
+        Ok(LineOrder {
+            keys,
+            tab: o.tab,
+            reverse: o.global.reverse,
+            stable: o.stable,
+            unique: o.unique,
+            salt: o.salt,
+            complete,
+            plain,
+        })
+    }
+
+    /// Whether this is plain `LC_ALL=C sort` (no keys): lines compare
+    /// bytewise, reversed by `-r`.
+    pub fn is_plain(&self) -> bool {
+        self.plain
+    }
+
+    /// The keys after inheritance.
+    pub fn keys(&self) -> &[Key] {
+        &self.keys
+    }
+
+    /// `-u`.
+    pub fn unique(&self) -> bool {
+        self.unique
+    }
+
+    /// `-s` or `-u`: lines equal by their keys keep their input order.
+    pub fn keeps_input_order(&self) -> bool {
+        self.stable || self.unique
+    }
+
+    /// Global `-r`.
+    pub fn reverse(&self) -> bool {
+        self.reverse
+    }
+
+    /// Whether equal normalised keys mean equal keys (no `-V`, `-R`).
+    pub fn complete(&self) -> bool {
+        self.complete
+    }
+
+    /// Appends `line`'s normalised key to `out`, at most `limit` bytes of
+    /// it (a prefix is enough to sort most lines). Returns whether the
+    /// whole key was written: false when cut by `limit` or by a `-V`/`-R`
+    /// key.
+    pub fn encode(&self, line: &[u8], out: &mut Vec<u8>, limit: usize) -> bool {
+        let start = out.len();
+        if self.plain {
+            // The whole line is the key (plain `sort -u`).
+            encode_key(KeyKind::Text, self.reverse, &line[..line.len().min(limit)], out);
+            out.truncate(start + limit.min(out.len() - start));
+            return line.len() < limit;
+        }
+        let mut scratch = Vec::new();
+        for k in &self.keys {
+            let text = field::key_bytes(line, k, self.tab);
+            let text = transform(k, text, &mut scratch);
+            if !encode_key(k.kind(), k.reverse, text, out) {
+                return false;
+            }
+            if out.len() - start >= limit {
+                out.truncate(start + limit);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Compares two lines (without their terminators) by the keys alone
+    /// (GNU's `keycompare`).
+    pub fn compare_keys(&self, a: &[u8], b: &[u8]) -> Ordering {
+        let (mut sa, mut sb, mut fa, mut fb) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for k in &self.keys {
+            let ta = transform(k, field::key_bytes(a, k, self.tab), &mut sa);
+            let tb = transform(k, field::key_bytes(b, k, self.tab), &mut sb);
+            let o = match k.kind() {
+                KeyKind::Text => ta.cmp(tb),
+                KeyKind::Version => version::compare(ta, tb),
+                KeyKind::Random => self.random(ta).cmp(&self.random(tb)).then_with(|| ta.cmp(tb)),
+                kind => {
+                    fa.clear();
+                    fb.clear();
+                    encode_key(kind, false, ta, &mut fa);
+                    encode_key(kind, false, tb, &mut fb);
+                    fa.cmp(&fb)
+                }
+            };
+            let o = if k.reverse { o.reverse() } else { o };
+            if o.is_ne() {
+                return o;
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// Compares two lines (without their terminators) as GNU `sort`
+    /// orders them: by the keys, then, unless `-s` or `-u`, by the whole
+    /// lines (reversed by a global `-r`).
+    pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if !self.plain {
+            let o = self.compare_keys(a, b);
+            if o.is_ne() || self.stable || self.unique {
+                return o;
+            }
+        }
+        self.last_resort(a, b)
+    }
+
+    /// The last-resort comparison: the whole lines bytewise, reversed by
+    /// a global `-r`.
+    #[inline]
+    pub fn last_resort(&self, a: &[u8], b: &[u8]) -> Ordering {
+        let o = a.cmp(b);
+        if self.reverse {
+            o.reverse()
+        } else {
+            o
+        }
+    }
+
+    /// Whether `-u` keeps only one of `a` and `b` (GNU: `compare` is 0).
+    pub fn same(&self, a: &[u8], b: &[u8]) -> bool {
+        self.compare(a, b).is_eq()
+    }
+
+    /// `-R`'s hash of a key: MD5 of the salt and the key.
+    fn random(&self, text: &[u8]) -> [u8; 16] {
+        let mut h = Md5::new();
+        h.update(self.salt);
+        h.update(text);
+        h.finalize().into()
+    }
+}
+
+#[cfg(test)]
+mod tests;
