@@ -167,6 +167,8 @@ struct Case {
     stdin: Option<usize>,
     /// The line terminator (`\0` under `-z`).
     eol: u8,
+    /// `-o NAME`: a new file or one of the inputs (written after reading all input).
+    output: Option<String>,
     random_key: Option<RandomKey>,
 }
 
@@ -179,6 +181,9 @@ impl Case {
             Mode::Check(flag) => a.push(flag.into()),
             Mode::Random => a.push("-R".into()),
             Mode::Sort => {}
+        }
+        if let Some(o) = &self.output {
+            a.extend(["-o".to_string(), o.clone()]);
         }
         for op in &self.operands {
             a.push(match op {
@@ -523,7 +528,14 @@ fn draw(seed: u64, n: u64, plain: bool) -> Case {
             operands[i] = Operand::Stdin;
         }
     }
-    let mut case = Case { seed, mode, opts, files, operands, stdin, eol, random_key };
+    let output = (matches!(mode, Mode::Sort | Mode::Merge) && r.random_bool(0.1)).then(|| {
+        if r.random_bool(0.7) {
+            "out".to_string()
+        } else {
+            file_name(r.random_range(0..nfiles))
+        }
+    });
+    let mut case = Case { seed, mode, opts, files, operands, stdin, eol, random_key, output };
     match mode {
         Mode::Merge => presort(&mut case, r),
         Mode::Check(_) if r.random_bool(0.6) => presort(&mut case, r),
@@ -841,11 +853,11 @@ fn run_in(mut cmd: Command, dir: &Path, stdin: Option<&[u8]>) -> Output {
 fn candidate(args: &[String], stats: Option<&str>) -> Command {
     if self_check() {
         let mut c = Command::new(GNU);
-        c.arg0("sort").args(["-S", "1K", "-T", "tmp-em"]).args(args);
+        c.arg0("sort").args(["-S", "1K", "-T", "tmp"]).args(args);
         return c;
     }
     let mut c = emsort();
-    c.arg("sort").args(EMSORT_TUNING).args(["-T", "tmp-em"]);
+    c.arg("sort").args(EMSORT_TUNING).args(["-T", "tmp"]);
     if let Some(s) = stats {
         c.args(["--stats", s]);
     }
@@ -855,7 +867,7 @@ fn candidate(args: &[String], stats: Option<&str>) -> Command {
 
 fn gnu(args: &[String]) -> Command {
     let mut c = Command::new(GNU);
-    c.arg0("sort").args(["-S", "48K", "-T", "tmp-gnu"]).args(args);
+    c.arg0("sort").args(["-S", "48K", "-T", "tmp"]).args(args);
     c
 }
 
@@ -869,11 +881,14 @@ struct Outcome {
 }
 
 /// Writes a case's files into `dir` (and its temp dirs).
+/// The two sorts run side by side, each in its own copy of the inputs
+/// (`-o` may overwrite one), with its own temp dir `tmp`.
 fn lay_out(dir: &Path, case: &Case) {
-    std::fs::create_dir_all(dir.join("tmp-gnu")).unwrap();
-    std::fs::create_dir_all(dir.join("tmp-em")).unwrap();
-    for (i, f) in case.files.iter().enumerate() {
-        std::fs::write(dir.join(file_name(i)), f).unwrap();
+    for side in ["gnu", "em"] {
+        std::fs::create_dir_all(dir.join(side).join("tmp")).unwrap();
+        for (i, f) in case.files.iter().enumerate() {
+            std::fs::write(dir.join(side).join(file_name(i)), f).unwrap();
+        }
     }
 }
 
@@ -882,9 +897,9 @@ fn run_case(dir: &Path, case: &Case) -> Result<Outcome, String> {
     lay_out(dir, case);
     let args = case.args();
     let stdin = case.stdin.map(|i| case.files[i].as_slice());
-    let g = run_in(gnu(&args), dir, stdin);
+    let g = run_in(gnu(&args), &dir.join("gnu"), stdin);
     let sorts_on_disk = matches!(case.mode, Mode::Sort | Mode::Merge) && !self_check();
-    let e = run_in(candidate(&args, sorts_on_disk.then_some("stats.json")), dir, stdin);
+    let e = run_in(candidate(&args, sorts_on_disk.then_some("stats.json")), &dir.join("em"), stdin);
     let (gs, es) = (g.status.code(), e.status.code());
     let show = |o: &Output| {
         format!(
@@ -898,7 +913,7 @@ fn run_case(dir: &Path, case: &Case) -> Result<Outcome, String> {
     if gs != es {
         return mismatch("exit status differs");
     }
-    let left = crate::entries(&dir.join("tmp-em"));
+    let left = crate::entries(&dir.join("em/tmp"));
     if !left.is_empty() {
         return Err(format!("emsort left {left:?} in its temp dir"));
     }
@@ -926,7 +941,17 @@ fn run_case(dir: &Path, case: &Case) -> Result<Outcome, String> {
         _ if gs == Some(0) && g.stdout != e.stdout => return mismatch("standard output differs"),
         _ => {}
     }
-    let spill = std::fs::read(dir.join("stats.json")).ok().and_then(|b| {
+    if let (Some(o), Some(0)) = (&case.output, gs) {
+        let (go, eo) = (std::fs::read(dir.join("gnu").join(o)), std::fs::read(dir.join("em").join(o)));
+        if go.as_ref().ok() != eo.as_ref().ok() {
+            let show = |r: &std::io::Result<Vec<u8>>| match r {
+                Ok(b) => escape(b, 400),
+                Err(e) => e.to_string(),
+            };
+            return Err(format!("-o {o} differs\n  GNU:    {}\n  emsort: {}", show(&go), show(&eo)));
+        }
+    }
+    let spill = std::fs::read(dir.join("em/stats.json")).ok().and_then(|b| {
         let j: serde_json::Value = serde_json::from_slice(&b).ok()?;
         Some((j["runs"].as_u64()?, j["passes"].as_f64()?))
     });
@@ -1091,16 +1116,17 @@ fn command_lines(case: &Case) -> String {
     let stdin = case.stdin.map(|i| format!(" < {}", file_name(i))).unwrap_or_default();
     let tuning = EMSORT_TUNING.join(" ");
     format!(
-        "LC_ALL=C {GNU} -S 48K -T tmp-gnu {args}{stdin}\n    emsort sort {tuning} -T tmp-em {args}{stdin}"
+        "(in gnu/) LC_ALL=C {GNU} -S 48K -T tmp {args}{stdin}\n    (in em/)  emsort sort {tuning} -T tmp {args}{stdin}"
     )
 }
 
 // ---------------------------------------------------------------------------
 // Shrinking
 
-/// A smaller case that still mismatches: fewer lines (halves, quarters, …
-/// of each file dropped while the mismatch stays), then fewer option
-/// units. At most `budget` re-runs.
+/// A smaller case that still mismatches: fewer option units (each
+/// dropped in turn while the mismatch stays), then fewer lines (halves,
+/// quarters, … of each file dropped while it stays). At most `budget`
+/// re-runs.
 fn shrink(dir: &Path, case: &Case, mut budget: usize) -> Case {
     let mut best = case.clone();
     let mut attempt = 0;
@@ -1115,8 +1141,19 @@ fn shrink(dir: &Path, case: &Case, mut budget: usize) -> Case {
         let _ = std::fs::remove_dir_all(&d);
         bad
     };
+    let mut u = 0;
+    // A random case's checker reads its key from the options: keep them.
+    while u < best.opts.len() && best.mode != Mode::Random {
+        let mut c = best.clone();
+        c.opts.remove(u);
+        if fails(&c, &mut budget) {
+            best = c;
+        } else {
+            u += 1;
+        }
+    }
     for f in 0..best.files.len() {
-        let mut chunk = 64;
+        let mut chunk = split_lines(&best.files[f], best.eol).len().div_ceil(2);
         while chunk >= 1 {
             let mut at = 0;
             loop {
@@ -1139,17 +1176,6 @@ fn shrink(dir: &Path, case: &Case, mut budget: usize) -> Case {
                 }
             }
             chunk /= 2;
-        }
-    }
-    let mut u = 0;
-    // A random case's checker reads its key from the options: keep them.
-    while u < best.opts.len() && best.mode != Mode::Random {
-        let mut c = best.clone();
-        c.opts.remove(u);
-        if fails(&c, &mut budget) {
-            best = c;
-        } else {
-            u += 1;
         }
     }
     best
@@ -1222,7 +1248,7 @@ fn campaign(name: &str, seed: u64, cases: usize) {
                         let _ = std::fs::remove_dir_all(&dir);
                     }
                     Err(what) => {
-                        // Shrinking re-runs a case up to 100 times: the first few only.
+                        // Shrinking re-runs a case up to 400 times: the first few only.
                         let shrink = t.failures.len() < 5;
                         drop(t);
                         let report = report_failure(&dir, seed, n, &case, &what, shrink);
@@ -1262,7 +1288,7 @@ fn campaign(name: &str, seed: u64, cases: usize) {
 
 /// The failure's report, with a shrunk case laid out beside the original.
 fn report_failure(dir: &Path, seed: u64, n: usize, case: &Case, what: &str, shrink_it: bool) -> String {
-    let shrunk = if shrink_it { shrink(&dir.join("shrinking"), case, 100) } else { case.clone() };
+    let shrunk = if shrink_it { shrink(&dir.join("shrinking"), case, 400) } else { case.clone() };
     let _ = std::fs::remove_dir_all(dir.join("shrinking"));
     let small = dir.join("shrunk");
     let small_what =
@@ -1304,6 +1330,14 @@ fn gnu_sort_surprises() {
         ("-n reads no exponent", &["-n"], b"1e5\n2\n", b"1e5\n2\n", 0),
         // -n takes no thousands separator under LC_ALL=C: `1,000` is 1.
         ("-n has no thousands separator", &["-n"], b"2\n1,000\n", b"1,000\n2\n", 0),
+        // Under LC_ALL=C, GNU sort 9.1 takes byte 0x80 for the thousands separator of -n and -h
+        // (its "no separator" value, CHAR_MAX + 1, compared as a char): `5\x805` is 55.
+        ("-n: 0x80 separates thousands", &["-n"], b"7\n5\x805\n", b"7\n5\x805\n", 0),
+        ("-h: 0x80 separates thousands", &["-h"], b"7\n5\x805\n", b"7\n5\x805\n", 0),
+        ("-n: 0x80 runs", &["-n"], b"70\n5\x80\x805\x805\n", b"70\n5\x80\x805\x805\n", 0),
+        // ... but not in the fraction, nor for -g (strtold): `5\x805` is 5.
+        ("-n: no 0x80 in the fraction", &["-n"], b"5.5\x805\n5.6\n", b"5.5\x805\n5.6\n", 0),
+        ("-g: 0x80 ends the number", &["-g"], b"7\n5\x805\n", b"5\x805\n7\n", 0),
         // -g does: 1e5 is 100000, and `0x1F` is hexadecimal 31 (strtold).
         ("-g reads exponents and hex", &["-g"], b"1e5\n0x1F\n20\n", b"20\n0x1F\n1e5\n", 0),
         // -g: what is no number first, then NaN, then -inf.
@@ -1394,10 +1428,11 @@ fn gnu_sort_surprises() {
             stdin: None,
             eol: b'\n',
             random_key: None,
+            output: None,
         };
         let dir = d.path().join(format!("s{i}"));
         lay_out(&dir, &case);
-        let g = run_in(gnu(&case.args()), &dir, None);
+        let g = run_in(gnu(&case.args()), &dir.join("gnu"), None);
         if g.stdout != *want || g.status.code() != Some(*status) {
             bad.push(format!(
                 "{what}: GNU sort {args:?} on {} printed {} (status {:?}), pinned {} (status {status})",
