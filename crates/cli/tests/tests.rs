@@ -9,6 +9,7 @@ mod cli {
     mod calibrate;
     mod crash;
     mod gen_verify;
+    mod gnu_sort;
     mod nothing_lost;
     mod replay;
     mod sort;
