@@ -1292,6 +1292,15 @@ mod tests {
         let c = Campaign::new(&parse_params(text, Path::new("sort-1g.csv")).unwrap()).unwrap();
         assert!(c.points().iter().all(|p| p.bytes == 1 << 30));
         assert!(c.points().iter().any(|p| p.io == StreamKind::Direct && p.memory == 256 << 20));
+        let text = include_str!("../../../../bench/params/sort-keys-1g.csv");
+        let c = Campaign::new(&parse_params(text, Path::new("sort-keys-1g.csv")).unwrap()).unwrap();
+        assert!(c.points().is_empty());
+        assert_eq!(c.keys_points().len(), 4);
+        assert!(c
+            .keys_points()
+            .iter()
+            .all(|p| p.bytes == 1 << 30 && p.memory == 256 << 20 && p.threads == 2));
+        assert!(c.keys_points().iter().all(|p| p.reps == 5));
     }
 
     #[test]
