@@ -5,9 +5,15 @@
 #   pkg-config    finds STXXL's compiler flags
 #   coreutils     GNU sort, the peer on text lines
 #   fio           the device's sequential and random rates (readers benchmark)
-# Idempotent: installs nothing when every package is there. Needs root (or
-# sudo) and Debian's package archive; the benchmarks run without these
-# packages too, leaving out the peers they serve (machine.json says so).
+# and two peers of `emsort bench sort`'s keys experiment (csv inputs):
+#   uutils sort   uutils coreutils' sort, as the multi-call binary `coreutils`
+#                 (cargo install coreutils --no-default-features --features sort,
+#                 into ~/.cargo/bin; a few minutes of compiling)
+#   DuckDB        the Python package duckdb, 2.x (pip, for $EMSORT_BENCH_PYTHON,
+#                 default python3)
+# Idempotent: installs nothing when everything is there. Needs root (or
+# sudo) and Debian's package archive, crates.io and PyPI; the benchmarks run
+# without these too, leaving out the peers they serve (machine.json says so).
 #
 #   bash bench/setup.sh
 set -euo pipefail
@@ -21,19 +27,49 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
     echo "bench/setup.sh: all present: ${packages[*]}"
-    exit 0
-fi
-echo "bench/setup.sh: installing ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null; then
-        sudo="sudo"
-    else
-        echo "bench/setup.sh: need root (or sudo) to install ${missing[*]}" >&2
-        exit 1
+else
+    echo "bench/setup.sh: installing ${missing[*]}"
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null; then
+            sudo="sudo"
+        else
+            echo "bench/setup.sh: need root (or sudo) to install ${missing[*]}" >&2
+            exit 1
+        fi
     fi
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# uutils sort: `coreutils sort --version` says "uutils" when it is there.
+uutils_ok() {
+    for exe in coreutils "${CARGO_HOME:-$HOME/.cargo}/bin/coreutils"; do
+        if "$exe" sort --version 2>/dev/null | head -n 1 | grep -q uutils; then
+            return 0
+        fi
+    done
+    return 1
+}
+if uutils_ok; then
+    echo "bench/setup.sh: uutils sort present"
+elif command -v cargo >/dev/null; then
+    echo "bench/setup.sh: installing uutils sort (cargo install coreutils --features sort)"
+    cargo install --locked coreutils --no-default-features --features sort
+else
+    echo "bench/setup.sh: no cargo: uutils sort not installed (the keys experiment leaves it out)" >&2
+fi
+
+# DuckDB for Python, 2.x.
+python="${EMSORT_BENCH_PYTHON:-python3}"
+if "$python" -c 'import duckdb' 2>/dev/null; then
+    echo "bench/setup.sh: DuckDB present ($("$python" -c 'import duckdb; print(duckdb.__version__)'))"
+elif command -v "$python" >/dev/null; then
+    echo "bench/setup.sh: installing DuckDB for $python (pip install 'duckdb>=2,<3')"
+    "$python" -m pip install --quiet 'duckdb>=2,<3' \
+        || "$python" -m pip install --quiet --break-system-packages 'duckdb>=2,<3'
+else
+    echo "bench/setup.sh: no $python: DuckDB not installed (the keys experiment leaves it out)" >&2
+fi
 echo "bench/setup.sh: done"

@@ -18,6 +18,28 @@
 //! take printable ASCII (0x20–0x7E); `sorted`/`reverse` lines start with 16
 //! hex digits that increase (decrease) from line to line, so they are at
 //! least 16 bytes long.
+//!
+//! CSV lines ([`Text::Csv`], `emsort gen --format csv`) are typed rows
+//! `id,category,amount,date` for sorts by key (`sort -t, -k3,3n`):
+//!
+//! ```text
+//! 5419032,electronics,1234.56,2024-03-17
+//! 211807,pets,-87.10,2016-11-02
+//! ```
+//!
+//! - `id`: an integer drawn uniformly from 1..=R with R = 0.9 × the line
+//!   count (at least 1), so some ids repeat (`-k1,1n -u` drops about a
+//!   third of the lines) and the lines are not in id order;
+//! - `category`: one of 20 words of 4 to 16 letters ([`CSV_CATEGORIES`]);
+//! - `amount`: a decimal with two places, up to 2 to 6 integer digits
+//!   (the digit count drawn first, then the value), negative one time in
+//!   32;
+//! - `date`: an ISO date from 2015-01-01 to 2024-12-31.
+//!
+//! The file is cut into chunks of 64 Ki lines, each from its own seeded
+//! generator as above. `--count N` gives N lines; `--bytes SIZE` gives
+//! about SIZE bytes of whole lines (N = SIZE / the expected line length,
+//! [`GenSpec::csv_bytes`]). The sort side reads the file as `lines`.
 
 use std::fmt;
 use std::path::Path;
@@ -88,15 +110,54 @@ impl FromStr for Distribution {
     }
 }
 
+/// What the lines of a `lines` file hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Text {
+    /// Printable ASCII, lengths from [`GenSpec::line_len`], drawn by the
+    /// distribution; [`GenSpec::bytes`] bytes.
+    #[default]
+    Printable,
+    /// Typed CSV rows `id,category,amount,date` (see the module docs),
+    /// [`GenSpec::count`] lines; uniform whatever the distribution.
+    Csv,
+}
+
+/// The categories of CSV lines: 20 words of 4 to 16 letters.
+pub const CSV_CATEGORIES: [&str; 20] = [
+    "electronics",
+    "books",
+    "garden",
+    "toys",
+    "groceries",
+    "clothing",
+    "shoes",
+    "jewelry",
+    "sports",
+    "automotive",
+    "health",
+    "beauty",
+    "music",
+    "movies",
+    "software",
+    "office-supplies",
+    "pets",
+    "baby",
+    "tools",
+    "home-improvement",
+];
+
 /// What to generate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GenSpec {
     /// The format.
     pub format: Format,
-    /// Number of items (fixed-size formats).
+    /// Number of items (fixed-size formats), of lines ([`Text::Csv`]).
     pub count: u64,
-    /// Total size in bytes (`lines`); the last line is cut to fit exactly.
+    /// Total size in bytes (`lines` of [`Text::Printable`]); the last line
+    /// is cut to fit exactly.
     pub bytes: u64,
+    /// What `lines` hold (ignored by the other formats).
+    pub text: Text,
     /// Line length range without the newline, inclusive (`lines`).
     pub line_len: (usize, usize),
     /// The distribution.
@@ -116,6 +177,7 @@ impl GenSpec {
             format,
             count,
             bytes: 0,
+            text: Text::Printable,
             line_len: (10, 100),
             dist: Distribution::Uniform,
             seed: 42,
@@ -128,16 +190,34 @@ impl GenSpec {
         GenSpec { format: Format::Lines, bytes, ..GenSpec::items(Format::Lines, 0) }
     }
 
+    /// `count` CSV lines ([`Text::Csv`]), seed 42.
+    pub fn csv(count: u64) -> GenSpec {
+        GenSpec { format: Format::Lines, count, text: Text::Csv, ..GenSpec::items(Format::Lines, 0) }
+    }
+
+    /// About `bytes` bytes of CSV lines: as many whole lines as `bytes`
+    /// holds at the expected line length (within a fraction of a percent
+    /// for a few MiB and more), seed 42.
+    pub fn csv_bytes(bytes: u64) -> GenSpec {
+        let mut n = (bytes / 36).max(1);
+        for _ in 0..3 {
+            n = ((bytes as f64 / csv_mean_line_len(n)).round() as u64).max(1);
+        }
+        GenSpec::csv(n)
+    }
+
     /// The default way to write: `direct` with 8 MiB blocks.
     pub fn default_io() -> StreamConfig {
         StreamConfig::new(StreamKind::Direct).block_size(8 << 20)
     }
 
-    /// Total size of the file this spec makes.
+    /// Total size of the file this spec makes (for CSV lines, the
+    /// expected size).
     pub fn total_bytes(&self) -> u64 {
-        match self.format.item_size() {
-            Some(s) => self.count * s as u64,
-            None => self.bytes,
+        match (self.format.item_size(), self.text) {
+            (Some(s), _) => self.count * s as u64,
+            (None, Text::Csv) => (self.count as f64 * csv_mean_line_len(self.count)).round() as u64,
+            (None, Text::Printable) => self.bytes,
         }
     }
 }
@@ -276,6 +356,108 @@ fn gen_text_chunk(spec: &GenSpec, chunk: u64, zipf: &Zipf<f64>) -> Vec<u8> {
     out
 }
 
+const CHUNK_CSV_LINES: u64 = 1 << 16;
+/// First day of CSV dates (2015-01-01, days since 1970-01-01) and how many.
+const CSV_DAY0: i64 = 16_436;
+const CSV_DAYS: i64 = 3653;
+
+/// The largest CSV id for `count` lines: 0.9 × count, at least 1.
+fn csv_max_id(count: u64) -> u64 {
+    (count / 10 * 9 + count % 10 * 9 / 10).max(1)
+}
+
+/// Mean decimal digits of the integers lo..=hi (0 has one digit).
+fn mean_digits(lo: u64, hi: u64) -> f64 {
+    let mut sum = 0.0;
+    let mut start = 0u64;
+    for d in 1..=20u32 {
+        let end = if d == 20 { u64::MAX } else { 10u64.pow(d) - 1 };
+        let (a, b) = (start.max(lo), end.min(hi));
+        if a <= b {
+            sum += (b - a + 1) as f64 * d as f64;
+        }
+        if end >= hi {
+            break;
+        }
+        start = end + 1;
+    }
+    sum / (hi - lo + 1) as f64
+}
+
+/// The expected length of a CSV line (with its newline) in a file of
+/// `count` lines.
+fn csv_mean_line_len(count: u64) -> f64 {
+    let id = mean_digits(1, csv_max_id(count));
+    let category = CSV_CATEGORIES.iter().map(|c| c.len()).sum::<usize>() as f64 / CSV_CATEGORIES.len() as f64;
+    let amount = (2..=6).map(|k| mean_digits(0, 10u64.pow(k) - 1)).sum::<f64>() / 5.0 + 3.0 + 1.0 / 32.0;
+    id + category + amount + 10.0 + 3.0 + 1.0
+}
+
+/// Appends `v` in decimal, at least `width` digits (zero-padded).
+fn push_uint(out: &mut Vec<u8>, mut v: u64, width: usize) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 && buf.len() - i >= width {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// The civil date (year, month, day) of a day number since 1970-01-01.
+fn civil_from_days(z: i64) -> (i64, u64, u64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u64;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u64;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// Appends one CSV line `id,category,amount,date\n`.
+fn csv_line(rng: &mut impl Rng, max_id: u64, out: &mut Vec<u8>) {
+    push_uint(out, rng.random_range(1..=max_id), 1);
+    out.push(b',');
+    out.extend_from_slice(CSV_CATEGORIES[rng.random_range(0..CSV_CATEGORIES.len())].as_bytes());
+    out.push(b',');
+    let k = rng.random_range(2..=6u32);
+    let cents = rng.random_range(0..10u64.pow(k + 2));
+    if rng.random_range(0..32u32) == 0 && cents > 0 {
+        out.push(b'-');
+    }
+    push_uint(out, cents / 100, 1);
+    out.push(b'.');
+    push_uint(out, cents % 100, 2);
+    out.push(b',');
+    let (y, m, d) = civil_from_days(CSV_DAY0 + rng.random_range(0..CSV_DAYS));
+    push_uint(out, y as u64, 4);
+    out.push(b'-');
+    push_uint(out, m, 2);
+    out.push(b'-');
+    push_uint(out, d, 2);
+    out.push(b'\n');
+}
+
+fn gen_csv_chunk(spec: &GenSpec, chunk: u64, _: &Zipf<f64>) -> Vec<u8> {
+    let first = chunk * CHUNK_CSV_LINES;
+    let lines = (spec.count - first).min(CHUNK_CSV_LINES);
+    let mut rng = chunk_rng(spec.seed, chunk);
+    let max_id = csv_max_id(spec.count);
+    let mut out = Vec::with_capacity(lines as usize * 48);
+    for _ in 0..lines {
+        csv_line(&mut rng, max_id, &mut out);
+    }
+    out
+}
+
 /// What [`generate`] wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GenStats {
@@ -302,6 +484,7 @@ pub fn generate(
     assert!(spec.line_len.0 <= spec.line_len.1, "line length range MIN..MAX needs MIN ≤ MAX");
     let zipf = Zipf::new(ZIPF_VALUES, ZIPF_S).expect("valid Zipf parameters");
     let (chunks, chunk_fn): (u64, ChunkFn) = match spec.format {
+        Format::Lines if spec.text == Text::Csv => (spec.count.div_ceil(CHUNK_CSV_LINES), gen_csv_chunk),
         Format::Lines => (spec.bytes.div_ceil(CHUNK_TEXT), gen_text_chunk),
         _ => (spec.count.div_ceil(CHUNK_ITEMS), gen_fixed_chunk),
     };
@@ -428,6 +611,62 @@ mod tests {
                 assert!(v.len() <= 16);
             }
         }
+    }
+
+    /// CSV lines: same seed, same bytes; every line well formed; ids repeat
+    /// and are not in order; some amounts negative; `csv_bytes` near its size.
+    #[test]
+    fn csv_lines_are_deterministic_and_well_formed() {
+        let n = 2 * CHUNK_CSV_LINES + 123;
+        let s = GenSpec::csv(n);
+        let a = gen(&s);
+        assert_eq!(a, gen(&s));
+        assert_ne!(a, gen(&GenSpec { seed: 7, ..s.clone() }));
+        let text = std::str::from_utf8(&a).unwrap();
+        assert!(text.ends_with('\n'));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len() as u64, n);
+        let max_id = csv_max_id(n);
+        let (mut ids, mut negative, mut categories) = (Vec::new(), 0, std::collections::BTreeSet::new());
+        for l in &lines {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), 4, "{l}");
+            let id: u64 = f[0].parse().unwrap_or_else(|_| panic!("id of {l}"));
+            assert!((1..=max_id).contains(&id) && !f[0].starts_with('0'), "{l}");
+            ids.push(id);
+            assert!(CSV_CATEGORIES.contains(&f[1]), "{l}");
+            categories.insert(f[1]);
+            let amount = f[2].strip_prefix('-').unwrap_or(f[2]);
+            negative += usize::from(f[2].starts_with('-'));
+            let (int, frac) = amount.split_once('.').unwrap_or_else(|| panic!("amount of {l}"));
+            assert!(int.len() <= 6 && frac.len() == 2, "{l}");
+            assert!(int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()), "{l}");
+            assert!(int == "0" || !int.starts_with('0'), "{l}");
+            assert_ne!(f[2], "-0.00");
+            let date: Vec<u32> = f[3].split('-').map(|x| x.parse().unwrap()).collect();
+            assert_eq!((f[3].len(), date.len()), (10, 3), "{l}");
+            assert!((2015..=2024).contains(&date[0]) && (1..=12).contains(&date[1]), "{l}");
+            assert!((1..=31).contains(&date[2]), "{l}");
+        }
+        assert_eq!(categories.len(), CSV_CATEGORIES.len());
+        let frac = negative as f64 / n as f64;
+        assert!((0.02..0.045).contains(&frac), "{frac}");
+        assert!(ids.windows(2).any(|w| w[0] > w[1]));
+        let mut distinct = ids.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let dup = 1.0 - distinct.len() as f64 / n as f64;
+        assert!((0.2..0.5).contains(&dup), "{dup}");
+        // The expected length is close to the real one, and --bytes lands near.
+        let mean = a.len() as f64 / n as f64;
+        assert!((mean - csv_mean_line_len(n)).abs() < 0.1, "{mean} vs {}", csv_mean_line_len(n));
+        let s = GenSpec::csv_bytes(8 << 20);
+        let b = gen(&s);
+        assert!((b.len() as f64 / (8 << 20) as f64 - 1.0).abs() < 0.005, "{}", b.len());
+        assert!((s.total_bytes() as f64 / b.len() as f64 - 1.0).abs() < 0.005);
+        assert_eq!(civil_from_days(CSV_DAY0), (2015, 1, 1));
+        assert_eq!(civil_from_days(CSV_DAY0 + CSV_DAYS - 1), (2024, 12, 31));
+        assert_eq!(civil_from_days(19_800), (2024, 3, 18));
     }
 
     #[test]

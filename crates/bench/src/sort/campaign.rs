@@ -30,8 +30,14 @@
 //!    — except STXXL's: a failed or wrong STXXL run is recorded in
 //!    `machine.json` (`stxxl_errors`) and in the warnings, and the campaign
 //!    goes on. Each run appends a row to `raw.csv` and flushes it.
+//!    Then the **keys experiment** on `csv` inputs ([`super::keys`]):
+//!    emsort, GNU sort, uutils sort and DuckDB per key sort, (M, threads)
+//!    and repetition; a failed or mismatched run is a row marked `FAILED`
+//!    or `MISMATCH` (and listed in `machine.json`'s `keys_problems`), not
+//!    the end of the campaign.
 //! 4. **Clean up** the data set and the outputs, also on error; rewrite
-//!    `machine.json` and the README with STXXL's errors, if any.
+//!    `machine.json` and the README with STXXL's errors and the keys
+//!    experiment's problems, if any.
 //! 5. **Report from the CSV**: `summary.csv` and the plots are made by
 //!    reading `raw.csv` back.
 //!
@@ -54,6 +60,7 @@ use emsort_sort::verify::{fingerprint_file, verify};
 use emsort_sort::{sort_file, Fingerprint, Format, SortError, SortPlan};
 use serde::Serialize;
 
+use super::keys::{self, keys_table, DuckDb, KeysCtx, KeysPeers, KeysPoint, UutilsSort};
 use super::params::{parse_params, read_params, Grid};
 use super::peers::{self, PeakRss, StxxlBuild, StxxlDriver, IO_BOUND_BLOCK};
 use super::plots::plots_from_csv;
@@ -132,6 +139,11 @@ impl Point {
 #[derive(Debug, Clone)]
 pub struct Campaign {
     points: Vec<Point>,
+    keys_points: Vec<KeysPoint>,
+    /// Run uutils sort in the keys experiment (when installed).
+    uutils: bool,
+    /// Run DuckDB in the keys experiment (when installed).
+    duckdb: bool,
     settings: CampaignSettings,
     sorter_exe: Option<PathBuf>,
     stxxl: Option<StxxlBuild>,
@@ -181,6 +193,9 @@ pub struct Outcome {
     pub summary: Vec<SummaryRow>,
     /// Things the user should know (skipped peers, a work dir in memory).
     pub warnings: Vec<String>,
+    /// The keys experiment's failed and mismatched runs (also in the
+    /// warnings and machine.json): to be shown even when quiet.
+    pub keys_problems: Vec<String>,
     /// Runs done (every tool).
     pub runs: u64,
     /// Wall time of the whole campaign, seconds.
@@ -211,6 +226,15 @@ pub struct SortMachine {
     pub cxx_version: Option<String>,
     /// How emsort ran: `child process: EXE` or `in-process (sort_file)`.
     pub emsort_runs: String,
+    /// uutils sort (keys experiment): the first line of `coreutils sort
+    /// --version`, `not installed: WHY` or `not used: …`.
+    pub uutils_sort_version: String,
+    /// DuckDB (keys experiment): `DuckDB VERSION (python: PYTHON)`, `not
+    /// installed: WHY` or `not used: …`.
+    pub duckdb_version: String,
+    /// The keys experiment's failed runs and outputs that differ (each
+    /// also a row of raw.csv).
+    pub keys_problems: Vec<String>,
     /// Whether `/proc/self/clear_refs` can reset the peak RSS between runs.
     pub peak_rss_resettable: bool,
     /// Whether perf events count CPU migrations here.
@@ -247,7 +271,17 @@ impl Campaign {
     /// is no point or a size holds no whole item.
     pub fn new(grids: &[Grid]) -> Result<Campaign> {
         let mut points = Vec::new();
+        let mut keys_points = Vec::new();
         for g in grids {
+            for [s, m, t, k] in product([g.sizes.len(), g.memories.len(), g.threads.len(), g.keys.len()]) {
+                keys_points.push(KeysPoint {
+                    bytes: g.sizes[s],
+                    memory: g.memories[m],
+                    threads: if g.threads[t] == 0 { cores() } else { g.threads[t] },
+                    keys: g.keys[k],
+                    reps: g.reps,
+                });
+            }
             // The inputs first, each size in whole items of each format.
             let mut inputs = Vec::new();
             for [f, s] in product([g.formats.len(), g.sizes.len()]) {
@@ -282,11 +316,16 @@ impl Campaign {
             |p| (p.format.to_string(), p.bytes, p.memory, p.fan_in, p.policy.name(), p.io.name(), p.threads),
             |p| &mut p.reps,
         );
-        if points.is_empty() {
+        let keys_points =
+            merge_repeats(keys_points, |p| (p.bytes, p.memory, p.threads, p.keys), |p| &mut p.reps);
+        if points.is_empty() && keys_points.is_empty() {
             return Err(Error::Campaign("the campaign has no point to measure".into()));
         }
         Ok(Campaign {
             points,
+            keys_points,
+            uutils: true,
+            duckdb: true,
             settings: CampaignSettings::new(Self::NAME),
             sorter_exe: None,
             stdio: false,
@@ -360,6 +399,70 @@ impl Campaign {
         &self.points
     }
 
+    /// The keys experiment's points, in the order they run (by size, then
+    /// repetition rounds).
+    pub fn keys_points(&self) -> &[KeysPoint] {
+        &self.keys_points
+    }
+
+    /// Whether uutils sort runs in the keys experiment when installed
+    /// (default: yes).
+    pub fn uutils(mut self, yes: bool) -> Campaign {
+        self.uutils = yes;
+        self
+    }
+
+    /// Whether DuckDB runs in the keys experiment when installed (default:
+    /// yes).
+    pub fn duckdb(mut self, yes: bool) -> Campaign {
+        self.duckdb = yes;
+        self
+    }
+
+    /// The keys experiment's input sizes, in run order.
+    fn keys_sizes(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = Vec::new();
+        for p in &self.keys_points {
+            if !v.contains(&p.bytes) {
+                v.push(p.bytes);
+            }
+        }
+        v
+    }
+
+    /// The keys experiment's peers that can run here (none without keys
+    /// points), with why the others cannot.
+    fn keys_peers(&self) -> (KeysPeers, String, String) {
+        if self.keys_points.is_empty() {
+            let no = "not used: no csv input".to_string();
+            return (KeysPeers::default(), no.clone(), no);
+        }
+        let gnu = peers::gnu_sort_version();
+        let (uutils, u_status) = if !self.uutils {
+            (None, "not used: turned off".to_string())
+        } else {
+            match UutilsSort::find() {
+                Ok(u) => {
+                    let s = format!("{} ({})", u.version, u.exe.display());
+                    (Some(u), s)
+                }
+                Err(e) => (None, format!("not installed: {e}")),
+            }
+        };
+        let (duckdb, d_status) = if !self.duckdb {
+            (None, "not used: turned off".to_string())
+        } else {
+            match DuckDb::find() {
+                Ok(d) => {
+                    let s = format!("DuckDB {} (python: {})", d.version, d.python.display());
+                    (Some((d, PathBuf::new())), s)
+                }
+                Err(e) => (None, format!("not installed: {e}")),
+            }
+        };
+        (KeysPeers { gnu, uutils, duckdb }, u_status, d_status)
+    }
+
     /// The distinct inputs (format, N), in run order.
     fn data_sets(&self) -> Vec<(Format, u64)> {
         let mut v: Vec<(Format, u64)> = Vec::new();
@@ -412,11 +515,15 @@ impl Campaign {
 
     /// Total runs of every tool (STXXL's counted when it is installed).
     pub fn runs(&self) -> u64 {
-        self.runs_with(peers::gnu_sort_version().is_some(), self.stxxl_wanted())
+        let gnu = peers::gnu_sort_version().is_some();
+        self.runs_with_keys(gnu, self.stxxl_wanted(), self.keys_peers().0.tools())
     }
 
-    fn runs_with(&self, gnu: bool, stxxl: bool) -> u64 {
-        self.data_sets()
+    /// Total runs, with `keys_tools` tools per keys point and repetition.
+    fn runs_with_keys(&self, gnu: bool, stxxl: bool, keys_tools: u64) -> u64 {
+        let keys: u64 = self.keys_points.iter().map(|p| u64::from(p.reps) * keys_tools).sum();
+        keys + self
+            .data_sets()
             .into_iter()
             .map(|(f, n)| {
                 let ps = self.points_of(f, n);
@@ -425,7 +532,7 @@ impl Campaign {
                 let extra = self.variants().len() as u64 - 1;
                 emsort_runs * (1 + extra) + u64::from(reps) * Self::peer_runs(f, n, &ps, gnu, stxxl)
             })
-            .sum()
+            .sum::<u64>()
     }
 
     /// Runs the campaign (see the module docs), one unit of progress per
@@ -438,7 +545,16 @@ impl Campaign {
         self.settings.check_cache()?;
         let raw_csv = self.settings.fresh_raw_csv("plots")?;
         let out = &self.settings.out_dir;
-        check_memory_m(self.points.iter().map(|p| p.memory).max())?;
+        check_memory_m(
+            self.points.iter().map(|p| p.memory).chain(self.keys_points.iter().map(|p| p.memory)).max(),
+        )?;
+        if !self.keys_points.is_empty() && self.sorter_exe.is_none() {
+            return Err(Error::Campaign(
+                "the keys experiment (csv inputs) runs emsort as a child process with key options: \
+                 it needs the emsort binary (not --in-process)"
+                    .into(),
+            ));
+        }
         // Every plan must be valid before any data is made (M ≥ (d + 1) buffers …).
         for p in &self.points {
             p.plan(Path::new("."))?;
@@ -449,7 +565,13 @@ impl Campaign {
             (d, None) => (std::path::absolute(&d).map_err(|e| Error::io("resolve", &d, e))?, None),
             (d, temp) => (d, temp),
         };
-        let largest = self.points.iter().map(|p| p.bytes).max().unwrap_or(0);
+        let largest = self
+            .points
+            .iter()
+            .map(|p| p.bytes)
+            .chain(self.keys_points.iter().map(|p| p.bytes))
+            .max()
+            .unwrap_or(0);
         crate::scratch::check_space(
             &work,
             4 * largest,
@@ -477,6 +599,11 @@ impl Campaign {
             }
         };
         let gnu_version = peers::gnu_sort_version();
+        let (mut keys_peers, uutils_status, duckdb_status) = self.keys_peers();
+        if let Some((_, script)) = &mut keys_peers.duckdb {
+            *script = work.join("duckdb_sort.py");
+            std::fs::write(&*script, keys::DUCKDB_SCRIPT).map_err(|e| Error::io("write", script, e))?;
+        }
         let mut machine = self.settings.machine(&work);
         machine.element = formats_element(self.points.iter().map(|p| p.format));
         let memory_fs_warning = memory_fs_warning(&work, &machine.fs_type);
@@ -495,6 +622,9 @@ impl Campaign {
                 Some(exe) => format!("child process: {}", exe.display()),
                 None => "in-process (sort_file)".into(),
             },
+            uutils_sort_version: uutils_status,
+            duckdb_version: duckdb_status,
+            keys_problems: Vec::new(),
             peak_rss_resettable: PeakRss::reset(),
             cpu_migrations_countable: emsort_sort::stats::MigrationCounter::start().is_some(),
             machine,
@@ -506,8 +636,18 @@ impl Campaign {
         if any_u32 && self.stxxl.is_some() && stxxl_driver.is_none() {
             warnings.push(format!("no STXXL peer: {} (recorded in machine.json)", facts.stxxl_driver));
         }
-        if gnu_version.is_none() && self.points.iter().any(|p| p.format == Format::Lines) {
+        if gnu_version.is_none()
+            && (self.points.iter().any(|p| p.format == Format::Lines) || !self.keys_points.is_empty())
+        {
             warnings.push("GNU sort could not run: no GNU sort peer".into());
+        }
+        if !self.keys_points.is_empty() {
+            if keys_peers.uutils.is_none() {
+                warnings.push(format!("no uutils sort peer: {}", facts.uutils_sort_version));
+            }
+            if keys_peers.duckdb.is_none() {
+                warnings.push(format!("no DuckDB peer: {}", facts.duckdb_version));
+            }
         }
 
         // 3. The runs; 4. clean up whatever happened.
@@ -520,20 +660,27 @@ impl Campaign {
             gnu: gnu_version.as_deref(),
             stxxl: stxxl_driver.as_ref(),
             stxxl_errors: &mut facts.stxxl_errors,
+            keys_peers: &keys_peers,
+            keys_problems: &mut facts.keys_problems,
         };
         let result = self.run_all(ctx, &mut warnings);
         drop(writer);
-        if !facts.stxxl_errors.is_empty() {
+        if !facts.stxxl_errors.is_empty() || !facts.keys_problems.is_empty() {
             for e in &facts.stxxl_errors {
                 warnings.push(format!("STXXL failed, no row: {e}"));
             }
+            warnings.extend(facts.keys_problems.iter().cloned());
             self.write_facts(&facts, &machine_json, &readme)?;
         }
         let _ = std::fs::remove_dir_all(work.join("tmp"));
         let _ = std::fs::remove_dir_all(work.join("stxxl"));
         let _ = std::fs::remove_file(work.join("emsort-stats.json"));
+        let _ = std::fs::remove_file(work.join("duckdb_sort.py"));
         for (f, n) in self.data_sets() {
             let _ = std::fs::remove_file(input_path(&work, f, n));
+        }
+        for n in self.keys_sizes() {
+            let _ = std::fs::remove_file(csv_input_path(&work, n));
         }
         drop(temp);
         let runs = result?;
@@ -541,6 +688,11 @@ impl Campaign {
         // 5. Reports from the CSV.
         let summary = summary_from_csv(out)?;
         let plots = plots_from_csv(out)?;
+        let table = keys_table(&summary);
+        if !table.is_empty() {
+            let text = format!("{}\n## Keys experiment: results\n\n{table}", self.readme_text(&facts));
+            std::fs::write(&readme, text).map_err(|e| Error::io("write", &readme, e))?;
+        }
         Ok(Outcome {
             out_dir: out.clone(),
             raw_csv,
@@ -550,6 +702,7 @@ impl Campaign {
             plots,
             summary,
             warnings,
+            keys_problems: facts.keys_problems.clone(),
             runs,
             seconds: started.elapsed().as_secs_f64(),
         })
@@ -557,7 +710,8 @@ impl Campaign {
 
     /// Step 3: every data set, every repetition; returns the runs done.
     fn run_all(&self, mut ctx: RunCtx<'_>, warnings: &mut Vec<String>) -> Result<u64> {
-        ctx.progress.phase("sort bench", Some(self.runs_with(ctx.gnu.is_some(), ctx.stxxl.is_some())));
+        let total = self.runs_with_keys(ctx.gnu.is_some(), ctx.stxxl.is_some(), ctx.keys_peers.tools());
+        ctx.progress.phase("sort bench", Some(total));
         let tmp = ctx.work.join("tmp");
         std::fs::create_dir_all(&tmp).map_err(|e| Error::io("create directory", &tmp, e))?;
         let mut runs = 0;
@@ -569,6 +723,30 @@ impl Campaign {
             }
             let _ = std::fs::remove_file(&input);
             res?;
+        }
+        if let (Some(exe), false) = (&self.sorter_exe, self.keys_points.is_empty()) {
+            let mut kctx = KeysCtx {
+                work: ctx.work,
+                tmp: &tmp,
+                cache: self.settings.cache,
+                writer: ctx.writer,
+                progress: ctx.progress,
+                cancel: ctx.cancel,
+                exe,
+                peers: ctx.keys_peers,
+                problems: ctx.keys_problems,
+                runs: &mut runs,
+            };
+            for bytes in self.keys_sizes() {
+                let input = csv_input_path(ctx.work, bytes);
+                let points: Vec<&KeysPoint> = self.keys_points.iter().filter(|p| p.bytes == bytes).collect();
+                let res = keys::run_keys_data_set(&mut kctx, bytes, &points, &input);
+                for name in ["emsort.out", "reference.out", "peer.out"] {
+                    let _ = std::fs::remove_file(ctx.work.join(name));
+                }
+                let _ = std::fs::remove_file(&input);
+                res?;
+            }
         }
         Ok(runs)
     }
@@ -800,7 +978,7 @@ impl Campaign {
         Ok(row)
     }
 
-    /// `EXE sort -f F -S M -d D --policy P --io IO --block-size B --parallel
+    /// `EXE sort --format F -S Mb --fan-in D --policy P --io IO --block-size B --parallel
     /// T -T TMP --stats FILE -q INPUT -o OUT` as a child process (with
     /// `stdio`: `… -q < INPUT > OUT`, the output a new file): its time
     /// (with an `fsync` of the output), usage (`wait4`, its `VmHWM`) and the
@@ -956,6 +1134,20 @@ impl Campaign {
              side by side.\n\
              - `gnu-sort`: `LC_ALL=C sort -S M --parallel=P -T TMP -o OUT` on `lines` inputs; output \
              compared byte for byte with emsort's.\n\
+             - Keys experiment (`experiment` = `keys`, on `csv` inputs: about N bytes of typed lines \
+             `id,category,amount,date` from `emsort gen --format csv`, seed 42): per key sort (column \
+             `keys`), M and threads, on a cold cache each: `emsort` = `emsort sort KEYS -S M --parallel T \
+             -T TMP --stats F --quiet -o OUT` (its default fan-in, policy and streams); `gnu-sort` = \
+             `LC_ALL=C sort KEYS -S M --parallel=T -T TMP -o OUT`, the reference; `uutils-sort` = uutils \
+             coreutils' `coreutils sort` with the same options ({uutils}); `duckdb` = DuckDB ({duckdb}) \
+             through `bench/duckdb/duckdb_sort.py`: `SET memory_limit` = M, `threads` = T, \
+             `temp_directory`, then `COPY (SELECT … FROM read_csv(IN, …) ORDER BY …) TO OUT (HEADER \
+             false)` — `-t, -k3,3n`: ORDER BY amount; `-t, -k2,2 -k3,3nr`: ORDER BY category, amount DESC; \
+             `-u`: SELECT DISTINCT line ORDER BY line; `-t, -k1,1n -u`: SELECT DISTINCT ON (id) ORDER BY \
+             id. emsort's and uutils sort's outputs are compared byte for byte with GNU sort's (with \
+             emsort's when GNU sort is missing or failed); DuckDB, whose ties and number format differ, \
+             by its row count. `verified`: reference, identical, rows, unchecked, MISMATCH or FAILED \
+             (`error` says why; a failed run's time is left out of the summary).{keys_problems}\n\
              - `in-memory`: read the whole file, sort it on all cores (numbers: emsort's radix sort; records, lines: `par_sort`), write (where 2-3× N \
              fits in half the memory available); output verified.\n\
              - `stxxl`: on `u32` inputs, STXXL's `stxxl::sorter` (pipelined run formation and merge) through \
@@ -997,6 +1189,13 @@ impl Campaign {
                 None => "`sort_file` in the harness's process",
             },
             iob = format_size(IO_BOUND_BLOCK as u64),
+            uutils = facts.uutils_sort_version,
+            duckdb = facts.duckdb_version,
+            keys_problems = if facts.keys_problems.is_empty() {
+                String::new()
+            } else {
+                format!(" **Failed or mismatched runs**: {}.", facts.keys_problems.join("; "))
+            },
             cols = RAW_COLUMNS,
         )
     }
@@ -1004,7 +1203,7 @@ impl Campaign {
 
 /// The columns of `raw.csv`, as the README lists them.
 const RAW_COLUMNS: &str = "\
-- `tool`: emsort, emsort-stdio, emsort-baseline, gnu-sort, stxxl, in-memory, io-bound
+- `tool`: emsort, emsort-stdio, emsort-baseline, gnu-sort, uutils-sort, duckdb, stxxl, in-memory, io-bound
 - `format`, `bytes`, `items`: the input (items = lines for `lines`)
 - `memory`, `fan_in`, `block_size`, `policy`, `io`: emsort's M, d, B, merge policy, stream kind (GNU sort, STXXL: M; STXXL: its block size and I/O implementation)
 - `threads`: emsort's and GNU sort's --parallel, STXXL's OpenMP threads, the in-memory pool's threads
@@ -1018,7 +1217,11 @@ const RAW_COLUMNS: &str = "\
 - `rss_before_bytes`: in-process tools only: resident memory just before the run (the harness's own, after malloc_trim), included in peak_rss_bytes
 - `voluntary_cs`, `involuntary_cs`, `minor_faults`, `major_faults`: wait4's rusage of a child process; getrusage deltas in-process
 - `cpu_migrations`: perf software event cpu-migrations of the run's threads (emsort: its own count from its statistics; GNU sort, STXXL: the child and the waiting thread); empty where perf is not allowed
-- `cache`: how the page cache was emptied; `note`: the peer's version
+- `cache`: how the page cache was emptied; `note`: the peer's version (DuckDB: also its own query time and row count)
+- `experiment`: `sort` (the grid of formats; every output verified, else the campaign stopped) or `keys` (csv inputs sorted by key)
+- `keys`: the key options of a keys run (`-t, -k3,3n`, `-t, -k2,2 -k3,3nr`, `-u`, `-t, -k1,1n -u`, `plain`)
+- `verified`: keys runs: `reference`, `identical` (byte for byte the reference), `rows` (DuckDB's row count right), `unchecked`, `MISMATCH`, `FAILED`
+- `error`: why a keys run failed or mismatched
 ";
 
 /// The cost model: ⌈2 · N · passes / B⌉ block transfers.
@@ -1038,10 +1241,16 @@ struct RunCtx<'a> {
     gnu: Option<&'a str>,
     stxxl: Option<&'a StxxlDriver>,
     stxxl_errors: &'a mut Vec<String>,
+    keys_peers: &'a KeysPeers,
+    keys_problems: &'a mut Vec<String>,
 }
 
 fn input_path(work: &Path, format: Format, bytes: u64) -> PathBuf {
     work.join(format!("data_{}_{bytes}.in", format.to_string().replace(':', "-")))
+}
+
+fn csv_input_path(work: &Path, bytes: u64) -> PathBuf {
+    work.join(format!("data_csv_{bytes}.csv"))
 }
 
 /// Verifies a sorted output against the input's fingerprint.
@@ -1083,6 +1292,15 @@ mod tests {
         let c = Campaign::new(&parse_params(text, Path::new("sort-1g.csv")).unwrap()).unwrap();
         assert!(c.points().iter().all(|p| p.bytes == 1 << 30));
         assert!(c.points().iter().any(|p| p.io == StreamKind::Direct && p.memory == 256 << 20));
+        let text = include_str!("../../../../bench/params/sort-keys-1g.csv");
+        let c = Campaign::new(&parse_params(text, Path::new("sort-keys-1g.csv")).unwrap()).unwrap();
+        assert!(c.points().is_empty());
+        assert_eq!(c.keys_points().len(), 4);
+        assert!(c
+            .keys_points()
+            .iter()
+            .all(|p| p.bytes == 1 << 30 && p.memory == 256 << 20 && p.threads == 2));
+        assert!(c.keys_points().iter().all(|p| p.reps == 5));
     }
 
     #[test]

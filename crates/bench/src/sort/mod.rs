@@ -27,6 +27,11 @@
 //! - [`headline`], [`format_table`], [`threads_reading`]: the terminal
 //!   table and seed 004's threads comparison.
 //!
+//! The keys experiment ([`keys`]): `csv` inputs (typed CSV lines) sorted
+//! by key (`-t, -k3,3n`, `-u`, …) by emsort, GNU sort, uutils sort and
+//! DuckDB, outputs compared, failures recorded as rows; the README gets a
+//! table per key sort with issue 17's bar ([`keys_table`]).
+//!
 //! Outputs in the output directory: `raw.csv`, `summary.csv`,
 //! `machine.json`, `README.md` and `plots/*.svg`.
 //!
@@ -46,6 +51,7 @@
 //! ```
 
 mod campaign;
+pub mod keys;
 mod params;
 pub mod peers;
 mod plots;
@@ -53,13 +59,15 @@ mod record;
 mod report;
 
 pub use campaign::{predicted_blocks, Campaign, Outcome, Point, SortMachine, QUICK_PARAMS};
+pub use keys::{keys_table, parse_keys, DuckDb, KeySort, KeysPoint, UutilsSort, DUCKDB_SCRIPT};
 pub use params::{
-    parse_fan_ins, parse_formats, parse_io, parse_params, parse_policies, parse_sizes, parse_threads,
-    read_params, Grid, MAX_FAN_IN,
+    grid_keys, parse_fan_ins, parse_formats, parse_inputs, parse_io, parse_params, parse_policies,
+    parse_sizes, parse_threads, read_params, Grid, MAX_FAN_IN,
 };
 pub use peers::{StxxlBuild, StxxlDriver};
 pub use plots::plots_from_csv;
 pub use record::{
-    read_raw, summarise, summary_from_csv, write_summary, RawRow, RawWriter, SummaryRow, TOOLS,
+    read_raw, summarise, summary_from_csv, write_summary, RawRow, RawWriter, SummaryRow, FAILED, MISMATCH,
+    TOOLS,
 };
 pub use report::{format_table, headline, threads_reading, HeadlineRow};

@@ -1,18 +1,19 @@
 //! Parameter files and value lists for sort campaigns.
 //!
 //! A parameter file describes a whole campaign: a header line, then one row
-//! per [`Grid`], seven or eight `;`-separated fields:
+//! per [`Grid`], seven to nine `;`-separated fields:
 //!
 //! ```text
 //! # comments start with '#', blank lines are skipped
-//! format;sizes;M list;d list;policies;io kinds;reps;threads
+//! format;sizes;M list;d list;policies;io kinds;reps;threads;keys
 //! u32;64M,256M;16M,64M;2,8,32;optimal;buffered,direct;3;2
 //! lines;64M;16M,64M;8;fifo,optimal;buffered;3;1,2
+//! csv;1G;256M;8;optimal;direct;5;2;k3n,k2-k3nr,u,k1n-u
 //! ```
 //!
 //! | field    | syntax |
 //! |----------|--------|
-//! | format   | one format emsort sorts: `u32`, `i32`, `u64`, `i64`, `f32`, `f64`, `rec:SIZE:OFF:LEN`, `lines` |
+//! | format   | formats emsort sorts: `u32`, `i32`, `u64`, `i64`, `f32`, `f64`, `rec:SIZE:OFF:LEN`, `lines`; and `csv`, the keys experiment's input ([`super::keys`]) |
 //! | sizes    | input sizes N in bytes with K/M/G suffixes (`64M,1G`); fixed-size formats round down to whole items |
 //! | M list   | memory budgets with K/M/G suffixes |
 //! | d list   | fan-ins (≥ 2), `a..b` for every integer from a to b |
@@ -20,6 +21,12 @@
 //! | io kinds | stream kinds: `buffered`, `direct`, `uring`, `mmap`, `syscall`, `stdio` |
 //! | reps     | repetitions of each point |
 //! | threads  | optional: `--parallel` values (`1,2`); empty or absent = all cores |
+//! | keys     | optional, with `csv` only: key sorts ([`parse_keys`]: `k3n`, `k2-k3nr`, `u`, `k1n-u`, `plain`, `all`); empty or absent = `all` |
+//!
+//! A `csv` input runs the keys experiment at each size, M and threads of
+//! its row; emsort runs there with its own default fan-in, policy and
+//! streams (as a user runs it), so the d, policies and io fields, which
+//! must still parse, apply to the other formats of the row only.
 //!
 //! Points that appear in two rows run once, with the larger reps. Errors
 //! name the file, the line and the field. The same list syntaxes serve the
@@ -32,6 +39,7 @@ use emsort_io::{parse_size, StreamKind};
 use emsort_sort::merge_policy::MergePolicy;
 use emsort_sort::Format;
 
+use super::keys::{parse_keys, KeySort};
 use crate::list::{parse_int_list, split_list};
 use crate::{Error, Result};
 
@@ -41,7 +49,8 @@ pub const MAX_FAN_IN: usize = 500;
 /// One row of a parameter file: every combination of its lists is a point.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
-    /// Data formats.
+    /// Data formats (emsort's sort experiment; may be empty when `keys`
+    /// is not).
     pub formats: Vec<Format>,
     /// Input sizes N in bytes.
     pub sizes: Vec<u64>,
@@ -57,6 +66,9 @@ pub struct Grid {
     pub threads: Vec<usize>,
     /// Repetitions of each point.
     pub reps: u32,
+    /// The keys experiment's sorts on CSV inputs of each size (empty: no
+    /// keys experiment; the pseudo-format `csv` asks for it).
+    pub keys: Vec<KeySort>,
 }
 
 /// Parses formats: `u32,lines,rec:100:0:10`.
@@ -69,6 +81,35 @@ pub fn parse_formats(s: &str) -> std::result::Result<Vec<Format>, String> {
         }
     }
     Ok(v)
+}
+
+/// Parses a format list that may hold the pseudo-format `csv` (the keys
+/// experiment's input): the formats and whether `csv` was there.
+///
+/// ```
+/// use emsort_bench::sort::parse_inputs;
+/// use emsort_sort::Format;
+/// assert_eq!(parse_inputs("lines,csv"), Ok((vec![Format::Lines], true)));
+/// assert_eq!(parse_inputs("u32"), Ok((vec![Format::U32], false)));
+/// ```
+pub fn parse_inputs(s: &str) -> std::result::Result<(Vec<Format>, bool), String> {
+    let items = split_list(s)?;
+    let csv = items.iter().any(|f| f.eq_ignore_ascii_case("csv"));
+    let rest: Vec<&str> = items.into_iter().filter(|f| !f.eq_ignore_ascii_case("csv")).collect();
+    let formats = if rest.is_empty() { Vec::new() } else { parse_formats(&rest.join(","))? };
+    Ok((formats, csv))
+}
+
+/// The key sorts of a grid: `keys` parsed when the inputs hold `csv`
+/// (empty or `-` = all four), an error when they do not.
+pub fn grid_keys(csv: bool, keys: &str) -> std::result::Result<Vec<KeySort>, String> {
+    let t = keys.trim();
+    match (csv, t.is_empty() || t == "-") {
+        (false, true) => Ok(Vec::new()),
+        (false, false) => Err("key sorts need the csv format (the keys experiment's input)".into()),
+        (true, true) => Ok(KeySort::ALL.to_vec()),
+        (true, false) => parse_keys(t),
+    }
 }
 
 /// Parses byte sizes with K/M/G suffixes (`64M,1G`), each ≥ 1 byte; sorted.
@@ -139,7 +180,7 @@ pub fn parse_threads(s: &str) -> std::result::Result<Vec<usize>, String> {
 
 /// Parses the text of a parameter file; `path` names it in errors.
 pub fn parse_params(text: &str, path: &Path) -> Result<Vec<Grid>> {
-    const HEADER: &str = "format;sizes;M list;d list;policies;io kinds;reps[;threads]";
+    const HEADER: &str = "format;sizes;M list;d list;policies;io kinds;reps[;threads[;keys]]";
     let bad = |line: usize, msg: String| Error::Params { path: path.to_path_buf(), line, msg };
     let mut grids = Vec::new();
     let mut seen_header = false;
@@ -155,20 +196,20 @@ pub fn parse_params(text: &str, path: &Path) -> Result<Vec<Grid>> {
         }
         if !seen_header {
             seen_header = true;
-            if fields[0].parse::<Format>().is_ok() {
+            if parse_inputs(fields[0]).is_ok_and(|(f, csv)| csv || !f.is_empty()) {
                 return Err(bad(line_no, format!("expected a header line ({HEADER}) before the rows")));
             }
             continue;
         }
-        if fields.len() != 7 && fields.len() != 8 {
+        if !(7..=9).contains(&fields.len()) {
             return Err(bad(
                 line_no,
-                format!("expected 7 or 8 ';'-separated fields ({HEADER}), found {}", fields.len()),
+                format!("expected 7 to 9 ';'-separated fields ({HEADER}), found {}", fields.len()),
             ));
         }
         let field =
             |idx: usize, name: &str, e: String| bad(line_no, format!("field {} ({name}): {e}", idx + 1));
-        let formats = parse_formats(fields[0]).map_err(|e| field(0, "format", e))?;
+        let (formats, csv) = parse_inputs(fields[0]).map_err(|e| field(0, "format", e))?;
         let sizes = parse_sizes(fields[1]).map_err(|e| field(1, "sizes", e))?;
         let memories = parse_sizes(fields[2]).map_err(|e| field(2, "M list", e))?;
         let fan_ins = parse_fan_ins(fields[3]).map_err(|e| field(3, "d list", e))?;
@@ -179,7 +220,8 @@ pub fn parse_params(text: &str, path: &Path) -> Result<Vec<Grid>> {
         })?;
         let threads =
             parse_threads(fields.get(7).copied().unwrap_or("")).map_err(|e| field(7, "threads", e))?;
-        grids.push(Grid { formats, sizes, memories, fan_ins, policies, io, threads, reps });
+        let keys = grid_keys(csv, fields.get(8).copied().unwrap_or("")).map_err(|e| field(8, "keys", e))?;
+        grids.push(Grid { formats, sizes, memories, fan_ins, policies, io, threads, reps, keys });
     }
     if grids.is_empty() {
         return Err(bad(text.lines().count().max(1), "no rows after the header line".into()));
@@ -230,6 +272,7 @@ mod tests {
         .unwrap();
         assert_eq!(g.len(), 3);
         assert_eq!(g[0].formats, vec![Format::U32, Format::Lines]);
+        assert!(g[0].keys.is_empty());
         assert_eq!(g[0].memories, vec![16 << 20, 32 << 20]);
         assert_eq!(g[0].threads, vec![1, 2]);
         assert_eq!(g[0].reps, 3);
@@ -239,10 +282,28 @@ mod tests {
     }
 
     #[test]
+    fn csv_rows_carry_key_sorts() {
+        let g = parse(
+            "format;sizes;M;d;policies;io;reps;threads;keys\n\
+             csv;1M;1M;8;optimal;direct;2;2;u,k3n\n\
+             lines,csv;1M;1M;8;optimal;direct;1\n",
+        )
+        .unwrap();
+        assert_eq!((g[0].formats.len(), g[0].keys.clone()), (0, vec![KeySort::K3n, KeySort::U]));
+        assert_eq!((g[1].formats.clone(), g[1].keys.len()), (vec![Format::Lines], 4));
+        let h = "format;sizes;M;d;policies;io;reps;threads;keys\n";
+        let e = parse(&format!("{h}u32;1M;1M;8;optimal;direct;1;1;u")).unwrap_err().to_string();
+        assert!(e.starts_with("s.csv:2: field 9 (keys): key sorts need the csv format"), "{e}");
+        let e = parse(&format!("{h}csv;1M;1M;8;optimal;direct;1;1;k7")).unwrap_err().to_string();
+        assert!(e.starts_with("s.csv:2: field 9 (keys): unknown key sort"), "{e}");
+        assert!(parse("csv;1M;1M;8;optimal;direct;1").unwrap_err().to_string().contains("header line"));
+    }
+
+    #[test]
     fn bad_lines_name_file_line_and_field() {
         let msg = |t: &str| parse(t).unwrap_err().to_string();
         let h = "format;sizes;M;d;policies;io;reps\n";
-        assert!(msg(&format!("{h}u32;1M;1M;8;optimal;buffered\n")).starts_with("s.csv:2: expected 7 or 8"));
+        assert!(msg(&format!("{h}u32;1M;1M;8;optimal;buffered\n")).starts_with("s.csv:2: expected 7 to 9"));
         assert!(msg(&format!("{h}u33;1M;1M;8;optimal;buffered;1")).starts_with("s.csv:2: field 1 (format)"));
         assert!(msg(&format!("{h}u32;1Q;1M;8;optimal;buffered;1")).starts_with("s.csv:2: field 2 (sizes)"));
         assert!(msg(&format!("{h}u32;1M;0;8;optimal;buffered;1")).starts_with("s.csv:2: field 3 (M list)"));
@@ -306,7 +367,8 @@ mod fuzz {
                 Ok(grids) => {
                     prop_assert!(!grids.is_empty());
                     for g in grids {
-                        prop_assert!(!g.formats.is_empty() && !g.policies.is_empty() && !g.io.is_empty());
+                        prop_assert!(!g.formats.is_empty() || !g.keys.is_empty());
+                        prop_assert!(!g.policies.is_empty() && !g.io.is_empty());
                         prop_assert!(!g.sizes.is_empty() && strictly_sorted(&g.sizes) && g.sizes[0] >= 1);
                         prop_assert!(!g.memories.is_empty() && strictly_sorted(&g.memories) && g.memories[0] >= 1);
                         prop_assert!(strictly_sorted(&g.fan_ins) && g.fan_ins.iter().all(|d| (2..=MAX_FAN_IN).contains(d)));

@@ -31,7 +31,8 @@ use crate::Result;
 /// Reads `dir/raw.csv` and draws every plot into `dir/plots/`; returns the
 /// files drawn.
 pub fn plots_from_csv(dir: &Path) -> Result<Vec<PathBuf>> {
-    let rows = summarise(&read_raw(&dir.join("raw.csv"))?);
+    let rows: Vec<SummaryRow> =
+        summarise(&read_raw(&dir.join("raw.csv"))?).into_iter().filter(|r| r.experiment != "keys").collect();
     draw_all(&dir.join("plots"), charts(&rows))
 }
 

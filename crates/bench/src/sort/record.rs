@@ -7,7 +7,7 @@
 //!
 //! | column | meaning |
 //! |---|---|
-//! | `tool` | `emsort`, `gnu-sort`, `stxxl` (STXXL's `stxxl::sorter` on u32, through `bench/stxxl/stxxl_sort.cpp`), `in-memory` (read all, sort on all cores: numbers with emsort's radix sort, records and lines with `par_sort`; write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks) |
+//! | `tool` | `emsort`, `gnu-sort`, `uutils-sort` (uutils coreutils' `sort`, keys experiment), `duckdb` (DuckDB's `COPY (SELECT … ORDER BY …)`, keys experiment), `stxxl` (STXXL's `stxxl::sorter` on u32, through `bench/stxxl/stxxl_sort.cpp`), `in-memory` (read all, sort on all cores: numbers with emsort's radix sort, records and lines with `par_sort`; write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks) |
 //! | `format`, `bytes`, `items` | the input: format, size N in bytes, items (lines for `lines`) |
 //! | `memory`, `fan_in`, `block_size`, `policy`, `io` | emsort's M, d, B, merge policy and stream kind; GNU sort: M (its `-S`); STXXL: M, its block size and I/O implementation (`syscall`) |
 //! | `threads` | threads used (emsort `--parallel`, GNU sort `--parallel`, STXXL's OpenMP threads, the in-memory pool) |
@@ -25,6 +25,10 @@
 //! | `cpu_migrations` | perf software event `cpu-migrations` (inherited by threads and children; emsort: the count in its own statistics), empty where perf events are not allowed |
 //! | `cache` | how the page cache was emptied before the run |
 //! | `note` | the tool's version (GNU sort) or what else the reader should know |
+//! | `experiment` | `sort` (the grid of formats: every row's output was verified, else the campaign stopped) or `keys` (sorts of `csv` inputs by key, [`super::keys`]) |
+//! | `keys` | keys experiment: the key options (`-t, -k3,3n`, `-u`, …; DuckDB ran the equivalent query) |
+//! | `verified` | keys experiment: `reference` (GNU sort's output, or emsort's without GNU sort), `identical` (byte for byte the reference), `rows` (DuckDB: as many rows as the reference), `unchecked` (nothing to compare with), `MISMATCH` (a different output), `FAILED` (the tool failed: its time is not counted) |
+//! | `error` | keys experiment: why a run failed or mismatched |
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -35,7 +39,13 @@ use crate::stats::Stats;
 use crate::Result;
 
 /// The tools a campaign runs.
-pub const TOOLS: [&str; 5] = ["emsort", "gnu-sort", "stxxl", "in-memory", "io-bound"];
+pub const TOOLS: [&str; 7] =
+    ["emsort", "gnu-sort", "uutils-sort", "duckdb", "stxxl", "in-memory", "io-bound"];
+
+/// `verified` of a run whose tool failed (its time is left out of the summary).
+pub const FAILED: &str = "FAILED";
+/// `verified` of a run whose output differs from the reference.
+pub const MISMATCH: &str = "MISMATCH";
 
 /// One run, one row of `raw.csv` (see the module docs for the columns).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,6 +82,18 @@ pub struct RawRow {
     pub cpu_migrations: Option<u64>,
     pub cache: String,
     pub note: String,
+    #[serde(default = "sort_experiment")]
+    pub experiment: String,
+    #[serde(default)]
+    pub keys: String,
+    #[serde(default)]
+    pub verified: String,
+    #[serde(default)]
+    pub error: String,
+}
+
+fn sort_experiment() -> String {
+    "sort".into()
 }
 
 impl RawRow {
@@ -109,14 +131,25 @@ impl RawRow {
             cpu_migrations: None,
             cache: String::new(),
             note: String::new(),
+            experiment: sort_experiment(),
+            keys: String::new(),
+            verified: String::new(),
+            error: String::new(),
         }
+    }
+
+    /// Whether the tool failed (no time to count).
+    pub fn failed(&self) -> bool {
+        self.verified == FAILED
     }
 
     /// The point this run belongs to (everything but the repetition).
     fn key(&self) -> PointKey {
         PointKey {
+            experiment: self.experiment.clone(),
             format: self.format.clone(),
             bytes: self.bytes,
+            keys: self.keys.clone(),
             tool_rank: TOOLS.iter().position(|t| *t == self.tool).unwrap_or(TOOLS.len()),
             tool: self.tool.clone(),
             memory: self.memory,
@@ -130,8 +163,10 @@ impl RawRow {
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct PointKey {
+    experiment: String,
     format: String,
     bytes: u64,
+    keys: String,
     tool_rank: usize,
     tool: String,
     memory: Option<u64>,
@@ -156,6 +191,10 @@ pub fn read_raw(path: &Path) -> Result<Vec<RawRow>> {
 pub struct SummaryRow {
     /// Tool.
     pub tool: String,
+    /// `sort` or `keys`.
+    pub experiment: String,
+    /// The key options (keys experiment).
+    pub keys: String,
     /// Format.
     pub format: String,
     /// Input size N in bytes.
@@ -172,9 +211,19 @@ pub struct SummaryRow {
     pub io: String,
     /// Threads.
     pub threads: usize,
-    /// Repetitions.
+    /// Repetitions (runs that did not fail).
     pub reps: usize,
-    /// Fastest run, seconds.
+    /// Runs that failed (keys experiment; not in the times).
+    pub failed: usize,
+    /// Runs whose output differed from the reference (keys experiment).
+    pub mismatched: usize,
+    /// The check of the runs that did not fail (`identical`, `reference`,
+    /// `rows`, `unchecked`; `MISMATCH` when any mismatched), empty for the
+    /// sort experiment.
+    pub verified: String,
+    /// The first failed or mismatched run's message.
+    pub error: String,
+    /// Fastest run, seconds (NaN when every run failed).
     pub min_s: f64,
     /// Median run, seconds.
     pub median_s: f64,
@@ -219,6 +268,14 @@ pub struct SummaryRow {
     pub stxxl_s: Option<f64>,
     /// stxxl_s / median_s: how many times faster than STXXL.
     pub speedup_vs_stxxl: Option<f64>,
+    /// uutils sort's median with the same keys, M and threads (keys experiment).
+    pub uutils_sort_s: Option<f64>,
+    /// uutils_sort_s / median_s.
+    pub speedup_vs_uutils_sort: Option<f64>,
+    /// DuckDB's median with the same keys, M and threads (keys experiment).
+    pub duckdb_s: Option<f64>,
+    /// duckdb_s / median_s.
+    pub speedup_vs_duckdb: Option<f64>,
 }
 
 fn med_f(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
@@ -233,14 +290,15 @@ fn med_u(v: impl Iterator<Item = u64>) -> u64 {
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        (Some(a), Some(b)) if b > 0.0 && a.is_finite() && b.is_finite() => Some(a / b),
         _ => None,
     }
 }
 
-/// Groups the runs by point (format, size, tool, M, d, policy, io,
-/// threads), and adds the ratios to the I/O bound and the peers measured
-/// on the same input (see [`SummaryRow`]).
+/// Groups the runs by point (experiment, format, size, keys, tool, M, d,
+/// policy, io, threads), and adds the ratios to the I/O bound and the
+/// peers measured on the same input (see [`SummaryRow`]). Failed runs are
+/// counted, not timed; a point whose every run failed has NaN times.
 pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
     let mut groups: BTreeMap<PointKey, Vec<&RawRow>> = BTreeMap::new();
     for r in rows {
@@ -248,12 +306,22 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
     }
     let mut out: Vec<SummaryRow> = groups
         .into_values()
-        .filter_map(|runs| {
-            let first = runs[0];
+        .filter_map(|all| {
+            let first = all[0];
+            let runs: Vec<&RawRow> = all.iter().copied().filter(|r| !r.failed()).collect();
             let secs: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
-            let t = Stats::of(&secs)?;
+            let t = match Stats::of(&secs) {
+                Some(t) => (t.min, t.median, t.max),
+                None if first.experiment == "keys" => (f64::NAN, f64::NAN, f64::NAN),
+                None => return None,
+            };
+            let first = runs.first().copied().unwrap_or(first);
+            let mismatched = runs.iter().filter(|r| r.verified == MISMATCH).count();
+            let verified = if mismatched > 0 { MISMATCH.to_string() } else { first.verified.clone() };
             Some(SummaryRow {
                 tool: first.tool.clone(),
+                experiment: first.experiment.clone(),
+                keys: first.keys.clone(),
                 format: first.format.clone(),
                 bytes: first.bytes,
                 memory: first.memory,
@@ -263,9 +331,13 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
                 io: first.io.clone(),
                 threads: first.threads,
                 reps: runs.len(),
-                min_s: t.min,
-                median_s: t.median,
-                max_s: t.max,
+                failed: all.len() - runs.len(),
+                mismatched,
+                verified,
+                error: all.iter().find(|r| !r.error.is_empty()).map(|r| r.error.clone()).unwrap_or_default(),
+                min_s: t.0,
+                median_s: t.1,
+                max_s: t.2,
                 run_formation_s: med_f(runs.iter().map(|r| r.run_formation_s)),
                 merge_s: med_f(runs.iter().map(|r| r.merge_s)),
                 runs: first.runs,
@@ -287,17 +359,21 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
                 ratio_to_in_memory: None,
                 stxxl_s: None,
                 speedup_vs_stxxl: None,
+                uutils_sort_s: None,
+                speedup_vs_uutils_sort: None,
+                duckdb_s: None,
+                speedup_vs_duckdb: None,
             })
         })
         .collect();
     let find = |out: &[SummaryRow], r: &SummaryRow, tool: &str, same_m: bool| -> Option<f64> {
         out.iter()
-            .filter(|p| p.tool == tool && p.format == r.format && p.bytes == r.bytes)
+            .filter(|p| p.tool == tool && p.format == r.format && p.bytes == r.bytes && p.keys == r.keys)
             .filter(|p| !same_m || (p.memory == r.memory && p.threads == r.threads))
             .map(|p| p.median_s)
-            .next()
+            .find(|s| s.is_finite())
     };
-    type Peers = (Option<f64>, Option<f64>, Option<f64>, Option<f64>);
+    type Peers = (Option<f64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>);
     let peers: Vec<Peers> = out
         .iter()
         .map(|r| {
@@ -305,10 +381,12 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
             let gnu = if r.tool == "emsort" { find(&out, r, "gnu-sort", true) } else { None };
             let mem = find(&out, r, "in-memory", false);
             let stxxl = if r.tool == "emsort" { find(&out, r, "stxxl", true) } else { None };
-            (io, gnu, mem, stxxl)
+            let uutils = if r.tool == "emsort" { find(&out, r, "uutils-sort", true) } else { None };
+            let duckdb = if r.tool == "emsort" { find(&out, r, "duckdb", true) } else { None };
+            (io, gnu, mem, stxxl, uutils, duckdb)
         })
         .collect();
-    for (r, (io, gnu, mem, stxxl)) in out.iter_mut().zip(peers) {
+    for (r, (io, gnu, mem, stxxl, uutils, duckdb)) in out.iter_mut().zip(peers) {
         if r.tool == "io-bound" {
             continue;
         }
@@ -318,6 +396,10 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
         r.speedup_vs_gnu_sort = ratio(gnu, Some(r.median_s));
         r.stxxl_s = stxxl;
         r.speedup_vs_stxxl = ratio(stxxl, Some(r.median_s));
+        r.uutils_sort_s = uutils;
+        r.speedup_vs_uutils_sort = ratio(uutils, Some(r.median_s));
+        r.duckdb_s = duckdb;
+        r.speedup_vs_duckdb = ratio(duckdb, Some(r.median_s));
         if r.tool != "in-memory" {
             r.in_memory_s = mem;
             r.ratio_to_in_memory = ratio(Some(r.median_s), mem);
@@ -409,6 +491,38 @@ mod tests {
         assert_eq!((s[0].stxxl_s, s[0].speedup_vs_stxxl), (Some(9.0), Some(4.5)));
         assert_eq!(s[1].stxxl_s, None); // STXXL ran with 1 thread only at M = 200
         assert_eq!(s[2].speedup_vs_stxxl, None);
+    }
+
+    /// Keys runs: grouped by key options; failed runs counted, not timed;
+    /// the peers' speedups at the same keys, M and threads.
+    #[test]
+    fn keys_rows_group_by_keys_and_leave_failures_out() {
+        let mk = |tool: &str, keys: &str, secs: f64, verified: &str| {
+            let mut r = row(tool, Some(100), 2, 1, secs);
+            (r.format, r.experiment, r.keys, r.verified) =
+                ("csv".into(), "keys".into(), keys.into(), verified.into());
+            r.fan_in = None;
+            r
+        };
+        let rows = vec![
+            mk("emsort", "-u", 1.0, "identical"),
+            mk("emsort", "-u", 3.0, FAILED),
+            mk("gnu-sort", "-u", 5.0, "reference"),
+            mk("uutils-sort", "-u", 2.0, MISMATCH),
+            mk("duckdb", "-u", 9.0, FAILED),
+            mk("emsort", "-t, -k3,3n", 2.0, "identical"),
+            mk("gnu-sort", "-t, -k3,3n", 9.0, "reference"),
+        ];
+        let s = summarise(&rows);
+        let get = |tool: &str, keys: &str| s.iter().find(|r| r.tool == tool && r.keys == keys).unwrap();
+        let e = get("emsort", "-u");
+        assert_eq!((e.reps, e.failed, e.median_s), (1, 1, 1.0));
+        assert_eq!((e.speedup_vs_gnu_sort, e.speedup_vs_uutils_sort), (Some(5.0), Some(2.0)));
+        assert_eq!(e.speedup_vs_duckdb, None);
+        assert!(get("duckdb", "-u").median_s.is_nan());
+        assert_eq!(get("uutils-sort", "-u").mismatched, 1);
+        assert_eq!(get("uutils-sort", "-u").verified, MISMATCH);
+        assert_eq!(get("emsort", "-t, -k3,3n").speedup_vs_gnu_sort, Some(4.5));
     }
 
     #[test]

@@ -56,7 +56,7 @@ impl HeadlineRow {
 /// (see the module docs).
 pub fn headline(rows: &[SummaryRow]) -> Vec<HeadlineRow> {
     let mut keys: Vec<(&str, u64, &str)> = Vec::new();
-    for r in rows.iter().filter(|r| r.tool == "emsort") {
+    for r in rows.iter().filter(|r| r.tool == "emsort" && r.experiment != "keys") {
         if !keys.contains(&(r.format.as_str(), r.bytes, r.io.as_str())) {
             keys.push((&r.format, r.bytes, &r.io));
         }
@@ -142,7 +142,7 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
 pub fn threads_reading(rows: &[SummaryRow]) -> String {
     let mut out = String::new();
     let mut seen: Vec<(&str, u64)> = Vec::new();
-    for r in rows.iter().filter(|r| r.tool == "emsort") {
+    for r in rows.iter().filter(|r| r.tool == "emsort" && r.experiment != "keys") {
         if seen.contains(&(r.format.as_str(), r.bytes)) {
             continue;
         }

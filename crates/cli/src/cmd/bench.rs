@@ -301,6 +301,30 @@ Peers, on the same input in the same run (once per repetition):
              --no-stxxl leaves it out (summary: stxxl_s, speedup_vs_stxxl)
 Every tool's time includes an fsync of its output.
 
+Keys experiment (--formats csv, --keys LIST): about N bytes of typed CSV lines
+id,category,amount,date (emsort gen --format csv, seed 42), sorted at each M and
+thread count by each key sort, every tool on a cold cache:
+  k3n = -t, -k3,3n   k2-k3nr = -t, -k2,2 -k3,3nr   u = -u   k1n-u = -t, -k1,1n -u
+  (plain = no option; all = the first four)
+  emsort       emsort sort KEYS -S M --parallel T -T TMP -o OUT (its default fan-in,
+               policy and streams; -d, --policies and --io apply to the other formats)
+  gnu-sort     LC_ALL=C sort KEYS -S M --parallel=T -T TMP -o OUT: the reference
+  uutils-sort  uutils coreutils' `coreutils sort KEYS ...` (bench/setup.sh installs it
+               with cargo install coreutils --no-default-features --features sort)
+  duckdb       DuckDB (pip install duckdb; Python from $EMSORT_BENCH_PYTHON, default
+               python3) through bench/duckdb/duckdb_sort.py: SET memory_limit = M,
+               threads = T, temp_directory; COPY (SELECT ... FROM read_csv(IN) ORDER BY
+               amount | category, amount DESC | DISTINCT line | DISTINCT ON (id) ...)
+               TO OUT
+emsort's and uutils sort's outputs are compared byte for byte with GNU sort's;
+DuckDB's (its ties and number format differ) by its row count. A failed run (DuckDB
+out of memory, say) or a different output is a row with verified = FAILED or
+MISMATCH and the message in `error`, listed in machine.json (keys_problems) and
+printed at the end; the campaign goes on. A peer that is not installed is left out
+with a warning (--no-uutils, --no-duckdb leave them out). README.md gets a table per
+key sort: each tool's median, its time over emsort's, and issue 17's bar (at least
+4x faster than GNU sort, faster than uutils sort and than DuckDB).
+
 Cost model: predicted_blocks = ceil(2 * N * passes / B) block transfers, with passes
 from the plan's merge schedule (run formation counts as the first pass) and B the
 plan's block size; blocks_moved = ceil((bytes_read + bytes_written) / B) is what
@@ -311,9 +335,11 @@ context switches, CPU migrations (perf, where allowed) and page faults beside th
 for emsort and GNU sort; plots/threads_*.svg draws them.
 
 Parameter file (--params FILE.csv), a header line then one row per grid:
-  format;sizes;M list;d list;policies;io kinds;reps;threads
+  format;sizes;M list;d list;policies;io kinds;reps;threads;keys
   u32,lines;256M,1G;64M,256M;2,8,32;optimal;buffered,direct;3;1,all
-'#' starts a comment; the threads field may be left out (all cores).
+  csv;1G;256M;8;optimal;direct;5;2;all
+'#' starts a comment; the threads field may be left out (all cores), the keys
+field too (all four key sorts; only with csv).
 
 Files written into OUTDIR:
   raw.csv       a row per run of every tool: tool, format, bytes, items, memory,
@@ -321,7 +347,8 @@ Files written into OUTDIR:
                 run_formation_s, merge_s, runs, passes, merge_order, bytes_read,
                 bytes_written, predicted_passes, predicted_blocks, blocks_moved,
                 peak_rss_bytes, rss_before_bytes, voluntary_cs, involuntary_cs, minor_faults,
-                major_faults, cpu_migrations, cache, note (flushed per run)
+                major_faults, cpu_migrations, cache, note, experiment, keys,
+                verified, error (flushed per run)
   summary.csv   a row per point: min/median/max seconds, median phases and counts,
                 ratio to the I/O bound, speedup over GNU sort and over STXXL (same M
                 and threads), ratio to the in-memory sort
@@ -337,6 +364,7 @@ Examples:
   emsort bench sort --quick
   emsort bench sort --formats u32 --sizes 1G -M 64M,256M -d 2,8,32 --io buffered,direct
   emsort bench sort --formats lines --sizes 1G -M 256M --threads 1,all --reps 3
+  emsort bench sort --formats csv --keys all --sizes 1G -M 256M --threads 2 --reps 5
   emsort bench sort --plot-only emsort-results/2026-01-01-sort";
 
 /// Sort inputs over a grid of N, M, d, policy, I/O kind and threads on a cold cache,
@@ -345,9 +373,14 @@ Examples:
 #[derive(Args)]
 #[command(after_long_help = SORT_AFTER_HELP)]
 pub struct SortBenchArgs {
-    /// Formats, comma-separated: u32, i32, u64, i64, f32, f64, rec:SIZE:OFF:LEN, lines.
+    /// Formats, comma-separated: u32, i32, u64, i64, f32, f64, rec:SIZE:OFF:LEN, lines;
+    /// csv runs the keys experiment (see below).
     #[arg(long, value_name = "LIST", default_value = "u32,lines")]
     formats: String,
+    /// Key sorts of the keys experiment (with --formats csv): k3n, k2-k3nr, u, k1n-u,
+    /// plain, all [default: all].
+    #[arg(long, value_name = "LIST")]
+    keys: Option<String>,
     /// Input sizes N in bytes, K/M/G suffixes (e.g. 64M,256M,1G).
     #[arg(long, value_name = "LIST", default_value = "64M")]
     sizes: String,
@@ -375,7 +408,7 @@ pub struct SortBenchArgs {
     #[arg(long, value_name = "METHOD", value_parser = clap::value_parser!(CacheMethod))]
     cache: Option<CacheMethod>,
     /// Take the whole grid from a parameter file (see below); replaces the list flags.
-    #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["formats", "sizes", "memory", "fan_in", "policies", "io", "threads", "reps", "quick"])]
+    #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["formats", "keys", "sizes", "memory", "fan_in", "policies", "io", "threads", "reps", "quick"])]
     params: Option<PathBuf>,
     /// A small grid (u32 and lines of 64 MiB, M = 8M and 32M, d = 2 and 16, 1 thread
     /// and all cores, fifo and direct once) that runs in well under a minute.
@@ -392,6 +425,12 @@ pub struct SortBenchArgs {
     /// Leave STXXL out (by default it runs on u32 inputs when libstxxl-dev and g++ are installed).
     #[arg(long)]
     no_stxxl: bool,
+    /// Leave uutils sort out of the keys experiment (by default it runs when installed).
+    #[arg(long)]
+    no_uutils: bool,
+    /// Leave DuckDB out of the keys experiment (by default it runs when installed).
+    #[arg(long)]
+    no_duckdb: bool,
     /// Run emsort inside the harness's process instead of as a child `emsort sort`
     /// (its peak RSS, context switches and page faults then include the harness's).
     #[arg(long)]
@@ -407,7 +446,7 @@ pub struct SortBenchArgs {
     #[arg(long, value_name = "EXE", conflicts_with = "in_process")]
     baseline: Option<PathBuf>,
     /// Measure nothing: redraw summary.csv and the plots of an earlier campaign from its raw.csv.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["params", "quick", "work_dir", "out_dir", "cache", "no_stxxl", "in_process", "stdio", "baseline"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["params", "quick", "work_dir", "out_dir", "cache", "no_stxxl", "no_uutils", "no_duckdb", "in_process", "stdio", "baseline"])]
     plot_only: Option<PathBuf>,
     /// No progress bar and no warnings; the final table is still printed.
     #[arg(short, long)]
@@ -416,6 +455,11 @@ pub struct SortBenchArgs {
 
 /// A parsed list flag, or an error naming the flag.
 fn list<T>(flag: &str, r: Result<Vec<T>, String>) -> anyhow::Result<Vec<T>> {
+    list1(flag, r)
+}
+
+/// A parsed flag, or an error naming the flag.
+fn list1<T>(flag: &str, r: Result<T, String>) -> anyhow::Result<T> {
     r.map_err(anyhow::Error::msg).with_context(|| flag.to_string())
 }
 
@@ -425,6 +469,10 @@ fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
         let summary = sb::summary_from_csv(dir)?;
         let plots = sb::plots_from_csv(dir)?;
         print!("{}", sb::format_table(&sb::headline(&summary)));
+        let keys = sb::keys_table(&summary);
+        if !keys.is_empty() {
+            print!("\nKeys experiment:\n\n{keys}");
+        }
         let threads = sb::threads_reading(&summary);
         if !threads.is_empty() {
             print!("\nFewest vs most threads (seed 004; medians per run):\n{threads}");
@@ -442,8 +490,11 @@ fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
     } else if let Some(p) = &a.params {
         SortCampaign::from_params_file(p)?
     } else {
+        let (formats, csv) = list1("--formats", sb::parse_inputs(&a.formats))?;
+        let keys = list("--keys", sb::grid_keys(csv, a.keys.as_deref().unwrap_or("")))?;
         let grid = sb::Grid {
-            formats: list("--formats", sb::parse_formats(&a.formats))?,
+            formats,
+            keys,
             sizes: list("--sizes", sb::parse_sizes(&a.sizes))?,
             memories: list("-M", sb::parse_sizes(&a.memory))?,
             fan_ins: list("-d", sb::parse_fan_ins(&a.fan_in))?,
@@ -470,6 +521,7 @@ fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
     if a.no_stxxl {
         campaign = campaign.stxxl(None);
     }
+    campaign = campaign.uutils(!a.no_uutils).duckdb(!a.no_duckdb);
     if !a.in_process {
         let exe = std::env::current_exe().context("cannot find the emsort binary to run the sorts")?;
         campaign = campaign.sorter_exe(exe).stdio(a.stdio).baseline(a.baseline.clone());
@@ -482,14 +534,25 @@ fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
         }
     }
     println!(
-        "\nSort campaign: {} runs in {:.1} s, page cache emptied with '{}' before each run.\n\
-         Per input, emsort's fastest point (median of the repetitions) and its peers:\n",
+        "\nSort campaign: {} runs in {:.1} s, page cache emptied with '{}' before each run.",
         o.runs, o.seconds, cache
     );
-    print!("{}", sb::format_table(&sb::headline(&o.summary)));
+    let headline = sb::headline(&o.summary);
+    if !headline.is_empty() {
+        println!("Per input, emsort's fastest point (median of the repetitions) and its peers:\n");
+        print!("{}", sb::format_table(&headline));
+    }
     let threads = sb::threads_reading(&o.summary);
     if !threads.is_empty() {
         print!("\nFewest vs most threads (seed 004; medians per run):\n{threads}");
+    }
+    let keys = sb::keys_table(&o.summary);
+    if !keys.is_empty() {
+        print!("\nKeys experiment (medians; time / emsort's: how many times faster emsort is):\n\n{keys}");
+    }
+    // Failed and mismatched keys runs are shown even with -q.
+    for p in &o.keys_problems {
+        eprintln!("emsort: keys experiment: {p}");
     }
     println!(
         "\nResults in {}: raw.csv, summary.csv, machine.json, README.md, plots/ ({} SVG)",

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use emsort_sort::gen::{generate, Distribution, GenSpec};
+use emsort_sort::gen::{generate, Distribution, GenSpec, Text};
 use emsort_sort::Format;
 
 use crate::progress::Bar;
@@ -14,26 +14,35 @@ use crate::progress::Bar;
 /// Generate a seeded data file. The same seed always gives the same bytes.
 ///
 /// Binary formats are native-endian; records get a random key and their
-/// index (in hex) as payload; text lines are printable ASCII.
+/// index (in hex) as payload; text lines are printable ASCII; `csv` makes
+/// typed CSV lines `id,category,amount,date` (e.g.
+/// `5419032,electronics,1234.56,2024-03-17`) to sort by key
+/// (`emsort sort -t, -k3,3n`): ids from 1 to 0.9 x the line count (some
+/// repeat), 20 categories, amounts with two decimals (1 in 32 negative),
+/// dates from 2015 to 2024. A csv file is sorted and verified as `lines`.
 #[derive(Args)]
 #[command(after_help = "Examples:\n  \
     emsort gen --format u32 --count 268435456 -o data.u32        # 1 GiB of random u32\n  \
     emsort gen --format rec:100:0:10 --count 1e7 -o recs.bin     # Sort Benchmark-like records\n  \
-    emsort gen --format lines --bytes 1G --line-len 5..80 -o text.txt")]
+    emsort gen --format lines --bytes 1G --line-len 5..80 -o text.txt\n  \
+    emsort gen --format csv --bytes 1G -o sales.csv              # about 1 GiB of CSV lines")]
 pub struct GenArgs {
-    /// u32, i32, u64, i64, f32, f64, rec:SIZE:KEY_OFFSET:KEY_LEN or lines.
-    #[arg(long, short = 'f', default_value = "u32", value_parser = clap::value_parser!(Format))]
-    format: Format,
-    /// Number of items (fixed-size formats); accepts 1e6, 1000000, 1M (= 2^20).
+    /// u32, i32, u64, i64, f32, f64, rec:SIZE:KEY_OFFSET:KEY_LEN, lines or csv.
+    #[arg(long, short = 'f', default_value = "u32", value_parser = parse_kind)]
+    format: Kind,
+    /// Number of items (fixed-size formats) or of lines (csv); accepts 1e6, 1000000,
+    /// 1M (= 2^20).
     #[arg(long, short = 'n', value_parser = emsort_io::parse_count)]
     count: Option<u64>,
-    /// Total size for `--format lines`, with K/M/G suffixes.
+    /// Total size for `--format lines` (exact) or `csv` (about: whole lines), with
+    /// K/M/G suffixes.
     #[arg(long, value_parser = parse_bytes)]
     bytes: Option<u64>,
     /// Line length range without the newline, MIN..MAX (`lines`).
     #[arg(long, default_value = "10..100", value_parser = parse_range)]
     line_len: (usize, usize),
-    /// uniform, sorted, reverse, few-distinct (16 values) or zipf (s = 1.1 over 10^6 values).
+    /// uniform, sorted, reverse, few-distinct (16 values) or zipf (s = 1.1 over 10^6 values);
+    /// csv is uniform only.
     #[arg(long, default_value = "uniform", value_parser = clap::value_parser!(Distribution))]
     dist: Distribution,
     /// Seed of the generator.
@@ -55,6 +64,21 @@ pub struct GenArgs {
     quiet: bool,
 }
 
+/// What `--format` names: a format emsort sorts, or `csv` (text lines made
+/// by the CSV generator).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    Format(Format),
+    Csv,
+}
+
+fn parse_kind(s: &str) -> Result<Kind, String> {
+    if s.trim().eq_ignore_ascii_case("csv") {
+        return Ok(Kind::Csv);
+    }
+    s.parse::<Format>().map(Kind::Format).map_err(|e| format!("{e} (or csv, typed CSV lines)"))
+}
+
 fn parse_bytes(s: &str) -> Result<u64, String> {
     emsort_io::parse_size(s)
 }
@@ -71,10 +95,20 @@ fn parse_range(s: &str) -> Result<(usize, usize), String> {
 
 pub fn run(a: GenArgs) -> anyhow::Result<ExitCode> {
     let mut spec = match (a.format, a.count, a.bytes) {
-        (Format::Lines, None, Some(b)) => GenSpec::lines(b),
-        (Format::Lines, _, _) => bail!("--format lines needs --bytes SIZE (and no --count)"),
-        (f, Some(n), None) => GenSpec::items(f, n),
-        (_, _, _) => bail!("--format {} needs --count N (and no --bytes)", a.format),
+        (Kind::Csv, Some(n), None) => GenSpec::csv(n),
+        (Kind::Csv, None, Some(b)) => GenSpec::csv_bytes(b),
+        (Kind::Csv, _, _) => bail!("--format csv needs either --count LINES or --bytes SIZE"),
+        (Kind::Format(Format::Lines), None, Some(b)) => GenSpec::lines(b),
+        (Kind::Format(Format::Lines), _, _) => bail!("--format lines needs --bytes SIZE (and no --count)"),
+        (Kind::Format(f), Some(n), None) => GenSpec::items(f, n),
+        (Kind::Format(f), _, _) => bail!("--format {f} needs --count N (and no --bytes)"),
+    };
+    if spec.text == Text::Csv && a.dist != Distribution::Uniform {
+        bail!("--format csv draws its columns uniformly: --dist {} does not apply", a.dist);
+    }
+    let name = match a.format {
+        Kind::Csv => "csv".to_string(),
+        Kind::Format(f) => f.to_string(),
     };
     spec.line_len = a.line_len;
     spec.dist = a.dist;
@@ -90,7 +124,7 @@ pub fn run(a: GenArgs) -> anyhow::Result<ExitCode> {
             "wrote {} items, {} bytes of {} ({}) to {} in {:.2} s ({:.0} MiB/s)",
             stats.items,
             stats.bytes,
-            a.format,
+            name,
             a.dist,
             a.output.display(),
             secs,

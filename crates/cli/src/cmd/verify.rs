@@ -17,8 +17,9 @@ use emsort_sort::Format;
 /// a file cannot be read.
 #[derive(Args)]
 pub struct VerifyArgs {
-    /// u32, i32, u64, i64, f32, f64, rec:SIZE:KEY_OFFSET:KEY_LEN or lines.
-    #[arg(long, short = 'f', default_value = "u32", value_parser = clap::value_parser!(Format))]
+    /// u32, i32, u64, i64, f32, f64, rec:SIZE:KEY_OFFSET:KEY_LEN or lines (a file of
+    /// `emsort gen --format csv` is lines).
+    #[arg(long, short = 'f', default_value = "u32", value_parser = parse_format)]
     format: Format,
     /// Check descending order.
     #[arg(short, long)]
@@ -31,6 +32,18 @@ pub struct VerifyArgs {
     quiet: bool,
     /// The file to check.
     file: PathBuf,
+}
+
+/// A format, with `csv` refused by name: it is a generator kind, whose
+/// files are lines, and verify checks whole-line order only.
+fn parse_format(s: &str) -> Result<Format, String> {
+    if s.trim().eq_ignore_ascii_case("csv") {
+        return Err("csv is a kind of `emsort gen`, not a format: its files are text lines; \
+                    check whole-line order with --format lines (verify does not check key \
+                    orders such as -t, -k3,3n)"
+            .into());
+    }
+    s.parse()
 }
 
 pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {

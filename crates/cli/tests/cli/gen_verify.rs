@@ -23,6 +23,38 @@ fn gen_is_deterministic_and_sized() {
     assert_eq!(std::fs::metadata(&l).unwrap().len(), 102_400);
 }
 
+/// `--format csv`: deterministic typed lines, by count or about a size;
+/// `verify --format csv` is refused with a pointer to `lines`.
+#[test]
+fn gen_csv_makes_typed_lines_and_verify_refuses_csv() {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("a.csv"), d.path().join("b.csv"));
+    for f in [&a, &b] {
+        let o = run(&["gen", "--format", "csv", "--count", "1000", "-q", "-o", p(f)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let text = std::fs::read_to_string(&a).unwrap();
+    assert_eq!(text, std::fs::read_to_string(&b).unwrap());
+    assert_eq!(text.lines().count(), 1000);
+    assert!(text.lines().all(|l| l.split(',').count() == 4), "{text}");
+    let c = d.path().join("c.csv");
+    let o = run(&["gen", "-f", "csv", "--bytes", "1M", "-q", "-o", p(&c)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let len = std::fs::metadata(&c).unwrap().len() as f64;
+    assert!((len / (1 << 20) as f64 - 1.0).abs() < 0.01, "{len}");
+    let o = run(&["gen", "-f", "csv", "-o", p(&c)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--count LINES or --bytes SIZE"), "{}", stderr(&o));
+    let o = run(&["gen", "-f", "csv", "--count", "10", "--dist", "zipf", "-o", p(&c)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--dist zipf does not apply"), "{}", stderr(&o));
+    let o = run(&["verify", "--format", "csv", p(&a)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("check whole-line order with --format lines"), "{}", stderr(&o));
+    let o = run(&["verify", "--format", "lines", "-q", p(&a)]);
+    assert_eq!(o.status.code(), Some(1), "unsorted csv lines are lines out of order");
+}
+
 #[test]
 fn verify_accepts_a_sorted_permutation_and_names_the_first_disorder() {
     let d = tempfile::tempdir().unwrap();

@@ -1,0 +1,817 @@
+//! The keys experiment of a sort campaign: sorts of CSV lines by key,
+//! emsort beside GNU sort, uutils sort and DuckDB (issue 17's performance
+//! bar).
+//!
+//! A grid row with the pseudo-format `csv` (and a `keys` list, [`KeySort`])
+//! generates, for each size, about that many bytes of typed CSV lines
+//! `id,category,amount,date` ([`emsort_sort::gen::Text::Csv`], seed 42),
+//! and runs every key sort at each (M, threads) of the row, `reps` times,
+//! each tool on a cold cache:
+//!
+//! | tool | command |
+//! |---|---|
+//! | `emsort` | `emsort sort KEYS -S M --parallel T -T TMP --stats F --quiet -o OUT IN` (its default fan-in, policy and streams, as a user runs it) |
+//! | `gnu-sort` | `LC_ALL=C sort KEYS -S M --parallel=T -T TMP -o OUT IN` |
+//! | `uutils-sort` | `coreutils sort KEYS -S M --parallel T -T TMP -o OUT IN` (uutils coreutils' multi-call binary, [`UutilsSort`]) |
+//! | `duckdb` | `python3 duckdb_sort.py IN OUT M T TMP NAME`: `SET memory_limit`, `threads`, `temp_directory`, then `COPY (SELECT … FROM read_csv(IN, …) ORDER BY …) TO OUT` ([`DUCKDB_SCRIPT`], [`DuckDb`]) |
+//!
+//! `-S` is given as `NK` (KiB) whenever M is a whole number of KiB, which
+//! GNU sort, uutils sort and emsort read alike. GNU sort's output is the
+//! reference (emsort's when GNU sort is missing or failed); emsort's and
+//! uutils sort's outputs are compared with it byte for byte; DuckDB, which
+//! breaks ties and prints numbers its own way, is checked by its row
+//! count only (the reference's line count). A tool that fails (DuckDB out
+//! of memory, emsort refusing an option) or whose output differs is a row
+//! with `verified` = `FAILED` or `MISMATCH` and the message in `error`,
+//! listed in `machine.json` (`keys_problems`) and the warnings; the
+//! campaign goes on. A peer that is not installed is left out with a note.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use emsort_io::cache::CacheMethod;
+use emsort_io::{format_size, ErrorKind, NoProgress, Progress};
+use emsort_sort::gen::{generate, GenSpec};
+
+use super::peers::{self, run_child, tail, ChildRun};
+use super::record::{RawRow, RawWriter, SummaryRow, FAILED, MISMATCH};
+use crate::campaign::interrupted;
+use crate::chart::format_seconds;
+use crate::grid::rounds;
+use crate::{Error, Result};
+
+/// The DuckDB driver, `bench/duckdb/duckdb_sort.py` (see its docstring).
+pub const DUCKDB_SCRIPT: &str = include_str!("../../../../bench/duckdb/duckdb_sort.py");
+
+/// One sort by key of the keys experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum KeySort {
+    /// `-t, -k3,3n`: by amount, numerically.
+    K3n,
+    /// `-t, -k2,2 -k3,3nr`: by category, then amount descending.
+    K2K3nr,
+    /// `-u`: whole lines, each once.
+    U,
+    /// `-t, -k1,1n -u`: one line per id, by id.
+    K1nU,
+    /// No option: whole lines (what emsort sorts without keys).
+    Plain,
+}
+
+impl KeySort {
+    /// The four sorts of issue 17's performance bar (`all`).
+    pub const ALL: [KeySort; 4] = [KeySort::K3n, KeySort::K2K3nr, KeySort::U, KeySort::K1nU];
+
+    /// Every sort, with `plain`.
+    pub const EVERY: [KeySort; 5] =
+        [KeySort::K3n, KeySort::K2K3nr, KeySort::U, KeySort::K1nU, KeySort::Plain];
+
+    /// The name in lists and parameter files (`k3n`, `k2-k3nr`, `u`,
+    /// `k1n-u`, `plain`); also the DuckDB driver's query name.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeySort::K3n => "k3n",
+            KeySort::K2K3nr => "k2-k3nr",
+            KeySort::U => "u",
+            KeySort::K1nU => "k1n-u",
+            KeySort::Plain => "plain",
+        }
+    }
+
+    /// The options given to emsort, GNU sort and uutils sort.
+    pub fn args(self) -> &'static [&'static str] {
+        match self {
+            KeySort::K3n => &["-t,", "-k3,3n"],
+            KeySort::K2K3nr => &["-t,", "-k2,2", "-k3,3nr"],
+            KeySort::U => &["-u"],
+            KeySort::K1nU => &["-t,", "-k1,1n", "-u"],
+            KeySort::Plain => &[],
+        }
+    }
+
+    /// The options as one string (`-t, -k3,3n`; `plain` for none): the
+    /// `keys` column.
+    pub fn label(self) -> String {
+        match self {
+            KeySort::Plain => "plain".into(),
+            k => k.args().join(" "),
+        }
+    }
+
+    /// Whether the sort drops lines (`-u`).
+    pub fn unique(self) -> bool {
+        matches!(self, KeySort::U | KeySort::K1nU)
+    }
+
+    /// DuckDB's equivalent, as the README shows it.
+    pub fn duckdb_query(self) -> &'static str {
+        match self {
+            KeySort::K3n => "SELECT * … ORDER BY amount",
+            KeySort::K2K3nr => "SELECT * … ORDER BY category, amount DESC",
+            KeySort::U => "SELECT DISTINCT line … ORDER BY line",
+            KeySort::K1nU => "SELECT DISTINCT ON (id) * … ORDER BY id",
+            KeySort::Plain => "SELECT line … ORDER BY line",
+        }
+    }
+}
+
+impl FromStr for KeySort {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<KeySort, String> {
+        let t = s.trim();
+        KeySort::EVERY.iter().copied().find(|k| k.name().eq_ignore_ascii_case(t)).ok_or_else(|| {
+            format!(
+                "unknown key sort '{s}' (expected k3n = -t, -k3,3n; k2-k3nr = -t, -k2,2 -k3,3nr; \
+                 u = -u; k1n-u = -t, -k1,1n -u; plain; or all)"
+            )
+        })
+    }
+}
+
+/// Parses key sorts: `k3n,u` or `all` (the four of [`KeySort::ALL`]).
+///
+/// ```
+/// use emsort_bench::sort::{parse_keys, KeySort};
+/// assert_eq!(parse_keys("u,k3n,u"), Ok(vec![KeySort::K3n, KeySort::U]));
+/// assert_eq!(parse_keys("all").unwrap().len(), 4);
+/// assert!(parse_keys("k9").is_err());
+/// ```
+pub fn parse_keys(s: &str) -> std::result::Result<Vec<KeySort>, String> {
+    let mut v = Vec::new();
+    for item in crate::list::split_list(s)? {
+        if item.eq_ignore_ascii_case("all") {
+            v.extend(KeySort::ALL);
+        } else {
+            v.push(item.parse()?);
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+/// One key sort on one CSV input at one (M, threads).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeysPoint {
+    /// Input size N in bytes (about: whole CSV lines).
+    pub bytes: u64,
+    /// Memory M (`-S`; DuckDB's `memory_limit`).
+    pub memory: u64,
+    /// Threads (`--parallel`; DuckDB's `threads`).
+    pub threads: usize,
+    /// The sort.
+    pub keys: KeySort,
+    /// Repetitions.
+    pub reps: u32,
+}
+
+impl KeysPoint {
+    /// `csv N=1G M=256M t=2 -t, -k3,3n`.
+    pub fn label(&self) -> String {
+        format!(
+            "csv N={} M={} t={} {}",
+            format_size(self.bytes),
+            format_size(self.memory),
+            self.threads,
+            self.keys.label()
+        )
+    }
+}
+
+/// uutils coreutils' `sort`, run as `EXE sort …` (the multi-call binary
+/// `cargo install coreutils --no-default-features --features sort` makes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UutilsSort {
+    /// The multi-call binary.
+    pub exe: PathBuf,
+    /// The first line of `EXE sort --version` (`sort (uutils coreutils) 0.12.0`).
+    pub version: String,
+}
+
+impl UutilsSort {
+    /// `coreutils` on the `PATH`, else in `$CARGO_HOME/bin` or
+    /// `~/.cargo/bin`, when its `sort --version` says uutils (GNU
+    /// coreutils built as one binary is not it); `Err` says why not.
+    pub fn find() -> std::result::Result<UutilsSort, String> {
+        let mut candidates = vec![PathBuf::from("coreutils")];
+        if let Some(h) = std::env::var_os("CARGO_HOME") {
+            candidates.push(Path::new(&h).join("bin/coreutils"));
+        }
+        if let Some(h) = std::env::var_os("HOME") {
+            candidates.push(Path::new(&h).join(".cargo/bin/coreutils"));
+        }
+        let mut why = "not installed (bench/setup.sh installs it: cargo install coreutils \
+                       --no-default-features --features sort)"
+            .to_string();
+        for exe in candidates {
+            if let Ok(o) = Command::new(&exe).args(["sort", "--version"]).env("LC_ALL", "C").output() {
+                let text = String::from_utf8_lossy(&o.stdout);
+                let first = text.lines().next().unwrap_or("").trim().to_string();
+                if o.status.success() && first.contains("uutils") {
+                    return Ok(UutilsSort { exe, version: first });
+                }
+                why = format!("{} is not uutils' sort: {first:?}", exe.display());
+            }
+        }
+        Err(why)
+    }
+}
+
+/// DuckDB through Python (`python3 -c 'import duckdb'`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuckDb {
+    /// The Python interpreter.
+    pub python: PathBuf,
+    /// `duckdb.__version__`.
+    pub version: String,
+}
+
+impl DuckDb {
+    /// The interpreter `$EMSORT_BENCH_PYTHON` (default `python3`) when it
+    /// imports `duckdb`; `Err` says why not.
+    pub fn find() -> std::result::Result<DuckDb, String> {
+        let python =
+            PathBuf::from(std::env::var_os("EMSORT_BENCH_PYTHON").unwrap_or_else(|| "python3".into()));
+        let o = Command::new(&python)
+            .args(["-c", "import duckdb; print(duckdb.__version__)"])
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+        if !o.status.success() {
+            return Err(format!(
+                "not installed for {} (bench/setup.sh installs it: pip install duckdb): {}",
+                python.display(),
+                tail(&String::from_utf8_lossy(&o.stderr)).lines().last().unwrap_or("")
+            ));
+        }
+        let version = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        Ok(DuckDb { python, version })
+    }
+}
+
+/// The peers of the keys experiment that can run here.
+#[derive(Debug, Clone, Default)]
+pub struct KeysPeers {
+    /// GNU sort's version.
+    pub gnu: Option<String>,
+    /// uutils sort.
+    pub uutils: Option<UutilsSort>,
+    /// DuckDB, with the driver script written into the work directory.
+    pub duckdb: Option<(DuckDb, PathBuf)>,
+}
+
+impl KeysPeers {
+    /// Runs per repetition of a key point: emsort and each peer.
+    pub fn tools(&self) -> u64 {
+        1 + u64::from(self.gnu.is_some())
+            + u64::from(self.uutils.is_some())
+            + u64::from(self.duckdb.is_some())
+    }
+}
+
+/// The `-S` argument for M: `NK` when M is a whole number of KiB, else
+/// `Nb` (GNU's bytes suffix).
+pub fn size_arg(memory: u64) -> String {
+    if memory % 1024 == 0 {
+        format!("{}K", memory / 1024)
+    } else {
+        format!("{memory}b")
+    }
+}
+
+/// Where two files first differ: `None` when equal, else the byte offset
+/// (the shorter file's length when one is a prefix of the other).
+pub fn first_difference(a: &Path, b: &Path) -> Result<Option<u64>> {
+    use std::io::Read;
+    let open = |p: &Path| std::fs::File::open(p).map_err(|e| Error::io("open", p, e));
+    let (mut fa, mut fb) = (open(a)?, open(b)?);
+    let (mut ba, mut bb) = (vec![0u8; 4 << 20], vec![0u8; 4 << 20]);
+    let mut offset = 0u64;
+    loop {
+        let na = read_full(&mut fa, &mut ba).map_err(|e| Error::io("read", a, e))?;
+        let nb = read_full(&mut fb, &mut bb).map_err(|e| Error::io("read", b, e))?;
+        let n = na.min(nb);
+        if let Some(i) = ba[..n].iter().zip(&bb[..n]).position(|(x, y)| x != y) {
+            return Ok(Some(offset + i as u64));
+        }
+        if na != nb {
+            return Ok(Some(offset + n as u64));
+        }
+        if na == 0 {
+            return Ok(None);
+        }
+        offset += n as u64;
+    }
+
+    fn read_full(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut n = 0;
+        while n < buf.len() {
+            match f.read(&mut buf[n..])? {
+                0 => break,
+                k => n += k,
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Lines (newlines) in a file.
+pub fn count_lines(path: &Path) -> Result<u64> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+    let mut buf = vec![0u8; 4 << 20];
+    let mut n = 0u64;
+    loop {
+        let k = f.read(&mut buf).map_err(|e| Error::io("read", path, e))?;
+        if k == 0 {
+            return Ok(n);
+        }
+        n += buf[..k].iter().filter(|&&b| b == b'\n').count() as u64;
+    }
+}
+
+/// A message for a CSV cell: its first line that says something (an
+/// exit status alone is joined with the next), at most 300 bytes.
+fn one_line(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut s = lines.next().unwrap_or("").to_string();
+    if s.ends_with(':') {
+        if let Some(next) = lines.next() {
+            s = format!("{s} {next}");
+        }
+    }
+    if s.len() > 300 {
+        let mut cut = 300;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}
+
+/// What the keys runs of one campaign share.
+pub(crate) struct KeysCtx<'a> {
+    pub work: &'a Path,
+    pub tmp: &'a Path,
+    pub cache: CacheMethod,
+    pub writer: &'a mut RawWriter,
+    pub progress: &'a dyn Progress,
+    pub cancel: &'a AtomicBool,
+    /// The emsort binary.
+    pub exe: &'a Path,
+    pub peers: &'a KeysPeers,
+    /// Failed and mismatched runs, for machine.json and the warnings.
+    pub problems: &'a mut Vec<String>,
+    pub runs: &'a mut u64,
+}
+
+/// How a tool's run ended.
+enum Outcome {
+    /// Exited 0, output written.
+    Done(ChildRun),
+    /// Failed: the message.
+    Failed(String, Option<ChildRun>),
+}
+
+/// Generates the CSV input of `bytes` and runs its points (see the module
+/// docs); the input is left for the caller to remove.
+pub(crate) fn run_keys_data_set(
+    ctx: &mut KeysCtx<'_>,
+    bytes: u64,
+    points: &[&KeysPoint],
+    input: &Path,
+) -> Result<()> {
+    ctx.progress.message(&format!("generating csv N={}", format_size(bytes)));
+    let stats = generate(&GenSpec::csv_bytes(bytes), input, &NoProgress, ctx.cancel)?;
+    let lines = stats.items;
+    for (rep, round) in rounds(points, |p| p.reps) {
+        for p in round {
+            if ctx.cancel.load(Ordering::Relaxed) {
+                return Err(interrupted(ctx.work));
+            }
+            run_point(ctx, p, rep, input, lines)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every tool on one key point and repetition.
+fn run_point(ctx: &mut KeysCtx<'_>, p: &KeysPoint, rep: u32, input: &Path, lines: u64) -> Result<()> {
+    let (em_out, reference, peer_out) =
+        (ctx.work.join("emsort.out"), ctx.work.join("reference.out"), ctx.work.join("peer.out"));
+    for f in [&em_out, &reference, &peer_out] {
+        let _ = std::fs::remove_file(f);
+    }
+    let (peers, tmp, exe, cache) = (ctx.peers, ctx.tmp, ctx.exe, ctx.cache.name());
+    let row = |tool: &str| {
+        let mut r = RawRow::new(tool, "csv", p.bytes, lines, p.threads, rep);
+        r.memory = Some(p.memory);
+        r.experiment = "keys".into();
+        r.keys = p.keys.label();
+        r.cache = cache.into();
+        r
+    };
+    let label = format!("{} rep {rep}", p.label());
+    let stats_path = ctx.work.join("emsort-stats.json");
+
+    // emsort.
+    ctx.progress.message(&format!("emsort {label}"));
+    let mut em = row("emsort");
+    let _ = std::fs::remove_file(&stats_path);
+    let mut cmd = Command::new(exe);
+    cmd.arg("sort")
+        .args(p.keys.args())
+        .arg("-S")
+        .arg(size_arg(p.memory))
+        .arg("--parallel")
+        .arg(p.threads.to_string())
+        .arg("-T")
+        .arg(tmp)
+        .arg("--stats")
+        .arg(&stats_path)
+        .arg("--quiet")
+        .arg("-o")
+        .arg(&em_out)
+        .arg(input);
+    let em_done = run_tool(ctx, cmd, &format!("emsort sort ({label})"), input, &em_out, &mut em)?;
+    if em_done {
+        emsort_phases(&stats_path, &mut em);
+    }
+
+    // GNU sort: the reference.
+    let mut gnu = None;
+    if let Some(version) = &peers.gnu {
+        ctx.progress.message(&format!("GNU sort {label}"));
+        let mut g = row("gnu-sort");
+        g.note = version.clone();
+        let mut cmd = Command::new("sort");
+        cmd.env("LC_ALL", "C")
+            .args(p.keys.args())
+            .arg("-S")
+            .arg(size_arg(p.memory))
+            .arg(format!("--parallel={}", p.threads))
+            .arg("-T")
+            .arg(tmp)
+            .arg("-o")
+            .arg(&reference)
+            .arg(input);
+        let done = run_tool(ctx, cmd, &format!("GNU sort ({label})"), input, &reference, &mut g)?;
+        if done {
+            g.verified = "reference".into();
+        }
+        gnu = Some((g, done));
+    }
+    let gnu_ok = gnu.as_ref().is_some_and(|(_, done)| *done);
+    let reference_tool = if gnu_ok {
+        Some("gnu-sort")
+    } else if em_done {
+        std::fs::rename(&em_out, &reference).map_err(|e| Error::io("rename", &em_out, e))?;
+        em.verified = "reference".into();
+        Some("emsort")
+    } else {
+        None
+    };
+    if em_done && gnu_ok {
+        check_same(ctx, &em_out, &reference, "gnu-sort", &label, &mut em)?;
+        let _ = std::fs::remove_file(&em_out);
+    }
+    write_row(ctx, &em)?;
+    if let Some((g, _)) = &gnu {
+        write_row(ctx, g)?;
+    }
+
+    // uutils sort.
+    if let Some(u) = &peers.uutils {
+        ctx.progress.message(&format!("uutils sort {label}"));
+        let mut r = row("uutils-sort");
+        r.note = u.version.clone();
+        let mut cmd = Command::new(&u.exe);
+        cmd.env("LC_ALL", "C")
+            .arg("sort")
+            .args(p.keys.args())
+            .arg("-S")
+            .arg(size_arg(p.memory))
+            .arg("--parallel")
+            .arg(p.threads.to_string())
+            .arg("-T")
+            .arg(tmp)
+            .arg("-o")
+            .arg(&peer_out)
+            .arg(input);
+        if run_tool(ctx, cmd, &format!("uutils sort ({label})"), input, &peer_out, &mut r)? {
+            match reference_tool {
+                Some(t) => check_same(ctx, &peer_out, &reference, t, &label, &mut r)?,
+                None => r.verified = "unchecked".into(),
+            }
+        }
+        let _ = std::fs::remove_file(&peer_out);
+        write_row(ctx, &r)?;
+    }
+
+    // DuckDB: its row count.
+    if let Some((d, script)) = &peers.duckdb {
+        ctx.progress.message(&format!("DuckDB {label}"));
+        let mut r = row("duckdb");
+        r.note = format!("DuckDB {}", d.version);
+        let dtmp = tmp.join("duckdb");
+        std::fs::create_dir_all(&dtmp).map_err(|e| Error::io("create directory", &dtmp, e))?;
+        let mut cmd = Command::new(&d.python);
+        cmd.arg(script)
+            .arg(input)
+            .arg(&peer_out)
+            .arg(p.memory.to_string())
+            .arg(p.threads.to_string())
+            .arg(&dtmp)
+            .arg(p.keys.name());
+        let what = format!("DuckDB ({label})");
+        let done = run_tool(ctx, cmd, &what, input, &peer_out, &mut r)?;
+        let _ = std::fs::remove_dir_all(&dtmp);
+        if done {
+            let rows =
+                r.note.split("rows=").nth(1).and_then(|x| x.split_whitespace().next()?.parse::<u64>().ok());
+            let expected = if reference_tool.is_some() {
+                Some(count_lines(&reference)?)
+            } else if !p.keys.unique() {
+                Some(lines)
+            } else {
+                None
+            };
+            match (rows, expected) {
+                (Some(n), Some(e)) if n == e => r.verified = "rows".into(),
+                (Some(n), Some(e)) => {
+                    r.verified = MISMATCH.into();
+                    r.error = format!("{n} rows, the reference has {e} lines");
+                    ctx.problems.push(format!("MISMATCH: {what}: {}", r.error));
+                }
+                (Some(_), None) => r.verified = "unchecked".into(),
+                (None, _) => {
+                    r.verified = FAILED.into();
+                    r.error = "no 'duckdb_sort: … rows=N' line in its output".into();
+                    ctx.problems.push(format!("FAILED: {what}: {}", r.error));
+                }
+            }
+        }
+        let _ = std::fs::remove_file(&peer_out);
+        write_row(ctx, &r)?;
+    }
+    for f in [&em_out, &reference, &peer_out] {
+        let _ = std::fs::remove_file(f);
+    }
+    Ok(())
+}
+
+fn write_row(ctx: &mut KeysCtx<'_>, row: &RawRow) -> Result<()> {
+    ctx.writer.write(row)?;
+    *ctx.runs += 1;
+    ctx.progress.advance(1);
+    Ok(())
+}
+
+/// Runs one tool on a cold cache and fills `row`'s time and usage (the
+/// time includes an `fsync` of the output); a failure is recorded in the
+/// row and the problems. Returns whether it succeeded.
+fn run_tool(
+    ctx: &mut KeysCtx<'_>,
+    cmd: Command,
+    what: &str,
+    input: &Path,
+    output: &Path,
+    row: &mut RawRow,
+) -> Result<bool> {
+    ctx.cache.apply(&[input])?;
+    let outcome = match run_child(cmd, what, ctx.cancel, ctx.work) {
+        Err(Error::Io(e)) if *e.kind() == ErrorKind::Interrupted => return Err(Error::Io(e)),
+        Err(e) => Outcome::Failed(e.to_string(), None),
+        Ok(c) if matches!(c.status.code(), Some(130) | Some(143)) && ctx.cancel.load(Ordering::Relaxed) => {
+            return Err(interrupted(ctx.work));
+        }
+        Ok(c) if !c.status.success() => {
+            let msg = if c.stderr.trim().is_empty() { tail(&c.stdout) } else { tail(&c.stderr) };
+            Outcome::Failed(format!("{}: {msg}", c.status), Some(c))
+        }
+        Ok(c) => Outcome::Done(c),
+    };
+    match outcome {
+        Outcome::Done(c) => {
+            let t = Instant::now();
+            peers::sync_file(output)?;
+            row.seconds = c.seconds + t.elapsed().as_secs_f64();
+            peers::put_child(row, &c);
+            if let Some(line) = c.stdout.lines().find(|l| l.starts_with("duckdb_sort:")) {
+                row.note = format!("{}; {}", row.note, line.trim_start_matches("duckdb_sort:").trim());
+            }
+            Ok(true)
+        }
+        Outcome::Failed(msg, c) => {
+            if let Some(c) = &c {
+                row.seconds = c.seconds;
+                peers::put_child(row, c);
+            }
+            row.verified = FAILED.into();
+            row.error = one_line(&msg);
+            ctx.problems.push(format!("FAILED: {what}: {}", row.error));
+            Ok(false)
+        }
+    }
+}
+
+/// Compares an output with the reference: `identical`, or `MISMATCH`
+/// (recorded in the problems).
+fn check_same(
+    ctx: &mut KeysCtx<'_>,
+    out: &Path,
+    reference: &Path,
+    reference_tool: &str,
+    label: &str,
+    row: &mut RawRow,
+) -> Result<()> {
+    match first_difference(out, reference)? {
+        None => row.verified = "identical".into(),
+        Some(at) => {
+            let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+            row.verified = MISMATCH.into();
+            row.error = format!(
+                "differs from {reference_tool}'s output at byte {at} ({} bytes vs {})",
+                size(out),
+                size(reference)
+            );
+            ctx.problems.push(format!("MISMATCH: {} ({label}): {}", row.tool, row.error));
+        }
+    }
+    Ok(())
+}
+
+/// The phases and counts of emsort's statistics file, where it has them.
+fn emsort_phases(stats: &Path, row: &mut RawRow) {
+    let Ok(text) = std::fs::read_to_string(stats) else { return };
+    let _ = std::fs::remove_file(stats);
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { return };
+    let f = |p: &str| v.pointer(p).and_then(|x| x.as_f64());
+    let u = |p: &str| v.pointer(p).and_then(|x| x.as_u64());
+    row.run_formation_s = f("/run_formation/seconds");
+    row.merge_s = f("/merge/seconds");
+    row.runs = u("/runs");
+    row.passes = f("/passes");
+    row.merge_order = u("/merge_order").map(|x| x as usize);
+    row.block_size = u("/plan/block_size");
+    row.fan_in = u("/plan/fan_in").map(|x| x as usize);
+    if let (Some(a), Some(b)) = (u("/run_formation/bytes_read"), u("/merge/bytes_read")) {
+        row.bytes_read = Some(a + b);
+    }
+    if let (Some(a), Some(b)) = (u("/run_formation/bytes_written"), u("/merge/bytes_written")) {
+        row.bytes_written = Some(a + b);
+    }
+    if let Some(m) = v.get("cpu_migrations").and_then(|x| x.as_u64()) {
+        row.cpu_migrations = Some(m);
+    }
+}
+
+/// The keys experiment's tables (Markdown): per input, (M, threads) and
+/// key sort, each tool's median and range, its time over emsort's, peak
+/// RSS, runs and check, then the bar of issue 17: at least 4× faster than
+/// GNU sort, faster than uutils sort and than DuckDB. Empty without keys
+/// rows.
+pub fn keys_table(rows: &[SummaryRow]) -> String {
+    let keys: Vec<&SummaryRow> = rows.iter().filter(|r| r.experiment == "keys").collect();
+    let mut groups: Vec<(u64, Option<u64>, usize, &str)> = Vec::new();
+    for r in &keys {
+        let g = (r.bytes, r.memory, r.threads, r.keys.as_str());
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    let mut s = String::new();
+    for (bytes, memory, threads, k) in groups {
+        let on: Vec<&SummaryRow> = keys
+            .iter()
+            .copied()
+            .filter(|r| r.bytes == bytes && r.memory == memory && r.threads == threads && r.keys == k)
+            .collect();
+        let em = on.iter().find(|r| r.tool == "emsort").map(|r| r.median_s).filter(|x| x.is_finite());
+        s.push_str(&format!(
+            "### `{k}` — csv N = {}, M = {}, {threads} thread(s)\n\n\
+             | tool | median | min – max | time / emsort's | peak RSS | runs | check |\n\
+             |---|---:|---:|---:|---:|---:|---|\n",
+            format_size(bytes),
+            memory.map(format_size).unwrap_or_default()
+        ));
+        for r in &on {
+            let ok = r.median_s.is_finite();
+            let t = |x: f64| if x.is_finite() { format_seconds(x) } else { "-".into() };
+            let ratio = match (ok, em) {
+                (true, Some(e)) if e > 0.0 => format!("{:.2}x", r.median_s / e),
+                _ => "-".into(),
+            };
+            let mut check = if r.reps == 0 { String::new() } else { r.verified.clone() };
+            if r.failed > 0 {
+                check = match check.is_empty() {
+                    true => format!("{} FAILED", r.failed),
+                    false => format!("{} FAILED; {check}", r.failed),
+                };
+            }
+            if !r.error.is_empty() {
+                check = format!("{check}: {}", r.error.replace('|', "/"));
+            }
+            s.push_str(&format!(
+                "| {} | {} | {} – {} | {ratio} | {} | {} | {} |\n",
+                r.tool,
+                t(r.median_s),
+                t(r.min_s),
+                t(r.max_s),
+                r.peak_rss_bytes.map(|b| format!("{} MiB", b >> 20)).unwrap_or_else(|| "-".into()),
+                r.reps + r.failed,
+                check.trim_end_matches([';', ' ', ':'])
+            ));
+        }
+        let peer = |tool: &str| on.iter().find(|r| r.tool == tool).copied();
+        let bar = |tool: &str, name: &str, need: f64| -> String {
+            let Some(p) = peer(tool) else { return format!("{name}: not measured") };
+            match em {
+                None => format!("{name}: NOT MET (emsort failed)"),
+                Some(_) if !p.median_s.is_finite() => format!("{name}: met ({tool} failed)"),
+                Some(e) => {
+                    let x = p.median_s / e;
+                    let met = if x >= need { "met" } else { "NOT MET" };
+                    format!("{name}: {met} ({x:.2}x)")
+                }
+            }
+        };
+        let em_wrong = on.iter().any(|r| r.tool == "emsort" && r.mismatched > 0);
+        s.push_str(&format!(
+            "\nBar: {}; {}; {}{}\n\n",
+            bar("gnu-sort", ">= 4x GNU sort", 4.0),
+            bar("uutils-sort", "faster than uutils sort", 1.0 + f64::EPSILON),
+            bar("duckdb", "faster than DuckDB", 1.0 + f64::EPSILON),
+            if em_wrong { "; emsort's output DIFFERS from GNU sort's" } else { "" }
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_sorts_parse_and_name_their_options() {
+        assert_eq!(parse_keys("all").unwrap(), KeySort::ALL.to_vec());
+        assert_eq!(parse_keys("plain, K3N").unwrap(), vec![KeySort::K3n, KeySort::Plain]);
+        assert!(parse_keys("k3n,,u").is_err());
+        assert!(parse_keys("-k3,3n").unwrap_err().contains("unknown key sort"));
+        assert_eq!(KeySort::K2K3nr.label(), "-t, -k2,2 -k3,3nr");
+        assert_eq!(KeySort::K1nU.label(), "-t, -k1,1n -u");
+        assert!(KeySort::U.unique() && !KeySort::K3n.unique());
+        for k in KeySort::EVERY {
+            assert_eq!(k.name().parse::<KeySort>(), Ok(k));
+            assert!(DUCKDB_SCRIPT.contains(&format!("\"{}\":", k.name())), "{k:?}");
+        }
+        assert_eq!(size_arg(256 << 20), "262144K");
+        assert_eq!(size_arg(1000), "1000b");
+    }
+
+    #[test]
+    fn differences_and_lines() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b, c) = (d.path().join("a"), d.path().join("b"), d.path().join("c"));
+        std::fs::write(&a, b"x\ny\nz\n").unwrap();
+        std::fs::write(&b, b"x\ny\nz\n").unwrap();
+        std::fs::write(&c, b"x\nY\n").unwrap();
+        assert_eq!(first_difference(&a, &b).unwrap(), None);
+        assert_eq!(first_difference(&a, &c).unwrap(), Some(2));
+        std::fs::write(&c, b"x\ny\n").unwrap();
+        assert_eq!(first_difference(&a, &c).unwrap(), Some(4));
+        assert_eq!(count_lines(&a).unwrap(), 3);
+        assert!(first_difference(&a, &d.path().join("none")).unwrap_err().to_string().contains("none"));
+        assert_eq!(one_line("\na\nb\n"), "a");
+        assert_eq!(one_line("exit status: 1:\n\nOut of memory\nhint"), "exit status: 1: Out of memory");
+    }
+
+    #[test]
+    fn the_table_states_the_bar() {
+        use super::super::record::summarise;
+        let mk = |tool: &str, secs: f64, verified: &str| {
+            let mut r = RawRow::new(tool, "csv", 1 << 30, 10, 2, 1);
+            (r.memory, r.seconds, r.experiment, r.keys, r.verified) =
+                (Some(256 << 20), secs, "keys".into(), "-t, -k3,3n".into(), verified.into());
+            r
+        };
+        let rows = vec![
+            mk("emsort", 1.0, "identical"),
+            mk("gnu-sort", 5.0, "reference"),
+            mk("uutils-sort", 0.5, "identical"),
+            mk("duckdb", 0.0, FAILED),
+        ];
+        let t = keys_table(&summarise(&rows));
+        assert!(t.contains("### `-t, -k3,3n` — csv N = 1G, M = 256M, 2 thread(s)"), "{t}");
+        assert!(t.contains("| gnu-sort | 5 s | 5 s – 5 s | 5.00x |"), "{t}");
+        assert!(t.contains(">= 4x GNU sort: met (5.00x)"), "{t}");
+        assert!(t.contains("faster than uutils sort: NOT MET (0.50x)"), "{t}");
+        assert!(t.contains("faster than DuckDB: met (duckdb failed)"), "{t}");
+        assert!(t.contains("| duckdb | - | - – - | - | - | 1 | 1 FAILED |"), "{t}");
+        assert_eq!(keys_table(&[]), "");
+    }
+}
