@@ -57,6 +57,12 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::emsort;
 
+/// emsort refuses `-z` and `-m` with standard input for now (issue 17;
+/// the README's table says so): the generator draws them once these are
+/// true.
+const Z_SUPPORTED: bool = false;
+const MERGE_STDIN_SUPPORTED: bool = false;
+
 /// GNU coreutils `sort` (9.1 here), always run with `LC_ALL=C`.
 const GNU: &str = "/usr/bin/sort";
 /// The default suite's seed (`EMSORT_GNU_SEED` overrides it).
@@ -476,7 +482,7 @@ fn draw(seed: u64, n: u64, plain: bool) -> Case {
         mode = Mode::Sort;
         opts.retain(|u| u[0] == "-r" || u[0] == "--reverse");
     }
-    let zero = !plain && r.random_bool(0.05);
+    let zero = Z_SUPPORTED && !plain && r.random_bool(0.05);
     if zero {
         opts.push(vec![if r.random_bool(0.8) { "-z" } else { "--zero-terminated" }.into()]);
     }
@@ -519,7 +525,7 @@ fn draw(seed: u64, n: u64, plain: bool) -> Case {
     }
     let mut operands: Vec<Operand> = (0..nfiles).map(Operand::File).collect();
     let mut stdin = None;
-    if r.random_bool(0.2) {
+    if r.random_bool(0.2) && (MERGE_STDIN_SUPPORTED || !matches!(mode, Mode::Merge)) {
         let i = r.random_range(0..nfiles);
         stdin = Some(i);
         if nfiles == 1 && r.random_bool(0.4) {
@@ -1393,6 +1399,7 @@ fn gnu_sort_surprises() {
         // The CR of a CRLF line is part of the line.
         ("CRLF", &[], b"a\r\na\n", b"a\na\r\n", 0),
         // -z: newlines are ordinary bytes, NUL ends a line.
+        #[cfg(any())] // -z: not supported yet (Z_SUPPORTED)
         ("-z", &["-z"], b"b\nc\0a\0", b"a\0b\nc\0", 0),
         // A last line without its newline gets one.
         ("no final newline", &[], b"b\na", b"a\nb\n", 0),
