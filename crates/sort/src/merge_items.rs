@@ -32,27 +32,33 @@
 //! ```
 
 use emsort_io::{Error, ErrorKind, Result};
+use rayon::prelude::*;
 
 use crate::key::prefix;
-use crate::keys::LineOrder;
+use crate::keys::{LineOrder, Scratch};
 use crate::loser_tree::LoserTree;
 use crate::read_ahead::BlockReader;
 use crate::write_behind::WriteBehind;
 use crate::Format;
 
-/// A record or line indexed in its run's window: its key prefix, and where
-/// its bytes are (a line with its `\n`).
+/// A record or line indexed in its run's window: its key (an 8-byte
+/// prefix, then all of it), and where its bytes are (a line with its
+/// `\n`).
 ///
 /// The bytes are in the run's current read-ahead block, or in the run's
-/// carry buffer when the item straddles two blocks. Both stay put until the
-/// window is refilled ([`Window::fill`]), which the merge does only once it
-/// has written out every item of the window; so the pointer is valid for as
-/// long as the head is in the window.
+/// carry buffer when the item straddles two blocks; the key is a part of
+/// the item, or, for lines with GNU keys, their normalised key in the
+/// window's key buffer. All stay put until the window is refilled
+/// ([`Window::fill`]), which the merge does only once it has written out
+/// every item of the window; so the pointers are valid for as long as the
+/// head is in the window.
 #[derive(Clone, Copy)]
 struct Head {
     prefix: u64,
     ptr: *const u8,
     len: usize,
+    key: *const u8,
+    key_len: usize,
     /// The run's place among the merge's inputs: equal lines keep the
     /// inputs' order (`-s`, `-u`).
     run: u32,
@@ -68,11 +74,34 @@ impl Head {
         // SAFETY: see `Head`: the bytes stay put while the head is indexed.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
+
+    fn key(&self) -> &[u8] {
+        // SAFETY: as for `bytes`.
+        unsafe { std::slice::from_raw_parts(self.key, self.key_len) }
+    }
+
+    /// A line without its `\n`.
+    fn line(&self) -> &[u8] {
+        let b = self.bytes();
+        &b[..b.len() - 1]
+    }
 }
 
-/// How items compare: the key's place in the item, and the order; for
-/// lines with GNU keys, the [`LineOrder`] (prefix of the normalised key,
-/// then its comparison, then the run).
+/// Room for the normalised keys of a slice of a window's heads (for lines
+/// with GNU keys): the keys' bytes, which stay put until the window is
+/// refilled, and scratch space.
+#[derive(Default)]
+struct KeyRoom {
+    keys: Vec<u8>,
+    scratch: Scratch,
+}
+
+/// Heads whose keys one task normalises when a window is filled.
+const KEY_CHUNK: usize = 256;
+
+/// How items compare: the key's place in the item and the order; for
+/// lines with GNU keys, the [`LineOrder`] (the normalised key, then the
+/// rest of its comparison, then the run).
 #[derive(Clone, Copy)]
 struct Order<'a> {
     key_off: usize,
@@ -80,6 +109,9 @@ struct Order<'a> {
     key_len: Option<usize>,
     reverse: bool,
     lines: Option<&'a LineOrder>,
+    /// Whether keys are normalised from the lines (else they are bytes of
+    /// the items).
+    normalised: bool,
 }
 
 impl<'a> Order<'a> {
@@ -88,45 +120,70 @@ impl<'a> Order<'a> {
             Format::Rec(r) => (r.key_offset, Some(r.key_len)),
             _ => (0, None),
         };
-        Order { key_off, key_len, reverse, lines }
+        let normalised = lines.is_some_and(|lo| !lo.is_plain());
+        // A plain order with -u keeps its -r (keyed orders invert their
+        // keys' bytes instead).
+        let reverse = match lines {
+            Some(lo) => lo.is_plain() && lo.reverse(),
+            None => reverse,
+        };
+        Order { key_off, key_len, reverse, lines, normalised }
     }
 
     fn key<'b>(&self, item: &'b [u8]) -> &'b [u8] {
         &item[self.key_off..self.key_off + self.key_len.unwrap_or(item.len() - 1)]
     }
 
-    fn head(&self, item: &[u8], run: u32, scratch: &mut Vec<u8>) -> Head {
-        let prefix = match self.lines {
-            None => prefix(self.key(item)),
-            Some(lo) => {
-                scratch.clear();
-                lo.encode(&item[..item.len() - 1], scratch, 8);
-                prefix(scratch)
-            }
-        };
-        Head { prefix, ptr: item.as_ptr(), len: item.len(), run }
+    /// The head of `item` of run `run`: its key is a part of the item, or
+    /// none yet when keys are normalised ([`Order::normalise`] writes it).
+    fn head(&self, item: &[u8], run: u32) -> Head {
+        let key = if self.normalised { &item[..0] } else { self.key(item) };
+        Head {
+            prefix: prefix(key),
+            ptr: item.as_ptr(),
+            len: item.len(),
+            key: key.as_ptr(),
+            key_len: key.len(),
+            run,
+        }
+    }
+
+    /// Writes the normalised keys of `heads` into `room` and points the
+    /// heads at them.
+    fn normalise(&self, heads: &mut [Head], room: &mut KeyRoom) {
+        let Some(lo) = self.lines else { return };
+        room.keys.clear();
+        let mut ends = [0usize; KEY_CHUNK];
+        for (h, end) in heads.iter_mut().zip(&mut ends) {
+            lo.encode(h.line(), &mut room.keys, &mut room.scratch);
+            *end = room.keys.len();
+        }
+        // Only now, with the buffer grown for good, take its addresses.
+        let mut start = 0;
+        for (h, &end) in heads.iter_mut().zip(&ends) {
+            let key = &room.keys[start..end];
+            h.prefix = prefix(key);
+            h.key = key.as_ptr();
+            h.key_len = key.len();
+            start = end;
+        }
     }
 
     /// Whether `a` comes strictly before `b` in the output.
     #[inline]
     fn before(&self, a: &Head, b: &Head) -> bool {
-        if let Some(lo) = self.lines {
-            fn line(h: &Head) -> &[u8] {
-                let b = h.bytes();
-                &b[..b.len() - 1]
+        let o = a.prefix.cmp(&b.prefix).then_with(|| a.key().cmp(b.key()));
+        let o = if self.reverse { o.reverse() } else { o };
+        match self.lines {
+            Some(lo) => {
+                let o = if self.normalised {
+                    o.then_with(|| lo.compare_equal_forms(a.line(), b.line()))
+                } else {
+                    o
+                };
+                o.then(a.run.cmp(&b.run)).is_lt()
             }
-            return a
-                .prefix
-                .cmp(&b.prefix)
-                .then_with(|| lo.compare(line(a), line(b)))
-                .then(a.run.cmp(&b.run))
-                .is_lt();
-        }
-        let o = a.prefix.cmp(&b.prefix).then_with(|| self.key(a.bytes()).cmp(self.key(b.bytes())));
-        if self.reverse {
-            o.is_gt()
-        } else {
-            o.is_lt()
+            None => o.is_lt(),
         }
     }
 }
@@ -166,7 +223,7 @@ pub(crate) fn merge(
             items: Vec::new(),
             next: 0,
             done: false,
-            scratch: Vec::new(),
+            rooms: Vec::new(),
         })
         .collect();
     let mut counts = Vec::new();
@@ -175,7 +232,7 @@ pub(crate) fn merge(
     let mut unique = lines.filter(|l| l.unique()).map(|lo| (lo, None::<Vec<u8>>));
     loop {
         for w in wins.iter_mut().filter(|w| !w.done && w.next == w.items.len()) {
-            w.fill(&order, cap)?;
+            w.fill(&order, cap, pool)?;
         }
         let live: Vec<&[Head]> = wins.iter().filter(|w| !w.done).map(|w| &w.items[w.next..]).collect();
         if live.is_empty() {
@@ -427,35 +484,53 @@ struct Window {
     next: usize,
     /// The run is exhausted.
     done: bool,
-    /// Room for normalised keys while indexing.
-    scratch: Vec<u8>,
+    /// Room for normalised keys, one per [`KEY_CHUNK`] heads.
+    rooms: Vec<KeyRoom>,
 }
 
 impl Window {
     /// Indexes the run's next items: the next one (gathered into the carry
     /// buffer when it straddles two blocks), then up to `cap` − 1 more that
-    /// lie wholly inside the current block. Recycles the bytes the previous
-    /// items pointed to.
-    fn fill(&mut self, order: &Order, cap: usize) -> Result<()> {
+    /// lie wholly inside the current block; normalises their keys (lines
+    /// with GNU keys) in parallel on `pool`. Recycles the bytes the
+    /// previous items pointed to.
+    fn fill(&mut self, order: &Order, cap: usize, pool: &rayon::ThreadPool) -> Result<()> {
         self.items.clear();
         self.next = 0;
         let Some(first) = self.run.next_item()? else {
             self.done = true;
             return Ok(());
         };
-        self.items.push(order.head(first, self.id, &mut self.scratch));
+        self.items.push(order.head(first, self.id));
         while self.items.len() < cap {
-            let at = self.run.src.pos;
             let Some(item) = self.run.whole_item() else { break };
-            let head = order.head(item, self.id, &mut self.scratch);
-            // A run out of order (`sort -m` of a file that is not sorted):
-            // the window ends before the descent, so each window is sorted
-            // and every round emits something; the rest comes next fill.
-            if order.before(&head, self.items.last().expect("the first item")) {
-                self.run.src.pos = at;
-                break;
+            self.items.push(order.head(item, self.id));
+        }
+        if order.normalised {
+            let chunks = self.items.len().div_ceil(KEY_CHUNK);
+            if self.rooms.len() < chunks {
+                self.rooms.resize_with(chunks, KeyRoom::default);
             }
-            self.items.push(head);
+            let rooms = &mut self.rooms[..chunks];
+            if chunks == 1 {
+                order.normalise(&mut self.items, &mut rooms[0]);
+            } else {
+                pool.install(|| {
+                    self.items
+                        .par_chunks_mut(KEY_CHUNK)
+                        .zip(rooms.par_iter_mut())
+                        .for_each(|(heads, room)| order.normalise(heads, room))
+                });
+            }
+        }
+        // A run out of order (`sort -m` of a file that is not sorted): the
+        // window ends before the descent, so each window is sorted and
+        // every round emits something; the rest comes next fill. (Only the
+        // first item can lie in the carry buffer.)
+        if let Some(i) = (1..self.items.len()).find(|&i| order.before(&self.items[i], &self.items[i - 1])) {
+            let block = self.run.src.buf.bytes().as_ptr() as usize;
+            self.run.src.pos = self.items[i].ptr as usize - block;
+            self.items.truncate(i);
         }
         Ok(())
     }
@@ -543,7 +618,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn heads(lines: &[Vec<u8>], order: &Order) -> Vec<Head> {
-        lines.iter().map(|l| order.head(l, 0, &mut Vec::new())).collect()
+        lines.iter().map(|l| order.head(l, 0)).collect()
     }
 
     fn sorted_lines(mut v: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
@@ -562,7 +637,7 @@ mod tests {
         fn cut_and_split_keep_the_order(runs in prop::collection::vec(
                 prop::collection::vec(prop::collection::vec(b'a'..b'e', 0..4), 0..60), 1..6),
                 cap in 1usize..400, parts in 1usize..4) {
-            let order = Order { key_off: 0, key_len: None, reverse: false, lines: None };
+            let order = Order::new(Format::Lines, false, None);
             let runs: Vec<Vec<Vec<u8>>> = runs.into_iter().map(sorted_lines).collect();
             let hs: Vec<Vec<Head>> = runs.iter().map(|r| heads(r, &order)).collect();
             let live: Vec<&[Head]> = hs.iter().map(|h| h.as_slice()).collect();

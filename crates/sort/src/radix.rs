@@ -64,6 +64,8 @@ fn view<T, const REV: bool>(items: &mut [T]) -> &mut [ByKey<T, REV>] {
 pub(crate) trait Entry: Copy + Send + Sync {
     /// The 8-byte big-endian key prefix.
     fn prefix(&self) -> u64;
+    /// Replaces the prefix (with the key's next 8 bytes).
+    fn set_prefix(&mut self, p: u64);
 }
 
 impl Entry for (u64, u32) {
@@ -71,12 +73,20 @@ impl Entry for (u64, u32) {
     fn prefix(&self) -> u64 {
         self.0
     }
+    #[inline]
+    fn set_prefix(&mut self, p: u64) {
+        self.0 = p;
+    }
 }
 
 impl Entry for (u64, u32, u32) {
     #[inline]
     fn prefix(&self) -> u64 {
         self.0
+    }
+    #[inline]
+    fn set_prefix(&mut self, p: u64) {
+        self.0 = p;
     }
 }
 
@@ -115,6 +125,101 @@ pub(crate) fn sort_index<E: Entry>(index: &mut [E], rev: bool, full: impl Fn(&E,
         .par_chunk_by_mut(|a, b| a.prefix() == b.prefix())
         .filter(|group| group.len() > 1)
         .for_each(|group| group.sort_unstable_by(cmp));
+}
+
+/// Windows of 8 key bytes [`sort_index_deep`] sorts by before it compares
+/// whole items instead (keys with 64 equal leading bytes are rare).
+const DEEPEST: usize = 8;
+
+/// Groups smaller than this are sorted by comparison, not radix.
+const SMALL_GROUP: usize = 2048;
+
+/// Sorts an index by keys longer than the prefix, most significant bytes
+/// first (a multikey MSD radix sort): by the prefix (window 0 of the key,
+/// already in the entries), then each group of equal prefixes by the key's
+/// next 8 bytes, which `window(e, w, scratch)` returns (`None` when e's key
+/// has no byte in window w), and so on. A group whose keys all end is put
+/// in order by `tie` (the keys are equal); one still tied after
+/// [`DEEPEST`] windows by `full`, the whole comparison.
+///
+/// The keys must be prefix-free (no key a proper prefix of another), as
+/// the normalised keys of [`crate::keys`] are: then the keys of a group
+/// either all have bytes in the next window or all have ended. Each window
+/// costs `window` once per item of a group, and no memory beyond the index.
+pub(crate) fn sort_index_deep<E: Entry, S: Default>(
+    index: &mut [E],
+    window: impl Fn(&E, usize, &mut S) -> Option<u64> + Sync,
+    tie: impl Fn(&E, &E) -> Ordering + Sync,
+    full: impl Fn(&E, &E) -> Ordering + Sync,
+    item: impl Fn(&E) -> *const u8 + Sync,
+) {
+    /// Entries ahead whose items are fetched into the cache while the
+    /// window of the current one is computed: a group's items lie all over
+    /// the chunk, and each would otherwise cost a cache miss.
+    const AHEAD: usize = 8;
+    #[allow(clippy::too_many_arguments)]
+    fn refine<E: Entry, S>(
+        group: &mut [E],
+        depth: usize,
+        s: &mut S,
+        window: &(impl Fn(&E, usize, &mut S) -> Option<u64> + Sync),
+        tie: &(impl Fn(&E, &E) -> Ordering + Sync),
+        full: &(impl Fn(&E, &E) -> Ordering + Sync),
+        item: &(impl Fn(&E) -> *const u8 + Sync),
+    ) {
+        if depth == DEEPEST {
+            group.sort_unstable_by(full);
+            return;
+        }
+        let mut more = false;
+        for i in 0..group.len() {
+            if let Some(ahead) = group.get(i + AHEAD) {
+                prefetch(item(ahead));
+            }
+            let e = &mut group[i];
+            let w = window(e, depth, s);
+            more |= w.is_some();
+            e.set_prefix(w.unwrap_or(0));
+        }
+        if !more {
+            group.sort_unstable_by(tie);
+            return;
+        }
+        sort_by_prefix(group);
+        for g in group.chunk_by_mut(|a, b| a.prefix() == b.prefix()).filter(|g| g.len() > 1) {
+            refine(g, depth + 1, s, window, tie, full, item);
+        }
+    }
+    sort_by_prefix(index);
+    index
+        .par_chunk_by_mut(|a, b| a.prefix() == b.prefix())
+        .filter(|group| group.len() > 1)
+        .for_each_init(S::default, |s, group| refine(group, 1, s, &window, &tie, &full, &item));
+}
+
+/// Asks the CPU to bring the cache line at `p` in (a hint: no effect on
+/// what the program computes, and no fault whatever `p` is).
+#[inline(always)]
+pub(crate) fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and reads nothing the program sees.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Sorts entries by prefix: radix for large slices, comparison for small.
+fn sort_by_prefix<E: Entry>(index: &mut [E]) {
+    if index.len() < SMALL_GROUP {
+        index.sort_unstable_by_key(|e| e.prefix());
+    } else {
+        // SAFETY: as in `view`: `ByPrefix` is `repr(transparent)` over `E`.
+        let view: &mut [ByPrefix<E, false>] =
+            unsafe { std::slice::from_raw_parts_mut(index.as_mut_ptr().cast(), index.len()) };
+        view.radix_sort_builder().with_low_mem_tuner().sort();
+    }
 }
 
 #[cfg(test)]
@@ -159,6 +264,30 @@ mod tests {
             if rev {
                 want.reverse();
             }
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn deep_sort_orders_long_keys(words in prop::collection::vec(prop::collection::vec(0u8..3, 0..40), 0..3000)) {
+            // Prefix-free keys: each word's bytes + 1, then a 0 terminator.
+            let keys: Vec<Vec<u8>> = words.iter().map(|w| w.iter().map(|b| b + 1).chain([0]).collect()).collect();
+            let mut index: Vec<(u64, u32, u32)> =
+                keys.iter().enumerate().map(|(i, k)| (crate::key::prefix(k), i as u32, 0)).collect();
+            let window = |e: &(u64, u32, u32), w: usize, _: &mut ()| {
+                let k = &keys[e.1 as usize];
+                (k.len() > 8 * w).then(|| crate::key::prefix(&k[8 * w..]))
+            };
+            let tie = |a: &(u64, u32, u32), b: &(u64, u32, u32)| {
+                assert_eq!(keys[a.1 as usize], keys[b.1 as usize]);
+                a.1.cmp(&b.1)
+            };
+            let full = |a: &(u64, u32, u32), b: &(u64, u32, u32)| keys[a.1 as usize].cmp(&keys[b.1 as usize]).then(a.1.cmp(&b.1));
+            sort_index_deep(&mut index, window, tie, full, |e| keys[e.1 as usize].as_ptr());
+            let got: Vec<u32> = index.iter().map(|e| e.1).collect();
+            let mut want: Vec<u32> = (0..keys.len() as u32).collect();
+            want.sort_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]).then(a.cmp(&b)));
             prop_assert_eq!(got, want);
         }
     }

@@ -54,6 +54,7 @@ use rayon::prelude::*;
 
 use crate::byte_stream::AlignedBuf;
 use crate::key::{prefix, NumKey};
+use crate::keys::Scratch;
 use crate::output::Output;
 use crate::plain::run_block;
 use crate::plan::{Derived, SortPlan};
@@ -233,27 +234,52 @@ impl RunFormation<'_, '_> {
                 let text = &*data;
                 let line = |e: &(u64, u32, u32)| &text[e.1 as usize..(e.1 + e.2) as usize];
                 let threads = self.plan.threads();
-                let Some(lo) = self.plan.line_order() else {
-                    let mut index =
-                        self.pool.install(|| line_index(text, lines as usize, threads, |l, _| prefix(l)));
+                let plain = |rev: bool| {
+                    let mut index = self
+                        .pool
+                        .install(|| line_index(text, lines as usize, threads, |l, _: &mut ()| prefix(l)));
                     self.pool.install(|| radix::sort_index(&mut index, rev, |a, b| line(a).cmp(line(b))));
+                    index
+                };
+                let Some(lo) = self.plan.line_order() else {
+                    return Order::Lines(plain(rev));
+                };
+                if lo.is_plain() {
+                    // Plain `sort -u`: bytewise, then one line per group of
+                    // equal lines.
+                    let mut index = plain(lo.reverse());
+                    index.dedup_by(|b, a| a.0 == b.0 && line(a) == line(b));
                     return Order::Lines(index);
+                }
+                // By the normalised keys, 8 bytes at a time (computed again
+                // for each window a line's group reaches); lines with equal
+                // keys by the rest of GNU's comparison, then by input
+                // position (for -s, -u).
+                let encode = |l: &[u8], s: &mut KeyRoom| {
+                    s.key.clear();
+                    lo.encode(l, &mut s.key, &mut s.scratch);
                 };
-                // Radix-sorted by the normalised key's first 8 bytes; ties
-                // by GNU's comparison, then by input position (for -s, -u).
-                let key = |l: &[u8], buf: &mut Vec<u8>| {
-                    buf.clear();
-                    lo.encode(l, buf, 8);
-                    prefix(buf)
+                let first = |l: &[u8], s: &mut KeyRoom| {
+                    encode(l, s);
+                    prefix(&s.key)
                 };
-                let mut index = self.pool.install(|| line_index(text, lines as usize, threads, key));
+                let mut index = self.pool.install(|| line_index(text, lines as usize, threads, first));
+                let window = |e: &(u64, u32, u32), w: usize, s: &mut KeyRoom| {
+                    encode(line(e), s);
+                    (s.key.len() > 8 * w).then(|| prefix(&s.key[8 * w..]))
+                };
                 self.pool.install(|| {
-                    radix::sort_index(&mut index, false, |a, b| {
-                        lo.compare(line(a), line(b)).then(a.1.cmp(&b.1))
-                    })
+                    radix::sort_index_deep(
+                        &mut index,
+                        window,
+                        |a, b| lo.compare_equal_forms(line(a), line(b)).then(a.1.cmp(&b.1)),
+                        |a, b| lo.compare(line(a), line(b)).then(a.1.cmp(&b.1)),
+                        |e| text[e.1 as usize..].as_ptr(),
+                    )
                 });
                 if lo.unique() {
-                    // The first of each group of equal lines, as GNU keeps.
+                    // The first of each group of equal lines, as GNU keeps
+                    // (lines with equal keys end with equal prefixes).
                     index.dedup_by(|b, a| a.0 == b.0 && lo.same(line(a), line(b)));
                 }
                 return Order::Lines(index);
@@ -390,13 +416,21 @@ impl Reader<'_> {
     }
 }
 
+/// Room to write one line's normalised key in, per thread.
+#[derive(Default)]
+struct KeyRoom {
+    key: Vec<u8>,
+    scratch: Scratch,
+}
+
 /// The index of `text` (whole lines, each ending with `\n`, `lines` of
 /// them): (key prefix, offset, length) per line, in text order. Built in
 /// parallel: the text is cut at newlines into one piece per thread, each
 /// piece's lines are counted, and each piece fills its own part of the index.
-fn line_index<F>(text: &[u8], lines: usize, threads: usize, key: F) -> Vec<(u64, u32, u32)>
+fn line_index<F, S>(text: &[u8], lines: usize, threads: usize, key: F) -> Vec<(u64, u32, u32)>
 where
-    F: Fn(&[u8], &mut Vec<u8>) -> u64 + Sync,
+    F: Fn(&[u8], &mut S) -> u64 + Sync,
+    S: Default,
 {
     // Piece boundaries, each just after a newline.
     let pieces = threads.max(1) * 4;
@@ -424,7 +458,7 @@ where
     }
     parts.into_par_iter().zip(bounds.par_windows(2)).for_each(|(part, w)| {
         let mut start = w[0];
-        let mut scratch = Vec::new();
+        let mut scratch = S::default();
         for (slot, nl) in part.iter_mut().zip(memchr::memchr_iter(b'\n', &text[w[0]..w[1]])) {
             let nl = w[0] + nl;
             *slot = (key(&text[start..nl], &mut scratch), start as u32, (nl - start) as u32);
@@ -465,7 +499,7 @@ mod tests {
                 expect.push((prefix(l), start as u32, l.len() as u32));
                 start += l.len() + 1;
             }
-            prop_assert_eq!(line_index(&text, lines.len(), threads, |l, _| prefix(l)), expect);
+            prop_assert_eq!(line_index(&text, lines.len(), threads, |l, _: &mut ()| prefix(l)), expect);
         }
     }
 }

@@ -43,18 +43,21 @@ pub(crate) fn transform<'a>(key: &Key, text: &'a [u8], out: &'a mut Vec<u8>) -> 
 /// [`transform`]) to `out`, inverted when the key is reversed. Returns
 /// false for the kinds that have none (`-V`, `-R`): nothing is appended,
 /// and the comparator decides.
+#[inline]
 pub(crate) fn encode_key(kind: KeyKind, reverse: bool, text: &[u8], out: &mut Vec<u8>) -> bool {
     let start = out.len();
     match kind {
         KeyKind::Text => text_form(text, out),
-        KeyKind::Numeric => number_form(c_str(text), out),
+        // A NUL ends every scanner's number or name as it ends the C
+        // strings GNU reads them from (strtold's input is cut there too).
+        KeyKind::Numeric => number_form(text, out),
         KeyKind::HumanNumeric => {
-            let t = skip_blanks(c_str(text));
+            let t = skip_blanks(text);
             out.push((unit_order(t) + 8) as u8);
             number_form(t, out);
         }
-        KeyKind::Month => out.push(month(c_str(text))),
-        KeyKind::GeneralNumeric => general::form(c_str(text), out),
+        KeyKind::Month => out.push(month(text)),
+        KeyKind::GeneralNumeric => general::form(text, out),
         KeyKind::Version | KeyKind::Random => return false,
     }
     if reverse {
@@ -63,16 +66,6 @@ pub(crate) fn encode_key(kind: KeyKind, reverse: bool, text: &[u8], out: &mut Ve
         }
     }
     true
-}
-
-/// The bytes up to the first NUL: the C functions GNU calls on a key
-/// (strtold, its number and month scanners) stop there.
-#[inline]
-fn c_str(t: &[u8]) -> &[u8] {
-    match memchr::memchr(0, t) {
-        Some(p) => &t[..p],
-        None => t,
-    }
 }
 
 #[inline]

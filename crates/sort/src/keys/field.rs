@@ -10,6 +10,10 @@
 //! `echar` bytes into that field, clamped to the line's end (GNU does not
 //! clamp it to the field's end). Positions are byte offsets into the line,
 //! which has no terminator.
+//!
+//! [`key_start`] and [`key_end`] are GNU's scans, kept as the reference
+//! that [`split_fields`] + [`key_range`] (one pass over the line for every
+//! key, then constant time per key) are tested against.
 
 use super::Key;
 
@@ -22,6 +26,7 @@ pub(crate) fn is_blank(b: u8) -> bool {
 /// The start of `key` in `line` (`begfield`); for a key that starts at the
 /// line's start (`sword` none), the start after blanks when the key skips
 /// them.
+#[cfg(test)]
 pub(crate) fn key_start(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
     let lim = line.len();
     let mut p = 0;
@@ -71,6 +76,7 @@ pub(crate) fn key_start(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
 }
 
 /// The end of `key` in `line` (`limfield`): one past its last byte.
+#[cfg(test)]
 pub(crate) fn key_end(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
     let lim = line.len();
     let Some(eword) = key.eword else { return lim };
@@ -114,11 +120,116 @@ pub(crate) fn key_end(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
 }
 
 /// The bytes of `key` in `line`: empty when its end comes before its start.
+#[cfg(test)]
 #[inline]
 pub(crate) fn key_bytes<'a>(line: &'a [u8], key: &Key, tab: Option<u8>) -> &'a [u8] {
     let start = key_start(line, key, tab);
     let end = key_end(line, key, tab).max(start);
     &line[start..end]
+}
+
+/// How many fields of a line [`key_range`] needs to know the bounds of to
+/// place `key`: the most `begfield`/`limfield` skip.
+pub(crate) fn fields_needed(key: &Key) -> usize {
+    let start = key.sword.unwrap_or(0);
+    let end = match key.eword {
+        None => 0,
+        Some(e) if key.echar == 0 => e + 1,
+        Some(e) => e,
+    };
+    start.max(end)
+}
+
+/// Where a line's first fields end, found in one pass: with `-t`, the
+/// positions of the separators; without, the end of each field's
+/// non-blank run. Up to `upto` of them (fewer when the line has fewer).
+pub(crate) fn split_fields(line: &[u8], tab: Option<u8>, upto: usize, ends: &mut Vec<usize>) {
+    ends.clear();
+    if upto == 0 {
+        return;
+    }
+    match tab {
+        Some(t) => {
+            // A plain loop: fields are short, shorter than memchr's setup.
+            for (i, &b) in line.iter().enumerate() {
+                if b == t {
+                    ends.push(i);
+                    if ends.len() == upto {
+                        break;
+                    }
+                }
+            }
+        }
+        None => {
+            let lim = line.len();
+            let mut p = 0;
+            while ends.len() < upto {
+                while p < lim && is_blank(line[p]) {
+                    p += 1;
+                }
+                if p == lim {
+                    break;
+                }
+                while p < lim && !is_blank(line[p]) {
+                    p += 1;
+                }
+                ends.push(p);
+            }
+        }
+    }
+}
+
+/// The bytes of `key` in `line` as [`key_bytes`] finds them, from the
+/// field ends [`split_fields`] found (at least [`fields_needed`] of them,
+/// or all the line has): `begfield` and `limfield` in constant time.
+#[inline]
+pub(crate) fn key_range(line: &[u8], key: &Key, tab: Option<u8>, ends: &[usize]) -> (usize, usize) {
+    let lim = line.len();
+    let skip_blanks = |mut p: usize| {
+        while p < lim && is_blank(line[p]) {
+            p += 1;
+        }
+        p
+    };
+    // After skipping n fields: past the n-th separator (with -t), or at
+    // the end of the n-th field's non-blank run.
+    let after = |n: usize| -> usize {
+        match n {
+            0 => 0,
+            n => match (ends.get(n - 1), tab) {
+                (Some(&e), Some(_)) => e + 1,
+                (Some(&e), None) => e,
+                (None, _) => lim,
+            },
+        }
+    };
+    let start = match key.sword {
+        Some(sword) => {
+            let mut p = after(sword);
+            if key.skip_start_blanks {
+                p = skip_blanks(p);
+            }
+            lim.min(p.saturating_add(key.schar))
+        }
+        None if key.skip_start_blanks => skip_blanks(0),
+        None => 0,
+    };
+    let end = match key.eword {
+        None => lim,
+        Some(eword) if key.echar == 0 => match (ends.get(eword), tab) {
+            // The whole of field eword: up to its separator, not past it.
+            (Some(&e), _) => e,
+            (None, _) => lim,
+        },
+        Some(eword) => {
+            let mut p = after(eword);
+            if key.skip_end_blanks {
+                p = skip_blanks(p);
+            }
+            lim.min(p.saturating_add(key.echar))
+        }
+    };
+    (start, end.max(start))
 }
 
 #[cfg(test)]
@@ -145,5 +256,26 @@ mod tests {
         assert_eq!(key_bytes(b"a b", &k("2,1"), None), b"");
         // ".0" at the end: to the end of that field.
         assert_eq!(key_bytes(b"ab cd ef", &k("1,2.0"), None), b"ab cd");
+    }
+
+    proptest::proptest! {
+        /// The one-pass split finds every key where GNU's scans do.
+        #[test]
+        fn split_fields_place_keys_as_begfield_and_limfield(
+            line in proptest::collection::vec(proptest::sample::select(vec![b' ', b'\t', b'\n', b',', b'a', b'b']), 0..20),
+            sf in 1usize..5, sc in 1usize..4, end in proptest::option::of((1usize..5, 0usize..4)),
+            mods in "b?", emods in "b?", tab: bool,
+        ) {
+            let mut spec = format!("{sf}.{sc}{mods}");
+            if let Some((ef, ec)) = end {
+                spec += &format!(",{ef}.{ec}{emods}");
+            }
+            let key = k(&spec);
+            let tab = tab.then_some(b',');
+            let mut ends = Vec::new();
+            split_fields(&line, tab, fields_needed(&key), &mut ends);
+            let (s, e) = key_range(&line, &key, tab, &ends);
+            proptest::prop_assert_eq!(&line[s..e], key_bytes(&line, &key, tab), "{} {:?}", spec, line);
+        }
     }
 }

@@ -40,9 +40,9 @@
 //! o.tab = Some(b',');
 //! o.keys.push(Key::parse("3,3n").unwrap());
 //! let order = LineOrder::new(o).unwrap();
-//! let (mut a, mut b) = (Vec::new(), Vec::new());
-//! order.encode(b"7,x,9.5", &mut a, usize::MAX);
-//! order.encode(b"1,y,10", &mut b, usize::MAX);
+//! let (mut a, mut b, mut s) = (Vec::new(), Vec::new(), Default::default());
+//! order.encode(b"7,x,9.5", &mut a, &mut s);
+//! order.encode(b"1,y,10", &mut b, &mut s);
 //! assert!(a < b);
 //! assert!(order.compare(b"7,x,9.5", b"1,y,10").is_lt());
 //! ```
@@ -176,6 +176,28 @@ pub struct LineOrder {
     complete: bool,
     /// The bytes of each line are the key (no -k and no modifier).
     plain: bool,
+    /// Fields of a line to split to place every key.
+    fields: usize,
+    /// The first `-V`/`-R` key (`keys.len()` when none): where the
+    /// normalised key ends.
+    open_from: usize,
+}
+
+/// Reusable room for [`LineOrder::encode`] and the comparisons, so that no
+/// line costs an allocation: one per thread (or per merge window).
+#[derive(Debug, Default)]
+pub struct Scratch {
+    ends_a: Vec<usize>,
+    ends_b: Vec<usize>,
+    text_a: Vec<u8>,
+    text_b: Vec<u8>,
+    form_a: Vec<u8>,
+    form_b: Vec<u8>,
+}
+
+thread_local! {
+    /// For the comparisons, which callers make from anywhere.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
 impl LineOrder {
@@ -192,8 +214,13 @@ impl LineOrder {
         for k in &keys {
             k.check_compatible()?;
         }
-        let complete = keys.iter().all(|k| !matches!(k.kind(), KeyKind::Version | KeyKind::Random));
+        let open_from = keys
+            .iter()
+            .position(|k| matches!(k.kind(), KeyKind::Version | KeyKind::Random))
+            .unwrap_or(keys.len());
+        let complete = open_from == keys.len();
         let plain = keys.is_empty();
+        let fields = keys.iter().map(field::fields_needed).max().unwrap_or(0);
         Ok(LineOrder {
             keys,
             tab: o.tab,
@@ -203,6 +230,8 @@ impl LineOrder {
             salt: o.salt,
             complete,
             plain,
+            fields,
+            open_from,
         })
     }
 
@@ -237,58 +266,78 @@ impl LineOrder {
         self.complete
     }
 
-    /// Appends `line`'s normalised key to `out`, at most `limit` bytes of
-    /// it (a prefix is enough to sort most lines). Returns whether the
-    /// whole key was written: false when cut by `limit` or by a `-V`/`-R`
-    /// key.
-    pub fn encode(&self, line: &[u8], out: &mut Vec<u8>, limit: usize) -> bool {
-        let start = out.len();
+    /// Appends `line`'s normalised key to `out` (`s`: reusable room).
+    /// Returns whether the whole key was written: false when a `-V`/`-R`
+    /// key ends it (then the comparator decides between equal forms).
+    pub fn encode(&self, line: &[u8], out: &mut Vec<u8>, s: &mut Scratch) -> bool {
         if self.plain {
             // The whole line is the key (plain `sort -u`).
-            encode_key(KeyKind::Text, self.reverse, &line[..line.len().min(limit)], out);
-            out.truncate(start + limit.min(out.len() - start));
-            return line.len() < limit;
+            encode_key(KeyKind::Text, self.reverse, line, out);
+            return true;
         }
-        let mut scratch = Vec::new();
-        for k in &self.keys {
-            let text = field::key_bytes(line, k, self.tab);
-            let text = transform(k, text, &mut scratch);
-            if !encode_key(k.kind(), k.reverse, text, out) {
-                return false;
-            }
-            if out.len() - start >= limit {
-                out.truncate(start + limit);
-                return false;
-            }
+        field::split_fields(line, self.tab, self.fields, &mut s.ends_a);
+        for k in &self.keys[..self.open_from] {
+            let (from, to) = field::key_range(line, k, self.tab, &s.ends_a);
+            let text = transform(k, &line[from..to], &mut s.text_a);
+            encode_key(k.kind(), k.reverse, text, out);
         }
-        true
+        self.complete
     }
 
     /// Compares two lines (without their terminators) by the keys alone
     /// (GNU's `keycompare`).
     pub fn compare_keys(&self, a: &[u8], b: &[u8]) -> Ordering {
-        let (mut sa, mut sb, mut fa, mut fb) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for k in &self.keys {
-            let ta = transform(k, field::key_bytes(a, k, self.tab), &mut sa);
-            let tb = transform(k, field::key_bytes(b, k, self.tab), &mut sb);
-            let o = match k.kind() {
-                KeyKind::Text => ta.cmp(tb),
-                KeyKind::Version => version::compare(ta, tb),
-                KeyKind::Random => self.random(ta).cmp(&self.random(tb)).then_with(|| ta.cmp(tb)),
-                kind => {
-                    fa.clear();
-                    fb.clear();
-                    encode_key(kind, false, ta, &mut fa);
-                    encode_key(kind, false, tb, &mut fb);
-                    fa.cmp(&fb)
+        self.compare_keys_from(0, a, b)
+    }
+
+    /// [`LineOrder::compare_keys`] from key `first` on.
+    fn compare_keys_from(&self, first: usize, a: &[u8], b: &[u8]) -> Ordering {
+        SCRATCH.with(|s| {
+            let s = &mut *s.borrow_mut();
+            field::split_fields(a, self.tab, self.fields, &mut s.ends_a);
+            field::split_fields(b, self.tab, self.fields, &mut s.ends_b);
+            for k in &self.keys[first..] {
+                let (fa, ta) = field::key_range(a, k, self.tab, &s.ends_a);
+                let (fb, tb) = field::key_range(b, k, self.tab, &s.ends_b);
+                let ta = transform(k, &a[fa..ta], &mut s.text_a);
+                let tb = transform(k, &b[fb..tb], &mut s.text_b);
+                let o = match k.kind() {
+                    KeyKind::Text => ta.cmp(tb),
+                    KeyKind::Version => version::compare(ta, tb),
+                    KeyKind::Random => self.random(ta).cmp(&self.random(tb)).then_with(|| ta.cmp(tb)),
+                    kind => {
+                        s.form_a.clear();
+                        s.form_b.clear();
+                        encode_key(kind, false, ta, &mut s.form_a);
+                        encode_key(kind, false, tb, &mut s.form_b);
+                        s.form_a.cmp(&s.form_b)
+                    }
+                };
+                let o = if k.reverse { o.reverse() } else { o };
+                if o.is_ne() {
+                    return o;
                 }
-            };
-            let o = if k.reverse { o.reverse() } else { o };
+            }
+            Ordering::Equal
+        })
+    }
+
+    /// Compares two lines whose normalised keys ([`LineOrder::encode`])
+    /// are equal: by the keys that have no normalised form (`-V`, `-R`),
+    /// then by the last resort unless `-s` or `-u`.
+    #[inline]
+    pub fn compare_equal_forms(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if !self.complete {
+            let o = self.compare_keys_from(self.open_from, a, b);
             if o.is_ne() {
                 return o;
             }
         }
-        Ordering::Equal
+        if self.stable || self.unique {
+            Ordering::Equal
+        } else {
+            self.last_resort(a, b)
+        }
     }
 
     /// Compares two lines (without their terminators) as GNU `sort`
