@@ -169,6 +169,15 @@ impl<'a> Order<'a> {
         }
     }
 
+    /// `-u`: whether `a` and `b` are equal lines by the order (GNU keeps
+    /// one of them).
+    #[inline]
+    fn same(&self, a: &Head, b: &Head) -> bool {
+        a.prefix == b.prefix
+            && a.key() == b.key()
+            && (!self.normalised || self.lines.is_some_and(|lo| lo.compare_equal_forms(a.line(), b.line()).is_eq()))
+    }
+
     /// Whether `a` comes strictly before `b` in the output.
     #[inline]
     fn before(&self, a: &Head, b: &Head) -> bool {
@@ -271,9 +280,9 @@ pub(crate) fn merge(
         } else {
             let parts = if counts.iter().sum::<usize>() < PARALLEL_MIN { 1 } else { threads.max(1) };
             let parts = split(&live, &counts, parts, &order);
-            merge_parts(&live, &parts, &mut spare[..bytes], &order, pool);
+            let pieces = merge_parts(&live, &parts, &mut spare[..bytes], &order, pool, unique.is_some());
             let kept = match &mut unique {
-                Some((lo, last)) => drop_repeats(&mut spare[..bytes], lo, last),
+                Some((lo, last)) => join_pieces(&mut spare[..bytes], &pieces, lo, last),
                 None => bytes,
             };
             out.commit(kept);
@@ -297,30 +306,37 @@ pub(crate) struct Moved {
     pub written: u64,
 }
 
-/// `-u`: drops from the merged lines `block` every line that repeats the
-/// line before it (`last` from the previous round for the first), moving
-/// the kept lines to the front; returns their bytes and remembers the last.
-fn drop_repeats(block: &mut [u8], lo: &LineOrder, last: &mut Option<Vec<u8>>) -> usize {
+/// `-u`: joins the pieces of `block` that [`merge_parts`] wrote, each
+/// `(len, kept)`: its first `kept` bytes are its lines without repeats.
+/// Moves them together, dropping a piece's first line when it repeats the
+/// line before it (the previous piece's last, or `last` from the previous
+/// round), and remembers the last line; returns the bytes kept.
+fn join_pieces(block: &mut [u8], pieces: &[(usize, usize)], lo: &LineOrder, last: &mut Option<Vec<u8>>) -> usize {
     let mut kept = 0usize;
-    let mut at = 0usize;
-    // Where the previous kept line lies in the block, once there is one.
+    let mut start = 0usize;
+    // Where the last kept line lies in the block, once there is one.
     let mut prev: Option<(usize, usize)> = None;
-    while at < block.len() {
-        let end = at + memchr::memchr(b'\n', &block[at..]).expect("merged lines end with a newline");
-        let dup = {
-            let line = &block[at..end];
-            match prev {
-                Some((s, e)) => lo.same(&block[s..e], line),
-                None => last.as_deref().is_some_and(|l| lo.same(l, line)),
+    for &(len, n) in pieces {
+        let mut from = start;
+        let to = start + n;
+        if from < to {
+            let end = from + memchr::memchr(b'\n', &block[from..to]).expect("merged lines end with a newline");
+            let dup = match prev {
+                Some((s, e)) => lo.same(&block[s..e], &block[from..end]),
+                None => last.as_deref().is_some_and(|l| lo.same(l, &block[from..end])),
+            };
+            if dup {
+                from = end + 1;
             }
-        };
-        if !dup {
-            let len = end + 1 - at;
-            block.copy_within(at..end + 1, kept);
-            prev = Some((kept, kept + len - 1));
-            kept += len;
         }
-        at = end + 1;
+        if from < to {
+            block.copy_within(from..to, kept);
+            kept += to - from;
+            let line_end = kept - 1;
+            let line_start = memchr::memrchr(b'\n', &block[..line_end]).map_or(0, |p| p + 1).max(kept - (to - from));
+            prev = Some((line_start, line_end));
+        }
+        start += len;
     }
     if let Some((s, e)) = prev {
         *last = Some(block[s..e].to_vec());
@@ -412,14 +428,16 @@ fn split(live: &[&[Head]], counts: &[usize], parts: usize, order: &Order) -> Vec
 }
 
 /// Merges each part into its piece of `out` (the parts' bytes, in order),
-/// the parts in parallel on `pool`.
+/// the parts in parallel on `pool`; returns each piece's length and the
+/// bytes written at its front (fewer with `unique`: see [`merge_part`]).
 fn merge_parts(
     live: &[&[Head]],
     bounds: &[Vec<usize>],
     out: &mut [u8],
     order: &Order,
     pool: &rayon::ThreadPool,
-) {
+    unique: bool,
+) -> Vec<(usize, usize)> {
     let mut pieces: Vec<(Vec<&[Head]>, &mut [u8])> = Vec::with_capacity(bounds.len() - 1);
     let mut rest = out;
     for j in 0..bounds.len() - 1 {
@@ -431,37 +449,41 @@ fn merge_parts(
         pieces.push((part, piece));
     }
     debug_assert!(rest.is_empty());
+    let mut written = vec![(0usize, 0usize); pieces.len()];
     if pieces.len() == 1 {
         let (part, piece) = pieces.pop().expect("one part");
-        merge_part(&part, piece, order);
-        return;
+        written[0] = (piece.len(), merge_part(&part, piece, order, unique));
+        return written;
     }
     pool.install(|| {
-        rayon::scope(|scope| {
-            let mut pieces = pieces.into_iter();
-            let first = pieces.next();
-            for (part, piece) in pieces {
-                scope.spawn(move |_| merge_part(&part, piece, order));
-            }
-            if let Some((part, piece)) = first {
-                merge_part(&part, piece, order);
-            }
-        })
+        pieces
+            .into_par_iter()
+            .zip(written.par_iter_mut())
+            .for_each(|((part, piece), w)| *w = (piece.len(), merge_part(&part, piece, order, unique)))
     });
+    written
 }
 
 /// Merges the sorted slices `part` into `out`, which is exactly as long as
-/// their items' bytes.
-fn merge_part(part: &[&[Head]], out: &mut [u8], order: &Order) {
+/// their items' bytes; returns the bytes written. With `unique` (`-u`), a
+/// line equal to the line written before it is left out.
+fn merge_part(part: &[&[Head]], out: &mut [u8], order: &Order, unique: bool) -> usize {
     let mut at = 0;
+    let mut prev: Option<Head> = None;
     let mut put = |h: &Head| {
+        if unique {
+            if prev.is_some_and(|p| order.same(&p, h)) {
+                return;
+            }
+            prev = Some(*h);
+        }
         out[at..at + h.len].copy_from_slice(h.bytes());
         at += h.len;
     };
     let mut nonempty = part.iter().filter(|s| !s.is_empty());
     if let (Some(s), None) = (nonempty.next(), nonempty.next()) {
         s.iter().for_each(&mut put);
-        return;
+        return at;
     }
     let mut pos = vec![1usize; part.len()];
     let heads = part.iter().map(|s| s.first().copied()).collect();
@@ -472,6 +494,7 @@ fn merge_part(part: &[&[Head]], out: &mut [u8], order: &Order) {
         pos[w] += 1;
         tree.replace_winner(next);
     }
+    at
 }
 
 /// A run's indexed items (see [`Head`]).
@@ -650,7 +673,7 @@ mod tests {
             let bounds = split(&live, &counts, if n == 0 { 1 } else { parts }, &order);
             let mut out = vec![0u8; bytes];
             let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-            merge_parts(&live, &bounds, &mut out, &order, &pool);
+            merge_parts(&live, &bounds, &mut out, &order, &pool, false);
             let want: Vec<u8> = all[..n].concat();
             prop_assert_eq!(out, want);
         }
