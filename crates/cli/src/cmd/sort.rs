@@ -119,7 +119,7 @@ pub struct SortArgs {
     /// like -c, but do not report first bad line
     #[arg(short = 'C')]
     check_quiet: bool,
-    /// compress temporaries with PROG (not supported: runs are written with O_DIRECT uncompressed)
+    /// compress temporaries with PROG; decompress them with PROG -d (runs then go through pipes, not O_DIRECT)
     #[arg(long, value_name = "PROG")]
     compress_program: Option<String>,
     /// annotate the part of the line used to sort, and warn about questionable usage to stderr
@@ -443,8 +443,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         println!("emsort sort {} (GNU sort's options, LC_ALL=C order)", env!("CARGO_PKG_VERSION"));
         return Ok(ExitCode::SUCCESS);
     }
-    let unsupported =
-        [(a.zero_terminated, "-z (--zero-terminated)"), (a.compress_program.is_some(), "--compress-program")];
+    let unsupported = [(a.zero_terminated, "-z (--zero-terminated)")];
     if let Some((_, what)) = unsupported.iter().find(|(on, _)| *on) {
         anyhow::bail!("{what} is not supported yet (see the README's table of GNU sort's options)");
     }
@@ -491,6 +490,9 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     }
     for t in &a.temp_dirs {
         b = b.temp_dir(t);
+    }
+    if let Some(p) = &a.compress_program {
+        b = b.compress_program(p);
     }
     if let Some(n) = input_bytes {
         b = b.input_bytes(n);

@@ -71,7 +71,7 @@ const MERGE_STDIN_SUPPORTED: bool = false;
 /// How often a case that is not random gets `--debug`, and
 /// `--compress-program=gzip`.
 const DEBUG_SHARE: f64 = 0.15;
-const COMPRESS_SHARE: f64 = 0.0;
+const COMPRESS_SHARE: f64 = 0.05;
 
 /// GNU coreutils `sort` (9.1 here), always run with `LC_ALL=C`.
 const GNU: &str = "/usr/bin/sort";
