@@ -1,6 +1,7 @@
 //! The `emsort` command: argument parsing, progress bars and exit codes.
 //! Every algorithm lives in the library crates; this binary only glues.
 
+mod annotate;
 mod cmd;
 mod interrupt;
 mod progress;

@@ -63,6 +63,10 @@ pub enum ErrorKind {
         /// What is wrong with it.
         reason: String,
     },
+    /// A program the sort runs (GNU sort's `--compress-program`) could
+    /// not be started, or it failed; the path is the program, the text
+    /// says what happened.
+    Program(String),
     /// Any other system error; the string names the operation (`read`, `mmap`, …).
     Io(&'static str),
 }
@@ -174,6 +178,7 @@ impl fmt::Display for Error {
             ErrorKind::Interrupted => write!(f, "{p}: interrupted")?,
             ErrorKind::BadConfig { line: 0, reason } => write!(f, "{p}: {reason}")?,
             ErrorKind::BadConfig { line, reason } => write!(f, "{p}:{line}: {reason}")?,
+            ErrorKind::Program(what) => write!(f, "{p}: {what}")?,
             ErrorKind::Io(op) => write!(f, "{p}: {op} failed")?,
         }
         if let Some(src) = self.extra_source() {

@@ -8,12 +8,18 @@
 //! one system call per element of the format's natural size. [`AlignedBuf`]
 //! (emsort-io's) from `AlignedBuf::new` is a byte buffer aligned to 8, so any
 //! of its unit-aligned parts can be viewed as units.
+//!
+//! A temporary run written through a compress program is a
+//! [`CompressedWriter`] (a [`BlockSink`]) and read back as
+//! [`ByteInput::Decompressed`] (module `compress`).
 
 use std::path::Path;
 
 use emsort_io::{
     create_output, open_input, AnyInput, AnyOutput, InputStream, OutputStream, Result, StreamConfig,
 };
+
+use crate::compress::{CompressedWriter, DecompressedReader};
 
 /// The sort's byte buffers: emsort-io's, with `AlignedBuf::new(bytes)`
 /// aligned to 8.
@@ -24,6 +30,9 @@ pub(crate) enum ByteInput {
     U8(AnyInput<u8>),
     U32(AnyInput<u32>),
     U64(AnyInput<u64>),
+    /// A compressed run read through `PROG -d` (module `compress`): every
+    /// read fills the buffer but the last, so units stay whole.
+    Decompressed(Box<DecompressedReader>),
 }
 
 /// An output stream written as bytes, a whole unit at a time.
@@ -50,6 +59,7 @@ impl ByteInput {
             ByteInput::U8(s) => s.read_into(buf)?,
             ByteInput::U32(s) => s.read_into(bytemuck::cast_slice_mut(buf))? * 4,
             ByteInput::U64(s) => s.read_into(bytemuck::cast_slice_mut(buf))? * 8,
+            ByteInput::Decompressed(r) => r.read(buf)?,
         })
     }
 
@@ -59,6 +69,7 @@ impl ByteInput {
             ByteInput::U8(s) => s.close(),
             ByteInput::U32(s) => s.close(),
             ByteInput::U64(s) => s.close(),
+            ByteInput::Decompressed(r) => r.close(),
         }
     }
 }
@@ -71,6 +82,15 @@ pub(crate) trait BlockSink: Send {
     fn write(&mut self, bytes: &[u8]) -> Result<()>;
     /// Flushes and closes; errors (a full disk) show here at the latest.
     fn close(&mut self) -> Result<()>;
+}
+
+impl BlockSink for CompressedWriter {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        CompressedWriter::write(self, bytes)
+    }
+    fn close(&mut self) -> Result<()> {
+        CompressedWriter::close(self)
+    }
 }
 
 impl BlockSink for ByteOutput {

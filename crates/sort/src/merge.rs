@@ -43,6 +43,10 @@
 //! into the output. Equal items are all written (the tree breaks ties by
 //! run index); the merge does not need stability for correctness.
 //!
+//! With a compress program in the plan (GNU's `--compress-program`,
+//! module `compress`), the runs the sort made are read through `PROG -d`
+//! and a new run is written through `PROG`, in place of the streams.
+//!
 //! The cancel flag is polled every 64 Ki numbers, and every round of records or lines.
 
 use std::path::{Path, PathBuf};
@@ -51,6 +55,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use emsort_io::{Error, ErrorKind, Progress, Result};
 
 use crate::byte_stream::{BlockSink, ByteInput, ByteOutput};
+use crate::compress::{CompressedWriter, DecompressedReader};
 use crate::merge_items;
 use crate::multiway::{self, MergeKey};
 use crate::output::Output;
@@ -68,9 +73,19 @@ pub(crate) struct Moved {
     pub written: u64,
 }
 
+/// A run a merge reads.
+#[derive(Debug, Clone)]
+pub(crate) struct RunFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Written through the plan's compress program (module `compress`):
+    /// read back through `PROG -d`.
+    pub compressed: bool,
+}
+
 /// Where a merge writes.
 pub(crate) enum Dest<'o, 'a> {
-    /// A new run.
+    /// A new run (through the plan's compress program, if it has one).
     Run(PathBuf),
     /// The sort's output (the last merge).
     Output(&'o Output<'a>),
@@ -81,7 +96,7 @@ pub(crate) enum Dest<'o, 'a> {
 pub(crate) fn merge_runs(
     plan: &SortPlan,
     pool: &rayon::ThreadPool,
-    inputs: &[PathBuf],
+    inputs: &[RunFile],
     dest: Dest<'_, '_>,
     progress: &dyn Progress,
     cancel: &AtomicBool,
@@ -91,10 +106,13 @@ pub(crate) fn merge_runs(
     let unit = plan.unit();
     let stream_block = (block / 2).max(unit);
     let (sink, name): (Box<dyn BlockSink + '_>, PathBuf) = match dest {
-        Dest::Run(p) => {
-            let cfg = plan.stream_config(false).block_size(stream_block);
-            (Box::new(ByteOutput::create(&p, unit, &cfg)?), p)
-        }
+        Dest::Run(p) => match plan.compress_program() {
+            Some(program) => (Box::new(CompressedWriter::create(program, &p)?), p),
+            None => {
+                let cfg = plan.stream_config(false).block_size(stream_block);
+                (Box::new(ByteOutput::create(&p, unit, &cfg)?), p)
+            }
+        },
         Dest::Output(o) => (o.open(stream_block)?, o.name().to_path_buf()),
     };
     let output = name.as_path();
@@ -158,16 +176,20 @@ impl<'s> Ctx<'_, 's> {
         Ok(())
     }
 
-    /// Opens the runs as streams of the format's unit with blocks of b/2;
-    /// read ahead in two blocks of b/4 each.
-    fn open_runs(&self, inputs: &[PathBuf]) -> Result<(Vec<(ByteInput, PathBuf)>, usize)> {
+    /// Opens the runs as streams of the format's unit with blocks of b/2
+    /// (compressed runs through `PROG -d`); read ahead in two blocks of
+    /// b/4 each.
+    fn open_runs(&self, inputs: &[RunFile]) -> Result<(Vec<(ByteInput, PathBuf)>, usize)> {
         let unit = self.plan.unit();
         let b = self.block;
         let cfg = self.plan.stream_config(true).block_size((b / 2).max(unit));
-        let runs = inputs
-            .iter()
-            .map(|p| Ok((ByteInput::open(p, unit, &cfg)?, p.clone())))
-            .collect::<Result<Vec<_>>>()?;
+        let open = |r: &RunFile| match self.plan.compress_program().filter(|_| r.compressed) {
+            Some(program) => {
+                Ok(ByteInput::Decompressed(Box::new(DecompressedReader::open(program, &r.path)?)))
+            }
+            None => ByteInput::open(&r.path, unit, &cfg),
+        };
+        let runs = inputs.iter().map(|r| Ok((open(r)?, r.path.clone()))).collect::<Result<Vec<_>>>()?;
         Ok((runs, (b / 4).max(unit)))
     }
 
@@ -176,7 +198,7 @@ impl<'s> Ctx<'_, 's> {
     /// last key of the current blocks (at most what the output block has
     /// room for), merged by `threads` threads straight into the output
     /// block, then refills the blocks it used up.
-    fn numbers<T: MergeKey, const REV: bool>(&self, inputs: &[PathBuf]) -> Result<Moved> {
+    fn numbers<T: MergeKey, const REV: bool>(&self, inputs: &[RunFile]) -> Result<Moved> {
         let (runs, block) = self.open_runs(inputs)?;
         let threads = self.plan.threads().max(1);
         let n = std::thread::scope(|scope| -> Result<u64> {
@@ -244,7 +266,7 @@ impl<'s> Ctx<'_, 's> {
 
     /// Merges records or lines in rounds on all threads (module
     /// [`merge_items`](crate::merge_items)).
-    fn bytes(&self, inputs: &[PathBuf]) -> Result<Moved> {
+    fn bytes(&self, inputs: &[RunFile]) -> Result<Moved> {
         let (runs, block) = self.open_runs(inputs)?;
         let threads = self.plan.threads().max(1);
         let written = std::thread::scope(|scope| -> Result<merge_items::Moved> {

@@ -28,8 +28,9 @@ use std::sync::Mutex;
 
 use emsort_io::{Error, Result, TempDir};
 
-use crate::byte_stream::ByteOutput;
-use crate::merge::{merge_runs, Dest};
+use crate::byte_stream::{BlockSink, ByteOutput};
+use crate::compress::CompressedWriter;
+use crate::merge::{merge_runs, Dest, RunFile};
 use crate::merge_policy::{schedule, schedule_in_order};
 use crate::output::Output;
 use crate::plan::SortPlan;
@@ -44,6 +45,15 @@ pub(crate) struct Run {
     pub bytes: u64,
     /// Whether the sort made it (and so removes it once merged).
     pub owned: bool,
+    /// Whether it was written through the plan's compress program.
+    pub compressed: bool,
+}
+
+impl Run {
+    /// The run as a merge reads it.
+    fn file(&self) -> RunFile {
+        RunFile { path: self.path.clone(), compressed: self.compressed }
+    }
 }
 
 /// Runs as files in the temp dirs.
@@ -67,7 +77,10 @@ impl PlainStore {
     /// A store whose runs are the sorted files `inputs` (never removed);
     /// its temporary directories are made only if a merge needs them.
     pub fn of_files(plan: &SortPlan, inputs: Vec<(PathBuf, u64)>) -> PlainStore {
-        let runs = inputs.into_iter().map(|(path, bytes)| Run { path, bytes, owned: false }).collect();
+        let runs = inputs
+            .into_iter()
+            .map(|(path, bytes)| Run { path, bytes, owned: false, compressed: false })
+            .collect();
         PlainStore {
             plan: plan.clone(),
             temps: Vec::new(),
@@ -98,10 +111,21 @@ impl RunStore for PlainStore {
     fn write_run(&self, chunk: &SortedChunk<'_>, cancel: &AtomicBool) -> Result<u64> {
         let path = self.path_for(self.next.fetch_add(1, Ordering::Relaxed));
         let block = run_block(&self.plan, chunk.order);
-        let cfg = self.plan.stream_config(false).block_size(block);
-        let out = ByteOutput::create(&path, self.plan.unit(), &cfg)?;
-        let bytes = chunk.write(Box::new(out), block, &path, cancel)?;
-        self.runs.lock().unwrap_or_else(|e| e.into_inner()).push(Run { path, bytes, owned: true });
+        let out: Box<dyn BlockSink> = match self.plan.compress_program() {
+            Some(program) => Box::new(CompressedWriter::create(program, &path)?),
+            None => {
+                let cfg = self.plan.stream_config(false).block_size(block);
+                Box::new(ByteOutput::create(&path, self.plan.unit(), &cfg)?)
+            }
+        };
+        let bytes = chunk.write(out, block, &path, cancel)?;
+        let compressed = self.plan.compress_program().is_some();
+        self.runs.lock().unwrap_or_else(|e| e.into_inner()).push(Run {
+            path,
+            bytes,
+            owned: true,
+            compressed,
+        });
         Ok(bytes)
     }
 }
@@ -151,8 +175,8 @@ impl crate::run_store::Merger for Plain {
                 return Ok(merged);
             }
             ctx.progress.phase_bytes("merge", Some(total));
-            let paths: Vec<PathBuf> = runs.iter().map(|r| r.path.clone()).collect();
-            let moved = merge_runs(plan, ctx.pool, &paths, Dest::Output(out), ctx.progress, ctx.cancel)?;
+            let files: Vec<RunFile> = runs.iter().map(Run::file).collect();
+            let moved = merge_runs(plan, ctx.pool, &files, Dest::Output(out), ctx.progress, ctx.cancel)?;
             (merged.phase.bytes_read, merged.phase.bytes_written) = (moved.read, moved.written);
             (merged.merged_bytes, merged.merges, merged.order) = (total, 0, 1);
             merged.output_bytes = moved.written;
@@ -166,7 +190,7 @@ impl crate::run_store::Merger for Plain {
         for (k, m) in sched.merges.iter().enumerate() {
             let inputs: Vec<Run> =
                 m.inputs.iter().map(|&i| table[i].take().expect("each run merged once")).collect();
-            let paths: Vec<PathBuf> = inputs.iter().map(|r| r.path.clone()).collect();
+            let files: Vec<RunFile> = inputs.iter().map(Run::file).collect();
             let last = k + 1 == sched.merges.len();
             let (dest, new) = if last {
                 (Dest::Output(out), None)
@@ -174,7 +198,7 @@ impl crate::run_store::Merger for Plain {
                 let p = store.new_path()?;
                 (Dest::Run(p.clone()), Some(p))
             };
-            let moved = merge_runs(plan, ctx.pool, &paths, dest, ctx.progress, ctx.cancel)?;
+            let moved = merge_runs(plan, ctx.pool, &files, dest, ctx.progress, ctx.cancel)?;
             merged.phase.bytes_read += moved.read;
             merged.phase.bytes_written += moved.written;
             if last {
@@ -182,7 +206,8 @@ impl crate::run_store::Merger for Plain {
             }
             remove_owned(&inputs)?;
             debug_assert_eq!(m.output, first_new + k);
-            table.push(new.map(|path| Run { path, bytes: m.size, owned: true }));
+            let compressed = plan.compress_program().is_some();
+            table.push(new.map(|path| Run { path, bytes: m.size, owned: true, compressed }));
         }
         ctx.progress.finish_phase();
         merged.merged_bytes = sched.merged;

@@ -78,7 +78,7 @@
 //! ```
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use emsort_io::{format_size, StreamConfig, StreamKind};
@@ -117,6 +117,7 @@ pub struct SortPlan {
     input_bytes: Option<u64>,
     method: Method,
     lines: Option<Arc<LineOrder>>,
+    compress: Option<PathBuf>,
 }
 
 /// Numbers that follow from a [`SortPlan`], computed by [`SortPlan::derived`].
@@ -173,6 +174,7 @@ impl SortPlan {
             input_bytes: None,
             method: Method::Plain,
             lines: None,
+            compress: None,
         }
     }
 
@@ -193,6 +195,11 @@ impl SortPlan {
     /// `-u`): the merges then take consecutive runs only.
     pub fn keeps_input_order(&self) -> bool {
         self.lines.as_ref().is_some_and(|l| l.keeps_input_order())
+    }
+    /// The program temporary runs are compressed with (GNU sort's
+    /// `--compress-program`; module `compress`), if any.
+    pub fn compress_program(&self) -> Option<&Path> {
+        self.compress.as_deref()
     }
     /// Memory M in bytes for buffers and in-memory sorting.
     pub fn memory(&self) -> u64 {
@@ -424,6 +431,18 @@ impl SortPlan {
                 self.method.kind()
             )));
         }
+        if let Some(p) = &self.compress {
+            if p.as_os_str().is_empty() {
+                return Err(SortError::BadPlan("the compress program's name is empty".into()));
+            }
+            if self.method != Method::Plain {
+                return Err(SortError::BadPlan(format!(
+                    "a compress program needs the plain merge (--method plain), not --method {}: \
+                     DSM and SRM stripe their runs in blocks over the disks",
+                    self.method.kind()
+                )));
+            }
+        }
         if self.fan_in < 2 {
             return Err(SortError::BadPlan(format!("fan-in d must be at least 2 (got {})", self.fan_in)));
         }
@@ -597,6 +616,7 @@ pub struct SortPlanBuilder {
     input_bytes: Option<u64>,
     method: Method,
     lines: Option<Arc<LineOrder>>,
+    compress: Option<PathBuf>,
 }
 
 impl SortPlanBuilder {
@@ -694,10 +714,23 @@ impl SortPlanBuilder {
         self
     }
 
+    /// Writes every temporary run through `program` (found on `PATH`, or a
+    /// path; run with no argument, the run's bytes on its standard input,
+    /// the run file as its standard output) and reads it back through
+    /// `program -d`, as GNU sort's `--compress-program` does. The plain
+    /// method only; the input, the output and the files of a merge are
+    /// never compressed. The program is started only when a run is
+    /// written: a sort that makes a single run never runs it.
+    pub fn compress_program(mut self, program: impl Into<PathBuf>) -> Self {
+        self.compress = Some(program.into());
+        self
+    }
+
     /// Fills in the defaults and checks the plan: the only way to make a
     /// [`SortPlan`]. Refuses ([`SortError::BadPlan`]) d < 2, B = 0,
     /// 0 threads, an SRM merge order cap below 2, a disk directory that
-    /// does not exist or is not a directory, DSM or SRM without a disk;
+    /// does not exist or is not a directory, DSM or SRM without a disk, a
+    /// compress program with DSM or SRM;
     /// refuses M below what the plan needs
     /// ([`SortError::MemoryTooSmall`], [`SortError::MethodMemoryTooSmall`]),
     /// naming the minimum.
@@ -734,6 +767,7 @@ impl SortPlanBuilder {
             input_bytes: self.input_bytes,
             method: self.method,
             lines: self.lines,
+            compress: self.compress,
         };
         if self.fan_in.is_none() {
             let f = plan.derived().stream_buffer.max(1);
@@ -814,6 +848,9 @@ impl fmt::Display for SortPlan {
                     }
                 )?;
             }
+        }
+        if let Some(p) = &self.compress {
+            writeln!(f, "  compress          runs through {0}, read back through {0} -d", p.display())?;
         }
         writeln!(f, "  threads           {}", self.threads)?;
         let dirs: Vec<String> = self.temp_dirs.iter().map(|p| p.display().to_string()).collect();

@@ -12,7 +12,8 @@ pub mod replay;
 pub mod sort;
 pub mod verify;
 
-/// Maps an error to the process exit code: 2 for bad input or usage, 3 for
+/// Maps an error to the process exit code: 2 for bad input or usage (a
+/// `--compress-program` that cannot run or fails, as GNU sort), 3 for
 /// I/O failures of the system (disk full, permissions, io_uring missing).
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     use emsort_io::ErrorKind;
@@ -22,7 +23,8 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
                 ErrorKind::NotFound
                 | ErrorKind::IsADirectory
                 | ErrorKind::BadSize { .. }
-                | ErrorKind::BadConfig { .. } => 2,
+                | ErrorKind::BadConfig { .. }
+                | ErrorKind::Program(_) => 2,
                 _ => 3,
             };
         }

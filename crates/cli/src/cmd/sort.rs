@@ -119,10 +119,10 @@ pub struct SortArgs {
     /// like -c, but do not report first bad line
     #[arg(short = 'C')]
     check_quiet: bool,
-    /// compress temporaries with PROG (not supported: runs are written with O_DIRECT uncompressed)
+    /// compress temporaries with PROG; decompress them with PROG -d (runs then go through pipes, not O_DIRECT)
     #[arg(long, value_name = "PROG")]
     compress_program: Option<String>,
-    /// annotate the part of the line used to sort (not supported yet)
+    /// annotate the part of the line used to sort, and warn about questionable usage to stderr
     #[arg(long)]
     debug: bool,
     /// read input from the files specified by NUL-terminated names in file F; if F is - then read names from standard input
@@ -266,6 +266,11 @@ fn method(a: &SortArgs) -> anyhow::Result<Method> {
 
 /// GNU sort's ordering options as a [`LineOrder`] (for `lines`).
 fn line_order(a: &SortArgs) -> anyhow::Result<LineOrder> {
+    LineOrder::new(order_options(a)?).map_err(|e| anyhow::anyhow!(e))
+}
+
+/// GNU sort's ordering options as given.
+fn order_options(a: &SortArgs) -> anyhow::Result<OrderOptions> {
     let mut o = OrderOptions::default();
     let g = &mut o.global;
     let flags = [
@@ -307,7 +312,31 @@ fn line_order(a: &SortArgs) -> anyhow::Result<LineOrder> {
     o.stable = a.stable;
     o.unique = a.unique;
     o.salt = salt(a.random_source.as_deref())?;
-    LineOrder::new(o).map_err(|e| anyhow::anyhow!(e))
+    Ok(o)
+}
+
+/// `--debug` before sorting: refused with -c/-C and -o as GNU does, then
+/// GNU's warnings about the options on standard error.
+fn debug_warnings(a: &SortArgs, text: bool) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    if !text {
+        anyhow::bail!("--debug annotates text lines, not --format {}", a.format);
+    }
+    let quiet = a.check_quiet || matches!(a.check.as_deref(), Some("quiet" | "silent"));
+    let letter = match (a.check.is_some() || a.check_quiet, quiet, a.output.is_some()) {
+        (true, true, _) => Some('C'),
+        (true, false, _) => Some('c'),
+        (false, _, true) => Some('o'),
+        _ => None,
+    };
+    if let Some(l) = letter {
+        anyhow::bail!("options '-{l} --debug' are incompatible");
+    }
+    let mut e = std::io::stderr().lock();
+    for w in order_options(a)?.debug_warnings() {
+        let _ = writeln!(e, "emsort: {w}");
+    }
+    Ok(())
 }
 
 /// The 16 bytes that salt `-R`'s hashes: the first 16 of --random-source
@@ -414,11 +443,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         println!("emsort sort {} (GNU sort's options, LC_ALL=C order)", env!("CARGO_PKG_VERSION"));
         return Ok(ExitCode::SUCCESS);
     }
-    let unsupported = [
-        (a.zero_terminated, "-z (--zero-terminated)"),
-        (a.debug, "--debug"),
-        (a.compress_program.is_some(), "--compress-program"),
-    ];
+    let unsupported = [(a.zero_terminated, "-z (--zero-terminated)")];
     if let Some((_, what)) = unsupported.iter().find(|(on, _)| *on) {
         anyhow::bail!("{what} is not supported yet (see the README's table of GNU sort's options)");
     }
@@ -432,6 +457,9 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         if let Some(note) = locale_note() {
             eprintln!("{note}");
         }
+    }
+    if a.debug {
+        debug_warnings(&a, text)?;
     }
     if a.check.is_some() || a.check_quiet {
         if !text {
@@ -448,6 +476,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         .map(|p| if is_stdin(p) { None } else { emsort_io::input_size(p).ok().flatten() })
         .sum::<Option<u64>>();
     let memory = a.memory.unwrap_or_else(|| emsort_sort::budget::default_memory(input_bytes));
+    let debug_order = a.debug.then(|| order.clone());
     let mut b = SortPlan::builder(a.format).memory(memory).io(a.io).policy(a.policy).method(method);
     b = if text { b.line_order(order) } else { b.reverse(a.reverse) };
     if let Some(d) = a.fan_in.or(a.batch_size) {
@@ -461,6 +490,9 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     }
     for t in &a.temp_dirs {
         b = b.temp_dir(t);
+    }
+    if let Some(p) = &a.compress_program {
+        b = b.compress_program(p);
     }
     if let Some(n) = input_bytes {
         b = b.input_bytes(n);
@@ -478,9 +510,15 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     let other_links = a.output.as_deref().map_or(0, other_links);
     let bar = Bar::new(a.quiet);
     let flag = crate::interrupt::flag();
-    let sink = match &a.output {
-        Some(o) => Sink::Path(o),
-        None => Sink::Stdout,
+    // --debug: the sorted lines go to standard output annotated.
+    let mut annotated = match &debug_order {
+        Some(o) => Some(crate::annotate::Annotated::stdout(o, b'\n').context("standard output")?),
+        None => None,
+    };
+    let sink = match (&a.output, annotated.as_mut()) {
+        (Some(o), _) => Sink::Path(o),
+        (None, Some(w)) => Sink::Writer(w),
+        (None, None) => Sink::Stdout,
     };
     let result = if a.merge {
         if let Some(p) = inputs.iter().find(|p| is_stdin(p)) {
@@ -492,6 +530,10 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
             inputs.iter().map(|p| if is_stdin(p) { Source::Stdin } else { Source::Path(p) }).collect();
         sort(&plan, sources, sink, &bar, flag)
     };
+    let result = result.and_then(|s| match annotated.as_mut().map(|w| w.finish()) {
+        Some(Err(e)) => Err(SortError::from(emsort_io::Error::from_io("write", emsort_sort::STDOUT_NAME, e))),
+        _ => Ok(s),
+    });
     let stats = match result {
         Ok(s) => s,
         // The reader of standard output went away (`emsort sort … | head`):

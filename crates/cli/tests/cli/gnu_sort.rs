@@ -18,6 +18,11 @@
 //! - **check** (`-c`, `-C`, `--check[=quiet|silent|diagnose-first]`) on
 //!   sorted, nearly sorted and unsorted inputs (and two operands, which GNU
 //!   refuses);
+//! - any of these but random, now and then with `--debug` (GNU's
+//!   annotated output, and its warnings on standard error compared too,
+//!   `sort:` read as `emsort:`) or `--compress-program=gzip` (drawn by a
+//!   generator of their own, so the other draws of a seed stay as they
+//!   were);
 //! - **random** (`-R`): random orders cannot be compared byte for byte;
 //!   both must succeed with the same multiset of lines (one line per key
 //!   class under `-u`), lines with equal keys adjacent. Only keys whose
@@ -62,6 +67,11 @@ use crate::emsort;
 /// true.
 const Z_SUPPORTED: bool = false;
 const MERGE_STDIN_SUPPORTED: bool = false;
+
+/// How often a case that is not random gets `--debug`, and
+/// `--compress-program=gzip`.
+const DEBUG_SHARE: f64 = 0.15;
+const COMPRESS_SHARE: f64 = 0.05;
 
 /// GNU coreutils `sort` (9.1 here), always run with `LC_ALL=C`.
 const GNU: &str = "/usr/bin/sort";
@@ -206,6 +216,10 @@ impl Case {
 
     fn is_stable(&self) -> bool {
         self.opts.iter().any(|u| u[0] == "-s" || u[0] == "--stable")
+    }
+
+    fn is_debug(&self) -> bool {
+        self.opts.iter().any(|u| u[0] == "--debug")
     }
 }
 
@@ -546,6 +560,19 @@ fn draw(seed: u64, n: u64, plain: bool) -> Case {
         Mode::Merge => presort(&mut case, r),
         Mode::Check(_) if r.random_bool(0.6) => presort(&mut case, r),
         _ => {}
+    }
+    // After the presort (whose output must not be annotated), from a
+    // generator of their own: the other draws stay as they were.
+    let side = &mut R::seed_from_u64(seed ^ 0xDEB6_C0DE);
+    if !plain && mode != Mode::Random {
+        if side.random_bool(DEBUG_SHARE) {
+            let at = side.random_range(0..=case.opts.len());
+            case.opts.insert(at, vec!["--debug".into()]);
+        }
+        if side.random_bool(COMPRESS_SHARE) {
+            let at = side.random_range(0..=case.opts.len());
+            case.opts.insert(at, vec!["--compress-program=gzip".into()]);
+        }
     }
     case
 }
@@ -947,6 +974,9 @@ fn run_case(dir: &Path, case: &Case) -> Result<Outcome, String> {
         _ if gs == Some(0) && g.stdout != e.stdout => return mismatch("standard output differs"),
         _ => {}
     }
+    if case.is_debug() && gs == Some(0) && debug_stderr(&g.stderr) != debug_stderr(&e.stderr) {
+        return mismatch("--debug's warnings differ");
+    }
     if let (Some(o), Some(0)) = (&case.output, gs) {
         let (go, eo) = (std::fs::read(dir.join("gnu").join(o)), std::fs::read(dir.join("em").join(o)));
         if go.as_ref().ok() != eo.as_ref().ok() {
@@ -962,6 +992,26 @@ fn run_case(dir: &Path, case: &Case) -> Result<Outcome, String> {
         Some((j["runs"].as_u64()?, j["passes"].as_f64()?))
     });
     Ok(Outcome { status: gs, spill })
+}
+
+/// Standard error as `--debug` cases compare it: GNU's `sort: ` read as
+/// `emsort: `, and emsort's own notes and warnings (`emsort: note: …`, a
+/// merge in more than two passes) left out.
+fn debug_stderr(b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in b.split_inclusive(|&c| c == b'\n') {
+        if line.starts_with(b"emsort: note: ") || line.starts_with(b"emsort: warning: ") {
+            continue;
+        }
+        match line.strip_prefix(b"sort: ") {
+            Some(rest) => {
+                out.extend_from_slice(b"emsort: ");
+                out.extend_from_slice(rest);
+            }
+            None => out.extend_from_slice(line),
+        }
+    }
+    out
 }
 
 /// A random order's promises: the same lines as GNU's (one per key class
@@ -1198,6 +1248,9 @@ fn split_lines(b: &[u8], eol: u8) -> Vec<&[u8]> {
 #[derive(Default)]
 struct Tally {
     by_mode: [usize; 4],
+    /// Cases with `--debug`, with `--compress-program`.
+    debug: usize,
+    compress: usize,
     refused: usize,
     spilled: usize,
     multipass: usize,
@@ -1243,6 +1296,8 @@ fn campaign(name: &str, seed: u64, cases: usize) {
                     Mode::Check(_) => 2,
                     Mode::Random => 3,
                 }] += 1;
+                t.debug += usize::from(case.is_debug());
+                t.compress += usize::from(case.opts.iter().any(|u| u[0].starts_with("--compress-program")));
                 match result {
                     Ok(out) => {
                         t.refused += usize::from(out.status == Some(2));
@@ -1267,12 +1322,14 @@ fn campaign(name: &str, seed: u64, cases: usize) {
     let t_all = t.elapsed();
     let tally = tally.into_inner().unwrap();
     println!(
-        "   {} sort, {} merge, {} check, {} random ({} refused by both with status 2); \
-         runs on disk in {}, more than one merge pass in {} (from --stats); {:.1} s, the slowest case {} {:.2} s",
+        "   {} sort, {} merge, {} check, {} random ({} with --debug, {} with --compress-program; \
+         {} refused by both with status 2); runs on disk in {}, more than one merge pass in {} (from --stats); {:.1} s, the slowest case {} {:.2} s",
         tally.by_mode[0],
         tally.by_mode[1],
         tally.by_mode[2],
         tally.by_mode[3],
+        tally.debug,
+        tally.compress,
         tally.refused,
         tally.spilled,
         tally.multipass,
@@ -1398,6 +1455,13 @@ fn gnu_sort_surprises() {
         ("-f", &["-f"], b"b\n_\nB\na\n", b"a\nB\nb\n_\n", 0),
         // The CR of a CRLF line is part of the line.
         ("CRLF", &[], b"a\r\na\n", b"a\na\r\n", 0),
+        // --debug: each line, then its keys underlined (a number only as far as it reads), then the
+        // whole line for the last resort; a tab shows as `>`. (Its warnings are compared too.)
+        ("--debug", &["--debug", "-k2n"], b"b\t10 x\na  9\n", b"a  9\n   _\n____\nb>10 x\n  __\n______\n", 0),
+        // ... an empty key is `^ no match for key`; -s leaves out the last resort.
+        ("--debug: no match", &["--debug", "-s", "-k2,2"], b" x\n\n", b" x\n  ^ no match for key\n\n^ no match for key\n", 0),
+        ("--debug: -h with its unit", &["--debug", "-s", "-h", "-b"], b"jan\n-5K\n", b"-5K\n___\njan\n^ no match for key\n", 0),
+        ("--debug with -o", &["--debug", "-o", "out"], b"a\n", b"", 2),
         // -z: newlines are ordinary bytes, NUL ends a line.
         #[cfg(any())] // -z: not supported yet (Z_SUPPORTED)
         ("-z", &["-z"], b"b\nc\0a\0", b"a\0b\nc\0", 0),

@@ -530,3 +530,180 @@ fn keys_and_orders_like_gnu_sort() {
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
     }
 }
+
+/// A `--compress-program` in `dir`: gzip behind a shell script that logs
+/// each call (`calls`: its arguments, one line per call) and keeps a copy
+/// of every run it compresses (`copy-PID.gz`), so a test can see that the
+/// temporary runs really were gzip files.
+fn logging_gzip(dir: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("logz");
+    let d = dir.display();
+    let body = format!(
+        "#!/bin/sh\necho \"x $*\" >> {d}/calls\nif [ \"$1\" = -d ]; then exec gzip -d; fi\n\
+         gzip | tee {d}/copy-$$.gz\n"
+    );
+    std::fs::write(&script, body).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+/// Lines with repeated keys in two comma-separated columns.
+fn key_lines(n: u64) -> Vec<u8> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut text = Vec::new();
+    for i in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        text.extend_from_slice(format!("{},k{},{}\n", x % 1000, x % 37, i).as_bytes());
+    }
+    text
+}
+
+#[test]
+fn compress_program_writes_runs_through_it_and_matches_gnu() {
+    let (d, tmp) = setup();
+    let input = d.path().join("in.txt");
+    std::fs::write(&input, key_lines(60_000)).unwrap();
+    let logs = d.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let prog = logging_gzip(&logs);
+    let stats = d.path().join("stats.json");
+    for keys in [&["-t,", "-k2,2", "-k1,1nr"][..], &["-u", "-n"][..], &[][..]] {
+        let out = d.path().join("out.txt");
+        let mut args = vec!["sort", "-S", "64K", "--fan-in", "4", "-T", p(&tmp), "--stats", p(&stats)];
+        args.extend_from_slice(keys);
+        let opt = format!("--compress-program={}", p(&prog));
+        args.extend([opt.as_str(), p(&input), "-o", p(&out)]);
+        let o = run(&args);
+        assert!(o.status.success(), "{keys:?}: {}", stderr(&o));
+        let gnu = Command::new("sort").env("LC_ALL", "C").args(keys).arg(&input).output().unwrap();
+        assert!(std::fs::read(&out).unwrap() == gnu.stdout, "{keys:?}: not GNU's output");
+        assert!(entries(&tmp).is_empty(), "{keys:?}: left behind {:?}", entries(&tmp));
+        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        let (runs, merges) = (json["runs"].as_u64().unwrap(), json["merges"].as_u64().unwrap());
+        assert!(runs > 4 && merges > 1, "{keys:?}: {json}");
+        // Every temporary run went through the program, and was read back
+        // through `PROG -d` once: the runs of run formation and of every
+        // merge but the last (which writes the output).
+        let calls = std::fs::read_to_string(logs.join("calls")).unwrap();
+        let writes = calls.lines().filter(|l| l.trim_end() == "x").count();
+        let reads = calls.lines().filter(|l| l.trim_end() == "x -d").count();
+        assert_eq!(writes as u64, runs + merges - 1, "{keys:?}: {calls}");
+        assert_eq!(reads, writes, "{keys:?}: {calls}");
+        // What was stored is gzip: smaller than the runs, and the runs back.
+        let mut stored = 0;
+        for copy in entries(&logs).iter().filter(|e| e.starts_with("copy-")) {
+            let gz = std::fs::read(logs.join(copy)).unwrap();
+            assert_eq!(&gz[..2], b"\x1f\x8b", "{copy} is not gzip");
+            stored += gz.len();
+            std::fs::remove_file(logs.join(copy)).unwrap();
+        }
+        assert!(stored > 0 && (stored as u64) < json["merge"]["bytes_written"].as_u64().unwrap(), "{keys:?}");
+        std::fs::remove_file(logs.join("calls")).unwrap();
+    }
+}
+
+#[test]
+fn compress_program_with_merge_leaves_the_given_files_alone() {
+    let (d, tmp) = setup();
+    let logs = d.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let prog = logging_gzip(&logs);
+    // Seven sorted files, merged 3 at a time: temporary runs in between.
+    let mut files = Vec::new();
+    for i in 0..7u64 {
+        let f = d.path().join(format!("part{i}"));
+        let mut lines: Vec<String> = (0..2000).map(|j| format!("{:05}", (j * 7 + i * 3) % 9973)).collect();
+        lines.sort();
+        std::fs::write(&f, lines.join("\n") + "\n").unwrap();
+        files.push(f);
+    }
+    let out = d.path().join("out");
+    let opt = format!("--compress-program={}", p(&prog));
+    let mut args = vec!["sort", "-m", "--batch-size", "3", "-T", p(&tmp), opt.as_str(), "-o", p(&out)];
+    args.extend(files.iter().map(|f| p(f)));
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let gnu = Command::new("sort").env("LC_ALL", "C").arg("-m").args(&files).output().unwrap();
+    assert!(std::fs::read(&out).unwrap() == gnu.stdout);
+    let calls = std::fs::read_to_string(logs.join("calls")).unwrap();
+    let writes = calls.lines().filter(|l| l.trim_end() == "x").count();
+    let reads = calls.lines().filter(|l| l.trim_end() == "x -d").count();
+    assert!(writes >= 2 && reads == writes, "only the temporary runs go through it: {calls}");
+    assert!(entries(&tmp).is_empty());
+}
+
+#[test]
+fn compress_program_missing_or_failing_is_exit_2_naming_it_and_leaves_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let (d, tmp) = setup();
+    let input = d.path().join("in.txt");
+    std::fs::write(&input, key_lines(40_000)).unwrap();
+    let script = |name: &str, body: &str| {
+        let s = d.path().join(name);
+        std::fs::write(&s, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o755)).unwrap();
+        s
+    };
+    let fails = script("fails", "cat > /dev/null; exit 3");
+    let fails_d = script("fails-d", "if [ \"$1\" = -d ]; then exit 4; fi; exec gzip");
+    let no_such = d.path().join("no-such-program");
+    for (prog, says) in [
+        (&no_such, "cannot run the compress program"),
+        (&fails, "the compress program failed (exit status: 3)"),
+        (&fails_d, "the compress program -d failed (exit status: 4)"),
+    ] {
+        let out = d.path().join("out.txt");
+        std::fs::write(&out, "old\n").unwrap();
+        let opt = format!("--compress-program={}", p(prog));
+        let o = run(&["sort", "-S", "64K", "-T", p(&tmp), &opt, p(&input), "-o", p(&out)]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains(&format!("{}: {says}", p(prog))), "{e}");
+        assert_eq!(std::fs::read(&out).unwrap(), b"old\n", "the output is untouched");
+        assert!(entries(&tmp).is_empty(), "left behind {:?}", entries(&tmp));
+    }
+    // As GNU: a sort that makes no temporary run never starts the program.
+    let o = run(&["sort", "-T", p(&tmp), "--compress-program=emsort-no-such-program", p(&input)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Not with the striped methods (their runs are blocks over the disks).
+    let o = run(&["sort", "--method", "srm", "-T", p(&tmp), "--compress-program=gzip", p(&input)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("plain merge"), "{}", stderr(&o));
+    assert!(entries(&tmp).is_empty());
+}
+
+#[test]
+fn compress_program_ctrl_c_stops_the_programs_and_leaves_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let (d, tmp) = setup();
+    let input = d.path().join("in.txt");
+    std::fs::write(&input, key_lines(300_000)).unwrap();
+    // A slow compressor: the sort waits on it while the signal comes.
+    let slow = d.path().join("slow");
+    std::fs::write(&slow, "#!/bin/sh\nsleep 0.2\nexec gzip \"$@\"\n").unwrap();
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = d.path().join("out.txt");
+    let opt = format!("--compress-program={}", p(&slow));
+    let child = emsort()
+        .args(["sort", "-q", "-S", "256K", "-T", p(&tmp), &opt, p(&input), "-o", p(&out)])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let runs = || -> usize {
+        entries(&tmp).iter().map(|e| std::fs::read_dir(tmp.join(e)).map_or(0, |r| r.count())).sum()
+    };
+    while runs() < 3 && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(runs() >= 3, "no run appeared");
+    // SAFETY: our own child, not yet reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(entries(&tmp).is_empty(), "left behind: {:?}", entries(&tmp));
+    assert!(!out.exists());
+}

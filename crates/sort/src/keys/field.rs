@@ -11,9 +11,10 @@
 //! clamp it to the field's end). Positions are byte offsets into the line,
 //! which has no terminator.
 //!
-//! [`key_start`] and [`key_end`] are GNU's scans, kept as the reference
-//! that [`split_fields`] + [`key_range`] (one pass over the line for every
-//! key, then constant time per key) are tested against.
+//! [`key_start`] and [`key_end`] are GNU's scans (`--debug` marks keys
+//! with them, and [`split_fields`] + [`key_range`] — one pass over the
+//! line for every key, then constant time per key — are tested against
+//! them).
 
 use super::Key;
 
@@ -26,7 +27,6 @@ pub(crate) fn is_blank(b: u8) -> bool {
 /// The start of `key` in `line` (`begfield`); for a key that starts at the
 /// line's start (`sword` none), the start after blanks when the key skips
 /// them.
-#[cfg(test)]
 pub(crate) fn key_start(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
     let lim = line.len();
     let mut p = 0;
@@ -76,7 +76,6 @@ pub(crate) fn key_start(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
 }
 
 /// The end of `key` in `line` (`limfield`): one past its last byte.
-#[cfg(test)]
 pub(crate) fn key_end(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
     let lim = line.len();
     let Some(eword) = key.eword else { return lim };

@@ -83,3 +83,22 @@ size_t emsort_general_form (char const *text, size_t len, unsigned char *out)
       *q = ~*q;
   return p - out;
 }
+
+/* emsort: how many bytes of TEXT (LEN bytes, read up to its first NUL)
+   strtold reads as a number, 0 when none: where GNU sort --debug ends the
+   underline of a -g key. */
+size_t emsort_general_len (char const *text, size_t len)
+{
+  char stack[256];
+  char *s = len < sizeof stack ? stack : malloc (len + 1);
+  if (!s)
+    abort ();
+  memcpy (s, text, len);
+  s[len] = '\0';
+  char *end;
+  (void) strtold (s, &end);
+  size_t n = end - s;
+  if (s != stack)
+    free (s);
+  return n;
+}

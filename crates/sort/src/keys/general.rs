@@ -4,6 +4,7 @@
 
 extern "C" {
     fn emsort_general_form(text: *const u8, len: usize, out: *mut u8) -> usize;
+    fn emsort_general_len(text: *const u8, len: usize) -> usize;
 }
 
 /// Appends the normalised form of the general number at the start of `t`
@@ -14,6 +15,13 @@ pub(crate) fn form(t: &[u8], out: &mut Vec<u8>) {
     // 34 bytes into `buf` (its doc comment), returning how many.
     let n = unsafe { emsort_general_form(t.as_ptr(), t.len(), buf.as_mut_ptr()) };
     out.extend_from_slice(&buf[..n]);
+}
+
+/// How many bytes of `t` `strtold` reads as a number (leading white
+/// space included), 0 when it reads none: the extent `--debug` underlines.
+pub(crate) fn number_len(t: &[u8]) -> usize {
+    // SAFETY: the C function reads `len` bytes of `t` and nothing else.
+    unsafe { emsort_general_len(t.as_ptr(), t.len()) }
 }
 
 #[cfg(test)]
@@ -40,5 +48,12 @@ mod tests {
         assert_eq!(g(""), g("abc"));
         // Beyond long double precision: equal, as strtold rounds them.
         assert_eq!(g("1.00000000000000000000000000001"), g("1"));
+    }
+
+    #[test]
+    fn number_lengths_as_strtold_reads_them() {
+        for (t, n) in [("1e3x", 3), ("x", 0), ("", 0), (" -inf,", 5), ("0x1Fg", 4), ("1e", 1), ("1\0e5", 1)] {
+            assert_eq!(number_len(t.as_bytes()), n, "{t:?}");
+        }
     }
 }

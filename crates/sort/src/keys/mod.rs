@@ -47,6 +47,7 @@
 //! assert!(order.compare(b"7,x,9.5", b"1,y,10").is_lt());
 //! ```
 
+mod debug;
 mod encode;
 mod field;
 mod general;
