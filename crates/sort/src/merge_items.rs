@@ -142,12 +142,14 @@ fn index_len(block: usize) -> usize {
 
 /// Merges the runs behind `readers` (read-ahead blocks of `block` bytes)
 /// into `out` with `threads` threads of `pool`; returns the bytes written.
-/// `poll` reports progress and checks the cancel flag every round.
+/// Lines end with `eol` (`\n`, or NUL under `-z`). `poll` reports progress
+/// and checks the cancel flag every round.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn merge(
     readers: Vec<BlockReader>,
     block: usize,
     format: Format,
+    eol: u8,
     reverse: bool,
     lines: Option<&LineOrder>,
     out: &mut WriteBehind<'_>,
@@ -161,7 +163,7 @@ pub(crate) fn merge(
         .into_iter()
         .enumerate()
         .map(|(i, src)| Window {
-            run: RunReader { src, format, carry: Vec::new() },
+            run: RunReader { src, format, eol, carry: Vec::new() },
             id: i as u32,
             items: Vec::new(),
             next: 0,
@@ -216,7 +218,7 @@ pub(crate) fn merge(
             let parts = split(&live, &counts, parts, &order);
             merge_parts(&live, &parts, &mut spare[..bytes], &order, pool);
             let kept = match &mut unique {
-                Some((lo, last)) => drop_repeats(&mut spare[..bytes], lo, last),
+                Some((lo, last)) => drop_repeats(&mut spare[..bytes], eol, lo, last),
                 None => bytes,
             };
             out.commit(kept);
@@ -240,16 +242,17 @@ pub(crate) struct Moved {
     pub written: u64,
 }
 
-/// `-u`: drops from the merged lines `block` every line that repeats the
-/// line before it (`last` from the previous round for the first), moving
-/// the kept lines to the front; returns their bytes and remembers the last.
-fn drop_repeats(block: &mut [u8], lo: &LineOrder, last: &mut Option<Vec<u8>>) -> usize {
+/// `-u`: drops from the merged lines `block` (each ended by `eol`) every
+/// line that repeats the line before it (`last` from the previous round
+/// for the first), moving the kept lines to the front; returns their bytes
+/// and remembers the last.
+fn drop_repeats(block: &mut [u8], eol: u8, lo: &LineOrder, last: &mut Option<Vec<u8>>) -> usize {
     let mut kept = 0usize;
     let mut at = 0usize;
     // Where the previous kept line lies in the block, once there is one.
     let mut prev: Option<(usize, usize)> = None;
     while at < block.len() {
-        let end = at + memchr::memchr(b'\n', &block[at..]).expect("merged lines end with a newline");
+        let end = at + memchr::memchr(eol, &block[at..]).expect("merged lines end with their terminator");
         let dup = {
             let line = &block[at..end];
             match prev {
@@ -465,6 +468,8 @@ impl Window {
 struct RunReader {
     src: BlockReader,
     format: Format,
+    /// The line terminator (`lines`).
+    eol: u8,
     /// An item that straddles two blocks, copied whole.
     carry: Vec<u8>,
 }
@@ -477,15 +482,15 @@ impl RunReader {
         let avail = &s.buf.bytes()[s.pos..s.end];
         let len = match self.format {
             Format::Rec(r) => (avail.len() >= r.size).then_some(r.size)?,
-            _ => memchr::memchr(b'\n', avail)? + 1,
+            _ => memchr::memchr(self.eol, avail)? + 1,
         };
         let at = s.pos;
         s.pos += len;
         Some(&s.buf.bytes()[at..at + len])
     }
 
-    /// The next item (a line with its `\n`: one is added to a last line
-    /// without it), in the current block when it lies wholly inside, else
+    /// The next item (a line with its terminator: one is added to a last
+    /// line without it), in the current block when it lies wholly inside, else
     /// in the carry buffer; `None` at the end of the run. May recycle the
     /// current block, and so invalidates the bytes of earlier items.
     fn next_item(&mut self) -> Result<Option<&[u8]>> {
@@ -497,7 +502,7 @@ impl RunReader {
         let avail = &s.buf.bytes()[s.pos..s.end];
         let whole = match self.format {
             Format::Rec(r) => avail.len() >= r.size,
-            _ => memchr::memchr(b'\n', avail).is_some(),
+            _ => memchr::memchr(self.eol, avail).is_some(),
         };
         if whole {
             return Ok(self.whole_item());
@@ -514,21 +519,22 @@ impl RunReader {
                         let size = self.carry.len() as u64;
                         return Err(Error::new(ErrorKind::BadSize { size, element_size: r.size }, s.path()));
                     }
-                    // Runs end with '\n'; a tail without one is still a line.
-                    _ => self.carry.push(b'\n'),
+                    // Runs end with the terminator; a tail without one
+                    // (a file given to `-m`) is still a line.
+                    _ => self.carry.push(self.eol),
                 }
                 return Ok(Some(&self.carry));
             }
             let avail = &s.buf.bytes()[s.pos..s.end];
             let take = match self.format {
                 Format::Rec(r) => (r.size - self.carry.len()).min(avail.len()),
-                _ => memchr::memchr(b'\n', avail).map_or(avail.len(), |p| p + 1),
+                _ => memchr::memchr(self.eol, avail).map_or(avail.len(), |p| p + 1),
             };
             self.carry.extend_from_slice(&avail[..take]);
             s.pos += take;
             let done = match self.format {
                 Format::Rec(r) => self.carry.len() == r.size,
-                _ => self.carry.last() == Some(&b'\n'),
+                _ => self.carry.last() == Some(&self.eol),
             };
             if done {
                 return Ok(Some(&self.carry));

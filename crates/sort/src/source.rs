@@ -16,8 +16,9 @@
 //! - pushed items ([`crate::Sorter::push`]) arrive in blocks through a
 //!   channel.
 //!
-//! For `lines`, a source whose last line has no `\n` gets one, so that line
-//! does not run into the next source's first line (as GNU `sort` does).
+//! For `lines`, a source whose last line has no terminator (`\n`, or NUL
+//! under `-z`: [`SortPlan::eol`]) gets one, so that line does not run into
+//! the next source's first line (as GNU `sort` does).
 //! Every source is checked (it exists, it is not a directory, it is whole
 //! items) before the sort reads anything; files are opened one at a time.
 //! Errors name the source: its path, or `<standard input>`.
@@ -63,9 +64,12 @@ pub(crate) struct Input<'a> {
     cur: usize,
     /// Bytes of the current part so far.
     part_bytes: u64,
-    /// The current part's last byte was `\n` (or it is empty).
+    /// The current part's last byte was the line terminator (or it is
+    /// empty).
     ends_line: bool,
     format: Format,
+    /// The line terminator (`lines`).
+    eol: u8,
     unit: usize,
     cfg: emsort_io::StreamConfig,
     /// The input's size when every part has a known one.
@@ -121,6 +125,7 @@ impl<'a> Input<'a> {
             part_bytes: 0,
             ends_line: true,
             format: plan.format(),
+            eol: plan.eol(),
             unit: plan.unit(),
             cfg: plan.stream_config(true),
             known,
@@ -206,7 +211,7 @@ impl<'a> Input<'a> {
             if n > 0 {
                 self.part_bytes += n as u64;
                 self.read += n as u64;
-                self.ends_line = buf[n - 1] == b'\n';
+                self.ends_line = buf[n - 1] == self.eol;
                 return Ok(n);
             }
             // The end of this part.
@@ -221,7 +226,7 @@ impl<'a> Input<'a> {
             self.part_bytes = 0;
             self.ends_line = true;
             if add_newline {
-                buf[0] = b'\n';
+                buf[0] = self.eol;
                 return Ok(1);
             }
         }

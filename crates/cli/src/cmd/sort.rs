@@ -155,7 +155,7 @@ pub struct SortArgs {
     /// with -c, check for strict ordering; without -c, output only the first of an equal run
     #[arg(short = 'u', long)]
     unique: bool,
-    /// line delimiter is NUL, not newline (not supported yet)
+    /// line delimiter is NUL, not newline
     #[arg(short = 'z', long = "zero-terminated")]
     zero_terminated: bool,
     /// display this help and exit
@@ -375,9 +375,10 @@ fn locale_note() -> Option<String> {
     })
 }
 
-/// `-c`, `-C`: whether the one input is in order; exit 1 (with GNU's
-/// message for -c) when not.
-fn check(a: &SortArgs, order: &LineOrder, inputs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+/// `-c`, `-C`: whether the one input (lines ended by `eol`) is in order;
+/// exit 1 (with GNU's message for -c, the line ended by `eol` as GNU
+/// writes it) when not.
+fn check(a: &SortArgs, order: &LineOrder, eol: u8, inputs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let quiet = a.check_quiet || matches!(a.check.as_deref(), Some("quiet" | "silent"));
     let letter = if quiet { 'C' } else { 'c' };
     if inputs.len() > 1 {
@@ -388,10 +389,10 @@ fn check(a: &SortArgs, order: &LineOrder, inputs: &[PathBuf]) -> anyhow::Result<
     }
     let name = &inputs[0];
     let found = if name.as_os_str() == "-" {
-        check_order(&mut std::io::stdin().lock(), order, b'\n')
+        check_order(&mut std::io::stdin().lock(), order, eol)
     } else {
         let f = std::fs::File::open(name).with_context(|| format!("cannot read: {}", name.display()))?;
-        check_order(&mut std::io::BufReader::with_capacity(1 << 20, f), order, b'\n')
+        check_order(&mut std::io::BufReader::with_capacity(1 << 20, f), order, eol)
     }
     .with_context(|| format!("read failed: {}", name.display()))?;
     match found {
@@ -402,7 +403,7 @@ fn check(a: &SortArgs, order: &LineOrder, inputs: &[PathBuf]) -> anyhow::Result<
                 let mut e = std::io::stderr().lock();
                 let _ = write!(e, "emsort: {}:{}: disorder: ", name.display(), d.line);
                 let _ = e.write_all(&d.text);
-                let _ = e.write_all(b"\n");
+                let _ = e.write_all(&[eol]);
             }
             Ok(ExitCode::from(1))
         }
@@ -414,11 +415,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         println!("emsort sort {} (GNU sort's options, LC_ALL=C order)", env!("CARGO_PKG_VERSION"));
         return Ok(ExitCode::SUCCESS);
     }
-    let unsupported = [
-        (a.zero_terminated, "-z (--zero-terminated)"),
-        (a.debug, "--debug"),
-        (a.compress_program.is_some(), "--compress-program"),
-    ];
+    let unsupported = [(a.debug, "--debug"), (a.compress_program.is_some(), "--compress-program")];
     if let Some((_, what)) = unsupported.iter().find(|(on, _)| *on) {
         anyhow::bail!("{what} is not supported yet (see the README's table of GNU sort's options)");
     }
@@ -428,6 +425,15 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     if !text && (!order.is_plain() || order.unique()) {
         anyhow::bail!("keys, -u and the ordering options order text lines, not --format {}", a.format);
     }
+    if !text && a.zero_terminated {
+        anyhow::bail!(
+            "-z ends text lines with NUL; --format {} has fixed-size items, no lines to end",
+            a.format
+        );
+    }
+    // GNU's -z: NUL ends each line, input and output; a newline is a byte
+    // of the line (and a blank between fields).
+    let eol = if a.zero_terminated { 0 } else { b'\n' };
     if text && !a.quiet {
         if let Some(note) = locale_note() {
             eprintln!("{note}");
@@ -437,7 +443,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         if !text {
             anyhow::bail!("-c checks text lines; for --format {} use emsort verify", a.format);
         }
-        return check(&a, &order, &inputs);
+        return check(&a, &order, eol, &inputs);
     }
     crate::interrupt::arm_watchdog();
     let method = method(&a)?;
@@ -449,7 +455,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         .sum::<Option<u64>>();
     let memory = a.memory.unwrap_or_else(|| emsort_sort::budget::default_memory(input_bytes));
     let mut b = SortPlan::builder(a.format).memory(memory).io(a.io).policy(a.policy).method(method);
-    b = if text { b.line_order(order) } else { b.reverse(a.reverse) };
+    b = if text { b.line_order(order).eol(eol) } else { b.reverse(a.reverse) };
     if let Some(d) = a.fan_in.or(a.batch_size) {
         b = b.fan_in(d);
     }
