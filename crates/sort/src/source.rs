@@ -47,6 +47,44 @@ pub enum Source<'a> {
 /// The name of standard input in messages.
 pub const STDIN_NAME: &str = "<standard input>";
 
+/// A checked source: a file read by offset, or a stream.
+pub(crate) enum Opened<'a> {
+    /// A regular file of this size (for a merge, a run as it is).
+    File(PathBuf, u64),
+    /// Standard input, a pipe, a device, a file of unknown size, already
+    /// open, named for errors. A merge spools it into its temp dir first
+    /// ([`PlainStore::of_inputs`](crate::plain::PlainStore::of_inputs)),
+    /// since the merge reads its runs by path.
+    Stream(PathBuf, Box<dyn Read + Send + 'a>),
+}
+
+/// Checks `sources` (each exists, is not a directory, and a file is whole
+/// items) and opens those that must be read as streams; nothing is read.
+pub(crate) fn open_sources<'a>(plan: &SortPlan, sources: Vec<Source<'a>>) -> Result<Vec<Opened<'a>>> {
+    let mut opened = Vec::with_capacity(sources.len());
+    for s in sources {
+        opened.push(match s {
+            Source::Path(p) => match emsort_io::input_size(p)? {
+                Some(size) => {
+                    if let Some(s) = plan.format().item_size() {
+                        if size % s as u64 != 0 {
+                            return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, p));
+                        }
+                    }
+                    Opened::File(p.to_path_buf(), size)
+                }
+                None => {
+                    let f = std::fs::File::open(p).map_err(|e| Error::from_io("open", p, e))?;
+                    Opened::Stream(p.to_path_buf(), Box::new(f))
+                }
+            },
+            Source::Stdin => Opened::Stream(STDIN_NAME.into(), Box::new(std::io::stdin())),
+            Source::Reader(r) => Opened::Stream(STDIN_NAME.into(), Box::new(r)),
+        });
+    }
+    Ok(opened)
+}
+
 /// One part of the concatenated input.
 enum Part<'a> {
     /// A regular file of `size` bytes, opened when its turn comes.
@@ -82,27 +120,13 @@ impl<'a> Input<'a> {
     /// Checks `sources` and prepares to read them in order with `plan`'s
     /// input streams.
     pub fn open(plan: &SortPlan, sources: Vec<Source<'a>>) -> Result<Input<'a>> {
-        let mut parts = Vec::with_capacity(sources.len());
-        for s in sources {
-            parts.push(match s {
-                Source::Path(p) => match emsort_io::input_size(p)? {
-                    Some(size) => {
-                        if let Some(s) = plan.format().item_size() {
-                            if size % s as u64 != 0 {
-                                return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, p));
-                            }
-                        }
-                        Part::File { path: p.to_path_buf(), size, stream: None }
-                    }
-                    None => {
-                        let f = std::fs::File::open(p).map_err(|e| Error::from_io("open", p, e))?;
-                        Part::Stream { name: p.to_path_buf(), reader: Box::new(f) }
-                    }
-                },
-                Source::Stdin => Part::Stream { name: STDIN_NAME.into(), reader: Box::new(std::io::stdin()) },
-                Source::Reader(r) => Part::Stream { name: STDIN_NAME.into(), reader: Box::new(r) },
-            });
-        }
+        let parts = open_sources(plan, sources)?
+            .into_iter()
+            .map(|o| match o {
+                Opened::File(path, size) => Part::File { path, size, stream: None },
+                Opened::Stream(name, reader) => Part::Stream { name, reader },
+            })
+            .collect();
         Ok(Input::new(plan, parts))
     }
 

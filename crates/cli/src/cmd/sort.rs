@@ -11,7 +11,7 @@ use emsort_sort::check::check_order;
 use emsort_sort::keys::{Key, LineOrder, OrderOptions};
 use emsort_sort::merge_policy::MergePolicy;
 use emsort_sort::{
-    merge_into, sort, Format, Method, MethodKind, ParallelDiskStats, ParallelDisks, Sink, SortError,
+    merge_sources, sort, Format, Method, MethodKind, ParallelDiskStats, ParallelDisks, Sink, SortError,
     SortPlan, SortStats, Source, SrmOptions,
 };
 
@@ -22,9 +22,10 @@ use crate::progress::Bar;
 ///
 /// With no FILE, or when FILE is -, read standard input. The files are read once,
 /// in order, as one input; pipes and standard input are read as they come, never
-/// copied first. Run formation reads M bytes at a time, sorts them on all cores
-/// and writes sorted runs to a temporary directory; d-way merges then combine the
-/// runs into the output. An OUTPUT file is written beside its target and renamed
+/// copied first (with -m, a sorted standard input or pipe is copied to the
+/// temporary directory, then merged with the files). Run formation reads M bytes
+/// at a time, sorts them on all cores and writes sorted runs to a temporary
+/// directory; d-way merges then combine the runs into the output. An OUTPUT file is written beside its target and renamed
 /// when complete, so OUTPUT may be an INPUT, and an error or Ctrl-C leaves neither
 /// a partial output nor temporary files.
 ///
@@ -355,9 +356,9 @@ fn input_names(a: &SortArgs) -> anyhow::Result<Vec<PathBuf>> {
         .enumerate()
         .map(|(i, &n)| match n {
             b"" => anyhow::bail!("{}:{}: invalid zero-length file name", from.display(), i + 1),
-            b"-" if from.as_os_str() == "-" => {
-                anyhow::bail!("when reading file names from stdin, no file name of '-' allowed")
-            }
+            // GNU 9.1 refuses `-` in any list (with this message), not only
+            // in one read from standard input.
+            b"-" => anyhow::bail!("when reading file names from stdin, no file name of '-' allowed"),
             n => Ok(PathBuf::from(std::ffi::OsStr::from_bytes(n))),
         })
         .collect()
@@ -488,14 +489,11 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         Some(o) => Sink::Path(o),
         None => Sink::Stdout,
     };
+    let sources = inputs.iter().map(|p| if is_stdin(p) { Source::Stdin } else { Source::Path(p) }).collect();
     let result = if a.merge {
-        if let Some(p) = inputs.iter().find(|p| is_stdin(p)) {
-            anyhow::bail!("-m merges files; '{}' (standard input) is not supported with -m yet", p.display());
-        }
-        merge_into(&plan, &inputs, sink, &bar, flag)
+        // Standard input and pipes are spooled to the temp dir first.
+        merge_sources(&plan, sources, sink, &bar, flag)
     } else {
-        let sources =
-            inputs.iter().map(|p| if is_stdin(p) { Source::Stdin } else { Source::Path(p) }).collect();
         sort(&plan, sources, sink, &bar, flag)
     };
     let stats = match result {

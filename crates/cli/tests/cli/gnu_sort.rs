@@ -57,10 +57,10 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::emsort;
 
-/// Whether the generator draws `-z` (supported) and `-m` with standard
-/// input (refused for now: the README's table says so).
+/// Whether the generator draws `-z` and `-m` with standard input (both
+/// supported: the README's table).
 const Z_SUPPORTED: bool = true;
-const MERGE_STDIN_SUPPORTED: bool = false;
+const MERGE_STDIN_SUPPORTED: bool = true;
 
 /// GNU coreutils `sort` (9.1 here), always run with `LC_ALL=C`.
 const GNU: &str = "/usr/bin/sort";

@@ -596,7 +596,7 @@ fn zero_terminated_like_gnu_sort() {
             "-z {case}: {runs} runs merged in {levels} level(s): no merge of merges"
         );
         // Standard input, and the sorted result: in order for -c, merged
-        // with itself by -m.
+        // with itself and standard input by -m.
         let mut c = emsort();
         c.args(["sort"]).args(tiny).args(&args);
         let o = with_stdin(c, &text);
@@ -605,10 +605,10 @@ fn zero_terminated_like_gnu_sort() {
         let check = emsort().args(["sort", "-c"]).args(&args).arg(&sorted).output().unwrap();
         assert!(check.status.success(), "sort -c -z {case}: {}", stderr(&check));
         let mut gnu_m = Command::new("sort");
-        gnu_m.env("LC_ALL", "C").arg("-m").args(&args).arg(&sorted).arg(&sorted);
+        gnu_m.env("LC_ALL", "C").arg("-m").args(&args).arg(&sorted).arg("-").arg(&sorted);
         let gnu_m = with_stdin(gnu_m, &gnu.stdout);
         let mut m = emsort();
-        m.args(["sort", "-m"]).args(tiny).args(&args).arg(&sorted).arg(&sorted);
+        m.args(["sort", "-m"]).args(tiny).args(&args).arg(&sorted).arg("-").arg(&sorted);
         let ours_m = with_stdin(m, &gnu.stdout);
         assert!(ours_m.status.success(), "sort -m -z {case}: {}", stderr(&ours_m));
         assert!(ours_m.stdout == gnu_m.stdout, "sort -m -z {case}: output differs from GNU sort's");
@@ -629,4 +629,109 @@ fn zero_terminated_like_gnu_sort() {
     let o = run(&["sort", "-z", "--format", "u32", "-T", p(&tmp), p(&input)]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("-z") && stderr(&o).contains("no lines"), "{}", stderr(&o));
+}
+
+/// `-m` with standard input (`-`, or no file at all) among sorted files,
+/// as GNU merges it: standard input is spooled into the temp dir, merged
+/// (here by a merge before the last: fan-in 2), and the spool is gone
+/// afterwards — on success, on an error, and on Ctrl-C while it is read.
+#[test]
+fn merge_of_standard_input_like_gnu_sort() {
+    let (d, tmp) = setup();
+    let mut files = Vec::new();
+    for i in 0..3 {
+        let raw = d.path().join(format!("raw{i}"));
+        gen(
+            &["--format", "lines", "--bytes", "40K", "--line-len", "0..20", "--seed", &(i + 3).to_string()],
+            &raw,
+        );
+        let f = d.path().join(format!("sorted{i}"));
+        std::fs::write(&f, gnu_sort(&raw, false)).unwrap();
+        files.push(f);
+    }
+    let mut piped = std::fs::read(&files[2]).unwrap();
+    piped.pop(); // a last line without its newline
+    let tiny = ["-q", "-S", "16K", "--block-size", "1K", "--fan-in", "2", "-T", p(&tmp)];
+    for names in [vec![p(&files[0]), "-", p(&files[1])], vec!["-"], vec![p(&files[0]), p(&files[1]), "-"]] {
+        let mut gnu = Command::new("sort");
+        gnu.env("LC_ALL", "C").arg("-m").args(&names);
+        let expect = with_stdin(gnu, &piped);
+        assert!(expect.status.success());
+        let mut c = emsort();
+        c.args(["sort", "-m"]).args(tiny).args(&names);
+        let o = with_stdin(c, &piped);
+        assert!(o.status.success(), "-m {names:?}: {}", stderr(&o));
+        assert!(o.stdout == expect.stdout, "-m {names:?}: differs from GNU sort's");
+        assert!(entries(&tmp).is_empty(), "-m {names:?}: left behind: {:?}", entries(&tmp));
+        // -o to a file, named as its own input too.
+        let out = d.path().join("merged");
+        std::fs::copy(&files[0], &out).unwrap();
+        let renamed: Vec<&str> = names.iter().map(|&n| if n == p(&files[0]) { p(&out) } else { n }).collect();
+        let mut c = emsort();
+        c.args(["sort", "-m", "-o", p(&out)]).args(tiny).args(&renamed);
+        let o = with_stdin(c, &piped);
+        assert!(o.status.success(), "-m -o {names:?}: {}", stderr(&o));
+        assert!(std::fs::read(&out).unwrap() == expect.stdout, "-m -o {names:?}: differs from GNU sort's");
+        assert!(entries(&tmp).is_empty(), "-m -o {names:?}: left behind: {:?}", entries(&tmp));
+    }
+    // No file at all: standard input alone; standard input named twice is
+    // read once (the second finds it at its end).
+    let mut c = emsort();
+    c.args(["sort", "-m"]).args(tiny);
+    assert!(with_stdin(c, &piped).stdout == gnu_sort(&files[2], false));
+    let mut c = emsort();
+    c.args(["sort", "-m"]).args(tiny).args(["-", "-"]);
+    assert!(with_stdin(c, &piped).stdout == gnu_sort(&files[2], false));
+    // GNU 9.1 lets no --files0-from list name standard input (`-`), even
+    // one read from a file: both refuse, with GNU's message.
+    let list = d.path().join("list");
+    std::fs::write(&list, format!("{}\0-\0", p(&files[0]))).unwrap();
+    let mut gnu = Command::new("sort");
+    gnu.env("LC_ALL", "C").args(["-m", "--files0-from", p(&list)]);
+    let expect = with_stdin(gnu, &piped);
+    let mut c = emsort();
+    c.args(["sort", "-m", "--files0-from", p(&list)]).args(tiny);
+    let o = with_stdin(c, &piped);
+    assert_eq!((o.status.code(), expect.status.code()), (Some(2), Some(2)), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no file name of '-' allowed"), "{}", stderr(&o));
+    // An error after the spool (a missing file is found first; a binary
+    // stream that is not whole items only once read): nothing left.
+    let out = d.path().join("never");
+    let mut c = emsort();
+    c.args(["sort", "-m", "--format", "u32", "-o", p(&out)]).args(tiny).arg("-");
+    let o = with_stdin(c, b"12345");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("standard input"), "{}", stderr(&o));
+    assert!(!out.exists() && entries(&tmp).is_empty(), "left behind: {:?}", entries(&tmp));
+    // Ctrl-C while standard input is spooled (the pipe still open): exit 130,
+    // the spool and its directory removed.
+    let mut child = emsort()
+        .args(["sort", "-m", "-o", p(&out)])
+        .args(tiny)
+        .args([p(&files[0]), "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut sin = child.stdin.take().unwrap();
+    sin.write_all(&piped[..4096]).unwrap();
+    let spooled = || -> u64 {
+        entries(&tmp)
+            .iter()
+            .filter_map(|e| std::fs::read_dir(tmp.join(e)).ok())
+            .flatten()
+            .filter_map(|f| f.ok()?.metadata().ok())
+            .map(|m| m.len())
+            .sum()
+    };
+    let t = Instant::now();
+    while spooled() < 4096 && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(spooled() >= 4096, "no spool appeared: {:?}", entries(&tmp));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    drop(sin);
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(!out.exists() && entries(&tmp).is_empty(), "left behind: {:?}", entries(&tmp));
 }

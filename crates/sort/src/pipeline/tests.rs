@@ -4,7 +4,7 @@
 use super::*;
 use crate::merge_policy::MergePolicy;
 use crate::Format;
-use crate::{merge_files, sort, Sink, Source};
+use crate::{merge_files, merge_sources, sort, Sink, Source};
 use emsort_io::{ErrorKind, NoProgress, StreamKind};
 use proptest::prelude::*;
 use std::path::PathBuf;
@@ -639,4 +639,70 @@ fn nul_terminated_sources_streams_and_parallel_disks() {
     // A terminator other than newline has no meaning for fixed-size items.
     let e = SortPlan::builder(Format::U32).eol(0).build().unwrap_err();
     assert!(e.to_string().contains("no lines"), "{e}");
+}
+
+// Merging streams: spooled to the temp dir first.
+
+#[test]
+fn merges_a_stream_with_files_through_a_spool() {
+    let d = tempfile::tempdir().unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let no = AtomicBool::new(false);
+    for eol in [b'\n', 0] {
+        // Four sorted inputs, the third a stream whose last line lacks its
+        // terminator; fan-in 2, so the spooled run is read by a merge that
+        // is not the last.
+        let sorted = |seed: u64| {
+            let lines: Vec<Vec<u8>> = numbers(400, seed)
+                .iter()
+                .map(|n| format!("{}\n{}", n[0] % 70, n[1] % 3).into_bytes())
+                .collect();
+            let text: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([eol])).collect();
+            sorted_by(&text, eol, false)
+        };
+        let parts: Vec<Vec<u8>> = (0..4).map(|i| sorted(i + 40)).collect();
+        let paths: Vec<PathBuf> = (0..4).map(|i| d.path().join(format!("part{i}"))).collect();
+        for (p, data) in paths.iter().zip(&parts) {
+            std::fs::write(p, data).unwrap();
+        }
+        let mut stream = &parts[2][..parts[2].len() - 1];
+        let plan = SortPlan::builder(Format::Lines)
+            .memory(64 << 10)
+            .block_size(1024)
+            .fan_in(2)
+            .eol(eol)
+            .temp_dir(&tmp)
+            .build()
+            .unwrap();
+        let sources = vec![
+            Source::Path(&paths[0]),
+            Source::Path(&paths[1]),
+            Source::Reader(&mut stream),
+            Source::Path(&paths[3]),
+        ];
+        let mut got = Vec::new();
+        let stats = merge_sources(&plan, sources, Sink::Writer(&mut got), &NoProgress, &no).unwrap();
+        assert!(got == sorted_by(&parts.concat(), eol, false), "eol {eol:#04x}");
+        assert_eq!(
+            (stats.runs, stats.input_bytes),
+            (4, parts.iter().map(|p| p.len() as u64).sum::<u64>() - 1)
+        );
+        assert!(stats.merges >= 3, "{stats:?}");
+        assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "the spool was left behind");
+    }
+    // A stream that is not whole items, and an interrupted spool: errors
+    // naming standard input, nothing left.
+    let plan = SortPlan::builder(Format::U32).memory(64 << 10).fan_in(2).temp_dir(&tmp).build().unwrap();
+    let (mut odd, out) = (&[1u8, 2, 3, 4, 5][..], d.path().join("out"));
+    let e =
+        merge_sources(&plan, vec![Source::Reader(&mut odd)], Sink::Path(&out), &NoProgress, &no).unwrap_err();
+    assert!(e.to_string().contains(crate::STDIN_NAME), "{e}");
+    let mut some = &[0u8; 4096][..];
+    let stop = AtomicBool::new(true);
+    let e = merge_sources(&plan, vec![Source::Reader(&mut some)], Sink::Path(&out), &NoProgress, &stop)
+        .unwrap_err();
+    assert_eq!(e.io().map(|e| e.kind()), Some(&ErrorKind::Interrupted));
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "the spool was left behind");
 }
