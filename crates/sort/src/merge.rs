@@ -274,8 +274,9 @@ impl<'s> Ctx<'_, 's> {
             let mut out = self.write_behind(scope)?;
             let mut poll = |bytes| self.poll(bytes);
             let (format, reverse, lines) = (self.plan.format(), self.plan.reverse(), self.plan.line_order());
+            let eol = self.plan.eol();
             let moved = merge_items::merge(
-                readers, block, format, reverse, lines, &mut out, self.pool, threads, &mut poll,
+                readers, block, format, eol, reverse, lines, &mut out, self.pool, threads, &mut poll,
             )?;
             out.finish()?;
             Ok(moved)

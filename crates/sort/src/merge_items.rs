@@ -175,7 +175,8 @@ impl<'a> Order<'a> {
     fn same(&self, a: &Head, b: &Head) -> bool {
         a.prefix == b.prefix
             && a.key() == b.key()
-            && (!self.normalised || self.lines.is_some_and(|lo| lo.compare_equal_forms(a.line(), b.line()).is_eq()))
+            && (!self.normalised
+                || self.lines.is_some_and(|lo| lo.compare_equal_forms(a.line(), b.line()).is_eq()))
     }
 
     /// Whether `a` comes strictly before `b` in the output.
@@ -208,12 +209,14 @@ fn index_len(block: usize) -> usize {
 
 /// Merges the runs behind `readers` (read-ahead blocks of `block` bytes)
 /// into `out` with `threads` threads of `pool`; returns the bytes written.
-/// `poll` reports progress and checks the cancel flag every round.
+/// Lines end with `eol` (`\n`, or NUL under `-z`). `poll` reports progress
+/// and checks the cancel flag every round.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn merge(
     readers: Vec<BlockReader>,
     block: usize,
     format: Format,
+    eol: u8,
     reverse: bool,
     lines: Option<&LineOrder>,
     out: &mut WriteBehind<'_>,
@@ -227,7 +230,7 @@ pub(crate) fn merge(
         .into_iter()
         .enumerate()
         .map(|(i, src)| Window {
-            run: RunReader { src, format, carry: Vec::new() },
+            run: RunReader { src, format, eol, carry: Vec::new() },
             id: i as u32,
             items: Vec::new(),
             next: 0,
@@ -282,7 +285,7 @@ pub(crate) fn merge(
             let parts = split(&live, &counts, parts, &order);
             let pieces = merge_parts(&live, &parts, &mut spare[..bytes], &order, pool, unique.is_some());
             let kept = match &mut unique {
-                Some((lo, last)) => join_pieces(&mut spare[..bytes], &pieces, lo, last),
+                Some((lo, last)) => join_pieces(&mut spare[..bytes], &pieces, eol, lo, last),
                 None => bytes,
             };
             out.commit(kept);
@@ -307,11 +310,18 @@ pub(crate) struct Moved {
 }
 
 /// `-u`: joins the pieces of `block` that [`merge_parts`] wrote, each
-/// `(len, kept)`: its first `kept` bytes are its lines without repeats.
+/// `(len, kept)`: its first `kept` bytes are its lines (each ended by
+/// `eol`) without repeats.
 /// Moves them together, dropping a piece's first line when it repeats the
 /// line before it (the previous piece's last, or `last` from the previous
 /// round), and remembers the last line; returns the bytes kept.
-fn join_pieces(block: &mut [u8], pieces: &[(usize, usize)], lo: &LineOrder, last: &mut Option<Vec<u8>>) -> usize {
+fn join_pieces(
+    block: &mut [u8],
+    pieces: &[(usize, usize)],
+    eol: u8,
+    lo: &LineOrder,
+    last: &mut Option<Vec<u8>>,
+) -> usize {
     let mut kept = 0usize;
     let mut start = 0usize;
     // Where the last kept line lies in the block, once there is one.
@@ -320,7 +330,8 @@ fn join_pieces(block: &mut [u8], pieces: &[(usize, usize)], lo: &LineOrder, last
         let mut from = start;
         let to = start + n;
         if from < to {
-            let end = from + memchr::memchr(b'\n', &block[from..to]).expect("merged lines end with a newline");
+            let end =
+                from + memchr::memchr(eol, &block[from..to]).expect("merged lines end with their terminator");
             let dup = match prev {
                 Some((s, e)) => lo.same(&block[s..e], &block[from..end]),
                 None => last.as_deref().is_some_and(|l| lo.same(l, &block[from..end])),
@@ -333,7 +344,8 @@ fn join_pieces(block: &mut [u8], pieces: &[(usize, usize)], lo: &LineOrder, last
             block.copy_within(from..to, kept);
             kept += to - from;
             let line_end = kept - 1;
-            let line_start = memchr::memrchr(b'\n', &block[..line_end]).map_or(0, |p| p + 1).max(kept - (to - from));
+            let line_start =
+                memchr::memrchr(eol, &block[..line_end]).map_or(0, |p| p + 1).max(kept - (to - from));
             prev = Some((line_start, line_end));
         }
         start += len;
@@ -563,6 +575,8 @@ impl Window {
 struct RunReader {
     src: BlockReader,
     format: Format,
+    /// The line terminator (`lines`).
+    eol: u8,
     /// An item that straddles two blocks, copied whole.
     carry: Vec<u8>,
 }
@@ -575,15 +589,15 @@ impl RunReader {
         let avail = &s.buf.bytes()[s.pos..s.end];
         let len = match self.format {
             Format::Rec(r) => (avail.len() >= r.size).then_some(r.size)?,
-            _ => memchr::memchr(b'\n', avail)? + 1,
+            _ => memchr::memchr(self.eol, avail)? + 1,
         };
         let at = s.pos;
         s.pos += len;
         Some(&s.buf.bytes()[at..at + len])
     }
 
-    /// The next item (a line with its `\n`: one is added to a last line
-    /// without it), in the current block when it lies wholly inside, else
+    /// The next item (a line with its terminator: one is added to a last
+    /// line without it), in the current block when it lies wholly inside, else
     /// in the carry buffer; `None` at the end of the run. May recycle the
     /// current block, and so invalidates the bytes of earlier items.
     fn next_item(&mut self) -> Result<Option<&[u8]>> {
@@ -595,7 +609,7 @@ impl RunReader {
         let avail = &s.buf.bytes()[s.pos..s.end];
         let whole = match self.format {
             Format::Rec(r) => avail.len() >= r.size,
-            _ => memchr::memchr(b'\n', avail).is_some(),
+            _ => memchr::memchr(self.eol, avail).is_some(),
         };
         if whole {
             return Ok(self.whole_item());
@@ -612,21 +626,22 @@ impl RunReader {
                         let size = self.carry.len() as u64;
                         return Err(Error::new(ErrorKind::BadSize { size, element_size: r.size }, s.path()));
                     }
-                    // Runs end with '\n'; a tail without one is still a line.
-                    _ => self.carry.push(b'\n'),
+                    // Runs end with the terminator; a tail without one
+                    // (a file given to `-m`) is still a line.
+                    _ => self.carry.push(self.eol),
                 }
                 return Ok(Some(&self.carry));
             }
             let avail = &s.buf.bytes()[s.pos..s.end];
             let take = match self.format {
                 Format::Rec(r) => (r.size - self.carry.len()).min(avail.len()),
-                _ => memchr::memchr(b'\n', avail).map_or(avail.len(), |p| p + 1),
+                _ => memchr::memchr(self.eol, avail).map_or(avail.len(), |p| p + 1),
             };
             self.carry.extend_from_slice(&avail[..take]);
             s.pos += take;
             let done = match self.format {
                 Format::Rec(r) => self.carry.len() == r.size,
-                _ => self.carry.last() == Some(&b'\n'),
+                _ => self.carry.last() == Some(&self.eol),
             };
             if done {
                 return Ok(Some(&self.carry));

@@ -77,6 +77,8 @@ pub(crate) struct Output<'a> {
     name: PathBuf,
     unit: usize,
     format: Format,
+    /// The line terminator (`lines`).
+    eol: u8,
     cfg: emsort_io::StreamConfig,
     /// Where a file that cannot be replaced is spooled.
     temp_root: Option<PathBuf>,
@@ -134,6 +136,7 @@ impl<'a> Output<'a> {
             name,
             unit: plan.unit(),
             format: plan.format(),
+            eol: plan.eol(),
             cfg: plan.stream_config(false),
             temp_root,
             cancel,
@@ -199,7 +202,14 @@ impl<'a> Output<'a> {
             Kind::Channel(tx) => {
                 let tx = tx.lock().unwrap_or_else(|e| e.into_inner()).take().expect("opened once");
                 let block = block.max(self.unit);
-                Box::new(ChannelSink { tx, format: self.format, block, carry: Vec::new(), name: &self.name })
+                Box::new(ChannelSink {
+                    tx,
+                    format: self.format,
+                    eol: self.eol,
+                    block,
+                    carry: Vec::new(),
+                    name: &self.name,
+                })
             }
         })
     }
@@ -291,7 +301,7 @@ impl BlockSink for WriterSink<'_> {
     }
 }
 
-/// Sends blocks of whole items (lines with their `\n`): the bytes after the
+/// Sends blocks of whole items (lines with their terminator): the bytes after the
 /// block's last whole item wait for the next block. A write larger than the
 /// block (a single run written whole from its chunk buffer) is sent in
 /// pieces of the block, so at most about two blocks are in flight, not a
@@ -299,6 +309,8 @@ impl BlockSink for WriterSink<'_> {
 struct ChannelSink<'n> {
     tx: ItemBlocks,
     format: Format,
+    /// The line terminator (`lines`).
+    eol: u8,
     /// The most bytes of a write sent in one block.
     block: usize,
     carry: Vec<u8>,
@@ -321,7 +333,7 @@ impl BlockSink for ChannelSink<'_> {
             block.extend_from_slice(piece);
             let whole = match self.format.item_size() {
                 Some(s) => block.len() / s * s,
-                None => memchr::memrchr(b'\n', &block).map_or(0, |p| p + 1),
+                None => memchr::memrchr(self.eol, &block).map_or(0, |p| p + 1),
             };
             self.carry = block.split_off(whole);
             self.send(block)?;

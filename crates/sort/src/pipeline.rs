@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use emsort_io::{Error, ErrorKind, Progress};
+use emsort_io::Progress;
 
 use crate::output::{Output, Sink};
 use crate::pdisk::{Dsm, Srm, StripedStore};
@@ -46,7 +46,7 @@ use crate::plan::{Method, SortPlan};
 use crate::run_formation::{Formed, RunFormation};
 use crate::run_store::{MergeCtx, Merger};
 use crate::runtime::Runtime;
-use crate::source::{Input, Source};
+use crate::source::{open_sources, Input, Opened, Source};
 use crate::stats::{PhaseStats, PlanRecord, SortStats};
 use crate::SortError;
 
@@ -54,8 +54,8 @@ use crate::SortError;
 ///
 /// Progress goes to `progress` in two phases, `"run formation"` and
 /// `"merge"`, in bytes. Setting `cancel` stops the sort between blocks
-/// with [`ErrorKind::Interrupted`]; every temporary file is removed and a
-/// file output is left untouched.
+/// with [`ErrorKind::Interrupted`](emsort_io::ErrorKind::Interrupted);
+/// every temporary file is removed and a file output is left untouched.
 ///
 /// ```no_run
 /// use std::sync::atomic::AtomicBool;
@@ -144,6 +144,39 @@ pub fn merge_into<'a>(
     progress: &dyn Progress,
     cancel: &'a AtomicBool,
 ) -> Result<SortStats, SortError> {
+    let sources = inputs.iter().map(|p| Source::Path(p)).collect();
+    merge_sources(plan, sources, sink, progress, cancel)
+}
+
+/// Merges the sorted `sources` into `sink`: [`merge_files`] for any
+/// [`Source`]s (GNU `sort -m a -`).
+///
+/// Regular files are the runs as they are. Standard input, a pipe, a
+/// device or a file of unknown size is first read to its end into a file
+/// of a temporary directory under the plan's first temp dir (it is
+/// *spooled*: the merge reads its runs by path, several times when more
+/// inputs than d need several merges); that file is removed once merged,
+/// and with its directory on success, error and interrupt. Standard input
+/// named twice is read once: the second finds it at its end, empty. Every
+/// source is checked, and the output prepared, before anything is read.
+/// Progress: the phase `"spool"` for each stream, then `"merge"`.
+///
+/// ```no_run
+/// use std::sync::atomic::AtomicBool;
+/// use emsort_sort::{merge_sources, Format, Sink, SortPlan, Source};
+/// # fn main() -> Result<(), emsort_sort::SortError> {
+/// let plan = SortPlan::builder(Format::Lines).memory(64 << 20).build()?;
+/// let sources = vec![Source::Path("a.sorted".as_ref()), Source::Stdin];
+/// merge_sources(&plan, sources, Sink::Stdout, &emsort_io::NoProgress, &AtomicBool::new(false))?;
+/// # Ok(()) }
+/// ```
+pub fn merge_sources<'a>(
+    plan: &SortPlan,
+    sources: Vec<Source<'_>>,
+    sink: Sink<'a>,
+    progress: &dyn Progress,
+    cancel: &'a AtomicBool,
+) -> Result<SortStats, SortError> {
     if *plan.method() != Method::Plain {
         return Err(SortError::BadPlan(format!(
             "merging sorted files supports the plain method only, not {}",
@@ -151,24 +184,9 @@ pub fn merge_into<'a>(
         )));
     }
     remove_stale(plan);
-    let mut runs = Vec::with_capacity(inputs.len());
-    for p in inputs {
-        let md = std::fs::metadata(p).map_err(|e| Error::from_io("stat", p, e))?;
-        if md.is_dir() {
-            return Err(Error::new(ErrorKind::IsADirectory, p).into());
-        }
-        if !md.is_file() {
-            return Err(SortError::NotAFile(p.clone()));
-        }
-        if let Some(s) = plan.format().item_size() {
-            if md.len() % s as u64 != 0 {
-                return Err(Error::new(ErrorKind::BadSize { size: md.len(), element_size: s }, p).into());
-            }
-        }
-        runs.push((p.clone(), md.len()));
-    }
+    let inputs = open_sources(plan, sources)?;
     let output = Output::prepare(plan, sink, cancel)?;
-    run(plan, Work::Merge(runs), output, progress, cancel)
+    run(plan, Work::Merge(inputs), output, progress, cancel)
 }
 
 /// Removes what killed sorts left in the directories this sort uses (a
@@ -185,8 +203,8 @@ pub(crate) fn remove_stale(plan: &SortPlan) {
 pub(crate) enum Work<'i> {
     /// Data to sort.
     Sort(Input<'i>),
-    /// Sorted files (path, size): the runs.
-    Merge(Vec<(PathBuf, u64)>),
+    /// Sorted inputs: the runs (streams spooled first).
+    Merge(Vec<Opened<'i>>),
 }
 
 /// The phases (see the module docs), for every method.
@@ -211,29 +229,37 @@ fn run_phases(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<SortStats, SortError> {
-    let known = match &work {
-        Work::Sort(input) => input.known_size(),
-        Work::Merge(runs) => Some(runs.iter().map(|r| r.1).sum()),
+    // The plan's threads, which the input size does not change.
+    let runtime = Runtime::start(plan)?;
+    // A merge's runs: its files, and its streams spooled to the temp dir.
+    let (input, given) = match work {
+        Work::Sort(input) => (Some(input), None),
+        Work::Merge(inputs) => (None, Some(PlainStore::of_inputs(plan, inputs, progress, cancel)?)),
+    };
+    let given_runs = given.as_ref().map_or(0, PlainStore::run_count) as u64;
+    let known = match (&input, &given) {
+        (Some(input), _) => input.known_size(),
+        (None, given) => Some(given.as_ref().map_or(0, PlainStore::bytes)),
     };
     // Valid as built: the input size moves only the derived numbers.
     let plan = plan.with_input_size(known);
     let derived = plan.derived();
-    let runtime = Runtime::start(&plan)?;
     let (formed, merged, merge_seconds) = match plan.method() {
         Method::Plain => {
-            let store = match &work {
-                Work::Sort(_) => PlainStore::new(&plan, "emsort-")?,
-                Work::Merge(runs) => PlainStore::of_files(&plan, runs.clone()),
+            let store = match given {
+                Some(store) => store,
+                None => PlainStore::new(&plan, "emsort-")?,
             };
-            phases(&plan, &derived, &runtime, Plain, store, work, &output, progress, cancel)?
+            phases(&plan, &derived, &runtime, Plain, store, input, &output, progress, cancel)?
         }
+        // merge_sources refuses DSM and SRM: only sorts get here.
         Method::Dsm(_) => {
             let store = StripedStore::new(&plan, known, derived.expected_runs)?;
-            phases(&plan, &derived, &runtime, Dsm, store, work, &output, progress, cancel)?
+            phases(&plan, &derived, &runtime, Dsm, store, input, &output, progress, cancel)?
         }
         Method::Srm(..) => {
             let store = StripedStore::new(&plan, known, derived.expected_runs)?;
-            phases(&plan, &derived, &runtime, Srm, store, work, &output, progress, cancel)?
+            phases(&plan, &derived, &runtime, Srm, store, input, &output, progress, cancel)?
         }
     };
     output.commit()?;
@@ -246,7 +272,7 @@ fn run_phases(
             f.runs,
             PhaseStats { seconds: *seconds, bytes_read: f.bytes_read, bytes_written: f.bytes_written },
         ),
-        None => (known.unwrap_or(0), merged.output_bytes, merged.inputs, PhaseStats::default()),
+        None => (known.unwrap_or(0), merged.output_bytes, given_runs, PhaseStats::default()),
     };
     let passes = if input_bytes == 0 {
         formation_pass
@@ -277,12 +303,11 @@ struct MergeOutcome {
     report: crate::run_store::Merged,
     /// Bytes of the output (a merge of given files).
     output_bytes: u64,
-    /// Runs merged (a merge of given files).
-    inputs: u64,
 }
 
-/// Run formation (when there is data to sort) and the merge, with the
-/// method's store and merger.
+/// Run formation (when there is data to sort: `input`; else the store
+/// holds the runs to merge) and the merge, with the method's store and
+/// merger.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn phases<M: Merger>(
     plan: &SortPlan,
@@ -290,29 +315,29 @@ fn phases<M: Merger>(
     runtime: &Runtime,
     merger: M,
     store: M::Store,
-    work: Work<'_>,
+    input: Option<Input<'_>>,
     output: &Output<'_>,
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<(Option<(Formed, f64)>, MergeOutcome, f64), SortError> {
     let pool = &runtime.pool;
-    let (formed, inputs) = match work {
-        Work::Sort(input) => {
+    let formed = match input {
+        Some(input) => {
             let t = Instant::now();
             progress.phase_bytes("run formation", input.known_size());
             let formation = RunFormation { plan, derived, pool, progress, cancel, store: &store, output };
             let formed = formation.form(input)?;
             progress.finish_phase();
-            (Some((formed, t.elapsed().as_secs_f64())), 0)
+            Some((formed, t.elapsed().as_secs_f64()))
         }
-        Work::Merge(runs) => (None, runs.len() as u64),
+        None => None,
     };
     let written = formed.as_ref().is_some_and(|(f, _)| f.wrote_output);
     let t = Instant::now();
     let ctx = MergeCtx { plan, pool, progress, cancel };
     let report = merger.merge(store, output, written, &ctx)?;
     let output_bytes = report.output_bytes;
-    Ok((formed, MergeOutcome { report, output_bytes, inputs }, t.elapsed().as_secs_f64()))
+    Ok((formed, MergeOutcome { report, output_bytes }, t.elapsed().as_secs_f64()))
 }
 
 #[cfg(test)]

@@ -5,7 +5,10 @@
 //!   the plan's temp dirs (locked while the sort lives, removed with
 //!   everything in it on success, error and interrupt); runs go round-robin
 //!   across them. Files already sorted (GNU `sort -m`,
-//!   [`crate::merge_files`]) enter it as runs that are never removed.
+//!   [`crate::merge_files`]) enter it as runs that are never removed;
+//!   sorted streams (`sort -m -`: standard input, pipes) are first copied
+//!   ("spooled") into a run of its own temp dir ([`PlainStore::of_inputs`]),
+//!   removed like the runs it makes.
 //! - [`Plain`], the merger: merges follow
 //!   [`merge_policy::schedule`](crate::merge_policy::schedule) on the real
 //!   run sizes (FIFO or optimal, fan-in d); each merge ([`crate::merge`])
@@ -22,11 +25,12 @@
 //!         last merge ──► output
 //! ```
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use emsort_io::{Error, Result, TempDir};
+use emsort_io::{Error, ErrorKind, Progress, Result, TempDir};
 
 use crate::byte_stream::{BlockSink, ByteOutput};
 use crate::compress::CompressedWriter;
@@ -35,6 +39,7 @@ use crate::merge_policy::{schedule, schedule_in_order};
 use crate::output::Output;
 use crate::plan::SortPlan;
 use crate::run_store::{MergeCtx, Merged, Order, RunStore, SortedChunk};
+use crate::source::Opened;
 
 /// A run on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +94,48 @@ impl PlainStore {
         }
     }
 
+    /// A store whose runs are the sorted `inputs`, in their order: a file
+    /// is a run as it is (never removed); a stream (standard input, a pipe)
+    /// is read to its end into a new run in the store's temporary
+    /// directory first, so the merge can read it by path like the others.
+    /// A spooled run is the sort's own: removed once merged, and with the
+    /// directory on success, error and interrupt (and by the binary's
+    /// last-resort cleanup, which knows the directory). Progress: phase
+    /// `"spool"`, in bytes; `cancel` is polled after every block.
+    pub fn of_inputs(
+        plan: &SortPlan,
+        inputs: Vec<Opened<'_>>,
+        progress: &dyn Progress,
+        cancel: &AtomicBool,
+    ) -> Result<PlainStore> {
+        let mut store = PlainStore::of_files(plan, Vec::new());
+        let mut runs = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            runs.push(match input {
+                Opened::File(path, bytes) => Run { path, bytes, owned: false, compressed: false },
+                Opened::Stream(name, reader) => {
+                    let path = store.new_path()?;
+                    progress.phase_bytes("spool", None);
+                    let bytes = spool(plan, &name, reader, &path, progress, cancel)?;
+                    progress.finish_phase();
+                    Run { path, bytes, owned: true, compressed: false }
+                }
+            });
+        }
+        *store.runs.get_mut().unwrap_or_else(|e| e.into_inner()) = runs;
+        Ok(store)
+    }
+
+    /// Bytes of the store's runs.
+    pub fn bytes(&self) -> u64 {
+        self.runs.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|r| r.bytes).sum()
+    }
+
+    /// How many runs the store holds.
+    pub fn run_count(&self) -> usize {
+        self.runs.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
     /// A path for a new run (round-robin over the temp dirs).
     fn new_path(&mut self) -> Result<PathBuf> {
         if self.temps.is_empty() {
@@ -128,6 +175,44 @@ impl RunStore for PlainStore {
         });
         Ok(bytes)
     }
+}
+
+/// Copies `reader` (named `name` in errors) to the new file `to` through a
+/// stream of the plan's output kind; returns the bytes copied. A binary
+/// format's stream must be whole items.
+fn spool(
+    plan: &SortPlan,
+    name: &Path,
+    mut reader: Box<dyn Read + Send + '_>,
+    to: &Path,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<u64> {
+    // Bytes, not the format's unit: a stream's reads end anywhere.
+    let mut out = ByteOutput::create(to, 1, &plan.stream_config(false))?;
+    let mut buf = vec![0u8; plan.block_size().max(4096)];
+    let mut bytes = 0u64;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::from_io("read", name, e)),
+        };
+        out.write(&buf[..n])?;
+        bytes += n as u64;
+        progress.advance(n as u64);
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::new(ErrorKind::Interrupted, name));
+        }
+    }
+    out.close()?;
+    if let Some(s) = plan.format().item_size() {
+        if bytes % s as u64 != 0 {
+            return Err(Error::new(ErrorKind::BadSize { size: bytes, element_size: s }, name));
+        }
+    }
+    Ok(bytes)
 }
 
 /// The stream block of a run (or a single-run output) written from a

@@ -118,6 +118,7 @@ pub struct SortPlan {
     method: Method,
     lines: Option<Arc<LineOrder>>,
     compress: Option<PathBuf>,
+    eol: u8,
 }
 
 /// Numbers that follow from a [`SortPlan`], computed by [`SortPlan::derived`].
@@ -175,6 +176,7 @@ impl SortPlan {
             method: Method::Plain,
             lines: None,
             compress: None,
+            eol: b'\n',
         }
     }
 
@@ -190,6 +192,14 @@ impl SortPlan {
     /// whole lines bytewise (reversed by [`SortPlan::reverse`]).
     pub fn line_order(&self) -> Option<&LineOrder> {
         self.lines.as_deref()
+    }
+    /// The byte that ends each line of `lines`: `\n`, or NUL for GNU
+    /// `sort -z` ([`SortPlanBuilder::eol`]). Every place that finds where
+    /// a line ends (run formation's reader and index, the merges, the
+    /// output's item blocks) looks for this byte; a last line without it
+    /// gets one. Always `\n` for the binary formats, which have no lines.
+    pub fn eol(&self) -> u8 {
+        self.eol
     }
     /// Whether items equal by the order keep their input order (`-s`,
     /// `-u`): the merges then take consecutive runs only.
@@ -425,6 +435,12 @@ impl SortPlan {
         if self.lines.is_some() && self.format != Format::Lines {
             return Err(SortError::BadPlan(format!("keys and -u order text lines, not {}", self.format)));
         }
+        if self.eol != b'\n' && self.format != Format::Lines {
+            return Err(SortError::BadPlan(format!(
+                "a line terminator other than newline (-z) applies to text lines; {} has no lines",
+                self.format
+            )));
+        }
         if self.lines.is_some() && self.method != Method::Plain {
             return Err(SortError::BadPlan(format!(
                 "keys and -u need the plain merge (--method plain), not --method {}",
@@ -617,6 +633,7 @@ pub struct SortPlanBuilder {
     method: Method,
     lines: Option<Arc<LineOrder>>,
     compress: Option<PathBuf>,
+    eol: u8,
 }
 
 impl SortPlanBuilder {
@@ -637,6 +654,15 @@ impl SortPlanBuilder {
             self.reverse = false;
             self.lines = Some(Arc::new(order));
         }
+        self
+    }
+
+    /// Sets the byte that ends each line of `lines` (default `\n`; NUL for
+    /// GNU `sort -z`, whose lines may hold newlines). The binary formats
+    /// have no lines: [`SortPlanBuilder::build`] refuses any other byte
+    /// for them.
+    pub fn eol(mut self, byte: u8) -> Self {
+        self.eol = byte;
         self
     }
 
@@ -768,6 +794,7 @@ impl SortPlanBuilder {
             method: self.method,
             lines: self.lines,
             compress: self.compress,
+            eol: self.eol,
         };
         if self.fan_in.is_none() {
             let f = plan.derived().stream_buffer.max(1);
@@ -804,7 +831,9 @@ impl fmt::Display for SortPlan {
             self.format,
             match self.format.item_size() {
                 Some(s) => format!("{s}-byte items"),
-                None => "newline-terminated lines".into(),
+                None if self.eol == b'\n' => "newline-terminated lines".into(),
+                None if self.eol == 0 => "NUL-terminated lines".into(),
+                None => format!("lines ended by byte {:#04x}", self.eol),
             },
             if self.reverse { "descending" } else { "ascending" }
         )?;

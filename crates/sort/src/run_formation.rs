@@ -8,8 +8,9 @@
 //!    also until the index share is full: at most
 //!    [`Derived::max_lines_per_run`](crate::Derived::max_lines_per_run)
 //!    lines), or the input ends. Lines never straddle chunks: the bytes after
-//!    the chunk's last `\n` are carried to the next one. A last line without
-//!    `\n` gets one (as GNU `sort` does). A line longer than the whole buffer
+//!    the chunk's last line terminator ([`SortPlan::eol`]: `\n`, or NUL
+//!    under `-z`) are carried to the next one. A last line without its
+//!    terminator gets one (as GNU `sort` does). A line longer than the whole buffer
 //!    grows the buffer until it fits (the sort then uses more than M, by
 //!    about that line's length).
 //! 2. The **sorting thread** (the caller's) sorts the chunk in the sort's
@@ -123,6 +124,7 @@ impl RunFormation<'_, '_> {
         let reader = Reader {
             input,
             format: self.plan.format(),
+            eol: self.plan.eol(),
             unit,
             block: self.plan.block_size().max(unit) / unit * unit,
             data_cap: self.derived.run_bytes as usize,
@@ -230,14 +232,15 @@ impl RunFormation<'_, '_> {
                 return Order::Records(index);
             }
             Format::Lines => {
-                // Every chunk ends with '\n' (the reader sees to it).
-                let text = &*data;
+                // Every chunk ends with the line terminator (the reader
+                // sees to it).
+                let (text, eol) = (&*data, self.plan.eol());
                 let line = |e: &(u64, u32, u32)| &text[e.1 as usize..(e.1 + e.2) as usize];
                 let threads = self.plan.threads();
                 let plain = |rev: bool| {
-                    let mut index = self
-                        .pool
-                        .install(|| line_index(text, lines as usize, threads, |l, _: &mut ()| prefix(l)));
+                    let mut index = self.pool.install(|| {
+                        line_index(text, eol, lines as usize, threads, |l, _: &mut ()| prefix(l))
+                    });
                     self.pool.install(|| radix::sort_index(&mut index, rev, |a, b| line(a).cmp(line(b))));
                     index
                 };
@@ -263,7 +266,7 @@ impl RunFormation<'_, '_> {
                     encode(l, s);
                     prefix(&s.key)
                 };
-                let mut index = self.pool.install(|| line_index(text, lines as usize, threads, first));
+                let mut index = self.pool.install(|| line_index(text, eol, lines as usize, threads, first));
                 let window = |e: &(u64, u32, u32), w: usize, s: &mut KeyRoom| {
                     encode(line(e), s);
                     (s.key.len() > 8 * w).then(|| prefix(&s.key[8 * w..]))
@@ -298,6 +301,8 @@ impl RunFormation<'_, '_> {
 struct Reader<'i> {
     input: Input<'i>,
     format: Format,
+    /// The line terminator (`lines`).
+    eol: u8,
     unit: usize,
     block: usize,
     /// Data bytes per chunk (a whole number of items).
@@ -339,8 +344,11 @@ impl Reader<'_> {
             buf.bytes_mut()[..len].copy_from_slice(&carry);
             carry.clear();
             let mut nlines = 0u64;
-            let mut cut =
-                if lines { count_until(buf.bytes(), 0, len, &mut nlines, self.max_lines) } else { None };
+            let mut cut = if lines {
+                count_until(buf.bytes(), 0, len, self.eol, &mut nlines, self.max_lines)
+            } else {
+                None
+            };
             while cut.is_none() && !eof {
                 if len == cap {
                     if !lines || nlines > 0 {
@@ -365,7 +373,7 @@ impl Reader<'_> {
                     break;
                 }
                 if lines {
-                    cut = count_until(buf.bytes(), len, len + n, &mut nlines, self.max_lines);
+                    cut = count_until(buf.bytes(), len, len + n, self.eol, &mut nlines, self.max_lines);
                 }
                 len += n;
                 progress.advance(n as u64);
@@ -378,14 +386,14 @@ impl Reader<'_> {
             if lines {
                 let keep = match cut {
                     Some(c) => c,
-                    None if !eof => memchr::memrchr(b'\n', &buf.bytes()[..len]).map_or(len, |p| p + 1),
+                    None if !eof => memchr::memrchr(self.eol, &buf.bytes()[..len]).map_or(len, |p| p + 1),
                     None => len,
                 };
                 carry.extend_from_slice(&buf.bytes()[keep..len]);
                 len = keep;
-                if eof && carry.is_empty() && len > 0 && buf.bytes()[len - 1] != b'\n' {
+                if eof && carry.is_empty() && len > 0 && buf.bytes()[len - 1] != self.eol {
                     buf.grow_to(len + 1);
-                    buf.bytes_mut()[len] = b'\n';
+                    buf.bytes_mut()[len] = self.eol;
                     len += 1;
                     nlines += 1;
                 }
@@ -423,21 +431,22 @@ struct KeyRoom {
     scratch: Scratch,
 }
 
-/// The index of `text` (whole lines, each ending with `\n`, `lines` of
-/// them): (key prefix, offset, length) per line, in text order. Built in
-/// parallel: the text is cut at newlines into one piece per thread, each
-/// piece's lines are counted, and each piece fills its own part of the index.
-fn line_index<F, S>(text: &[u8], lines: usize, threads: usize, key: F) -> Vec<(u64, u32, u32)>
+/// The index of `text` (whole lines, each ending with `eol`, `lines` of
+/// them): (key prefix, offset, length without `eol`) per line, in text
+/// order. Built in parallel: the text is cut at line ends into one piece
+/// per thread, each piece's lines are counted, and each piece fills its own
+/// part of the index.
+fn line_index<F, S>(text: &[u8], eol: u8, lines: usize, threads: usize, key: F) -> Vec<(u64, u32, u32)>
 where
     F: Fn(&[u8], &mut S) -> u64 + Sync,
     S: Default,
 {
-    // Piece boundaries, each just after a newline.
+    // Piece boundaries, each just after a line's end.
     let pieces = threads.max(1) * 4;
     let mut bounds = vec![0usize];
     for k in 1..pieces {
         let at = (text.len() * k / pieces).max(*bounds.last().expect("non-empty"));
-        let end = match memchr::memchr(b'\n', &text[at..]) {
+        let end = match memchr::memchr(eol, &text[at..]) {
             Some(p) => at + p + 1,
             None => text.len(),
         };
@@ -446,7 +455,7 @@ where
     bounds.push(text.len());
     bounds.dedup();
     let counts: Vec<usize> =
-        bounds.par_windows(2).map(|w| memchr::memchr_iter(b'\n', &text[w[0]..w[1]]).count()).collect();
+        bounds.par_windows(2).map(|w| memchr::memchr_iter(eol, &text[w[0]..w[1]]).count()).collect();
     debug_assert_eq!(counts.iter().sum::<usize>(), lines);
     let mut index = vec![(0u64, 0u32, 0u32); lines];
     let mut parts = Vec::with_capacity(counts.len());
@@ -459,7 +468,7 @@ where
     parts.into_par_iter().zip(bounds.par_windows(2)).for_each(|(part, w)| {
         let mut start = w[0];
         let mut scratch = S::default();
-        for (slot, nl) in part.iter_mut().zip(memchr::memchr_iter(b'\n', &text[w[0]..w[1]])) {
+        for (slot, nl) in part.iter_mut().zip(memchr::memchr_iter(eol, &text[w[0]..w[1]])) {
             let nl = w[0] + nl;
             *slot = (key(&text[start..nl], &mut scratch), start as u32, (nl - start) as u32);
             start = nl + 1;
@@ -468,11 +477,11 @@ where
     index
 }
 
-/// Counts the newlines of `buf[from..to]` into `lines`; when `lines` reaches
-/// `max`, returns the position just after that newline (where the chunk
-/// must end).
-fn count_until(buf: &[u8], from: usize, to: usize, lines: &mut u64, max: u64) -> Option<usize> {
-    for p in memchr::memchr_iter(b'\n', &buf[from..to]) {
+/// Counts the line terminators `eol` of `buf[from..to]` into `lines`; when
+/// `lines` reaches `max`, returns the position just after that terminator
+/// (where the chunk must end).
+fn count_until(buf: &[u8], from: usize, to: usize, eol: u8, lines: &mut u64, max: u64) -> Option<usize> {
+    for p in memchr::memchr_iter(eol, &buf[from..to]) {
         *lines += 1;
         if *lines >= max {
             return Some(from + p + 1);
@@ -484,22 +493,87 @@ fn count_until(buf: &[u8], from: usize, to: usize, lines: &mut u64, max: u64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::Source;
     use proptest::prelude::*;
 
     proptest! {
         #[test]
         fn parallel_line_index_is_the_sequential_one(
-            lines in prop::collection::vec(prop::collection::vec(prop::sample::select(vec![b'a', 0u8, 0xff]), 0..30), 0..60),
+            lines in prop::collection::vec(
+                prop::collection::vec(prop::sample::select(vec![b'a', 0u8, b'\n', 0xff]), 0..30), 0..60),
             threads in 1usize..5,
+            eol in prop::sample::select(vec![b'\n', 0u8]),
         ) {
-            let text: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+            // Lines hold every byte but their terminator.
+            let lines: Vec<Vec<u8>> = lines
+                .into_iter()
+                .map(|l| l.into_iter().map(|b| if b == eol { b'b' } else { b }).collect())
+                .collect();
+            let text: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([eol])).collect();
             let mut expect = Vec::new();
             let mut start = 0;
             for l in &lines {
                 expect.push((prefix(l), start as u32, l.len() as u32));
                 start += l.len() + 1;
             }
-            prop_assert_eq!(line_index(&text, lines.len(), threads, |l, _: &mut ()| prefix(l)), expect);
+            prop_assert_eq!(line_index(&text, eol, lines.len(), threads, |l, _: &mut ()| prefix(l)), expect);
+        }
+    }
+
+    /// The reader cuts chunks at the plan's terminator only (NUL under
+    /// `-z`, where newlines are bytes of a line), carries the rest across
+    /// chunk boundaries, counts each chunk's lines, and ends a last line
+    /// that lacks its terminator with one.
+    #[test]
+    fn the_reader_cuts_chunks_at_the_terminator() {
+        for eol in [b'\n', 0u8] {
+            let other = if eol == 0 { b'\n' } else { 0 };
+            let mut text = Vec::new();
+            for i in 0..200usize {
+                text.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, i % 13));
+                if i % 3 == 0 {
+                    text.push(other);
+                }
+                text.push(eol);
+            }
+            text.extend_from_slice(b"last");
+            text.push(other);
+            let plan = SortPlan::builder(Format::Lines).eol(eol).build().unwrap();
+            let mut src: &[u8] = &text;
+            let input = Input::open(&plan, vec![Source::Reader(&mut src)]).unwrap();
+            // Reads of 7 bytes, chunks of at most 40 bytes or 5 lines.
+            let reader =
+                Reader { input, format: Format::Lines, eol, unit: 1, block: 7, data_cap: 40, max_lines: 5 };
+            let (empty_tx, empty_rx) = channel::<AlignedBuf>();
+            for _ in 0..2 {
+                empty_tx.send(AlignedBuf::default()).unwrap();
+            }
+            let (full_tx, full_rx) = sync_channel::<Chunk>(1);
+            let cancel = AtomicBool::new(false);
+            let mut got = Vec::new();
+            let mut chunks = 0;
+            std::thread::scope(|s| {
+                let h = s.spawn(|| reader.run(empty_rx, full_tx, &emsort_io::NoProgress, &cancel));
+                for c in full_rx.iter() {
+                    let data = &c.buf.bytes()[..c.len];
+                    assert_eq!(data.last(), Some(&eol), "chunk {} ends inside a line", c.index);
+                    assert_eq!(memchr::memchr_iter(eol, data).count() as u64, c.lines);
+                    assert!(
+                        c.lines <= 5 && c.len <= 40,
+                        "chunk {}: {} lines, {} bytes",
+                        c.index,
+                        c.lines,
+                        c.len
+                    );
+                    got.extend_from_slice(data);
+                    chunks += 1;
+                    let _ = empty_tx.send(c.buf); // the reader may be done
+                }
+                assert_eq!(h.join().unwrap().unwrap(), text.len() as u64);
+            });
+            text.push(eol);
+            assert_eq!(got, text, "eol {eol:#04x}");
+            assert!(chunks > 40, "{chunks} chunks");
         }
     }
 }

@@ -16,8 +16,9 @@
 //! - pushed items ([`crate::Sorter::push`]) arrive in blocks through a
 //!   channel.
 //!
-//! For `lines`, a source whose last line has no `\n` gets one, so that line
-//! does not run into the next source's first line (as GNU `sort` does).
+//! For `lines`, a source whose last line has no terminator (`\n`, or NUL
+//! under `-z`: [`SortPlan::eol`]) gets one, so that line does not run into
+//! the next source's first line (as GNU `sort` does).
 //! Every source is checked (it exists, it is not a directory, it is whole
 //! items) before the sort reads anything; files are opened one at a time.
 //! Errors name the source: its path, or `<standard input>`.
@@ -46,6 +47,44 @@ pub enum Source<'a> {
 /// The name of standard input in messages.
 pub const STDIN_NAME: &str = "<standard input>";
 
+/// A checked source: a file read by offset, or a stream.
+pub(crate) enum Opened<'a> {
+    /// A regular file of this size (for a merge, a run as it is).
+    File(PathBuf, u64),
+    /// Standard input, a pipe, a device, a file of unknown size, already
+    /// open, named for errors. A merge spools it into its temp dir first
+    /// ([`PlainStore::of_inputs`](crate::plain::PlainStore::of_inputs)),
+    /// since the merge reads its runs by path.
+    Stream(PathBuf, Box<dyn Read + Send + 'a>),
+}
+
+/// Checks `sources` (each exists, is not a directory, and a file is whole
+/// items) and opens those that must be read as streams; nothing is read.
+pub(crate) fn open_sources<'a>(plan: &SortPlan, sources: Vec<Source<'a>>) -> Result<Vec<Opened<'a>>> {
+    let mut opened = Vec::with_capacity(sources.len());
+    for s in sources {
+        opened.push(match s {
+            Source::Path(p) => match emsort_io::input_size(p)? {
+                Some(size) => {
+                    if let Some(s) = plan.format().item_size() {
+                        if size % s as u64 != 0 {
+                            return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, p));
+                        }
+                    }
+                    Opened::File(p.to_path_buf(), size)
+                }
+                None => {
+                    let f = std::fs::File::open(p).map_err(|e| Error::from_io("open", p, e))?;
+                    Opened::Stream(p.to_path_buf(), Box::new(f))
+                }
+            },
+            Source::Stdin => Opened::Stream(STDIN_NAME.into(), Box::new(std::io::stdin())),
+            Source::Reader(r) => Opened::Stream(STDIN_NAME.into(), Box::new(r)),
+        });
+    }
+    Ok(opened)
+}
+
 /// One part of the concatenated input.
 enum Part<'a> {
     /// A regular file of `size` bytes, opened when its turn comes.
@@ -63,9 +102,12 @@ pub(crate) struct Input<'a> {
     cur: usize,
     /// Bytes of the current part so far.
     part_bytes: u64,
-    /// The current part's last byte was `\n` (or it is empty).
+    /// The current part's last byte was the line terminator (or it is
+    /// empty).
     ends_line: bool,
     format: Format,
+    /// The line terminator (`lines`).
+    eol: u8,
     unit: usize,
     cfg: emsort_io::StreamConfig,
     /// The input's size when every part has a known one.
@@ -78,27 +120,13 @@ impl<'a> Input<'a> {
     /// Checks `sources` and prepares to read them in order with `plan`'s
     /// input streams.
     pub fn open(plan: &SortPlan, sources: Vec<Source<'a>>) -> Result<Input<'a>> {
-        let mut parts = Vec::with_capacity(sources.len());
-        for s in sources {
-            parts.push(match s {
-                Source::Path(p) => match emsort_io::input_size(p)? {
-                    Some(size) => {
-                        if let Some(s) = plan.format().item_size() {
-                            if size % s as u64 != 0 {
-                                return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, p));
-                            }
-                        }
-                        Part::File { path: p.to_path_buf(), size, stream: None }
-                    }
-                    None => {
-                        let f = std::fs::File::open(p).map_err(|e| Error::from_io("open", p, e))?;
-                        Part::Stream { name: p.to_path_buf(), reader: Box::new(f) }
-                    }
-                },
-                Source::Stdin => Part::Stream { name: STDIN_NAME.into(), reader: Box::new(std::io::stdin()) },
-                Source::Reader(r) => Part::Stream { name: STDIN_NAME.into(), reader: Box::new(r) },
-            });
-        }
+        let parts = open_sources(plan, sources)?
+            .into_iter()
+            .map(|o| match o {
+                Opened::File(path, size) => Part::File { path, size, stream: None },
+                Opened::Stream(name, reader) => Part::Stream { name, reader },
+            })
+            .collect();
         Ok(Input::new(plan, parts))
     }
 
@@ -121,6 +149,7 @@ impl<'a> Input<'a> {
             part_bytes: 0,
             ends_line: true,
             format: plan.format(),
+            eol: plan.eol(),
             unit: plan.unit(),
             cfg: plan.stream_config(true),
             known,
@@ -206,7 +235,7 @@ impl<'a> Input<'a> {
             if n > 0 {
                 self.part_bytes += n as u64;
                 self.read += n as u64;
-                self.ends_line = buf[n - 1] == b'\n';
+                self.ends_line = buf[n - 1] == self.eol;
                 return Ok(n);
             }
             // The end of this part.
@@ -221,7 +250,7 @@ impl<'a> Input<'a> {
             self.part_bytes = 0;
             self.ends_line = true;
             if add_newline {
-                buf[0] = b'\n';
+                buf[0] = self.eol;
                 return Ok(1);
             }
         }

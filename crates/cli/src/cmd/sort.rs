@@ -11,7 +11,7 @@ use emsort_sort::check::check_order;
 use emsort_sort::keys::{Key, LineOrder, OrderOptions};
 use emsort_sort::merge_policy::MergePolicy;
 use emsort_sort::{
-    merge_into, sort, Format, Method, MethodKind, ParallelDiskStats, ParallelDisks, Sink, SortError,
+    merge_sources, sort, Format, Method, MethodKind, ParallelDiskStats, ParallelDisks, Sink, SortError,
     SortPlan, SortStats, Source, SrmOptions,
 };
 
@@ -22,9 +22,10 @@ use crate::progress::Bar;
 ///
 /// With no FILE, or when FILE is -, read standard input. The files are read once,
 /// in order, as one input; pipes and standard input are read as they come, never
-/// copied first. Run formation reads M bytes at a time, sorts them on all cores
-/// and writes sorted runs to a temporary directory; d-way merges then combine the
-/// runs into the output. An OUTPUT file is written beside its target and renamed
+/// copied first (with -m, a sorted standard input or pipe is copied to the
+/// temporary directory, then merged with the files). Run formation reads M bytes
+/// at a time, sorts them on all cores and writes sorted runs to a temporary
+/// directory; d-way merges then combine the runs into the output. An OUTPUT file is written beside its target and renamed
 /// when complete, so OUTPUT may be an INPUT, and an error or Ctrl-C leaves neither
 /// a partial output nor temporary files.
 ///
@@ -155,7 +156,7 @@ pub struct SortArgs {
     /// with -c, check for strict ordering; without -c, output only the first of an equal run
     #[arg(short = 'u', long)]
     unique: bool,
-    /// line delimiter is NUL, not newline (not supported yet)
+    /// line delimiter is NUL, not newline
     #[arg(short = 'z', long = "zero-terminated")]
     zero_terminated: bool,
     /// display this help and exit
@@ -384,9 +385,9 @@ fn input_names(a: &SortArgs) -> anyhow::Result<Vec<PathBuf>> {
         .enumerate()
         .map(|(i, &n)| match n {
             b"" => anyhow::bail!("{}:{}: invalid zero-length file name", from.display(), i + 1),
-            b"-" if from.as_os_str() == "-" => {
-                anyhow::bail!("when reading file names from stdin, no file name of '-' allowed")
-            }
+            // GNU 9.1 refuses `-` in any list (with this message), not only
+            // in one read from standard input.
+            b"-" => anyhow::bail!("when reading file names from stdin, no file name of '-' allowed"),
             n => Ok(PathBuf::from(std::ffi::OsStr::from_bytes(n))),
         })
         .collect()
@@ -404,9 +405,10 @@ fn locale_note() -> Option<String> {
     })
 }
 
-/// `-c`, `-C`: whether the one input is in order; exit 1 (with GNU's
-/// message for -c) when not.
-fn check(a: &SortArgs, order: &LineOrder, inputs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+/// `-c`, `-C`: whether the one input (lines ended by `eol`) is in order;
+/// exit 1 (with GNU's message for -c, the line ended by `eol` as GNU
+/// writes it) when not.
+fn check(a: &SortArgs, order: &LineOrder, eol: u8, inputs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let quiet = a.check_quiet || matches!(a.check.as_deref(), Some("quiet" | "silent"));
     let letter = if quiet { 'C' } else { 'c' };
     if inputs.len() > 1 {
@@ -417,10 +419,10 @@ fn check(a: &SortArgs, order: &LineOrder, inputs: &[PathBuf]) -> anyhow::Result<
     }
     let name = &inputs[0];
     let found = if name.as_os_str() == "-" {
-        check_order(&mut std::io::stdin().lock(), order, b'\n')
+        check_order(&mut std::io::stdin().lock(), order, eol)
     } else {
         let f = std::fs::File::open(name).with_context(|| format!("cannot read: {}", name.display()))?;
-        check_order(&mut std::io::BufReader::with_capacity(1 << 20, f), order, b'\n')
+        check_order(&mut std::io::BufReader::with_capacity(1 << 20, f), order, eol)
     }
     .with_context(|| format!("read failed: {}", name.display()))?;
     match found {
@@ -431,7 +433,7 @@ fn check(a: &SortArgs, order: &LineOrder, inputs: &[PathBuf]) -> anyhow::Result<
                 let mut e = std::io::stderr().lock();
                 let _ = write!(e, "emsort: {}:{}: disorder: ", name.display(), d.line);
                 let _ = e.write_all(&d.text);
-                let _ = e.write_all(b"\n");
+                let _ = e.write_all(&[eol]);
             }
             Ok(ExitCode::from(1))
         }
@@ -443,16 +445,21 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         println!("emsort sort {} (GNU sort's options, LC_ALL=C order)", env!("CARGO_PKG_VERSION"));
         return Ok(ExitCode::SUCCESS);
     }
-    let unsupported = [(a.zero_terminated, "-z (--zero-terminated)")];
-    if let Some((_, what)) = unsupported.iter().find(|(on, _)| *on) {
-        anyhow::bail!("{what} is not supported yet (see the README's table of GNU sort's options)");
-    }
     let order = line_order(&a)?;
     let inputs = input_names(&a)?;
     let text = a.format == Format::Lines;
     if !text && (!order.is_plain() || order.unique()) {
         anyhow::bail!("keys, -u and the ordering options order text lines, not --format {}", a.format);
     }
+    if !text && a.zero_terminated {
+        anyhow::bail!(
+            "-z ends text lines with NUL; --format {} has fixed-size items, no lines to end",
+            a.format
+        );
+    }
+    // GNU's -z: NUL ends each line, input and output; a newline is a byte
+    // of the line (and a blank between fields).
+    let eol = if a.zero_terminated { 0 } else { b'\n' };
     if text && !a.quiet {
         if let Some(note) = locale_note() {
             eprintln!("{note}");
@@ -465,7 +472,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         if !text {
             anyhow::bail!("-c checks text lines; for --format {} use emsort verify", a.format);
         }
-        return check(&a, &order, &inputs);
+        return check(&a, &order, eol, &inputs);
     }
     crate::interrupt::arm_watchdog();
     let method = method(&a)?;
@@ -478,7 +485,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     let memory = a.memory.unwrap_or_else(|| emsort_sort::budget::default_memory(input_bytes));
     let debug_order = a.debug.then(|| order.clone());
     let mut b = SortPlan::builder(a.format).memory(memory).io(a.io).policy(a.policy).method(method);
-    b = if text { b.line_order(order) } else { b.reverse(a.reverse) };
+    b = if text { b.line_order(order).eol(eol) } else { b.reverse(a.reverse) };
     if let Some(d) = a.fan_in.or(a.batch_size) {
         b = b.fan_in(d);
     }
@@ -512,7 +519,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     let flag = crate::interrupt::flag();
     // --debug: the sorted lines go to standard output annotated.
     let mut annotated = match &debug_order {
-        Some(o) => Some(crate::annotate::Annotated::stdout(o, b'\n').context("standard output")?),
+        Some(o) => Some(crate::annotate::Annotated::stdout(o, eol).context("standard output")?),
         None => None,
     };
     let sink = match (&a.output, annotated.as_mut()) {
@@ -520,14 +527,11 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         (None, Some(w)) => Sink::Writer(w),
         (None, None) => Sink::Stdout,
     };
+    let sources = inputs.iter().map(|p| if is_stdin(p) { Source::Stdin } else { Source::Path(p) }).collect();
     let result = if a.merge {
-        if let Some(p) = inputs.iter().find(|p| is_stdin(p)) {
-            anyhow::bail!("-m merges files; '{}' (standard input) is not supported with -m yet", p.display());
-        }
-        merge_into(&plan, &inputs, sink, &bar, flag)
+        // Standard input and pipes are spooled to the temp dir first.
+        merge_sources(&plan, sources, sink, &bar, flag)
     } else {
-        let sources =
-            inputs.iter().map(|p| if is_stdin(p) { Source::Stdin } else { Source::Path(p) }).collect();
         sort(&plan, sources, sink, &bar, flag)
     };
     let result = result.and_then(|s| match annotated.as_mut().map(|w| w.finish()) {

@@ -62,11 +62,10 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::emsort;
 
-/// emsort refuses `-z` and `-m` with standard input for now (issue 17;
-/// the README's table says so): the generator draws them once these are
-/// true.
-const Z_SUPPORTED: bool = false;
-const MERGE_STDIN_SUPPORTED: bool = false;
+/// Whether the generator draws `-z` and `-m` with standard input (both
+/// supported: the README's table).
+const Z_SUPPORTED: bool = true;
+const MERGE_STDIN_SUPPORTED: bool = true;
 
 /// How often a case that is not random gets `--debug`, and
 /// `--compress-program=gzip`.
@@ -496,7 +495,7 @@ fn draw(seed: u64, n: u64, plain: bool) -> Case {
         mode = Mode::Sort;
         opts.retain(|u| u[0] == "-r" || u[0] == "--reverse");
     }
-    let zero = Z_SUPPORTED && !plain && r.random_bool(0.05);
+    let zero = Z_SUPPORTED && !plain && r.random_bool(0.08);
     if zero {
         opts.push(vec![if r.random_bool(0.8) { "-z" } else { "--zero-terminated" }.into()]);
     }
@@ -678,11 +677,15 @@ impl LineGen {
             l.push(b'\r'); // CRLF
         }
         if self.eol == 0 {
-            // Under -z a newline is an ordinary byte.
+            // Under -z a newline is an ordinary byte of the line, and a
+            // blank between fields: some NULs and blanks become newlines.
             for b in l.iter_mut() {
-                if *b == 0 {
+                if *b == 0 || ((*b == b' ' || *b == b'\t') && r.random_bool(0.25)) {
                     *b = b'\n';
                 }
+            }
+            if r.random_bool(0.1) {
+                l.insert(r.random_range(0..=l.len()), b'\n');
             }
         } else {
             l.retain(|&b| b != b'\n');
@@ -1254,6 +1257,10 @@ struct Tally {
     refused: usize,
     spilled: usize,
     multipass: usize,
+    /// `-z` cases: drawn, with runs on disk, with more than one merge pass.
+    zero: [usize; 3],
+    /// `-m` cases that read standard input.
+    merge_stdin: usize,
     failures: Vec<String>,
     slowest: (Duration, usize),
 }
@@ -1298,12 +1305,17 @@ fn campaign(name: &str, seed: u64, cases: usize) {
                 }] += 1;
                 t.debug += usize::from(case.is_debug());
                 t.compress += usize::from(case.opts.iter().any(|u| u[0].starts_with("--compress-program")));
+                let zero = case.eol == 0;
+                t.zero[0] += usize::from(zero);
+                t.merge_stdin += usize::from(case.mode == Mode::Merge && case.stdin.is_some());
                 match result {
                     Ok(out) => {
                         t.refused += usize::from(out.status == Some(2));
                         if let Some((runs, passes)) = out.spill {
                             t.spilled += usize::from(runs > 1);
                             t.multipass += usize::from(passes > 2.0 + 1e-9);
+                            t.zero[1] += usize::from(zero && runs > 1);
+                            t.zero[2] += usize::from(zero && passes > 2.0 + 1e-9);
                         }
                         drop(t);
                         let _ = std::fs::remove_dir_all(&dir);
@@ -1323,7 +1335,9 @@ fn campaign(name: &str, seed: u64, cases: usize) {
     let tally = tally.into_inner().unwrap();
     println!(
         "   {} sort, {} merge, {} check, {} random ({} with --debug, {} with --compress-program; \
-         {} refused by both with status 2); runs on disk in {}, more than one merge pass in {} (from --stats); {:.1} s, the slowest case {} {:.2} s",
+         {} refused by both with status 2); runs on disk in {}, more than one merge pass in {} (from --stats); \
+         -z in {} (runs on disk in {}, more than one merge pass in {}); -m of standard input in {}; \
+         {:.1} s, the slowest case {} {:.2} s",
         tally.by_mode[0],
         tally.by_mode[1],
         tally.by_mode[2],
@@ -1333,6 +1347,10 @@ fn campaign(name: &str, seed: u64, cases: usize) {
         tally.refused,
         tally.spilled,
         tally.multipass,
+        tally.zero[0],
+        tally.zero[1],
+        tally.zero[2],
+        tally.merge_stdin,
         t_all.as_secs_f64(),
         tally.slowest.1,
         tally.slowest.0.as_secs_f64()
@@ -1463,8 +1481,10 @@ fn gnu_sort_surprises() {
         ("--debug: -h with its unit", &["--debug", "-s", "-h", "-b"], b"jan\n-5K\n", b"-5K\n___\njan\n^ no match for key\n", 0),
         ("--debug with -o", &["--debug", "-o", "out"], b"a\n", b"", 2),
         // -z: newlines are ordinary bytes, NUL ends a line.
-        #[cfg(any())] // -z: not supported yet (Z_SUPPORTED)
         ("-z", &["-z"], b"b\nc\0a\0", b"a\0b\nc\0", 0),
+        // ... a newline is a blank between fields, and a last line without NUL gets one.
+        ("-z fields", &["-z", "-k2,2"], b"x\nb\0y a\0z", b"z\0x\nb\0y a\0", 0),
+        ("-z -u -n", &["-z", "-u", "-n"], b"\n2\x00001\x00002\n\0", b"001\0\n2\0", 0),
         // A last line without its newline gets one.
         ("no final newline", &[], b"b\na", b"a\nb\n", 0),
         // -c: the first disorder, `sort: FILE:LINE: disorder: TEXT` on stderr, status 1.
@@ -1497,7 +1517,7 @@ fn gnu_sort_surprises() {
             files: vec![input.to_vec()],
             operands: vec![Operand::File(0)],
             stdin: None,
-            eol: b'\n',
+            eol: if args.contains(&"-z") { 0 } else { b'\n' },
             random_key: None,
             output: None,
         };

@@ -707,3 +707,208 @@ fn compress_program_ctrl_c_stops_the_programs_and_leaves_nothing() {
     assert!(entries(&tmp).is_empty(), "left behind: {:?}", entries(&tmp));
     assert!(!out.exists());
 }
+
+/// Runs `cmd` with `data` on standard input.
+fn with_stdin(mut cmd: Command, data: &[u8]) -> std::process::Output {
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut sin = child.stdin.take().unwrap();
+    let data = data.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = sin.write_all(&data); // a sort that refuses its options reads nothing
+    });
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    o
+}
+
+/// `-z`: NUL-terminated lines holding newlines (a blank between fields),
+/// the last without its NUL, through runs on disk and several merge
+/// passes: byte for byte as `LC_ALL=C sort -z` with the same options, for
+/// plain and keyed sorts, -u, -s, -c and -C, -m, and standard input.
+#[test]
+fn zero_terminated_like_gnu_sort() {
+    let (d, tmp) = setup();
+    let pieces: [&[u8]; 16] = [
+        b"", b" ", b"\t", b"\n", b"\n\n", b",", b"-", b"0", b"1", b"12", b".5", b"a", b"B", b"jan", b"\x80",
+        b"\r",
+    ];
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    let mut text = Vec::new();
+    for _ in 0..2000 {
+        for _ in 0..next(8) {
+            text.extend_from_slice(pieces[next(pieces.len())]);
+        }
+        text.push(0);
+    }
+    text.pop(); // the last line without its NUL
+    assert!(text.contains(&b'\n'));
+    let input = d.path().join("in.z");
+    std::fs::write(&input, &text).unwrap();
+    let sorted = d.path().join("sorted.z");
+    let tiny = ["-q", "-S", "16K", "--block-size", "1K", "--fan-in", "3", "-T", p(&tmp)];
+    for case in ["", "-r", "-k2,2", "-t, -k2,2n", "-b -k2", "-u", "-k1,1 -u", "-n -u", "-s -k1,1", "-f -k3"] {
+        let args: Vec<&str> = ["-z"].into_iter().chain(case.split_whitespace()).collect();
+        let gnu = Command::new("sort").env("LC_ALL", "C").args(&args).arg(&input).output().unwrap();
+        assert!(gnu.status.success());
+        let stats = d.path().join("stats.json");
+        let ours = emsort()
+            .args(["sort", "--stats", p(&stats)])
+            .args(tiny)
+            .args(&args)
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert!(ours.status.success(), "-z {case}: {}", stderr(&ours));
+        assert!(ours.stdout == gnu.stdout, "sort -z {case}: output differs from GNU sort's");
+        let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        let (runs, levels) = (s["runs"].as_u64().unwrap(), s["merge_levels"].as_u64().unwrap());
+        assert!(
+            runs > 3 && levels > 1,
+            "-z {case}: {runs} runs merged in {levels} level(s): no merge of merges"
+        );
+        // Standard input, and the sorted result: in order for -c, merged
+        // with itself and standard input by -m.
+        let mut c = emsort();
+        c.args(["sort"]).args(tiny).args(&args);
+        let o = with_stdin(c, &text);
+        assert!(o.stdout == gnu.stdout, "sort -z {case} < input: differs from GNU sort's");
+        std::fs::write(&sorted, &gnu.stdout).unwrap();
+        let check = emsort().args(["sort", "-c"]).args(&args).arg(&sorted).output().unwrap();
+        assert!(check.status.success(), "sort -c -z {case}: {}", stderr(&check));
+        let mut gnu_m = Command::new("sort");
+        gnu_m.env("LC_ALL", "C").arg("-m").args(&args).arg(&sorted).arg("-").arg(&sorted);
+        let gnu_m = with_stdin(gnu_m, &gnu.stdout);
+        let mut m = emsort();
+        m.args(["sort", "-m"]).args(tiny).args(&args).arg(&sorted).arg("-").arg(&sorted);
+        let ours_m = with_stdin(m, &gnu.stdout);
+        assert!(ours_m.status.success(), "sort -m -z {case}: {}", stderr(&ours_m));
+        assert!(ours_m.stdout == gnu_m.stdout, "sort -m -z {case}: output differs from GNU sort's");
+        assert!(entries(&tmp).is_empty(), "-z {case}: left behind: {:?}", entries(&tmp));
+    }
+    // -c: GNU's message, its line ended by NUL as GNU writes it; -C silent.
+    let o = run(&["sort", "-c", "-z", "-k2,2", p(&input)]);
+    let g = Command::new("sort").env("LC_ALL", "C").args(["-c", "-z", "-k2,2"]).arg(&input).output().unwrap();
+    assert_eq!((o.status.code(), g.status.code()), (Some(1), Some(1)));
+    assert!(g.stderr.ends_with(b"\0"));
+    assert_eq!(o.stderr.strip_prefix(b"emsort"), g.stderr.strip_prefix(b"sort"));
+    let o = run(&["sort", "-C", "-z", p(&input)]);
+    assert_eq!((o.status.code(), o.stderr.len()), (Some(1), 0));
+    // Newline-terminated text is one line under -z: it checks as in order.
+    std::fs::write(&sorted, b"b\na\n").unwrap();
+    assert!(run(&["sort", "-c", "-z", p(&sorted)]).status.success());
+    // No lines in a binary format: refused, saying why.
+    let o = run(&["sort", "-z", "--format", "u32", "-T", p(&tmp), p(&input)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("-z") && stderr(&o).contains("no lines"), "{}", stderr(&o));
+}
+
+/// `-m` with standard input (`-`, or no file at all) among sorted files,
+/// as GNU merges it: standard input is spooled into the temp dir, merged
+/// (here by a merge before the last: fan-in 2), and the spool is gone
+/// afterwards — on success, on an error, and on Ctrl-C while it is read.
+#[test]
+fn merge_of_standard_input_like_gnu_sort() {
+    let (d, tmp) = setup();
+    let mut files = Vec::new();
+    for i in 0..3 {
+        let raw = d.path().join(format!("raw{i}"));
+        gen(
+            &["--format", "lines", "--bytes", "40K", "--line-len", "0..20", "--seed", &(i + 3).to_string()],
+            &raw,
+        );
+        let f = d.path().join(format!("sorted{i}"));
+        std::fs::write(&f, gnu_sort(&raw, false)).unwrap();
+        files.push(f);
+    }
+    let mut piped = std::fs::read(&files[2]).unwrap();
+    piped.pop(); // a last line without its newline
+    let tiny = ["-q", "-S", "16K", "--block-size", "1K", "--fan-in", "2", "-T", p(&tmp)];
+    for names in [vec![p(&files[0]), "-", p(&files[1])], vec!["-"], vec![p(&files[0]), p(&files[1]), "-"]] {
+        let mut gnu = Command::new("sort");
+        gnu.env("LC_ALL", "C").arg("-m").args(&names);
+        let expect = with_stdin(gnu, &piped);
+        assert!(expect.status.success());
+        let mut c = emsort();
+        c.args(["sort", "-m"]).args(tiny).args(&names);
+        let o = with_stdin(c, &piped);
+        assert!(o.status.success(), "-m {names:?}: {}", stderr(&o));
+        assert!(o.stdout == expect.stdout, "-m {names:?}: differs from GNU sort's");
+        assert!(entries(&tmp).is_empty(), "-m {names:?}: left behind: {:?}", entries(&tmp));
+        // -o to a file, named as its own input too.
+        let out = d.path().join("merged");
+        std::fs::copy(&files[0], &out).unwrap();
+        let renamed: Vec<&str> = names.iter().map(|&n| if n == p(&files[0]) { p(&out) } else { n }).collect();
+        let mut c = emsort();
+        c.args(["sort", "-m", "-o", p(&out)]).args(tiny).args(&renamed);
+        let o = with_stdin(c, &piped);
+        assert!(o.status.success(), "-m -o {names:?}: {}", stderr(&o));
+        assert!(std::fs::read(&out).unwrap() == expect.stdout, "-m -o {names:?}: differs from GNU sort's");
+        assert!(entries(&tmp).is_empty(), "-m -o {names:?}: left behind: {:?}", entries(&tmp));
+    }
+    // No file at all: standard input alone; standard input named twice is
+    // read once (the second finds it at its end).
+    let mut c = emsort();
+    c.args(["sort", "-m"]).args(tiny);
+    assert!(with_stdin(c, &piped).stdout == gnu_sort(&files[2], false));
+    let mut c = emsort();
+    c.args(["sort", "-m"]).args(tiny).args(["-", "-"]);
+    assert!(with_stdin(c, &piped).stdout == gnu_sort(&files[2], false));
+    // GNU 9.1 lets no --files0-from list name standard input (`-`), even
+    // one read from a file: both refuse, with GNU's message.
+    let list = d.path().join("list");
+    std::fs::write(&list, format!("{}\0-\0", p(&files[0]))).unwrap();
+    let mut gnu = Command::new("sort");
+    gnu.env("LC_ALL", "C").args(["-m", "--files0-from", p(&list)]);
+    let expect = with_stdin(gnu, &piped);
+    let mut c = emsort();
+    c.args(["sort", "-m", "--files0-from", p(&list)]).args(tiny);
+    let o = with_stdin(c, &piped);
+    assert_eq!((o.status.code(), expect.status.code()), (Some(2), Some(2)), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no file name of '-' allowed"), "{}", stderr(&o));
+    // An error after the spool (a missing file is found first; a binary
+    // stream that is not whole items only once read): nothing left.
+    let out = d.path().join("never");
+    let mut c = emsort();
+    c.args(["sort", "-m", "--format", "u32", "-o", p(&out)]).args(tiny).arg("-");
+    let o = with_stdin(c, b"12345");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("standard input"), "{}", stderr(&o));
+    assert!(!out.exists() && entries(&tmp).is_empty(), "left behind: {:?}", entries(&tmp));
+    // Ctrl-C while standard input is spooled (the pipe still open): exit 130,
+    // the spool and its directory removed.
+    let mut child = emsort()
+        .args(["sort", "-m", "-o", p(&out)])
+        .args(tiny)
+        .args([p(&files[0]), "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut sin = child.stdin.take().unwrap();
+    sin.write_all(&piped[..4096]).unwrap();
+    let spooled = || -> u64 {
+        entries(&tmp)
+            .iter()
+            .filter_map(|e| std::fs::read_dir(tmp.join(e)).ok())
+            .flatten()
+            .filter_map(|f| f.ok()?.metadata().ok())
+            .map(|m| m.len())
+            .sum()
+    };
+    let t = Instant::now();
+    while spooled() < 4096 && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(spooled() >= 4096, "no spool appeared: {:?}", entries(&tmp));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    drop(sin);
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(!out.exists() && entries(&tmp).is_empty(), "left behind: {:?}", entries(&tmp));
+}

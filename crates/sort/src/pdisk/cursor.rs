@@ -174,7 +174,7 @@ impl RunCursor {
                             return Settle::Ready;
                         }
                     }
-                    None => match memchr::memchr(b'\n', data) {
+                    None => match memchr::memchr(fmt.eol(), data) {
                         Some(p) => {
                             self.carry.extend_from_slice(&data[..=p]);
                             self.pos += p + 1;
@@ -204,7 +204,10 @@ mod tests {
 
     /// Reads `data` cut into blocks of `b` bytes through a cursor.
     fn items(format: Format, data: &[u8], b: usize) -> Vec<Vec<u8>> {
-        let fmt = ItemFormat::new(format, false);
+        items_with(ItemFormat::new(format, false), data, b)
+    }
+
+    fn items_with(fmt: ItemFormat, data: &[u8], b: usize) -> Vec<Vec<u8>> {
         let blocks: Vec<&[u8]> = data.chunks(b).collect();
         let mut c = RunCursor::new(blocks.len() as u64);
         let mut out = vec![];
@@ -239,6 +242,14 @@ mod tests {
         for b in [1, 2, 4, 7, 100] {
             let got = items(Format::Lines, text, b);
             let want: Vec<Vec<u8>> = text.split_inclusive(|&c| c == b'\n').map(|l| l.to_vec()).collect();
+            assert_eq!(got, want, "B = {b}");
+        }
+        // -z: NUL ends a line, a newline is one of its bytes.
+        let text = b"a\nb\0\0longer\nline\n\0c\0";
+        let fmt = ItemFormat::new(Format::Lines, false).with_eol(0);
+        for b in [1, 2, 4, 7, 100] {
+            let got = items_with(fmt, text, b);
+            let want: Vec<Vec<u8>> = text.split_inclusive(|&c| c == 0).map(|l| l.to_vec()).collect();
             assert_eq!(got, want, "B = {b}");
         }
     }

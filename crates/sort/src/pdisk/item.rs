@@ -9,7 +9,8 @@
 //!
 //! A forecasting key ([`ItemFormat::encode_key`]) is stored as bytes:
 //! numbers as the 8-byte big-endian ordered key, records as their key
-//! field, lines as the line without its `\n`. The prefix and the key bytes
+//! field, lines as the line without its terminator (`\n`, or NUL under
+//! `-z`: [`ItemFormat::with_eol`]). The prefix and the key bytes
 //! of an encoded key ([`ItemFormat::key_prefix`]) compare exactly as the
 //! item's own, so a placeholder head made of a forecasting key sorts where
 //! the item itself will.
@@ -44,6 +45,8 @@ pub(crate) struct ItemFormat {
     /// All ones when descending: prefixes are complemented.
     mask: u64,
     reverse: bool,
+    /// The byte that ends a line (lines only).
+    eol: u8,
 }
 
 impl ItemFormat {
@@ -59,7 +62,19 @@ impl ItemFormat {
             Format::Rec(r) => Kind::Rec { size: r.size, k0: r.key_offset, k1: r.key_offset + r.key_len },
             Format::Lines => Kind::Lines,
         };
-        ItemFormat { kind, mask: if reverse { u64::MAX } else { 0 }, reverse }
+        ItemFormat { kind, mask: if reverse { u64::MAX } else { 0 }, reverse, eol: b'\n' }
+    }
+
+    /// The same format with lines ended by `eol` (default `\n`; NUL for
+    /// `-z`, [`SortPlan::eol`](crate::SortPlan::eol)).
+    pub fn with_eol(self, eol: u8) -> ItemFormat {
+        ItemFormat { eol, ..self }
+    }
+
+    /// The byte that ends a line.
+    #[inline]
+    pub fn eol(&self) -> u8 {
+        self.eol
     }
 
     /// The size of an item, `None` for lines.
@@ -79,17 +94,17 @@ impl ItemFormat {
     }
 
     /// The length of the item at the start of `data` when it is complete
-    /// there (a line up to and with its `\n`).
+    /// there (a line up to and with its terminator).
     #[inline]
     pub fn complete_len(&self, data: &[u8]) -> Option<usize> {
         match self.kind {
             Kind::Num(_, s) | Kind::Rec { size: s, .. } => (data.len() >= s).then_some(s),
-            Kind::Lines => memchr::memchr(b'\n', data).map(|p| p + 1),
+            Kind::Lines => memchr::memchr(self.eol, data).map(|p| p + 1),
         }
     }
 
     /// The key bytes of a whole item (records: the key field; lines: the
-    /// line without `\n`; numbers: the item).
+    /// line without its terminator; numbers: the item).
     #[inline]
     pub fn item_key<'a>(&self, item: &'a [u8]) -> &'a [u8] {
         match self.kind {

@@ -102,7 +102,7 @@ impl StripedStore {
         let direct = plan.input_kind() == StreamKind::Direct || plan.output_kind() == StreamKind::Direct;
         let dirs = temps.iter().map(|t| t.path().to_path_buf()).collect();
         let set = DiskSet::new(dirs, plan.block_size(), direct, emulated(plan))?;
-        let fmt = ItemFormat::new(plan.format(), plan.reverse());
+        let fmt = ItemFormat::new(plan.format(), plan.reverse()).with_eol(plan.eol());
         let mode = forecast_mode(plan, input_bytes, expected_runs.unwrap_or(1));
         let srm = plan.method().kind() == MethodKind::Srm;
         let disks = Disks::new(DiskIo::start(Arc::new(set))?, fmt, mode, srm, seed(plan));

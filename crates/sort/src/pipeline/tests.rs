@@ -4,7 +4,7 @@
 use super::*;
 use crate::merge_policy::MergePolicy;
 use crate::Format;
-use crate::{merge_files, sort, Sink, Source};
+use crate::{merge_files, merge_sources, sort, Sink, Source};
 use emsort_io::{ErrorKind, NoProgress, StreamKind};
 use proptest::prelude::*;
 use std::path::PathBuf;
@@ -557,4 +557,152 @@ fn pushed_lines_go_to_a_file_and_a_dropped_sorter_leaves_nothing() {
     sorter.push(&text).unwrap();
     drop(sorter.finish().unwrap());
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "temp files left");
+}
+
+// -z: lines ended by NUL.
+
+/// Lines of `text` ended by `eol` (a last one without it too), sorted
+/// bytewise and each ended by `eol`: `LC_ALL=C sort [-z]`.
+fn sorted_by(text: &[u8], eol: u8, reverse: bool) -> Vec<u8> {
+    let mut lines: Vec<&[u8]> = text.split(|&b| b == eol).collect();
+    if text.last() == Some(&eol) || text.is_empty() {
+        lines.pop();
+    }
+    lines.sort();
+    if reverse {
+        lines.reverse();
+    }
+    lines.iter().flat_map(|l| l.iter().copied().chain([eol])).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// NUL-terminated lines holding newlines, through runs on disk and
+    /// several merge passes, every stream kind's way: as `sort -z`.
+    #[test]
+    fn nul_terminated_lines_like_sort_z(lines in prop::collection::vec(
+            prop::collection::vec(prop::sample::select(vec![b'a', b'b', b'\n', 0x80, b' ']), 0..12), 0..80),
+            final_nul: bool, d in 2usize..4, p in policy(), rev: bool) {
+        let mut data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([0])).collect();
+        if !final_nul {
+            data.pop();
+        }
+        let (out, stats) = sort_bytes(tiny(Format::Lines, d, p, rev).eol(0), &data);
+        prop_assert_eq!(&out, &sorted_by(&data, 0, rev));
+        prop_assert!(data.len() as u64 <= stats.plan.run_bytes || stats.runs > 1);
+    }
+}
+
+#[test]
+fn nul_terminated_sources_streams_and_parallel_disks() {
+    let d = tempfile::tempdir().unwrap();
+    // The first source's last line has no NUL: it gets one, not a newline.
+    let parts: [&[u8]; 3] = [b"pear\nfig\0b\0\nz", b"apple\0\n\0", b"x\ny\0a\n"];
+    let big: Vec<Vec<u8>> = parts.iter().map(|p| p.repeat(5000)).collect();
+    let first = d.path().join("in0");
+    std::fs::write(&first, &big[0]).unwrap();
+    let mut all = big.concat();
+    // Each source's last line is ended before the next begins.
+    let end0 = big[0].len();
+    all.insert(end0, 0);
+    let expect = sorted_by(&all, 0, false);
+    let no = AtomicBool::new(false);
+    let disks = [d.path().join("d0"), d.path().join("d1")];
+    for dir in &disks {
+        std::fs::create_dir(dir).unwrap();
+    }
+    for method in [
+        Method::Plain,
+        Method::Dsm(crate::ParallelDisks::new(disks.clone())),
+        Method::Srm(crate::ParallelDisks::new(disks.clone()), crate::SrmOptions::default()),
+    ] {
+        let plan = SortPlan::builder(Format::Lines)
+            .memory(128 << 10)
+            .block_size(4096)
+            .eol(0)
+            .method(method.clone())
+            .temp_dir(d.path())
+            .build()
+            .unwrap();
+        let (mut s1, mut s2) = (&big[1][..], &big[2][..]);
+        let sources = vec![Source::Path(&first), Source::Reader(&mut s1), Source::Reader(&mut s2)];
+        let mut got = Vec::new();
+        let stats = sort(&plan, sources, Sink::Writer(&mut got), &NoProgress, &no).unwrap();
+        assert!(stats.runs > 2, "{method}: {} runs", stats.runs);
+        assert!(got == expect, "{method}: differs from sort -z");
+    }
+    for dir in &disks {
+        assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "left on a disk");
+    }
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 3, "temp files left");
+    // A terminator other than newline has no meaning for fixed-size items.
+    let e = SortPlan::builder(Format::U32).eol(0).build().unwrap_err();
+    assert!(e.to_string().contains("no lines"), "{e}");
+}
+
+// Merging streams: spooled to the temp dir first.
+
+#[test]
+fn merges_a_stream_with_files_through_a_spool() {
+    let d = tempfile::tempdir().unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let no = AtomicBool::new(false);
+    for eol in [b'\n', 0] {
+        // Four sorted inputs, the third a stream whose last line lacks its
+        // terminator; fan-in 2, so the spooled run is read by a merge that
+        // is not the last.
+        let sorted = |seed: u64| {
+            let lines: Vec<Vec<u8>> = numbers(400, seed)
+                .iter()
+                .map(|n| format!("{}\n{}", n[0] % 70, n[1] % 3).into_bytes())
+                .collect();
+            let text: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([eol])).collect();
+            sorted_by(&text, eol, false)
+        };
+        let parts: Vec<Vec<u8>> = (0..4).map(|i| sorted(i + 40)).collect();
+        let paths: Vec<PathBuf> = (0..4).map(|i| d.path().join(format!("part{i}"))).collect();
+        for (p, data) in paths.iter().zip(&parts) {
+            std::fs::write(p, data).unwrap();
+        }
+        let mut stream = &parts[2][..parts[2].len() - 1];
+        let plan = SortPlan::builder(Format::Lines)
+            .memory(64 << 10)
+            .block_size(1024)
+            .fan_in(2)
+            .eol(eol)
+            .temp_dir(&tmp)
+            .build()
+            .unwrap();
+        let sources = vec![
+            Source::Path(&paths[0]),
+            Source::Path(&paths[1]),
+            Source::Reader(&mut stream),
+            Source::Path(&paths[3]),
+        ];
+        let mut got = Vec::new();
+        let stats = merge_sources(&plan, sources, Sink::Writer(&mut got), &NoProgress, &no).unwrap();
+        assert!(got == sorted_by(&parts.concat(), eol, false), "eol {eol:#04x}");
+        assert_eq!(
+            (stats.runs, stats.input_bytes),
+            (4, parts.iter().map(|p| p.len() as u64).sum::<u64>() - 1)
+        );
+        assert!(stats.merges >= 3, "{stats:?}");
+        assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "the spool was left behind");
+    }
+    // A stream that is not whole items, and an interrupted spool: errors
+    // naming standard input, nothing left.
+    let plan = SortPlan::builder(Format::U32).memory(64 << 10).fan_in(2).temp_dir(&tmp).build().unwrap();
+    let (mut odd, out) = (&[1u8, 2, 3, 4, 5][..], d.path().join("out"));
+    let e =
+        merge_sources(&plan, vec![Source::Reader(&mut odd)], Sink::Path(&out), &NoProgress, &no).unwrap_err();
+    assert!(e.to_string().contains(crate::STDIN_NAME), "{e}");
+    let mut some = &[0u8; 4096][..];
+    let stop = AtomicBool::new(true);
+    let e = merge_sources(&plan, vec![Source::Reader(&mut some)], Sink::Path(&out), &NoProgress, &stop)
+        .unwrap_err();
+    assert_eq!(e.io().map(|e| e.kind()), Some(&ErrorKind::Interrupted));
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "the spool was left behind");
 }
