@@ -61,6 +61,17 @@ pub struct Machine {
     pub element: String,
 }
 
+/// `path` as recorded in results: relative to the current directory when
+/// it lies below it (so recorded files name no absolute path of the machine
+/// they were made on), else as given.
+pub fn relative(path: &Path) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match std::env::current_dir().ok().and_then(|cwd| abs.strip_prefix(cwd).ok().map(Path::to_path_buf)) {
+        Some(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
 impl Machine {
     /// Collects the facts for a campaign working in `work_dir`.
     pub fn collect(work_dir: &Path, cache: CacheMethod, command_line: &str, version: &str) -> Machine {
@@ -72,7 +83,7 @@ impl Machine {
             memory_bytes: meminfo("MemTotal:"),
             memory_available_bytes: meminfo("MemAvailable:"),
             kernel: format!("{} {}", uname.sysname().to_string_lossy(), uname.release().to_string_lossy()),
-            work_dir: work_dir.display().to_string(),
+            work_dir: relative(work_dir),
             fs_type,
             fs_magic,
             read_ahead_kb: cache::read_ahead_kb(work_dir),

@@ -6,9 +6,12 @@
 //! variable length (lines) or compared on a key field (records):
 //!
 //! 1. Each run's [`Window`] indexes its next items: up to [`index_len`]
-//!    [`Head`]s, each the item's 8-byte key prefix and where its bytes lie
-//!    in the run's read-ahead block (or in the run's carry buffer, for the
-//!    one item that straddles two blocks).
+//!    [`Head`]s, each the item's key (its 8-byte prefix, then all of it)
+//!    and where its bytes lie in the run's read-ahead block (or in the
+//!    run's carry buffer, for the one item that straddles two blocks). For
+//!    lines with GNU keys the key is the line's normalised key, computed
+//!    once per line and pass when the window is filled, [`KEY_CHUNK`]
+//!    lines per task on all threads; items then compare with `memcmp`.
 //! 2. A round may emit every indexed item that is no later in the order
 //!    than the *bound*, the earliest of the windows' last items: no item
 //!    still on disk can come before it. When those items do not fit the
@@ -21,7 +24,10 @@
 //!    Each thread merges its part through a loser tree straight into its
 //!    piece: every item is copied once, from its run's block into the
 //!    output block.
-//! 4. A window whose items are all written is refilled; the block bytes its
+//! 4. With `-u`, each part leaves out a line equal to the one it wrote
+//!    before (by the heads' keys), and the parts are joined with one
+//!    comparison at each seam ([`join_pieces`]).
+//! 5. A window whose items are all written is refilled; the block bytes its
 //!    heads pointed to may be recycled only then.
 //!
 //! ```text

@@ -21,7 +21,14 @@
 //!    - records and lines through an index of (8-byte big-endian key prefix,
 //!      position) pairs, radix-sorted by prefix, then groups of equal
 //!      prefixes by the full key (for lines the index is built in parallel
-//!      too).
+//!      too);
+//!    - lines with GNU keys by their normalised keys ([`crate::keys`]), 8
+//!      bytes at a time: the index holds each key's first 8 bytes, and each
+//!      group of equal windows is sorted by the next 8 (computed again,
+//!      with the group's lines prefetched), until the keys end; lines with
+//!      equal keys then by the rest of GNU's comparison (`-V`/`-R` keys,
+//!      the last resort) and their input position. `-u` keeps the first of
+//!      each group of equal lines.
 //! 3. A **run writer thread** writes the sorted chunk as a run through an
 //!    output stream of the plan's kind: numbers in one piece; records and
 //!    lines *gathered* in index order into blocks of B/4 that one more

@@ -619,7 +619,7 @@ impl Campaign {
                 .filter(|b| b.installed())
                 .and_then(|b| peers::cxx_version(&b.cxx)),
             emsort_runs: match &self.sorter_exe {
-                Some(exe) => format!("child process: {}", exe.display()),
+                Some(exe) => format!("child process: {}", crate::machine::relative(exe)),
                 None => "in-process (sort_file)".into(),
             },
             uutils_sort_version: uutils_status,

@@ -370,7 +370,7 @@ impl Campaign {
         let mut warnings: Vec<String> = memory_fs_warning(&work, &machine.fs_type).into_iter().collect();
         let facts = SrmMachine {
             machine,
-            emsort_runs: format!("child process: {}", exe.display()),
+            emsort_runs: format!("child process: {}", crate::machine::relative(&exe)),
             disk_dirs: disk_dirs.iter().map(|d| d.display().to_string()).collect(),
             seed: self.seed,
             verify: self.verify,

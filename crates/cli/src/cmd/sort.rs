@@ -47,6 +47,10 @@ Use --debug to diagnose incorrect key usage.
 SIZE may be followed by the following multiplicative suffixes: % 1% of memory, b 1, K 1024 (default), \
 and so on for M, G, T, P, E, Z, Y, R, Q.
 
+Locale: emsort always compares as LC_ALL=C does (bytewise; '.' is the decimal point), \
+whatever LC_ALL, LC_COLLATE or LANG say; when they name another locale, a sort of text \
+prints a one-line note on standard error. Run GNU sort with LC_ALL=C to get the same order.
+
 Examples:
   emsort sort -t, -k3,3n -S 256M data.csv -o by-amount.csv
   emsort sort -t, -k2,2 -k3,3nr --parallel=2 -T /mnt/scratch data.csv > by-category.csv

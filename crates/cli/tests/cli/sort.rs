@@ -432,21 +432,7 @@ fn keys_and_orders_like_gnu_sort() {
         b"\xc3\xa9",
         b"\r",
     ];
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut next = |n: usize| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x % n as u64) as usize
-    };
-    let mut text = Vec::new();
-    for _ in 0..3000 {
-        for _ in 0..next(9) {
-            text.extend_from_slice(pieces[next(pieces.len())]);
-        }
-        text.push(b'\n');
-    }
-    text.pop(); // the last line without its newline
+    let text = random_lines(&pieces, 0x2545_f491_4f6c_dd1d, 3000, 9, b'\n');
     let input = d.path().join("in.txt");
     std::fs::write(&input, &text).unwrap();
     let sorted = d.path().join("sorted.txt");
@@ -708,6 +694,27 @@ fn compress_program_ctrl_c_stops_the_programs_and_leaves_nothing() {
     assert!(!out.exists());
 }
 
+/// `lines` seeded random lines of fewer than `max` of `pieces` each, ended
+/// by `eol`, the last without it.
+fn random_lines(pieces: &[&[u8]], seed: u64, lines: usize, max: usize, eol: u8) -> Vec<u8> {
+    let mut x = seed;
+    let mut next = |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    let mut text = Vec::new();
+    for _ in 0..lines {
+        for _ in 0..next(max) {
+            text.extend_from_slice(pieces[next(pieces.len())]);
+        }
+        text.push(eol);
+    }
+    text.pop();
+    text
+}
+
 /// Runs `cmd` with `data` on standard input.
 fn with_stdin(mut cmd: Command, data: &[u8]) -> std::process::Output {
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
@@ -732,21 +739,7 @@ fn zero_terminated_like_gnu_sort() {
         b"", b" ", b"\t", b"\n", b"\n\n", b",", b"-", b"0", b"1", b"12", b".5", b"a", b"B", b"jan", b"\x80",
         b"\r",
     ];
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = |n: usize| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x % n as u64) as usize
-    };
-    let mut text = Vec::new();
-    for _ in 0..2000 {
-        for _ in 0..next(8) {
-            text.extend_from_slice(pieces[next(pieces.len())]);
-        }
-        text.push(0);
-    }
-    text.pop(); // the last line without its NUL
+    let text = random_lines(&pieces, 0x9e37_79b9_7f4a_7c15, 2000, 8, 0);
     assert!(text.contains(&b'\n'));
     let input = d.path().join("in.z");
     std::fs::write(&input, &text).unwrap();

@@ -17,7 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t emsort_general_form (char const *text, size_t len, unsigned char *out)
+/* strtold on TEXT (LEN bytes, read up to its first NUL) into *X, whose
+   bytes are zeroed first (GNU compares NaNs by memcmp); returns how many
+   bytes it read, 0 when none. */
+static size_t read_number (char const *text, size_t len, long double *x)
 {
   char stack[256];
   char *s = len < sizeof stack ? stack : malloc (len + 1);
@@ -26,12 +29,18 @@ size_t emsort_general_form (char const *text, size_t len, unsigned char *out)
   memcpy (s, text, len);
   s[len] = '\0';
   char *end;
-  long double x;
-  memset (&x, 0, sizeof x);
-  x = strtold (s, &end);
-  int none = end == s;
+  memset (x, 0, sizeof *x);
+  *x = strtold (s, &end);
+  size_t n = end - s;
   if (s != stack)
     free (s);
+  return n;
+}
+
+size_t emsort_general_form (char const *text, size_t len, unsigned char *out)
+{
+  long double x;
+  int none = read_number (text, len, &x) == 0;
   if (none)
     {
       out[0] = 0;
@@ -89,16 +98,6 @@ size_t emsort_general_form (char const *text, size_t len, unsigned char *out)
    underline of a -g key. */
 size_t emsort_general_len (char const *text, size_t len)
 {
-  char stack[256];
-  char *s = len < sizeof stack ? stack : malloc (len + 1);
-  if (!s)
-    abort ();
-  memcpy (s, text, len);
-  s[len] = '\0';
-  char *end;
-  (void) strtold (s, &end);
-  size_t n = end - s;
-  if (s != stack)
-    free (s);
-  return n;
+  long double x;
+  return read_number (text, len, &x);
 }
