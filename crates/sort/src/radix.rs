@@ -139,8 +139,9 @@ const SMALL_GROUP: usize = 2048;
 /// already in the entries), then each group of equal prefixes by the key's
 /// next 8 bytes, which `window(e, w, scratch)` returns (`None` when e's key
 /// has no byte in window w), and so on. A group whose keys all end is put
-/// in order by `tie` (the keys are equal); one still tied after
-/// [`DEEPEST`] windows by `full`, the whole comparison.
+/// in order by `tie` (its keys are equal: the caller sorts it by the rest
+/// of its order, and may mark entries, e.g. repeats); one still tied after
+/// [`DEEPEST`] windows by `full` (the whole comparison).
 ///
 /// The keys must be prefix-free (no key a proper prefix of another), as
 /// the normalised keys of [`crate::keys`] are: then the keys of a group
@@ -149,8 +150,8 @@ const SMALL_GROUP: usize = 2048;
 pub(crate) fn sort_index_deep<E: Entry, S: Default>(
     index: &mut [E],
     window: impl Fn(&E, usize, &mut S) -> Option<u64> + Sync,
-    tie: impl Fn(&E, &E) -> Ordering + Sync,
-    full: impl Fn(&E, &E) -> Ordering + Sync,
+    tie: impl Fn(&mut [E]) + Sync,
+    full: impl Fn(&mut [E]) + Sync,
     item: impl Fn(&E) -> *const u8 + Sync,
 ) {
     /// Entries ahead whose items are fetched into the cache while the
@@ -163,12 +164,12 @@ pub(crate) fn sort_index_deep<E: Entry, S: Default>(
         depth: usize,
         s: &mut S,
         window: &(impl Fn(&E, usize, &mut S) -> Option<u64> + Sync),
-        tie: &(impl Fn(&E, &E) -> Ordering + Sync),
-        full: &(impl Fn(&E, &E) -> Ordering + Sync),
+        tie: &(impl Fn(&mut [E]) + Sync),
+        full: &(impl Fn(&mut [E]) + Sync),
         item: &(impl Fn(&E) -> *const u8 + Sync),
     ) {
         if depth == DEEPEST {
-            group.sort_unstable_by(full);
+            full(group);
             return;
         }
         let mut more = false;
@@ -182,7 +183,7 @@ pub(crate) fn sort_index_deep<E: Entry, S: Default>(
             e.set_prefix(w.unwrap_or(0));
         }
         if !more {
-            group.sort_unstable_by(tie);
+            tie(group);
             return;
         }
         sort_by_prefix(group);
@@ -279,11 +280,13 @@ mod tests {
                 let k = &keys[e.1 as usize];
                 (k.len() > 8 * w).then(|| crate::key::prefix(&k[8 * w..]))
             };
-            let tie = |a: &(u64, u32, u32), b: &(u64, u32, u32)| {
-                assert_eq!(keys[a.1 as usize], keys[b.1 as usize]);
-                a.1.cmp(&b.1)
+            let tie = |g: &mut [(u64, u32, u32)]| {
+                assert!(g.iter().all(|e| keys[e.1 as usize] == keys[g[0].1 as usize]));
+                g.sort_unstable_by_key(|e| e.1);
             };
-            let full = |a: &(u64, u32, u32), b: &(u64, u32, u32)| keys[a.1 as usize].cmp(&keys[b.1 as usize]).then(a.1.cmp(&b.1));
+            let full = |g: &mut [(u64, u32, u32)]| {
+                g.sort_unstable_by(|a, b| keys[a.1 as usize].cmp(&keys[b.1 as usize]).then(a.1.cmp(&b.1)))
+            };
             sort_index_deep(&mut index, window, tie, full, |e| keys[e.1 as usize].as_ptr());
             let got: Vec<u32> = index.iter().map(|e| e.1).collect();
             let mut want: Vec<u32> = (0..keys.len() as u32).collect();

@@ -278,19 +278,35 @@ impl RunFormation<'_, '_> {
                     encode(line(e), s);
                     (s.key.len() > 8 * w).then(|| prefix(&s.key[8 * w..]))
                 };
+                // -u: the first of each group of equal lines, as GNU keeps;
+                // the others are marked (a length no line has) and dropped
+                // after. Equal lines are neighbours in a group of equal keys.
+                const REPEAT: u32 = u32::MAX;
+                let mark_repeats = |g: &mut [(u64, u32, u32)], same: &dyn Fn(&[u8], &[u8]) -> bool| {
+                    if lo.unique() {
+                        // Backwards, so both lines compared are unmarked.
+                        for i in (1..g.len()).rev() {
+                            if same(line(&g[i - 1]), line(&g[i])) {
+                                g[i].2 = REPEAT;
+                            }
+                        }
+                    }
+                };
+                let ties = |g: &mut [(u64, u32, u32)]| {
+                    g.sort_unstable_by(|a, b| lo.compare_equal_forms(line(a), line(b)).then(a.1.cmp(&b.1)));
+                    // Equal normalised keys: equal lines unless a -V/-R key
+                    // tells them apart.
+                    mark_repeats(g, &|a, b| lo.complete() || lo.compare_equal_forms(a, b).is_eq());
+                };
+                let deep = |g: &mut [(u64, u32, u32)]| {
+                    g.sort_unstable_by(|a, b| lo.compare(line(a), line(b)).then(a.1.cmp(&b.1)));
+                    mark_repeats(g, &|a, b| lo.same(a, b));
+                };
                 self.pool.install(|| {
-                    radix::sort_index_deep(
-                        &mut index,
-                        window,
-                        |a, b| lo.compare_equal_forms(line(a), line(b)).then(a.1.cmp(&b.1)),
-                        |a, b| lo.compare(line(a), line(b)).then(a.1.cmp(&b.1)),
-                        |e| text[e.1 as usize..].as_ptr(),
-                    )
+                    radix::sort_index_deep(&mut index, window, ties, deep, |e| text[e.1 as usize..].as_ptr())
                 });
                 if lo.unique() {
-                    // The first of each group of equal lines, as GNU keeps
-                    // (lines with equal keys end with equal prefixes).
-                    index.dedup_by(|b, a| a.0 == b.0 && lo.same(line(a), line(b)));
+                    index.retain(|e| e.2 != REPEAT);
                 }
                 return Order::Lines(index);
             }
