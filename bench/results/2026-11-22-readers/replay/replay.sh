@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Calibrate, then replay the four traces with every reader (cold cache, medians).
 set -euo pipefail
-cd /work/main
+cd "$(dirname "$0")/../../../.."  # the work directory
 E=./target/release/emsort
 R=target/rw
 OUT=$R/replay-out

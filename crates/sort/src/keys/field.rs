@@ -250,11 +250,8 @@ pub(crate) fn key_range(line: &[u8], key: &Key, tab: Option<u8>, ends: &[usize])
     };
     let end = match key.eword {
         None => lim,
-        Some(eword) if key.echar == 0 => match (ends.get(eword), tab) {
-            // The whole of field eword: up to its separator, not past it.
-            (Some(&e), _) => e,
-            (None, _) => lim,
-        },
+        // The whole of field eword: up to its separator, not past it.
+        Some(eword) if key.echar == 0 => ends.get(eword).copied().unwrap_or(lim),
         Some(eword) => {
             let mut p = after(eword);
             if key.skip_end_blanks {
