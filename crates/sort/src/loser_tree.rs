@@ -21,15 +21,15 @@ pub struct LoserTree<T, F> {
     /// `tree[0]` is the winner; `tree[1..k]` the losers of the internal nodes.
     tree: Vec<usize>,
     heads: Vec<Option<T>>,
-    less: F,
+    cmp: F,
 }
 
-impl<T, F: Fn(&T, &T) -> bool> LoserTree<T, F> {
+impl<T, F: Fn(&T, &T) -> std::cmp::Ordering> LoserTree<T, F> {
     /// Builds the tree from each source's first item (`None` for an empty
-    /// source) and a strict "less than".
-    pub fn new(heads: Vec<Option<T>>, less: F) -> Self {
+    /// source) and their order (one call per match).
+    pub fn new(heads: Vec<Option<T>>, cmp: F) -> Self {
         let k = heads.len();
-        let mut t = LoserTree { tree: vec![usize::MAX; k.max(1)], heads, less };
+        let mut t = LoserTree { tree: vec![usize::MAX; k.max(1)], heads, cmp };
         if k > 0 {
             // Build bottom-up: winners[n] for every node n of the implicit
             // tree whose leaves sit at k..2k.
@@ -53,7 +53,7 @@ impl<T, F: Fn(&T, &T) -> bool> LoserTree<T, F> {
     #[inline]
     fn beats(&self, a: usize, b: usize) -> bool {
         match (&self.heads[a], &self.heads[b]) {
-            (Some(x), Some(y)) => (self.less)(x, y) || (!(self.less)(y, x) && a < b),
+            (Some(x), Some(y)) => (self.cmp)(x, y).then(a.cmp(&b)).is_lt(),
             (Some(_), None) => true,
             (None, Some(_)) => false,
             (None, None) => a < b,
@@ -118,7 +118,7 @@ mod tests {
     fn merge(runs: Vec<Vec<u32>>) -> Vec<(u32, usize)> {
         let mut iters: Vec<_> = runs.into_iter().map(|r| r.into_iter()).collect();
         let heads = iters.iter_mut().map(|i| i.next()).collect();
-        let mut t = LoserTree::new(heads, |a: &u32, b: &u32| a < b);
+        let mut t = LoserTree::new(heads, |a: &u32, b: &u32| a.cmp(b));
         let mut out = vec![];
         while let Some(w) = t.winner() {
             let next = iters[w].next();

@@ -15,8 +15,8 @@
 //! or M/(2(k+1)) when M leaves room (a power of two, at most 16 MiB:
 //! [`SortPlan::merge_block`]), so a final merge moves data in requests of
 //! megabytes. The output is written behind (module `write_behind`): the
-//! merge fills blocks of b/4 that a writer thread writes through an output
-//! stream of b/2, so the output's memory stays b and its copies and system
+//! merge fills four blocks of b/8 that a writer thread writes through an
+//! output stream of b/2, so the output's memory stays b and its copies and system
 //! calls run on another core. The runs are read ahead (module
 //! `read_ahead`): each run is a stream of b/2 and two blocks of b/4 that a
 //! reader thread keeps filled, so each input also stays within b.
@@ -81,6 +81,9 @@ pub(crate) struct RunFile {
     /// Written through the plan's compress program (module `compress`):
     /// read back through `PROG -d`.
     pub compressed: bool,
+    /// The sort wrote it in order (a run it formed, or merged from such
+    /// runs); a file given to `-m` may not be, and the merge checks it.
+    pub sorted: bool,
 }
 
 /// Where a merge writes.
@@ -102,7 +105,7 @@ pub(crate) fn merge_runs(
     cancel: &AtomicBool,
 ) -> Result<Moved> {
     let block = plan.merge_block(inputs.len());
-    // The output: a stream of b/2 fed by two write-behind blocks of b/4.
+    // The output: a stream of b/2 fed by four write-behind blocks of b/8.
     let unit = plan.unit();
     let stream_block = (block / 2).max(unit);
     let (sink, name): (Box<dyn BlockSink + '_>, PathBuf) = match dest {
@@ -153,7 +156,7 @@ struct Ctx<'a, 's> {
 }
 
 impl<'s> Ctx<'_, 's> {
-    /// The output (a stream of blocks of b/2), fed by two blocks of b/4
+    /// The output (a stream of blocks of b/2), fed by four blocks of b/8
     /// through a writer thread (b: the merge's memory per stream,
     /// [`SortPlan::merge_block`]).
     fn write_behind<'scope>(
@@ -275,8 +278,9 @@ impl<'s> Ctx<'_, 's> {
             let mut poll = |bytes| self.poll(bytes);
             let (format, reverse, lines) = (self.plan.format(), self.plan.reverse(), self.plan.line_order());
             let eol = self.plan.eol();
+            let sorted: Vec<bool> = inputs.iter().map(|r| r.sorted).collect();
             let moved = merge_items::merge(
-                readers, block, format, eol, reverse, lines, &mut out, self.pool, threads, &mut poll,
+                readers, &sorted, block, format, eol, reverse, lines, &mut out, self.pool, threads, &mut poll,
             )?;
             out.finish()?;
             Ok(moved)

@@ -5,13 +5,17 @@
 //! with an index in place of the block itself, since their items are of
 //! variable length (lines) or compared on a key field (records):
 //!
-//! 1. Each run's [`Window`] indexes its next items: up to [`index_len`]
+//! 1. Each run's [`Window`] indexes its next items: about [`index_len`]
 //!    [`Head`]s, each the item's key (its 8-byte prefix, then all of it)
 //!    and where its bytes lie in the run's read-ahead block (or in the
-//!    run's carry buffer, for the one item that straddles two blocks). For
+//!    run's carry buffer, for the one item that straddles two blocks).
+//!    Lines are indexed on all threads, the block cut into pieces at line
+//!    ends (their mean length known from the window's last fill). For
 //!    lines with GNU keys the key is the line's normalised key, computed
 //!    once per line and pass when the window is filled, [`KEY_CHUNK`]
 //!    lines per task on all threads; items then compare with `memcmp`.
+//!    A run the sort wrote is in order; a file given to `sort -m` is
+//!    checked window by window (see [`Window::fill`]).
 //! 2. A round may emit every indexed item that is no later in the order
 //!    than the *bound*, the earliest of the windows' last items: no item
 //!    still on disk can come before it. When those items do not fit the
@@ -36,6 +40,8 @@
 //!   run 2  [ a a a a | b b ]· ·        ·: indexed, after the bound
 //!   output [ a a a a a a a a a | b b b b b b b b ]
 //! ```
+
+use std::cmp::Ordering;
 
 use emsort_io::{Error, ErrorKind, Result};
 use rayon::prelude::*;
@@ -188,7 +194,16 @@ impl<'a> Order<'a> {
     /// Whether `a` comes strictly before `b` in the output.
     #[inline]
     fn before(&self, a: &Head, b: &Head) -> bool {
-        let o = a.prefix.cmp(&b.prefix).then_with(|| a.key().cmp(b.key()));
+        self.cmp(a, b).is_lt()
+    }
+
+    /// Where `a` comes in the output against `b` (`Equal`: equal records).
+    #[inline]
+    fn cmp(&self, a: &Head, b: &Head) -> Ordering {
+        let o = match a.prefix.cmp(&b.prefix) {
+            Ordering::Equal => a.key().cmp(b.key()),
+            o => o,
+        };
         let o = if self.reverse { o.reverse() } else { o };
         match self.lines {
             Some(lo) => {
@@ -197,9 +212,9 @@ impl<'a> Order<'a> {
                 } else {
                     o
                 };
-                o.then(a.run.cmp(&b.run)).is_lt()
+                o.then(a.run.cmp(&b.run))
             }
-            None => o.is_lt(),
+            None => o,
         }
     }
 }
@@ -207,10 +222,15 @@ impl<'a> Order<'a> {
 /// Items a round needs before it is split across threads.
 const PARALLEL_MIN: usize = 1024;
 
-/// Heads indexed per window refill: enough that a round moves hundreds of
-/// KiB, few enough that the index stays under a tenth of the block.
+/// Heads indexed per window refill (lines: up to twice as many): enough
+/// that a round moves hundreds of KiB and the rounds' fixed costs (the
+/// bound, the split, waking the threads) stay small, few enough that the
+/// index stays within half the read-ahead block (an eighth of the run's
+/// memory b: [`SortPlan::merge_block`](crate::SortPlan::merge_block)).
+/// (With 2048 heads, a 1 GiB merge of 36-byte lines made 15,000 rounds and
+/// spent a third of its time between them.)
 fn index_len(block: usize) -> usize {
-    (block / 256).clamp(64, 2048)
+    (block / 4 / std::mem::size_of::<Head>()).clamp(64, 16384)
 }
 
 /// Merges the runs behind `readers` (read-ahead blocks of `block` bytes)
@@ -220,6 +240,7 @@ fn index_len(block: usize) -> usize {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn merge(
     readers: Vec<BlockReader>,
+    sorted: &[bool],
     block: usize,
     format: Format,
     eol: u8,
@@ -235,13 +256,17 @@ pub(crate) fn merge(
     let mut wins: Vec<Window> = readers
         .into_iter()
         .enumerate()
-        .map(|(i, src)| Window {
+        .zip(sorted)
+        .map(|((i, src), &sorted)| Window {
             run: RunReader { src, format, eol, carry: Vec::new() },
             id: i as u32,
             items: Vec::new(),
             next: 0,
             done: false,
             rooms: Vec::new(),
+            pieces: Vec::new(),
+            avg_line: None,
+            sorted,
         })
         .collect();
     let mut counts = Vec::new();
@@ -422,15 +447,7 @@ fn split(live: &[&[Head]], counts: &[usize], parts: usize, order: &Order) -> Vec
     for j in 1..parts {
         cands.clear();
         cands.extend((0..counts.len()).filter(|&r| counts[r] > 0).map(|r| live[r][counts[r] * j / parts]));
-        cands.sort_unstable_by(|a, b| {
-            if order.before(a, b) {
-                std::cmp::Ordering::Less
-            } else if order.before(b, a) {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        });
+        cands.sort_unstable_by(|a, b| order.cmp(a, b));
         let pivot = cands[cands.len() / 2];
         let prev: &Vec<usize> = bounds.last().expect("part 0");
         let b: Vec<usize> = (0..counts.len())
@@ -505,7 +522,7 @@ fn merge_part(part: &[&[Head]], out: &mut [u8], order: &Order, unique: bool) -> 
     }
     let mut pos = vec![1usize; part.len()];
     let heads = part.iter().map(|s| s.first().copied()).collect();
-    let mut tree = LoserTree::new(heads, |a: &Head, b: &Head| order.before(a, b));
+    let mut tree = LoserTree::new(heads, |a: &Head, b: &Head| order.cmp(a, b));
     while let Some(w) = tree.winner() {
         put(tree.peek().expect("the winner has a head"));
         let next = part[w].get(pos[w]).copied();
@@ -527,9 +544,69 @@ struct Window {
     done: bool,
     /// Room for normalised keys, one per [`KEY_CHUNK`] heads.
     rooms: Vec<KeyRoom>,
+    /// The heads of each piece indexed in parallel.
+    pieces: Vec<Vec<Head>>,
+    /// The mean length of the lines indexed last time.
+    avg_line: Option<usize>,
+    /// The run is known to be in order (else each window is checked).
+    sorted: bool,
 }
 
 impl Window {
+    /// Indexes the items after the first that lie wholly inside the
+    /// current block, at most `cap` − 1 of them in one piece, or, for lines
+    /// once their length is known, about `cap` lines cut into pieces at
+    /// line ends that all threads index at once (the pieces stop at the
+    /// first one that meets its share of 2·`cap` lines).
+    fn index_rest(&mut self, order: &Order, cap: usize, pool: &rayon::ThreadPool) {
+        let id = self.id;
+        let parts = pool.current_num_threads() * 2;
+        let pieces = match (self.run.format, self.avg_line) {
+            (Format::Lines, Some(avg)) if parts > 1 && cap >= 1024 => {
+                self.run.line_pieces((cap - 1) * avg, parts)
+            }
+            _ => Vec::new(),
+        };
+        if pieces.len() < 2 {
+            let items = &mut self.items;
+            self.run.whole_items(cap - 1, |item| items.push(order.head(item, id)));
+        } else {
+            let share = 2 * cap / pieces.len();
+            if self.pieces.len() < pieces.len() {
+                self.pieces.resize_with(pieces.len(), Vec::new);
+            }
+            let block = &self.run.src.buf.bytes()[..self.run.src.end];
+            let eol = self.run.eol;
+            let indexed = &mut self.pieces[..pieces.len()];
+            pool.install(|| {
+                indexed.par_iter_mut().zip(pieces.par_windows(2)).for_each(|(heads, w)| {
+                    heads.clear();
+                    let mut at = w[0];
+                    for p in memchr::memchr_iter(eol, &block[w[0]..w[1]]).take(share) {
+                        let stop = w[0] + p + 1;
+                        heads.push(order.head(&block[at..stop], id));
+                        at = stop;
+                    }
+                })
+            });
+            let mut pos = pieces[0];
+            for (heads, w) in indexed.iter().zip(pieces.windows(2)) {
+                self.items.extend_from_slice(heads);
+                if let Some(h) = heads.last() {
+                    pos = h.ptr as usize - block.as_ptr() as usize + h.len;
+                }
+                if pos != w[1] {
+                    break; // this piece met its share: the rest waits
+                }
+            }
+            self.run.src.pos = pos;
+        }
+        if self.run.format == Format::Lines && self.items.len() > 1 {
+            let bytes: usize = self.items[1..].iter().map(|h| h.len).sum();
+            self.avg_line = Some(bytes.div_ceil(self.items.len() - 1).max(1));
+        }
+    }
+
     /// Indexes the run's next items: the next one (gathered into the carry
     /// buffer when it straddles two blocks), then up to `cap` − 1 more that
     /// lie wholly inside the current block; normalises their keys (lines
@@ -543,10 +620,7 @@ impl Window {
             return Ok(());
         };
         self.items.push(order.head(first, self.id));
-        while self.items.len() < cap {
-            let Some(item) = self.run.whole_item() else { break };
-            self.items.push(order.head(item, self.id));
-        }
+        self.index_rest(order, cap, pool);
         if order.normalised {
             let chunks = self.items.len().div_ceil(KEY_CHUNK);
             if self.rooms.len() < chunks {
@@ -568,6 +642,9 @@ impl Window {
         // window ends before the descent, so each window is sorted and
         // every round emits something; the rest comes next fill. (Only the
         // first item can lie in the carry buffer.)
+        if self.sorted {
+            return Ok(());
+        }
         if let Some(i) = (1..self.items.len()).find(|&i| order.before(&self.items[i], &self.items[i - 1])) {
             let block = self.run.src.buf.bytes().as_ptr() as usize;
             self.run.src.pos = self.items[i].ptr as usize - block;
@@ -600,6 +677,54 @@ impl RunReader {
         let at = s.pos;
         s.pos += len;
         Some(&s.buf.bytes()[at..at + len])
+    }
+
+    /// Calls `f` on each of the next items, at most `max`, that lie wholly
+    /// inside the current block.
+    #[inline]
+    fn whole_items<'a>(&'a mut self, max: usize, mut f: impl FnMut(&'a [u8])) {
+        let s = &mut self.src;
+        let (start, end) = (s.pos, s.end);
+        let block = &s.buf.bytes()[..end];
+        let mut at = start;
+        match self.format {
+            Format::Rec(r) => {
+                let n = ((end - start) / r.size).min(max);
+                for i in 0..n {
+                    f(&block[start + i * r.size..start + (i + 1) * r.size]);
+                }
+                at += n * r.size;
+            }
+            _ => {
+                for p in memchr::memchr_iter(self.eol, &block[start..]).take(max) {
+                    let stop = start + p + 1;
+                    f(&block[at..stop]);
+                    at = stop;
+                }
+            }
+        }
+        s.pos = at;
+    }
+
+    /// Boundaries of `parts` pieces of whole lines of the current block
+    /// from the next unread byte, together about `bytes` long (less at the
+    /// block's end), each cut just after a line's terminator: piece k is
+    /// `[b[k], b[k + 1])`. Empty when the block holds no whole line there.
+    fn line_pieces(&self, bytes: usize, parts: usize) -> Vec<usize> {
+        let s = &self.src;
+        let block = &s.buf.bytes()[..s.end];
+        let limit = (s.pos + bytes).min(s.end);
+        let Some(last) = memchr::memrchr(self.eol, &block[s.pos..limit]) else { return Vec::new() };
+        let end = s.pos + last + 1;
+        let mut b = vec![s.pos];
+        for k in 1..parts {
+            let at = (s.pos + (end - s.pos) * k / parts).max(*b.last().expect("one"));
+            let cut = memchr::memchr(self.eol, &block[at..end]).map_or(end, |p| at + p + 1);
+            b.push(cut);
+        }
+        b.push(end);
+        b.dedup();
+        b
     }
 
     /// The next item (a line with its terminator: one is added to a last

@@ -52,12 +52,14 @@ pub(crate) struct Run {
     pub owned: bool,
     /// Whether it was written through the plan's compress program.
     pub compressed: bool,
+    /// Whether the sort wrote it in order (see [`RunFile::sorted`]).
+    pub sorted: bool,
 }
 
 impl Run {
     /// The run as a merge reads it.
     fn file(&self) -> RunFile {
-        RunFile { path: self.path.clone(), compressed: self.compressed }
+        RunFile { path: self.path.clone(), compressed: self.compressed, sorted: self.sorted }
     }
 }
 
@@ -84,7 +86,7 @@ impl PlainStore {
     pub fn of_files(plan: &SortPlan, inputs: Vec<(PathBuf, u64)>) -> PlainStore {
         let runs = inputs
             .into_iter()
-            .map(|(path, bytes)| Run { path, bytes, owned: false, compressed: false })
+            .map(|(path, bytes)| Run { path, bytes, owned: false, compressed: false, sorted: false })
             .collect();
         PlainStore {
             plan: plan.clone(),
@@ -112,13 +114,15 @@ impl PlainStore {
         let mut runs = Vec::with_capacity(inputs.len());
         for input in inputs {
             runs.push(match input {
-                Opened::File(path, bytes) => Run { path, bytes, owned: false, compressed: false },
+                Opened::File(path, bytes) => {
+                    Run { path, bytes, owned: false, compressed: false, sorted: false }
+                }
                 Opened::Stream(name, reader) => {
                     let path = store.new_path()?;
                     progress.phase_bytes("spool", None);
                     let bytes = spool(plan, &name, reader, &path, progress, cancel)?;
                     progress.finish_phase();
-                    Run { path, bytes, owned: true, compressed: false }
+                    Run { path, bytes, owned: true, compressed: false, sorted: false }
                 }
             });
         }
@@ -172,6 +176,7 @@ impl RunStore for PlainStore {
             bytes,
             owned: true,
             compressed,
+            sorted: true,
         });
         Ok(bytes)
     }
@@ -216,13 +221,12 @@ fn spool(
 }
 
 /// The stream block of a run (or a single-run output) written from a
-/// sorted chunk: B for numbers written in one piece, B/2 for records and
-/// lines gathered through write-behind blocks of B/4.
+/// sorted chunk: B for numbers written in one piece, 2B for records and
+/// lines gathered through write-behind blocks ([`SortPlan::run_write_block`]).
 pub(crate) fn run_block(plan: &SortPlan, order: &Order) -> usize {
-    let (b, unit) = (plan.block_size(), plan.unit());
     match order {
-        Order::InPlace => b.max(unit),
-        _ => (b / 2).max(unit),
+        Order::InPlace => plan.block_size().max(plan.unit()),
+        _ => plan.run_write_block(),
     }
 }
 
@@ -292,7 +296,8 @@ impl crate::run_store::Merger for Plain {
             remove_owned(&inputs)?;
             debug_assert_eq!(m.output, first_new + k);
             let compressed = plan.compress_program().is_some();
-            table.push(new.map(|path| Run { path, bytes: m.size, owned: true, compressed }));
+            let sorted = inputs.iter().all(|r| r.sorted);
+            table.push(new.map(|path| Run { path, bytes: m.size, owned: true, compressed, sorted }));
         }
         ctx.progress.finish_phase();
         merged.merged_bytes = sched.merged;

@@ -26,15 +26,19 @@
 //!  run formation                              merge (one d-way merge)
 //!  ┌──────────────────────────────────┐       ┌──────────────────────────────┐
 //!  │ input stream             F       │       │ d input streams     d · F    │
-//!  │ run output stream        F       │       │ output stream           F    │
+//!  │ run output stream   F (or 4B*)   │       │ output stream           F    │
 //!  │ partial line carry (lines)  B    │       └──────────────────────────────┘
 //!  │ chunk buffer 1   ┐ the rest,     │       needs M ≥ (d + 1) · F
 //!  │ chunk buffer 2   ┘ split in two  │
 //!  └──────────────────────────────────┘
 //! ```
 //!
+//! \* Records and lines are gathered from their chunk into write-behind
+//! blocks of 2B in all that feed a stream of 2B, when M ≥ 64·B (else B/2
+//! and B/2: F) ([`SortPlan::run_write_block`]).
+//!
 //! In a merge, F per stream is split where it helps: the output is a stream
-//! of B/2 fed by two write-behind blocks of B/4, each run a stream of B/2
+//! of B/2 fed by four write-behind blocks of B/8, each run a stream of B/2
 //! read ahead into two blocks of B/4.
 //!
 //! Run formation reads into one chunk buffer while the other is sorted and
@@ -52,8 +56,9 @@
 //! Beyond M, the process needs its own baseline: the binary, libc, thread
 //! stacks, a few MiB in all (about 5 MiB measured), and the radix sort of a
 //! record or line index sorts small buckets out of place (module `radix`:
-//! at most about 1 MiB per thread), and a merge of records or lines indexes
-//! each run's block (at most 2048 items of 24 bytes per run). The binary's
+//! at most about 1 MiB per thread). A merge of records or lines indexes
+//! each run's read-ahead block in at most half its size, within M: the
+//! merge's streams take at most half of M. The binary's
 //! tests check that the peak RSS stays within M + 8 MiB + 1 MiB per thread.
 //! That holds with an allocator that returns freed large buffers to the
 //! system: the `emsort` binary makes glibc map every allocation of 256 KiB
@@ -329,12 +334,38 @@ impl SortPlan {
         (pow2 as usize).min(Self::MAX_MERGE_BLOCK).max(b)
     }
 
-    /// Memory reserved outside the chunk buffers during run formation.
-    fn run_formation_reserve(&self) -> u64 {
+    /// The stream block of a run of records or lines, filled from
+    /// write-behind blocks of as many bytes in all, which the chunk's items
+    /// are gathered into on all threads: 2B when M is at least 64 B (with
+    /// B/2, a run of 36-byte lines waited for its writes as long as it
+    /// gathered), else B/2, so that small budgets need no more than B.
+    pub fn run_write_block(&self) -> usize {
+        self.write_block_for(self.memory)
+    }
+
+    /// [`SortPlan::run_write_block`] with M = `memory`.
+    fn write_block_for(&self, memory: u64) -> usize {
+        let b = self.block_size as u64;
+        let w = if memory >= 64 * b { 2 * b } else { b / 2 };
+        (w as usize).max(self.unit())
+    }
+
+    /// Memory reserved outside the chunk buffers during run formation,
+    /// with M = `memory` (which sets the run's write block).
+    fn run_formation_reserve(&self, memory: u64) -> u64 {
         let carry = if self.format == Format::Lines { self.block_size as u64 } else { 0 };
         // DSM and SRM write runs through a striped writer with two logical
         // blocks of D·B (one filling, one being written).
-        let run_output = match self.method {
+        let gathered = matches!(self.format, Format::Lines | Format::Rec(_));
+        let run_output = match &self.method {
+            // Records and lines with room: gathered into write-behind
+            // blocks of 2B feeding a stream of 2B.
+            Method::Plain if gathered && self.write_block_for(memory) > self.block_size => {
+                let b = self.write_block_for(memory);
+                self.footprint(self.output_kind, b) + b as u64
+            }
+            // Numbers: one stream of B, written from the chunk itself;
+            // records and lines in a small budget: B/2 and B/2.
             Method::Plain => self.footprint(self.output_kind, self.block_size),
             _ => 2 * self.disk_dirs().len().max(1) as u64 * self.block_size as u64,
         };
@@ -356,8 +387,10 @@ impl SortPlan {
             .footprint(self.input_kind, self.block_size)
             .max(self.footprint(self.output_kind, self.block_size));
         let merge_memory = (self.fan_in as u64 + 1) * f;
-        let reserve = self.run_formation_reserve();
-        let minimum_memory = merge_memory.max(reserve + 2 * self.minimum_chunk());
+        let reserve = self.run_formation_reserve(self.memory);
+        // The least M that works: with the small write block (M ≥ 64·B,
+        // where the larger one is used, leaves room for it).
+        let minimum_memory = merge_memory.max(self.run_formation_reserve(0) + 2 * self.minimum_chunk());
         let run_memory = self.memory.saturating_sub(reserve);
         // Data bytes a chunk buffer of `cap` bytes holds.
         let data_in = |cap: u64| -> u64 {

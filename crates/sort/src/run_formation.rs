@@ -31,9 +31,11 @@
 //!      each group of equal lines.
 //! 3. A **run writer thread** writes the sorted chunk as a run through an
 //!    output stream of the plan's kind: numbers in one piece; records and
-//!    lines *gathered* in index order into blocks of B/4 that one more
-//!    thread writes through a stream of B/2 (module `write_behind`). It then
-//!    hands the buffer back to the reader.
+//!    lines *gathered* in index order, on all the pool's threads, into
+//!    write-behind blocks that one more thread writes through a stream of
+//!    2B (B/2 in a small budget: [`SortPlan::run_write_block`]; module
+//!    `write_behind`). It then hands the buffer back to the
+//!    reader.
 //!
 //! ```text
 //!             chunk buffer A      chunk buffer B
@@ -172,6 +174,7 @@ impl RunFormation<'_, '_> {
                         data: &job.buf.bytes()[..job.len],
                         order: &job.order,
                         format: self.plan.format(),
+                        pool: self.pool,
                     };
                     let written = if job.single {
                         let block = run_block(self.plan, &job.order);

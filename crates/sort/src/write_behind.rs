@@ -7,11 +7,15 @@
 //!  writer thread:          write A         write B        (output stream)
 //! ```
 //!
-//! Two blocks circulate: the merge fills one while the writer thread writes
-//! the other through the output stream, so the copy into the stream and the
-//! `write` system calls run on another core. Blocks are filled to their exact
-//! capacity (a multiple of 8), so every block but the last holds whole
-//! stream units even when an item straddles two blocks. The writer's error
+//! [`BLOCKS`] blocks of half the size asked for circulate: the merge fills
+//! one while the writer thread writes the others through the output stream,
+//! so the copy into the stream and the `write` system calls run on another
+//! core, and a burst of slow writes does not stop the merge at once (with
+//! two blocks, a 1 GiB merge of lines waited for the writer a tenth of its
+//! time). Blocks are filled to their exact capacity (a multiple of 8) by
+//! [`WriteBehind::push`], or with whole items through
+//! [`WriteBehind::spare`], so every block but the last holds whole stream
+//! units even when an item straddles two blocks. The writer's error
 //! (a full disk) surfaces at the next block handed over, or at
 //! [`WriteBehind::finish`].
 
@@ -22,6 +26,9 @@ use std::thread::{Scope, ScopedJoinHandle};
 use emsort_io::{Error, ErrorKind, Result};
 
 use crate::byte_stream::{AlignedBuf, BlockSink};
+
+/// Blocks that circulate between the filler and the writer.
+const BLOCKS: usize = 4;
 
 /// An output stream written by a helper thread, fed in blocks.
 pub(crate) struct WriteBehind<'scope> {
@@ -36,18 +43,21 @@ pub(crate) struct WriteBehind<'scope> {
 }
 
 impl<'scope> WriteBehind<'scope> {
-    /// Starts a writer thread in `scope` that writes blocks of `block`
-    /// bytes (rounded up to a multiple of 8) to `out`.
+    /// Starts a writer thread in `scope` that writes to `out` from
+    /// [`BLOCKS`] blocks of `block`/2 bytes (rounded up to a multiple of 8):
+    /// `2·block` bytes in all.
     pub fn new<'env>(
         scope: &'scope Scope<'scope, 'env>,
         mut out: Box<dyn BlockSink + 'scope>,
         block: usize,
         path: &Path,
     ) -> Self {
-        let cap = block.max(8).div_ceil(8) * 8;
-        let (full_tx, full_rx) = sync_channel::<(AlignedBuf, usize)>(1);
+        let cap = (block / 2).max(8).div_ceil(8) * 8;
+        let (full_tx, full_rx) = sync_channel::<(AlignedBuf, usize)>(BLOCKS);
         let (empty_tx, empty_rx) = channel::<AlignedBuf>();
-        let _ = empty_tx.send(AlignedBuf::new(cap));
+        for _ in 1..BLOCKS {
+            let _ = empty_tx.send(AlignedBuf::new(cap));
+        }
         let writer = scope.spawn(move || {
             for (buf, len) in full_rx {
                 out.write(&buf.bytes()[..len])?;

@@ -706,3 +706,36 @@ fn merges_a_stream_with_files_through_a_spool() {
     assert!(!out.exists());
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "the spool was left behind");
 }
+
+/// Runs of megabytes merged in windows of thousands of lines, indexed in
+/// pieces on all threads: lines whose length changes from window to window
+/// (short, then long, then short again, and some longer than a read-ahead
+/// block), gathered into runs on all threads, sorted as `LC_ALL=C sort`.
+#[test]
+fn large_runs_of_lines_of_changing_length() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let mut data = Vec::new();
+    for i in 0..400_000usize {
+        let len = match (i / 50_000) % 4 {
+            0 => rng.random_range(0..12),
+            1 => rng.random_range(20..200),
+            2 => rng.random_range(0..3),
+            _ if i % 20_000 == 0 => rng.random_range(300_000..600_000),
+            _ => rng.random_range(0..60),
+        };
+        data.extend((0..len).map(|_| rng.random_range(b'a'..=b'd')));
+        data.push(b'\n');
+    }
+    for threads in [1, 2] {
+        let b = crate::SortPlan::builder(Format::Lines)
+            .memory(12 << 20)
+            .block_size(1 << 20)
+            .threads(threads)
+            .input_kind(StreamKind::Buffered)
+            .output_kind(StreamKind::Buffered);
+        let (out, stats) = sort_bytes(b, &data);
+        assert!(stats.runs >= 4, "{} runs", stats.runs);
+        assert_eq!(out, sorted_by(&data, b'\n', false), "{threads} threads");
+    }
+}
