@@ -18,8 +18,10 @@
 //! merge fills four blocks of b/8 that a writer thread writes through an
 //! output stream of b/2, so the output's memory stays b and its copies and system
 //! calls run on another core. The runs are read ahead (module
-//! `read_ahead`): each run is a stream of b/2 and two blocks of b/4 that a
-//! reader thread keeps filled, so each input also stays within b.
+//! `read_ahead`): each run is a stream of b/4 and two page-aligned blocks
+//! of b/4 that a reader thread keeps filled (an `O_DIRECT` stream reads
+//! straight into them, without a copy through its own buffer), so each
+//! input stays within b.
 //!
 //! ```text
 //!   run 0 ──► [head] ┐   (reader thread)               (writer thread)
@@ -179,13 +181,13 @@ impl<'s> Ctx<'_, 's> {
         Ok(())
     }
 
-    /// Opens the runs as streams of the format's unit with blocks of b/2
+    /// Opens the runs as streams of the format's unit with blocks of b/4
     /// (compressed runs through `PROG -d`); read ahead in two blocks of
     /// b/4 each.
     fn open_runs(&self, inputs: &[RunFile]) -> Result<(Vec<(ByteInput, PathBuf)>, usize)> {
         let unit = self.plan.unit();
         let b = self.block;
-        let cfg = self.plan.stream_config(true).block_size((b / 2).max(unit));
+        let cfg = self.plan.stream_config(true).block_size((b / 4).max(unit));
         let open = |r: &RunFile| match self.plan.compress_program().filter(|_| r.compressed) {
             Some(program) => {
                 Ok(ByteInput::Decompressed(Box::new(DecompressedReader::open(program, &r.path)?)))

@@ -38,7 +38,7 @@
 //! and B/2: F) ([`SortPlan::run_write_block`]).
 //!
 //! In a merge, F per stream is split where it helps: the output is a stream
-//! of B/2 fed by four write-behind blocks of B/8, each run a stream of B/2
+//! of B/2 fed by four write-behind blocks of B/8, each run a stream of B/4
 //! read ahead into two blocks of B/4.
 //!
 //! Run formation reads into one chunk buffer while the other is sorted and

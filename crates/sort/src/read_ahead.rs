@@ -65,6 +65,10 @@ impl BlockReader {
     }
 }
 
+/// The blocks' alignment: a page, so that an `O_DIRECT` stream reads
+/// into them without a copy through its own buffer.
+const BLOCK_ALIGN: usize = 4096;
+
 /// Starts the reader thread in `scope` for `inputs` (each with its path),
 /// with two blocks of `block` bytes (rounded up to a multiple of 8) per run.
 pub(crate) fn start<'scope>(
@@ -82,13 +86,13 @@ pub(crate) fn start<'scope>(
         streams.push(stream);
         ret_txs.push(ret_tx);
         // One block asked for now; the other is the (empty) current one.
-        let _ = req_tx.send((id, AlignedBuf::new(cap)));
+        let _ = req_tx.send((id, AlignedBuf::with_align(cap, BLOCK_ALIGN)));
         readers.push(BlockReader {
             id,
             path,
             req_tx: req_tx.clone(),
             ret_rx,
-            buf: AlignedBuf::new(cap),
+            buf: AlignedBuf::with_align(cap, BLOCK_ALIGN),
             pos: 0,
             end: 0,
         });

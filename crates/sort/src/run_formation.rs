@@ -10,7 +10,10 @@
 //!    lines), or the input ends. Lines never straddle chunks: the bytes after
 //!    the chunk's last line terminator ([`SortPlan::eol`]: `\n`, or NUL
 //!    under `-z`) are carried to the next one. A last line without its
-//!    terminator gets one (as GNU `sort` does). A line longer than the whole buffer
+//!    terminator gets one (as GNU `sort` does). The reads land on a page
+//!    boundary (the carried bytes are put just before one), so an
+//!    `O_DIRECT` input reads straight into the chunk, without a copy
+//!    through its own buffer. A line longer than the whole buffer
 //!    grows the buffer until it fits (the sort then uses more than M, by
 //!    about that line's length).
 //! 2. The **sorting thread** (the caller's) sorts the chunk in the sort's
@@ -91,6 +94,8 @@ pub(crate) struct Formed {
 /// A chunk of input in a buffer.
 struct Chunk {
     buf: AlignedBuf,
+    /// Where the chunk's data starts in `buf` (see [`DATA_ALIGN`]).
+    start: usize,
     len: usize,
     /// Lines in the chunk (`lines`).
     lines: u64,
@@ -101,6 +106,7 @@ struct Chunk {
 /// A sorted chunk on its way to the run writer.
 struct Sorted {
     buf: AlignedBuf,
+    start: usize,
     len: usize,
     order: Order,
     /// The only run: it goes to the output.
@@ -171,7 +177,7 @@ impl RunFormation<'_, '_> {
                 let mut done = Formed::default();
                 for job in job_rx {
                     let chunk = SortedChunk {
-                        data: &job.buf.bytes()[..job.len],
+                        data: &job.buf.bytes()[job.start..job.start + job.len],
                         order: &job.order,
                         format: self.plan.format(),
                         pool: self.pool,
@@ -197,9 +203,9 @@ impl RunFormation<'_, '_> {
                     if self.cancel.load(Ordering::Relaxed) {
                         return Err(Error::new(ErrorKind::Interrupted, self.output.name()));
                     }
-                    let mut buf = chunk.buf;
-                    let order = self.sort_chunk(&mut buf.bytes_mut()[..chunk.len], chunk.lines);
-                    let job = Sorted { buf, len: chunk.len, order, single };
+                    let (mut buf, start, len) = (chunk.buf, chunk.start, chunk.len);
+                    let order = self.sort_chunk(&mut buf.bytes_mut()[start..start + len], chunk.lines);
+                    let job = Sorted { buf, start, len, order, single };
                     if job_tx.send(job).is_err() {
                         break; // the writer failed: its error comes from join
                     }
@@ -355,23 +361,34 @@ impl Reader<'_> {
             let Ok(mut buf) = empty_rx.recv() else { return Ok(self.input.bytes_read()) };
             let mut len = carry.len();
             let mut cap = self.data_cap.max(self.unit).max(len);
-            // Only as large as this chunk can get (+1 for a final newline);
-            // pages are touched only as data arrives.
+            // Only as large as this chunk can get (+1 for a final newline),
+            // and room to align its reads; pages are touched only as data
+            // arrives.
             let want = match self.input.remaining() {
                 Some(r) => (cap as u64).min(r + len as u64 + 1) as usize,
                 None => cap + 1,
             }
-            .max(len);
+            .max(len)
+                + DATA_ALIGN;
             if buf.capacity() == 0 {
                 buf = AlignedBuf::new(want);
             } else {
                 buf.grow_to(want);
             }
-            buf.bytes_mut()[..len].copy_from_slice(&carry);
+            // The data starts where the reads after the carried bytes land
+            // on a page: an O_DIRECT input reads into them without a copy
+            // (a multiple of 8 from the 8-aligned buffer: numbers stay
+            // aligned).
+            let start = {
+                let at = buf.bytes().as_ptr() as usize + len;
+                (DATA_ALIGN - at % DATA_ALIGN) % DATA_ALIGN
+            };
+            buf.bytes_mut()[start..start + len].copy_from_slice(&carry);
             carry.clear();
             let mut nlines = 0u64;
             let mut cut = if lines {
-                count_until(buf.bytes(), 0, len, self.eol, &mut nlines, self.max_lines)
+                count_until(buf.bytes(), start, start + len, self.eol, &mut nlines, self.max_lines)
+                    .map(|c| c - start)
             } else {
                 None
             };
@@ -392,14 +409,16 @@ impl Reader<'_> {
                 // Whole units from files (len stays a multiple there);
                 // streams may return any count.
                 let ask = self.block.min(cap - len);
-                buf.grow_to(len + ask + 1);
-                let n = self.input.read(&mut buf.bytes_mut()[len..len + ask])?;
+                buf.grow_to(start + len + ask + 1);
+                let at = start + len;
+                let n = self.input.read(&mut buf.bytes_mut()[at..at + ask])?;
                 if n == 0 {
                     eof = true;
                     break;
                 }
                 if lines {
-                    cut = count_until(buf.bytes(), len, len + n, self.eol, &mut nlines, self.max_lines);
+                    cut = count_until(buf.bytes(), at, at + n, self.eol, &mut nlines, self.max_lines)
+                        .map(|c| c - start);
                 }
                 len += n;
                 progress.advance(n as u64);
@@ -410,16 +429,17 @@ impl Reader<'_> {
                 eof = self.input.remaining() == Some(0) && cut.is_none();
             }
             if lines {
+                let data = &buf.bytes()[start..start + len];
                 let keep = match cut {
                     Some(c) => c,
-                    None if !eof => memchr::memrchr(self.eol, &buf.bytes()[..len]).map_or(len, |p| p + 1),
+                    None if !eof => memchr::memrchr(self.eol, data).map_or(len, |p| p + 1),
                     None => len,
                 };
-                carry.extend_from_slice(&buf.bytes()[keep..len]);
+                carry.extend_from_slice(&data[keep..]);
                 len = keep;
-                if eof && carry.is_empty() && len > 0 && buf.bytes()[len - 1] != self.eol {
-                    buf.grow_to(len + 1);
-                    buf.bytes_mut()[len] = self.eol;
+                if eof && carry.is_empty() && len > 0 && buf.bytes()[start + len - 1] != self.eol {
+                    buf.grow_to(start + len + 1);
+                    buf.bytes_mut()[start + len] = self.eol;
                     len += 1;
                     nlines += 1;
                 }
@@ -437,7 +457,7 @@ impl Reader<'_> {
                 break;
             }
             let last = eof && carry.is_empty();
-            if full_tx.send(Chunk { buf, len, lines: nlines, index, last }).is_err() {
+            if full_tx.send(Chunk { buf, start, len, lines: nlines, index, last }).is_err() {
                 return Ok(self.input.bytes_read());
             }
             index += 1;
@@ -449,6 +469,10 @@ impl Reader<'_> {
         self.format.item_size().unwrap_or(1)
     }
 }
+
+/// Where a chunk's reads land in its buffer: page-aligned (see
+/// [`Reader::run`]).
+const DATA_ALIGN: usize = 4096;
 
 /// Room to write one line's normalised key in, per thread.
 #[derive(Default)]
@@ -581,7 +605,7 @@ mod tests {
             std::thread::scope(|s| {
                 let h = s.spawn(|| reader.run(empty_rx, full_tx, &emsort_io::NoProgress, &cancel));
                 for c in full_rx.iter() {
-                    let data = &c.buf.bytes()[..c.len];
+                    let data = &c.buf.bytes()[c.start..c.start + c.len];
                     assert_eq!(data.last(), Some(&eol), "chunk {} ends inside a line", c.index);
                     assert_eq!(memchr::memchr_iter(eol, data).count() as u64, c.lines);
                     assert!(

@@ -20,7 +20,9 @@
 //! # Input
 //!
 //! Blocks are read front to back with `read(2)`, each into the whole
-//! aligned buffer. Every read but the last returns a full block; the last
+//! aligned buffer, or, when `read_into` is given room for a whole block
+//! at the buffer's alignment, straight into the caller's memory (the same
+//! read, without the copy). Every read but the last returns a full block; the last
 //! returns the short rest of the file. The size is known from the open, so
 //! the stream does not issue a final read that returns 0: a file of S bytes
 //! costs exactly ⌈S/B⌉ reads.
@@ -141,14 +143,43 @@ impl<T: Element> DirectInput<T> {
         })
     }
 
+    /// Reads the next block straight into `out` when `out` starts at the
+    /// buffer's alignment and has room for a whole block (the same one
+    /// `read` as [`fill`](Self::fill), without the copy out of the
+    /// buffer); its length is left in `filled`. False when it cannot (or
+    /// the file has ended): then nothing was read.
+    fn direct_into(&mut self, out: &mut [u8]) -> Result<bool> {
+        let block = self.buf.capacity();
+        let aligned = out.as_ptr() as usize % self.buf.align() == 0;
+        if out.len() < block || !aligned || self.file_pos >= self.size || self.file.is_none() {
+            return Ok(false);
+        }
+        self.read_block(block, &mut out[..block])?;
+        Ok(true)
+    }
+
     /// Reads the next block; false at the end of the file.
     fn fill(&mut self) -> Result<bool> {
-        let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
+        if self.file.is_none() {
+            return Err(Error::new(ErrorKind::Closed, &self.path));
+        }
         if self.file_pos >= self.size {
             return Ok(false);
         }
-        let want = (self.size - self.file_pos).min(self.buf.capacity() as u64) as usize;
-        let buf = self.buf.bytes_mut();
+        let mut buf = std::mem::take(&mut self.buf);
+        let r = self.read_block(buf.capacity(), buf.bytes_mut());
+        self.buf = buf;
+        r?;
+        self.pos = 0;
+        Ok(true)
+    }
+
+    /// Reads the next `block` bytes of the file (its rest, at the end)
+    /// into `buf` (aligned, `block` long); sets `filled` and moves
+    /// `file_pos`.
+    fn read_block(&mut self, block: usize, buf: &mut [u8]) -> Result<()> {
+        let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
+        let want = (self.size - self.file_pos).min(block as u64) as usize;
         let mut got = 0;
         // Ask for whole blocks (O_DIRECT lengths must be aligned); a regular
         // file returns short only at its end.
@@ -165,9 +196,8 @@ impl<T: Element> DirectInput<T> {
             got += n;
         }
         self.filled = want;
-        self.pos = 0;
         self.file_pos += want as u64;
-        Ok(true)
+        Ok(())
     }
 }
 
@@ -193,6 +223,13 @@ impl<T: Element> InputStream<T> for DirectInput<T> {
         let out = as_bytes_mut(out);
         let mut n = 0;
         while n < out.len() {
+            if self.pos == self.filled && self.direct_into(&mut out[n..])? {
+                // A whole block (or the file's rest) went straight into `out`.
+                n += self.filled;
+                self.pos = 0;
+                self.filled = 0;
+                continue;
+            }
             if self.pos == self.filled && !self.fill()? {
                 break;
             }
@@ -405,6 +442,33 @@ mod tests {
         let inp = DirectInput::<u32>::open(&p, &cfg).unwrap();
         let direct = flags(inp.file.as_ref().unwrap()) & libc::O_DIRECT != 0;
         assert_eq!(direct, inp.info().fallback.is_none());
+    }
+
+    /// Reads into an aligned slice with room for a block go straight into
+    /// it; unaligned or short ones through the buffer: the same bytes in
+    /// the same ⌈S/B⌉ reads either way.
+    #[test]
+    fn aligned_reads_skip_the_buffer_with_the_same_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x");
+        let data: Vec<u8> = (0..4096 * 7 + 1000).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&p, &data).unwrap();
+        let cfg = StreamConfig::new(StreamKind::Direct).block_size(4096 * 2);
+        for (align_at, piece) in [(0usize, 4096 * 3), (1, 4096 * 3), (0, 100), (0, 4096 * 2)] {
+            let mut inp = DirectInput::<u8>::open(&p, &cfg).unwrap();
+            let mut space = AlignedBuf::with_align(piece + 4096, 4096);
+            let mut got = Vec::new();
+            loop {
+                let dest = &mut space.bytes_mut()[align_at..align_at + piece];
+                let n = inp.read_into(dest).unwrap();
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&dest[..n]);
+            }
+            assert_eq!(got, data, "at {align_at}, pieces of {piece}");
+            assert_eq!(inp.syscalls().read, data.len().div_ceil(4096 * 2) as u64, "at {align_at}, {piece}");
+        }
     }
 
     #[test]
