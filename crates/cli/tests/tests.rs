@@ -76,3 +76,17 @@ pub fn entries(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Waits (at most 30 s) until the sorts' temporary directories inside
+/// `tmp` hold at least `n` files in all (runs written); returns how many
+/// they hold.
+pub fn wait_for_runs(tmp: &Path, n: usize) -> usize {
+    let runs = || -> usize {
+        entries(tmp).iter().map(|e| std::fs::read_dir(tmp.join(e)).map_or(0, |r| r.count())).sum()
+    };
+    let t = std::time::Instant::now();
+    while runs() < n && t.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    runs()
+}

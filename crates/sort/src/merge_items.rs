@@ -581,12 +581,7 @@ impl Window {
             pool.install(|| {
                 indexed.par_iter_mut().zip(pieces.par_windows(2)).for_each(|(heads, w)| {
                     heads.clear();
-                    let mut at = w[0];
-                    for p in memchr::memchr_iter(eol, &block[w[0]..w[1]]).take(share) {
-                        let stop = w[0] + p + 1;
-                        heads.push(order.head(&block[at..stop], id));
-                        at = stop;
-                    }
+                    lines_in(&block[..w[1]], w[0], eol, share, |line| heads.push(order.head(line, id)));
                 })
             });
             let mut pos = pieces[0];
@@ -654,6 +649,20 @@ impl Window {
     }
 }
 
+/// Calls `f` on each of the first `max` whole lines (each with its
+/// terminator `eol`) of `text` from `from`; returns where the last one ends
+/// (`from` when there is none).
+#[inline]
+fn lines_in<'a>(text: &'a [u8], from: usize, eol: u8, max: usize, mut f: impl FnMut(&'a [u8])) -> usize {
+    let mut at = from;
+    for p in memchr::memchr_iter(eol, &text[from..]).take(max) {
+        let stop = from + p + 1;
+        f(&text[at..stop]);
+        at = stop;
+    }
+    at
+}
+
 /// Reads records or lines of one run from its read-ahead blocks.
 struct RunReader {
     src: BlockReader,
@@ -695,13 +704,7 @@ impl RunReader {
                 }
                 at += n * r.size;
             }
-            _ => {
-                for p in memchr::memchr_iter(self.eol, &block[start..]).take(max) {
-                    let stop = start + p + 1;
-                    f(&block[at..stop]);
-                    at = stop;
-                }
-            }
+            _ => at = lines_in(block, start, self.eol, max, f),
         }
         s.pos = at;
     }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{emsort, entries, p, run, setup, stderr};
+use crate::{emsort, entries, p, run, setup, stderr, wait_for_runs};
 
 /// `LC_ALL=C sort FILE`.
 fn gnu_sort(file: &Path) -> Vec<u8> {
@@ -268,13 +268,7 @@ fn kill_mid_sort(input: &Path, tmp: &Path, out: &Path) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let t = Instant::now();
-    let runs = || -> usize {
-        entries(tmp).iter().map(|e| std::fs::read_dir(tmp.join(e)).map_or(0, |r| r.count())).sum()
-    };
-    while runs() < 3 && t.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_for_runs(tmp, 3);
     child.kill().unwrap();
     child.wait().unwrap();
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{emsort, entries, p, run, setup, stderr, stdout};
+use crate::{emsort, entries, p, run, setup, stderr, stdout, wait_for_runs};
 
 fn gen(args: &[&str], out: &Path) {
     let mut a = vec!["gen", "-q", "-o", p(out)];
@@ -323,14 +323,7 @@ fn ctrl_c_or_sigterm_mid_sort_exits_128_plus_signal_and_leaves_nothing() {
             .spawn()
             .unwrap();
         // Wait until run formation has written a run.
-        let t = Instant::now();
-        let runs = || -> usize {
-            entries(&tmp).iter().map(|e| std::fs::read_dir(tmp.join(e)).map_or(0, |r| r.count())).sum()
-        };
-        while runs() < 2 && t.elapsed() < Duration::from_secs(30) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert!(runs() >= 2, "no run appeared");
+        assert!(wait_for_runs(&tmp, 2) >= 2, "no run appeared");
         unsafe { libc::kill(child.id() as i32, signal) };
         let o = child.wait_with_output().unwrap();
         assert_eq!(o.status.code(), Some(code), "signal {signal}: {}", stderr(&o));
@@ -678,14 +671,7 @@ fn compress_program_ctrl_c_stops_the_programs_and_leaves_nothing() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let t = Instant::now();
-    let runs = || -> usize {
-        entries(&tmp).iter().map(|e| std::fs::read_dir(tmp.join(e)).map_or(0, |r| r.count())).sum()
-    };
-    while runs() < 3 && t.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert!(runs() >= 3, "no run appeared");
+    assert!(wait_for_runs(&tmp, 3) >= 3, "no run appeared");
     // SAFETY: our own child, not yet reaped.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
