@@ -301,7 +301,27 @@ impl RunFormation<'_, '_> {
                         }
                     }
                 };
+                // Equal keys that only the last resort tells apart (no
+                // -V/-R key, no -s/-u): whole lines bytewise, by their first
+                // 8 bytes before the rest, each line read once and fetched
+                // ahead (the group's lines lie all over the chunk; `-t,
+                // -k3,3n` on a CSV puts half its lines in such groups).
+                let last_resort_only = lo.complete() && !lo.keeps_input_order();
                 let ties = |g: &mut [(u64, u32, u32)]| {
+                    if last_resort_only {
+                        let rev = lo.reverse();
+                        for i in 0..g.len() {
+                            if let Some(ahead) = g.get(i + 8) {
+                                radix::prefetch(text[ahead.1 as usize..].as_ptr());
+                            }
+                            let p = prefix(line(&g[i]));
+                            g[i].0 = if rev { !p } else { p };
+                        }
+                        g.sort_unstable_by(|a, b| {
+                            a.0.cmp(&b.0).then_with(|| lo.last_resort(line(a), line(b))).then(a.1.cmp(&b.1))
+                        });
+                        return;
+                    }
                     g.sort_unstable_by(|a, b| lo.compare_equal_forms(line(a), line(b)).then(a.1.cmp(&b.1)));
                     // Equal normalised keys: equal lines unless a -V/-R key
                     // tells them apart.
