@@ -25,9 +25,11 @@
 //!    ([`split`]): part j holds, from every run, the items ordered before
 //!    pivot j+1 and not before pivot j, so the parts' outputs are
 //!    consecutive pieces of the output block and need no further merging.
-//!    Each thread merges its part through a loser tree straight into its
-//!    piece: every item is copied once, from its run's block into the
-//!    output block.
+//!    Each thread merges its part through a loser tree ([`HeadTree`],
+//!    whose matches compare the heads' 8-byte prefixes and call the full
+//!    comparison only when those are equal) straight into its piece:
+//!    every item is copied once, from its run's block into the output
+//!    block.
 //! 4. With `-u`, each part leaves out a line equal to the one it wrote
 //!    before (by the heads' keys), and the parts are joined with one
 //!    comparison at each seam ([`join_pieces`]).

@@ -144,15 +144,19 @@ pub(crate) fn number_form(t: &[u8], out: &mut Vec<u8>) {
         out.push(0xff);
         out.extend_from_slice(&(exp.min(u32::MAX as i64) as u32).to_be_bytes());
     }
-    let mut half: Option<u8> = None;
-    for &d in digits_int.iter().chain(digits_frac) {
-        let nib = d - b'0' + 1;
-        match half.take() {
-            None => half = Some(nib << 4),
-            Some(h) => out.push(h | nib),
-        }
+    // The digits two to a byte, then the 0 nibble: written in place.
+    let n = digits_int.len() + digits_frac.len();
+    let at = out.len();
+    out.resize(at + n / 2 + 1, 0);
+    let packed = &mut out[at..];
+    for (i, &d) in digits_int.iter().enumerate() {
+        packed[i / 2] |= (d - b'0' + 1) << (4 * (1 - i % 2));
     }
-    out.push(half.unwrap_or(0));
+    let off = digits_int.len();
+    for (i, &d) in digits_frac.iter().enumerate() {
+        let i = off + i;
+        packed[i / 2] |= (d - b'0' + 1) << (4 * (1 - i % 2));
+    }
     if neg {
         for b in &mut out[from..] {
             *b = !*b;
