@@ -4,8 +4,10 @@
 //! `buffered` and `direct` each get a line), emsort's fastest point and
 //! sets it beside the I/O lower bound (2 × one O_DIRECT read + write), GNU
 //! sort and STXXL (each at the same M and threads when measured there, else
-//! its fastest) and the in-memory sort; [`format_table`] lays the rows out. Every number
-//! comes from the summary rows given.
+//! its fastest) and the in-memory sort; [`format_table`] lays the rows out.
+//! [`bounds_table`] says, per emsort point, which of the two limits of the
+//! machine binds: the I/O bound or the CPU bound (the same sort on tmpfs).
+//! Every number comes from the summary rows given.
 
 use emsort_io::format_size;
 
@@ -213,6 +215,52 @@ pub fn threads_reading(rows: &[SummaryRow]) -> String {
     out
 }
 
+/// The README's table of bounds (Markdown): per emsort point of the sort
+/// experiment, its median, 2 × the I/O bound, the CPU bound at the same M
+/// and threads (with its user and system seconds), which of the two binds
+/// (the larger) and emsort's time over it. Empty without emsort rows.
+pub fn bounds_table(rows: &[SummaryRow]) -> String {
+    let em: Vec<&SummaryRow> = rows.iter().filter(|r| r.tool == "emsort" && r.experiment != "keys").collect();
+    if em.is_empty() {
+        return String::new();
+    }
+    let t = |x: Option<f64>| x.filter(|v| v.is_finite()).map(format_seconds).unwrap_or_else(|| "-".into());
+    let mut s = String::from(
+        "| point | emsort | 2 × I/O bound | CPU bound (user + system) | binds | emsort / bound |\n\
+         |---|---:|---:|---:|---|---:|\n",
+    );
+    for r in em {
+        let cpu = rows.iter().find(|c| {
+            c.tool == "cpu-bound"
+                && c.experiment == r.experiment
+                && c.format == r.format
+                && c.bytes == r.bytes
+                && c.memory == r.memory
+                && c.threads == r.threads
+        });
+        let usage = match cpu.map(|c| (c.user_s, c.system_s)) {
+            Some((Some(u), Some(sy))) => format!(" ({} + {})", format_seconds(u), format_seconds(sy)),
+            _ => String::new(),
+        };
+        s.push_str(&format!(
+            "| {} N={} M={} d={} {} {} t={} | {} | {} | {}{usage} | {} | {} |\n",
+            r.format,
+            format_size(r.bytes),
+            r.memory.map(format_size).unwrap_or_default(),
+            r.fan_in.unwrap_or(0),
+            r.policy,
+            r.io,
+            r.threads,
+            t(Some(r.median_s)),
+            t(r.io_bound_s),
+            t(r.cpu_bound_s),
+            if r.bound.is_empty() { "-" } else { &r.bound },
+            r.ratio_to_bound.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into()),
+        ));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::record::{summarise, RawRow};
@@ -261,5 +309,29 @@ mod tests {
         let h = headline(&summarise(&rows));
         assert_eq!(h[0].speedup_vs_stxxl(), Some(4.0));
         assert!(format_table(&h).contains("4.00x"));
+    }
+    #[test]
+    fn bounds_table_names_the_binding_bound() {
+        let mut rows = Vec::new();
+        for (tool, m, secs) in
+            [("emsort", 1u64 << 20, 4.0), ("emsort", 4 << 20, 1.5), ("cpu-bound", 1 << 20, 2.0)]
+        {
+            let mut r = RawRow::new(tool, "u32", 8 << 20, 9, 2, 1);
+            (r.memory, r.fan_in, r.seconds, r.policy, r.io) =
+                (Some(m), Some(8), secs, "optimal".into(), "buffered".into());
+            (r.user_s, r.system_s) = (Some(3.0), Some(0.5));
+            rows.push(r);
+        }
+        let mut io = RawRow::new("io-bound", "u32", 8 << 20, 9, 1, 1);
+        io.seconds = 0.5;
+        rows.push(io);
+        let t = bounds_table(&summarise(&rows));
+        assert!(t.contains("| u32 N=8M M=1M d=8 optimal buffered t=2 | 4 s | 1 s | 2 s (3 s + 500 ms) | cpu-bound | 2.00x |"), "{t}");
+        assert!(
+            t.contains("| u32 N=8M M=4M d=8 optimal buffered t=2 | 1.5 s | 1 s | - | io-bound | 1.50x |"),
+            "{t}"
+        );
+        assert_eq!(t.lines().count(), 4, "{t}");
+        assert_eq!(bounds_table(&[]), "");
     }
 }
