@@ -1292,7 +1292,8 @@ impl Campaign {
              `cpu_bound_s`) and `ratio_to_bound` = median / it; `user_s`, `system_s`: median CPU \
              seconds.\n\
              - `machine.json`: the machine, the command, GNU sort's version, STXXL's version, the C++ \
-             compiler's, how the STXXL driver was built (or why not) and any STXXL run that failed.\n\
+             compiler's, how the STXXL driver was built (or why not), any STXXL run that failed, and \
+             where the CPU bound ran or why it did not (`cpu_bound`).\n\
              - `plots/*.svg`: drawn from raw.csv (`emsort bench sort --plot-only DIR` redraws).\n\n\
              ## Tools\n\n\
              - `emsort`: {emsort_tool} with the point's M, d, policy, stream kind and threads \

@@ -371,8 +371,9 @@ Files written into OUTDIR:
                 the in-memory sort
   machine.json  CPU, cores, memory, kernel, file system, command line, date, cache
                 method, GNU sort's version, STXXL's and the C++ compiler's versions,
-                how the STXXL driver was built (or why not), failed STXXL runs
-  README.md     the columns, the tools and the cost model
+                how the STXXL driver was built (or why not), failed STXXL runs,
+                where the CPU bound ran or why not (cpu_bound)
+  README.md     the columns, the tools, the cost model and which bound binds
   plots/*.svg   time vs M per d, time vs d per M, time per phase vs M, emsort vs
                 peers per N, context switches / migrations / faults vs threads
 Plots are made from raw.csv; --plot-only DIR redraws them (and summary.csv).
