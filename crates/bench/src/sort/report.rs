@@ -2,7 +2,8 @@
 //!
 //! [`headline`] picks, per input (format, N) and emsort stream kind (so
 //! `buffered` and `direct` each get a line), emsort's fastest point and
-//! sets it beside the I/O lower bound (2 × one O_DIRECT read + write), GNU
+//! sets it beside the I/O lower bound (2 × one O_DIRECT read + write), the CPU
+//! bound at the same M and threads (the same sort on tmpfs), GNU
 //! sort and STXXL (each at the same M and threads when measured there, else
 //! its fastest) and the in-memory sort; [`format_table`] lays the rows out.
 //! [`bounds_table`] says, per emsort point, which of the two limits of the
@@ -27,6 +28,8 @@ pub struct HeadlineRow {
     pub setting: String,
     /// The I/O lower bound, seconds.
     pub io_bound_s: Option<f64>,
+    /// The CPU bound at the same M and threads (emsort on tmpfs), seconds.
+    pub cpu_bound_s: Option<f64>,
     /// GNU sort's median, seconds.
     pub gnu_sort_s: Option<f64>,
     /// The in-memory sort's median, seconds.
@@ -39,6 +42,10 @@ impl HeadlineRow {
     /// emsort / I/O bound.
     pub fn ratio_to_io_bound(&self) -> Option<f64> {
         self.io_bound_s.filter(|b| *b > 0.0).map(|b| self.emsort_s / b)
+    }
+    /// emsort / CPU bound.
+    pub fn ratio_to_cpu_bound(&self) -> Option<f64> {
+        self.cpu_bound_s.filter(|b| *b > 0.0).map(|b| self.emsort_s / b)
     }
     /// GNU sort / emsort.
     pub fn speedup_vs_gnu_sort(&self) -> Option<f64> {
@@ -85,6 +92,7 @@ pub fn headline(rows: &[SummaryRow]) -> Vec<HeadlineRow> {
                     best.threads
                 ),
                 io_bound_s: best.io_bound_s,
+                cpu_bound_s: best.cpu_bound_s,
                 gnu_sort_s: best.gnu_sort_s.or_else(|| fastest("gnu-sort")),
                 in_memory_s: best.in_memory_s,
                 stxxl_s: best.stxxl_s.or_else(|| fastest("stxxl")),
@@ -98,12 +106,14 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
     let opt = |x: Option<f64>| x.map(format_seconds).unwrap_or_else(|| "-".into());
     let ratio = |x: Option<f64>| x.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "-".into());
     let mut s = format!(
-        "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
+        "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
         "format",
         "N",
         "emsort",
         "best setting",
         "I/O bound",
+        "ratio",
+        "CPU bound",
         "ratio",
         "GNU sort",
         "speedup",
@@ -114,13 +124,15 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
     );
     for r in rows {
         s.push_str(&format!(
-            "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
+            "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
             r.format,
             format_size(r.bytes),
             format_seconds(r.emsort_s),
             r.setting,
             opt(r.io_bound_s),
             ratio(r.ratio_to_io_bound()),
+            opt(r.cpu_bound_s),
+            ratio(r.ratio_to_cpu_bound()),
             opt(r.gnu_sort_s),
             ratio(r.speedup_vs_gnu_sort()),
             opt(r.stxxl_s),
@@ -130,7 +142,8 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
         ));
     }
     s.push_str(
-        "ratio = emsort / I/O bound (2 x one O_DIRECT read + write) and emsort / in-memory sort; \
+        "ratio = emsort / I/O bound (2 x one O_DIRECT read + write), emsort / CPU bound (the same \
+         sort on tmpfs, emsort's defaults at this M) and emsort / in-memory sort; \
          speedup = GNU sort / emsort and STXXL / emsort (same M and threads where measured).\n",
     );
     s
@@ -288,6 +301,7 @@ mod tests {
         assert_eq!(h[0].ratio_to_io_bound(), Some(2.0));
         assert_eq!(h[0].speedup_vs_gnu_sort(), Some(5.0));
         assert_eq!(h[0].ratio_to_in_memory(), None);
+        assert_eq!(h[0].ratio_to_cpu_bound(), None);
         assert_eq!(threads_reading(&summarise(&rows)), "");
         let mut one = rows[1].clone();
         (one.threads, one.seconds, one.voluntary_cs) = (1, 1.5, 7);
@@ -306,8 +320,13 @@ mod tests {
         let mut x = RawRow::new("stxxl", "lines", 8 << 20, 9, 2, 1);
         (x.memory, x.seconds) = (Some(4 << 20), 4.0);
         rows.push(x);
+        let mut c = RawRow::new("cpu-bound", "lines", 8 << 20, 9, 2, 1);
+        (c.memory, c.seconds) = (Some(4 << 20), 0.8);
+        rows.push(c);
         let h = headline(&summarise(&rows));
         assert_eq!(h[0].speedup_vs_stxxl(), Some(4.0));
+        assert_eq!((h[0].cpu_bound_s, h[0].ratio_to_cpu_bound()), (Some(0.8), Some(1.25)));
+        assert!(format_table(&h).contains("800 ms   1.25x"), "{}", format_table(&h));
         assert!(format_table(&h).contains("4.00x"));
     }
     #[test]
