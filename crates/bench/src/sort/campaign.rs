@@ -7,7 +7,11 @@
 //!    (`drop` needs root), the output directory holds no earlier
 //!    `raw.csv`, no M exceeds half of the memory available, and the work
 //!    directory's file system holds four copies of the largest input
-//!    (input, runs, output, a peer's output).
+//!    (input, runs, output, a peer's output); the CPU bound's directory
+//!    (`/dev/shm` unless given) is tmpfs with room and memory for four
+//!    copies — else the CPU bound is skipped with a note in
+//!    `machine.json` (`cpu_bound`), or, for a directory given with
+//!    [`cpu_bound_dir`](Campaign::cpu_bound_dir), the campaign stops.
 //! 2. **Build the STXXL driver** when a u32 input is measured and STXXL's
 //!    headers are installed ([`StxxlBuild::compile`], into the work
 //!    directory), and **record the machine** (`machine.json`, with GNU
@@ -17,13 +21,16 @@
 //!    once ([`emsort_sort::gen`], seed 42) and fingerprinted. Then, for each
 //!    repetition: every emsort point, then the peers — the I/O bound, the
 //!    in-memory sort where N fits in memory, GNU sort for `lines` and STXXL
-//!    for `u32` at each (M, threads) of the grid. Before every run the page
+//!    for `u32` at each (M, threads) of the grid, and the CPU bound at each
+//!    (M, threads) ([`super::cpu_bound`]: emsort with its input, runs and
+//!    output on tmpfs, emsort's defaults for d, policy and B, buffered
+//!    streams). Before every run but the CPU bound's the page
 //!    cache is emptied (`--cache`). emsort runs as a child process (`emsort
 //!    sort … --stats FILE -q`, the binary given to
 //!    [`sorter_exe`](Campaign::sorter_exe)), so its peak RSS, context
 //!    switches and page faults are the sort's alone; without a binary it
 //!    runs in this process ([`sort_file`]). Every output is checked:
-//!    emsort's and the in-memory sort's with
+//!    emsort's, the CPU bound's and the in-memory sort's with
 //!    [`verify`](emsort_sort::verify::verify) (in order, same multiset as
 //!    the input), GNU sort's and STXXL's byte for byte against emsort's. A
 //!    failed check stops the campaign with an error; it never becomes a row
@@ -35,24 +42,28 @@
 //!    and repetition; a failed or mismatched run is a row marked `FAILED`
 //!    or `MISMATCH` (and listed in `machine.json`'s `keys_problems`), not
 //!    the end of the campaign.
-//! 4. **Clean up** the data set and the outputs, also on error; rewrite
+//! 4. **Clean up** the data set and the outputs (the CPU bound's tmpfs
+//!    files after each run and data set, its directory at the end), also
+//!    on error; rewrite
 //!    `machine.json` and the README with STXXL's errors and the keys
 //!    experiment's problems, if any.
-//! 5. **Report from the CSV**: `summary.csv` and the plots are made by
-//!    reading `raw.csv` back.
+//! 5. **Report from the CSV**: `summary.csv`, the plots and the README's
+//!    tables (which bound binds; the keys experiment) are made by reading
+//!    `raw.csv` back.
 //!
 //! ```text
 //!  (format, N) ──► generate ──► fingerprint
 //!       for rep: emsort (M × d × policy × io × threads) ─► verify ─► raw.csv
-//!                io-bound, in-memory ─► verify
+//!                io-bound, in-memory, cpu-bound (tmpfs) ─► verify
 //!                gnu-sort (lines), stxxl (u32) ─► cmp with emsort's ─► raw.csv
-//!  raw.csv ──► summary.csv (ratios), plots/*.svg
+//!  raw.csv ──► summary.csv (ratios, the binding bound), plots/*.svg, README
 //! ```
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use emsort_io::rusage::{Usage, Who};
 use emsort_io::{format_size, ErrorKind, NoProgress, Progress, StreamKind};
 use emsort_sort::gen::{generate, GenSpec};
 use emsort_sort::merge_policy::MergePolicy;
@@ -60,11 +71,13 @@ use emsort_sort::verify::{fingerprint_file, verify};
 use emsort_sort::{sort_file, Fingerprint, Format, SortError, SortPlan};
 use serde::Serialize;
 
+use super::cpu_bound::{CpuBoundDir, DEFAULT_CPU_BOUND_DIR};
 use super::keys::{self, keys_table, DuckDb, KeysCtx, KeysPeers, KeysPoint, UutilsSort};
 use super::params::{parse_params, read_params, Grid};
 use super::peers::{self, PeakRss, StxxlBuild, StxxlDriver, IO_BOUND_BLOCK};
 use super::plots::plots_from_csv;
 use super::record::{summary_from_csv, RawRow, RawWriter, SummaryRow};
+use super::report::bounds_table;
 use crate::campaign::{
     check_memory_m, formats_element, interrupted, memory_fs_warning, write_json, CampaignBuilder,
     CampaignSettings,
@@ -151,6 +164,11 @@ pub struct Campaign {
     stdio: bool,
     /// Also run each emsort point with this other emsort binary.
     baseline: Option<PathBuf>,
+    /// Where the CPU bound runs (a tmpfs directory), `None` to leave it out.
+    cpu_bound: Option<PathBuf>,
+    /// Whether the directory was asked for (then a directory that cannot
+    /// serve is an error, not a note).
+    cpu_bound_required: bool,
 }
 
 /// How an emsort run of a point is made.
@@ -162,6 +180,9 @@ enum Variant<'a> {
     Stdio,
     /// Another binary, file to file (tool `emsort-baseline`).
     Baseline(&'a Path),
+    /// The CPU bound: emsort's defaults for M, everything on tmpfs (tool
+    /// `cpu-bound`, [`super::cpu_bound`]).
+    CpuBound,
 }
 
 impl Variant<'_> {
@@ -170,6 +191,7 @@ impl Variant<'_> {
             Variant::Files => "emsort",
             Variant::Stdio => "emsort-stdio",
             Variant::Baseline(_) => "emsort-baseline",
+            Variant::CpuBound => "cpu-bound",
         }
     }
 }
@@ -239,6 +261,10 @@ pub struct SortMachine {
     pub peak_rss_resettable: bool,
     /// Whether perf events count CPU migrations here.
     pub cpu_migrations_countable: bool,
+    /// The CPU bound (tool `cpu-bound`): `tmpfs DIR`, `skipped: WHY` (the
+    /// directory is not tmpfs, or holds too little) or `not used: turned
+    /// off`.
+    pub cpu_bound: String,
 }
 
 fn cores() -> usize {
@@ -331,6 +357,8 @@ impl Campaign {
             stdio: false,
             baseline: None,
             stxxl: Some(StxxlBuild::default()),
+            cpu_bound: Some(PathBuf::from(DEFAULT_CPU_BOUND_DIR)),
+            cpu_bound_required: false,
         })
     }
 
@@ -385,6 +413,30 @@ impl Campaign {
     pub fn baseline(mut self, exe: Option<PathBuf>) -> Campaign {
         self.baseline = exe;
         self
+    }
+
+    /// Whether the CPU bound runs (default: yes, in `/dev/shm` when that
+    /// is tmpfs with room for four copies of the largest input; skipped
+    /// with a note otherwise). See [`super::cpu_bound`].
+    pub fn cpu_bound(mut self, yes: bool) -> Campaign {
+        self.cpu_bound = yes.then(|| PathBuf::from(DEFAULT_CPU_BOUND_DIR));
+        self.cpu_bound_required = false;
+        self
+    }
+
+    /// Runs the CPU bound in `dir`, which must be tmpfs (or ramfs) with
+    /// room for four copies of the largest input, else the campaign stops
+    /// before any run.
+    pub fn cpu_bound_dir(mut self, dir: impl Into<PathBuf>) -> Campaign {
+        self.cpu_bound = Some(dir.into());
+        self.cpu_bound_required = true;
+        self
+    }
+
+    /// Whether the CPU bound's directory is a memory file system (whether
+    /// its runs are counted; room is checked when the campaign runs).
+    fn cpu_bound_wanted(&self) -> bool {
+        self.cpu_bound.as_ref().is_some_and(|d| crate::machine::is_memory_fs(&crate::machine::fs_type(d).0))
     }
 
     /// How to build the STXXL peer (default: `g++` and `/usr/include`);
@@ -460,7 +512,7 @@ impl Campaign {
                 Err(e) => (None, format!("not installed: {e}")),
             }
         };
-        (KeysPeers { gnu, uutils, duckdb }, u_status, d_status)
+        (KeysPeers { gnu, uutils, duckdb, cpu_bound: self.cpu_bound_wanted() }, u_status, d_status)
     }
 
     /// The distinct inputs (format, N), in run order.
@@ -498,12 +550,45 @@ impl Campaign {
     }
 
     /// Peer runs per repetition on one input.
-    fn peer_runs(format: Format, bytes: u64, points: &[&Point], gnu: bool, stxxl: bool) -> u64 {
+    fn peer_runs(format: Format, bytes: u64, points: &[&Point], gnu: bool, stxxl: bool, cpu: bool) -> u64 {
         let mut n = 1 + u64::from(Self::in_memory_fits(format, bytes));
         if (gnu && format == Format::Lines) || (stxxl && format == Format::U32) {
             n += Self::peer_settings(points).len() as u64;
         }
+        if cpu {
+            n += Self::peer_settings(points).len() as u64;
+        }
         n
+    }
+
+    /// The CPU bound's point at (M, threads) on one input: emsort's
+    /// default fan-in, policy and block size for M (its plan's), buffered
+    /// streams (tmpfs refuses O_DIRECT).
+    fn cpu_bound_point(format: Format, bytes: u64, memory: u64, threads: usize, tmp: &Path) -> Result<Point> {
+        let plan = SortPlan::builder(format)
+            .memory(memory)
+            .io(StreamKind::Buffered)
+            .threads(threads)
+            .temp_dir(tmp)
+            .input_bytes(bytes)
+            .build()
+            .map_err(|e| {
+                Error::Campaign(format!(
+                    "cpu-bound {format} N={} M={} t={threads}: {e}",
+                    format_size(bytes),
+                    format_size(memory)
+                ))
+            })?;
+        Ok(Point {
+            format,
+            bytes,
+            memory,
+            fan_in: plan.fan_in(),
+            policy: plan.policy(),
+            io: StreamKind::Buffered,
+            threads,
+            reps: 1,
+        })
     }
 
     /// Whether the campaign wants the STXXL peer: a u32 input, STXXL not
@@ -516,11 +601,11 @@ impl Campaign {
     /// Total runs of every tool (STXXL's counted when it is installed).
     pub fn runs(&self) -> u64 {
         let gnu = peers::gnu_sort_version().is_some();
-        self.runs_with_keys(gnu, self.stxxl_wanted(), self.keys_peers().0.tools())
+        self.runs_with_keys(gnu, self.stxxl_wanted(), self.cpu_bound_wanted(), self.keys_peers().0.tools())
     }
 
     /// Total runs, with `keys_tools` tools per keys point and repetition.
-    fn runs_with_keys(&self, gnu: bool, stxxl: bool, keys_tools: u64) -> u64 {
+    fn runs_with_keys(&self, gnu: bool, stxxl: bool, cpu: bool, keys_tools: u64) -> u64 {
         let keys: u64 = self.keys_points.iter().map(|p| u64::from(p.reps) * keys_tools).sum();
         keys + self
             .data_sets()
@@ -530,7 +615,7 @@ impl Campaign {
                 let reps = ps.iter().map(|p| p.reps).max().unwrap_or(1);
                 let emsort_runs = ps.iter().map(|p| u64::from(p.reps)).sum::<u64>();
                 let extra = self.variants().len() as u64 - 1;
-                emsort_runs * (1 + extra) + u64::from(reps) * Self::peer_runs(f, n, &ps, gnu, stxxl)
+                emsort_runs * (1 + extra) + u64::from(reps) * Self::peer_runs(f, n, &ps, gnu, stxxl, cpu)
             })
             .sum::<u64>()
     }
@@ -577,6 +662,20 @@ impl Campaign {
             4 * largest,
             format!("a sort of {} in {}", format_size(largest), work.display()),
         )?;
+        // The CPU bound's tmpfs directory: removed when dropped, on error too.
+        let (cpu_dir, cpu_status) = match &self.cpu_bound {
+            None => (None, "not used: turned off".to_string()),
+            Some(_) if self.points.is_empty() && self.keys_points.is_empty() => {
+                (None, "not used: nothing to sort".to_string())
+            }
+            Some(base) => match CpuBoundDir::create(base, largest) {
+                Ok(d) => (Some(d), format!("tmpfs {}", crate::machine::relative(base))),
+                Err(why) if self.cpu_bound_required => {
+                    return Err(Error::Campaign(format!("the CPU bound's directory: {why}")));
+                }
+                Err(why) => (None, format!("skipped: {why}")),
+            },
+        };
 
         // 2. The STXXL driver, the machine and the README.
         let any_u32 = self.points.iter().any(|p| p.format == Format::U32);
@@ -600,6 +699,7 @@ impl Campaign {
         };
         let gnu_version = peers::gnu_sort_version();
         let (mut keys_peers, uutils_status, duckdb_status) = self.keys_peers();
+        keys_peers.cpu_bound = cpu_dir.is_some() && !self.keys_points.is_empty();
         if let Some((_, script)) = &mut keys_peers.duckdb {
             *script = work.join("duckdb_sort.py");
             std::fs::write(&*script, keys::DUCKDB_SCRIPT).map_err(|e| Error::io("write", script, e))?;
@@ -627,12 +727,16 @@ impl Campaign {
             keys_problems: Vec::new(),
             peak_rss_resettable: PeakRss::reset(),
             cpu_migrations_countable: emsort_sort::stats::MigrationCounter::start().is_some(),
+            cpu_bound: cpu_status,
             machine,
         };
         let machine_json = out.join("machine.json");
         let readme = out.join("README.md");
         self.write_facts(&facts, &machine_json, &readme)?;
         let mut warnings: Vec<String> = memory_fs_warning.into_iter().collect();
+        if facts.cpu_bound.starts_with("skipped") {
+            warnings.push(format!("no CPU bound: {} (recorded in machine.json)", facts.cpu_bound));
+        }
         if any_u32 && self.stxxl.is_some() && stxxl_driver.is_none() {
             warnings.push(format!("no STXXL peer: {} (recorded in machine.json)", facts.stxxl_driver));
         }
@@ -662,9 +766,11 @@ impl Campaign {
             stxxl_errors: &mut facts.stxxl_errors,
             keys_peers: &keys_peers,
             keys_problems: &mut facts.keys_problems,
+            cpu: cpu_dir.as_ref(),
         };
         let result = self.run_all(ctx, &mut warnings);
         drop(writer);
+        drop(cpu_dir);
         if !facts.stxxl_errors.is_empty() || !facts.keys_problems.is_empty() {
             for e in &facts.stxxl_errors {
                 warnings.push(format!("STXXL failed, no row: {e}"));
@@ -689,8 +795,19 @@ impl Campaign {
         let summary = summary_from_csv(out)?;
         let plots = plots_from_csv(out)?;
         let table = keys_table(&summary);
-        if !table.is_empty() {
-            let text = format!("{}\n## Keys experiment: results\n\n{table}", self.readme_text(&facts));
+        let bounds = bounds_table(&summary);
+        if !table.is_empty() || !bounds.is_empty() {
+            let mut text = self.readme_text(&facts);
+            if !bounds.is_empty() {
+                text.push_str(&format!(
+                    "\n## Bounds: which one binds\n\nPer emsort point: its median, 2 × the I/O bound, the CPU \
+                     bound at the same M and threads (its user + system seconds), the larger of the two \
+                     (`binds`) and emsort's time over it.\n\n{bounds}"
+                ));
+            }
+            if !table.is_empty() {
+                text.push_str(&format!("\n## Keys experiment: results\n\n{table}"));
+            }
             std::fs::write(&readme, text).map_err(|e| Error::io("write", &readme, e))?;
         }
         Ok(Outcome {
@@ -710,7 +827,12 @@ impl Campaign {
 
     /// Step 3: every data set, every repetition; returns the runs done.
     fn run_all(&self, mut ctx: RunCtx<'_>, warnings: &mut Vec<String>) -> Result<u64> {
-        let total = self.runs_with_keys(ctx.gnu.is_some(), ctx.stxxl.is_some(), ctx.keys_peers.tools());
+        let total = self.runs_with_keys(
+            ctx.gnu.is_some(),
+            ctx.stxxl.is_some(),
+            ctx.cpu.is_some(),
+            ctx.keys_peers.tools(),
+        );
         ctx.progress.phase("sort bench", Some(total));
         let tmp = ctx.work.join("tmp");
         std::fs::create_dir_all(&tmp).map_err(|e| Error::io("create directory", &tmp, e))?;
@@ -722,6 +844,9 @@ impl Campaign {
                 let _ = std::fs::remove_file(ctx.work.join(name));
             }
             let _ = std::fs::remove_file(&input);
+            if let Some(c) = ctx.cpu {
+                c.clean_all();
+            }
             res?;
         }
         if let (Some(exe), false) = (&self.sorter_exe, self.keys_points.is_empty()) {
@@ -736,6 +861,7 @@ impl Campaign {
                 peers: ctx.keys_peers,
                 problems: ctx.keys_problems,
                 runs: &mut runs,
+                cpu: ctx.cpu,
             };
             for bytes in self.keys_sizes() {
                 let input = csv_input_path(ctx.work, bytes);
@@ -745,6 +871,9 @@ impl Campaign {
                     let _ = std::fs::remove_file(ctx.work.join(name));
                 }
                 let _ = std::fs::remove_file(&input);
+                if let Some(c) = ctx.cpu {
+                    c.clean_all();
+                }
                 res?;
             }
         }
@@ -770,6 +899,10 @@ impl Campaign {
         generate(&spec, input, &NoProgress, ctx.cancel)?;
         let fp = fingerprint_file(input, format, ctx.cancel)?;
         let points = self.points_of(format, bytes);
+        let cpu_input = match ctx.cpu {
+            Some(c) => Some(c.stage(input)?),
+            None => None,
+        };
         let fits = Self::in_memory_fits(format, bytes);
         if !fits {
             warnings.push(format!(
@@ -834,6 +967,30 @@ impl Campaign {
                 ctx.writer.write(&row)?;
                 *runs += 1;
                 ctx.progress.advance(1);
+            }
+            // The CPU bound: emsort with everything on tmpfs, at each (M, threads).
+            if let (Some(c), Some(cpu_input)) = (ctx.cpu, &cpu_input) {
+                for (memory, threads) in Self::peer_settings(&points) {
+                    if ctx.cancel.load(Ordering::Relaxed) {
+                        return Err(interrupted(ctx.work));
+                    }
+                    let cp = Self::cpu_bound_point(format, bytes, memory, threads, &c.tmp())?;
+                    ctx.progress.message(&format!("CPU bound {} rep {rep}", cp.label()));
+                    let (cpu_out, cpu_tmp) = (c.output(), c.tmp());
+                    let v = Variant::CpuBound;
+                    let res = self
+                        .run_emsort(
+                            &cp, rep, cpu_input, &cpu_out, &cpu_tmp, fp.count, ctx.work, ctx.cancel, v,
+                        )
+                        .and_then(|row| {
+                            let who = format!("{} (cpu-bound)", cp.label());
+                            check_output(&cpu_out, format, &fp, ctx.cancel, &who).map(|()| row)
+                        });
+                    c.clean_run();
+                    ctx.writer.write(&res?)?;
+                    *runs += 1;
+                    ctx.progress.advance(1);
+                }
             }
             // GNU sort on text.
             if let (Some(version), Format::Lines) = (ctx.gnu, format) {
@@ -934,7 +1091,13 @@ impl Campaign {
         let predicted = plan.derived().passes;
         row.predicted_passes = predicted;
         row.predicted_blocks = predicted.map(|pp| predicted_blocks(p.bytes, pp, b));
-        self.settings.cache.apply(&[input])?;
+        if v == Variant::CpuBound {
+            // tmpfs pages are the files: nothing to empty (and emptying the
+            // whole page cache would make the binary's own pages cold).
+            row.cache = CPU_BOUND_CACHE.into();
+        } else {
+            self.settings.cache.apply(&[input])?;
+        }
         let (read, written) = match &self.sorter_exe {
             Some(exe) => {
                 let exe = match v {
@@ -946,6 +1109,7 @@ impl Campaign {
             }
             None => {
                 let before = PeakRss::start();
+                let usage0 = Usage::now(Who::Process).ok();
                 let t0 = Instant::now();
                 let stats = sort_file(&plan, input, out, &NoProgress, cancel).map_err(|e| match e {
                     SortError::Io(io) if *io.kind() == ErrorKind::Interrupted => Error::Io(io),
@@ -954,6 +1118,10 @@ impl Campaign {
                 })?;
                 peers::sync_file(out)?;
                 row.seconds = t0.elapsed().as_secs_f64();
+                if let (Some(a), Ok(b)) = (usage0, Usage::now(Who::Process)) {
+                    let d = b.since(&a);
+                    (row.user_s, row.system_s) = (Some(d.user_seconds), Some(d.system_seconds));
+                }
                 row.run_formation_s = Some(stats.run_formation.seconds);
                 row.merge_s = Some(stats.merge.seconds);
                 row.runs = Some(stats.runs);
@@ -1118,9 +1286,14 @@ impl Campaign {
              `ratio_to_io_bound` = median / (2 × the I/O bound's median), \
              `speedup_vs_gnu_sort` = GNU sort's median at the same M and threads / median, \
              `speedup_vs_stxxl` = STXXL's median at the same M and threads / median, \
-             `ratio_to_in_memory` = median / the in-memory sort's median.\n\
+             `ratio_to_in_memory` = median / the in-memory sort's median, \
+             `ratio_to_cpu_bound` = median / `cpu_bound_s` (the CPU bound's median at the same M and \
+             threads, and keys), `bound` = the one that binds (the larger of `io_bound_s` and \
+             `cpu_bound_s`) and `ratio_to_bound` = median / it; `user_s`, `system_s`: median CPU \
+             seconds.\n\
              - `machine.json`: the machine, the command, GNU sort's version, STXXL's version, the C++ \
-             compiler's, how the STXXL driver was built (or why not) and any STXXL run that failed.\n\
+             compiler's, how the STXXL driver was built (or why not), any STXXL run that failed, and \
+             where the CPU bound ran or why it did not (`cpu_bound`).\n\
              - `plots/*.svg`: drawn from raw.csv (`emsort bench sort --plot-only DIR` redraws).\n\n\
              ## Tools\n\n\
              - `emsort`: {emsort_tool} with the point's M, d, policy, stream kind and threads \
@@ -1160,7 +1333,19 @@ impl Campaign {
              is listed in machine.json (`stxxl_errors`), not a row.\n\
              - `io-bound`: read the input once and write as many bytes once with O_DIRECT streams of \
              {iob} blocks (write synced); `run_formation_s` is the read, `merge_s` the write. A sort that \
-             reads and writes its data twice cannot beat 2 × this: the summary's `io_bound_s`.\n\n\
+             reads and writes its data twice cannot beat 2 × this: the summary's `io_bound_s`.\n\
+             - `cpu-bound` ({cpu_bound}): the other limit of the machine, the same sort with no device: \
+             {cpu_tool} with its input copied into a directory on tmpfs, `-T` there, the output there, \
+             `--io buffered` (tmpfs refuses O_DIRECT), the page cache not emptied (the files are memory); \
+             once per input and (M, threads) of the grid, with emsort's default fan-in, policy and block \
+             size for M (recorded in the row), so an emsort point with another d or stream kind is set \
+             beside the best CPU time at its M; in the keys experiment, per key sort, (M, threads) and \
+             repetition, emsort with the same key options. Output verified like emsort's (keys: byte for \
+             byte against the reference). tmpfs is not a pure CPU bound: the kernel allocates, zeroes and \
+             copies every page of the runs and the output, which is system time (a 1 GiB u32 sort in \
+             /dev/shm took 2.0–2.8 s of system time of ~10 s CPU on the development machine): the rows' \
+             `user_s` and `system_s` tell them apart. A sort on a disk should approach the larger of \
+             2 × io-bound and cpu-bound; the table below says which one binds.\n\n\
              Every tool's `seconds` includes an `fsync` of its output.\n\n\
              ## Cost model\n\n\
              With N the input size in bytes, B emsort's block size and p = `predicted_passes` \
@@ -1189,6 +1374,11 @@ impl Campaign {
                 None => "`sort_file` in the harness's process",
             },
             iob = format_size(IO_BOUND_BLOCK as u64),
+            cpu_bound = facts.cpu_bound,
+            cpu_tool = match &self.sorter_exe {
+                Some(_) => "`emsort sort … --stats FILE -q` as a child process, like `emsort`",
+                None => "`sort_file` in the harness's process, like `emsort`",
+            },
             uutils = facts.uutils_sort_version,
             duckdb = facts.duckdb_version,
             keys_problems = if facts.keys_problems.is_empty() {
@@ -1201,9 +1391,12 @@ impl Campaign {
     }
 }
 
+/// The `cache` column of the CPU bound's rows: nothing emptied (tmpfs).
+pub(crate) const CPU_BOUND_CACHE: &str = "none (tmpfs)";
+
 /// The columns of `raw.csv`, as the README lists them.
 const RAW_COLUMNS: &str = "\
-- `tool`: emsort, emsort-stdio, emsort-baseline, gnu-sort, uutils-sort, duckdb, stxxl, in-memory, io-bound
+- `tool`: emsort, emsort-stdio, emsort-baseline, gnu-sort, uutils-sort, duckdb, stxxl, in-memory, cpu-bound, io-bound
 - `format`, `bytes`, `items`: the input (items = lines for `lines`)
 - `memory`, `fan_in`, `block_size`, `policy`, `io`: emsort's M, d, B, merge policy, stream kind (GNU sort, STXXL: M; STXXL: its block size and I/O implementation)
 - `threads`: emsort's and GNU sort's --parallel, STXXL's OpenMP threads, the in-memory pool's threads
@@ -1217,11 +1410,12 @@ const RAW_COLUMNS: &str = "\
 - `rss_before_bytes`: in-process tools only: resident memory just before the run (the harness's own, after malloc_trim), included in peak_rss_bytes
 - `voluntary_cs`, `involuntary_cs`, `minor_faults`, `major_faults`: wait4's rusage of a child process; getrusage deltas in-process
 - `cpu_migrations`: perf software event cpu-migrations of the run's threads (emsort: its own count from its statistics; GNU sort, STXXL: the child and the waiting thread); empty where perf is not allowed
-- `cache`: how the page cache was emptied; `note`: the peer's version (DuckDB: also its own query time and row count)
+- `cache`: how the page cache was emptied (`none (tmpfs)` for the CPU bound); `note`: the peer's version (DuckDB: also its own query time and row count)
 - `experiment`: `sort` (the grid of formats; every output verified, else the campaign stopped) or `keys` (csv inputs sorted by key)
 - `keys`: the key options of a keys run (`-t, -k3,3n`, `-t, -k2,2 -k3,3nr`, `-u`, `-t, -k1,1n -u`, `plain`)
 - `verified`: keys runs: `reference`, `identical` (byte for byte the reference), `rows` (DuckDB's row count right), `unchecked`, `MISMATCH`, `FAILED`
 - `error`: why a keys run failed or mismatched
+- `user_s`, `system_s`: CPU seconds in user mode and in the kernel (`wait4` of a child process, all its threads; `getrusage` deltas of an in-process emsort run)
 ";
 
 /// The cost model: ⌈2 · N · passes / B⌉ block transfers.
@@ -1243,6 +1437,8 @@ struct RunCtx<'a> {
     stxxl_errors: &'a mut Vec<String>,
     keys_peers: &'a KeysPeers,
     keys_problems: &'a mut Vec<String>,
+    /// The CPU bound's tmpfs directory, when it runs.
+    cpu: Option<&'a CpuBoundDir>,
 }
 
 fn input_path(work: &Path, format: Format, bytes: u64) -> PathBuf {
@@ -1360,6 +1556,7 @@ mod tests {
             .unwrap()
             .cache(CacheMethod::None)
             .out_dir(&out)
+            .cpu_bound(false)
             .stxxl(Some(StxxlBuild { cxx: "false".into(), include_dir: inc }));
         assert_eq!(c.runs(), 4, "emsort, io-bound, in-memory and STXXL (installed: it is counted)");
         let o = c.run(&NoProgress, &AtomicBool::new(false)).unwrap();
@@ -1382,6 +1579,7 @@ mod tests {
             .unwrap()
             .cache(CacheMethod::None)
             .out_dir(tmp.path().join("res2"))
+            .cpu_bound(false)
             .stxxl(Some(StxxlBuild { cxx: "g++".into(), include_dir: tmp.path().join("none") }));
         assert_eq!(c.runs(), 3);
         let o = c.run(&NoProgress, &AtomicBool::new(false)).unwrap();
@@ -1389,6 +1587,7 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(&o.machine_json).unwrap()).unwrap();
         assert_eq!(m["stxxl"], "not installed");
         assert!(m["stxxl_driver"].as_str().unwrap().contains("STXXL is not installed"), "{m}");
+        assert_eq!(m["cpu_bound"], "not used: turned off");
     }
 
     /// An STXXL driver that fails, or whose output is wrong, is recorded in
@@ -1450,6 +1649,109 @@ mod tests {
             .run(&NoProgress, &AtomicBool::new(false))
             .unwrap_err();
         assert!(e.to_string().contains("`false sort` failed"), "{e}");
+    }
+
+    fn shm() -> Option<tempfile::TempDir> {
+        let base = Path::new(DEFAULT_CPU_BOUND_DIR);
+        let tmpfs = base.is_dir() && crate::machine::is_memory_fs(&crate::machine::fs_type(base).0);
+        if !tmpfs {
+            eprintln!("no tmpfs at /dev/shm: the CPU bound's runs are not checked");
+        }
+        tmpfs.then(|| tempfile::tempdir_in(base).unwrap())
+    }
+
+    /// The CPU bound: a row per (M, threads) and repetition on each input,
+    /// emsort's defaults for d, policy and B, buffered, its cache left
+    /// alone, its usage recorded; the summary's ratio and binding bound;
+    /// nothing left on tmpfs.
+    #[test]
+    fn cpu_bound_rows_beside_every_emsort_point() {
+        let Some(shm) = shm() else { return };
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("res");
+        let text = "h\nu32,lines;1M;256K,512K;2,8;optimal;direct;2;1\n";
+        let c = Campaign::new(&parse_params(text, Path::new("t")).unwrap())
+            .unwrap()
+            .cache(CacheMethod::None)
+            .out_dir(&out)
+            .stxxl(None)
+            .cpu_bound_dir(shm.path());
+        let gnu = u64::from(peers::gnu_sort_version().is_some());
+        let mem = u64::from(Campaign::in_memory_fits(Format::U32, 1 << 20));
+        // Per input and rep: 4 emsort points, io-bound, in-memory, 2 cpu-bound (+ 2 GNU sort on lines).
+        assert_eq!(c.runs(), 2 * (2 * (4 + 1 + mem + 2) + 2 * gnu));
+        let o = c.run(&NoProgress, &AtomicBool::new(false)).unwrap();
+        assert_eq!(o.runs, c.runs());
+        let rows = read_raw(&o.raw_csv).unwrap();
+        let cpu: Vec<&RawRow> = rows.iter().filter(|r| r.tool == "cpu-bound").collect();
+        assert_eq!(cpu.len(), 8, "2 inputs × 2 M × 2 reps: {rows:?}");
+        for r in &cpu {
+            assert_eq!(
+                (r.io.as_str(), r.cache.as_str(), r.threads),
+                ("buffered", CPU_BOUND_CACHE, 1),
+                "{r:?}"
+            );
+            let plan = SortPlan::builder(r.format.parse().unwrap())
+                .memory(r.memory.unwrap())
+                .input_bytes(r.bytes)
+                .build()
+                .unwrap();
+            assert_eq!((r.fan_in, r.policy.as_str()), (Some(plan.fan_in()), plan.policy().name()), "{r:?}");
+            assert!(r.seconds > 0.0 && r.runs.unwrap() > 1 && r.bytes_written.unwrap() >= 2 << 20, "{r:?}");
+            assert!(r.user_s.is_some() && r.system_s.is_some(), "{r:?}");
+        }
+        assert!(rows.iter().filter(|r| r.tool == "emsort").all(|r| r.io == "direct"));
+        let e = o.summary.iter().find(|s| s.tool == "emsort" && s.memory == Some(256 << 10)).unwrap();
+        let cb = o
+            .summary
+            .iter()
+            .find(|s| s.tool == "cpu-bound" && s.format == e.format && s.memory == e.memory)
+            .unwrap();
+        assert_eq!(e.cpu_bound_s, Some(cb.median_s));
+        assert_eq!(e.ratio_to_cpu_bound, Some(e.median_s / cb.median_s));
+        assert!(["io-bound", "cpu-bound"].contains(&e.bound.as_str()) && e.ratio_to_bound.is_some(), "{e:?}");
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&o.machine_json).unwrap()).unwrap();
+        assert!(m["cpu_bound"].as_str().unwrap().starts_with("tmpfs "), "{m}");
+        let readme = std::fs::read_to_string(&o.readme).unwrap();
+        assert!(readme.contains("## Bounds: which one binds") && readme.contains("system time"), "{readme}");
+        assert!(std::fs::read_dir(shm.path()).unwrap().next().is_none(), "tmpfs files left");
+        let summary = std::fs::read_to_string(&o.summary_csv).unwrap();
+        assert!(summary.lines().next().unwrap().contains(",ratio_to_cpu_bound,"), "{summary}");
+    }
+
+    /// A CPU bound directory that is not tmpfs: refused when given, a note
+    /// when it is the default's (here: a default turned to a disk).
+    #[test]
+    fn a_cpu_bound_dir_on_disk_is_refused_when_given() {
+        let tmp = tempfile::tempdir().unwrap();
+        let disk = crate::scratch::disk_tempdir("emsort-cpu-").unwrap();
+        let text = "h\nu32;256K;64K;2;optimal;buffered;1;1\n";
+        let c = Campaign::new(&parse_params(text, Path::new("t")).unwrap())
+            .unwrap()
+            .cache(CacheMethod::None)
+            .out_dir(tmp.path().join("o"))
+            .stxxl(None)
+            .cpu_bound_dir(disk.path());
+        let e = c.run(&NoProgress, &AtomicBool::new(false)).unwrap_err();
+        assert!(
+            e.to_string().contains("the CPU bound's directory:") && e.to_string().contains("not tmpfs"),
+            "{e}"
+        );
+        let mut c = Campaign::new(&parse_params(text, Path::new("t")).unwrap())
+            .unwrap()
+            .cache(CacheMethod::None)
+            .out_dir(tmp.path().join("o2"))
+            .stxxl(None);
+        c.cpu_bound = Some(disk.path().to_path_buf());
+        assert!(!c.cpu_bound_wanted());
+        let o = c.run(&NoProgress, &AtomicBool::new(false)).unwrap();
+        let rows = read_raw(&o.raw_csv).unwrap();
+        assert!(rows.iter().all(|r| r.tool != "cpu-bound"), "{rows:?}");
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&o.machine_json).unwrap()).unwrap();
+        assert!(m["cpu_bound"].as_str().unwrap().starts_with("skipped: "), "{m}");
+        assert!(o.warnings.iter().any(|w| w.starts_with("no CPU bound: skipped")), "{:?}", o.warnings);
     }
 
     #[test]

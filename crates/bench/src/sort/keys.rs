@@ -14,13 +14,15 @@
 //! | `gnu-sort` | `LC_ALL=C sort KEYS -S M --parallel=T -T TMP -o OUT IN` |
 //! | `uutils-sort` | `coreutils sort KEYS -S M --parallel T -T TMP -o OUT IN` (uutils coreutils' multi-call binary, [`UutilsSort`]) |
 //! | `duckdb` | `python3 duckdb_sort.py IN OUT M T TMP NAME`: `SET memory_limit`, `threads`, `temp_directory`, then `COPY (SELECT … FROM read_csv(IN, …) ORDER BY …) TO OUT` ([`DUCKDB_SCRIPT`], [`DuckDb`]) |
+//! | `cpu-bound` | `emsort sort KEYS -S M --parallel T --io buffered -T SHM/tmp --stats F --quiet -o SHM/out SHM/IN`: emsort with its input, runs and output on tmpfs, the page cache not emptied ([`super::cpu_bound`]) |
 //!
 //! `-S` is given as `NK` (KiB) whenever M is a whole number of KiB, which
 //! GNU sort, uutils sort and emsort read alike. GNU sort's output is the
 //! reference (emsort's when GNU sort is missing or failed); emsort's and
 //! uutils sort's outputs are compared with it byte for byte; DuckDB, which
 //! breaks ties and prints numbers its own way, is checked by its row
-//! count only (the reference's line count). A tool that fails (DuckDB out
+//! count only (the reference's line count); the CPU bound's output is
+//! compared byte for byte like emsort's. A tool that fails (DuckDB out
 //! of memory, emsort refusing an option) or whose output differs is a row
 //! with `verified` = `FAILED` or `MISMATCH` and the message in `error`,
 //! listed in `machine.json` (`keys_problems`) and the warnings; the
@@ -36,6 +38,8 @@ use emsort_io::cache::CacheMethod;
 use emsort_io::{format_size, ErrorKind, NoProgress, Progress};
 use emsort_sort::gen::{generate, GenSpec};
 
+use super::campaign::CPU_BOUND_CACHE;
+use super::cpu_bound::CpuBoundDir;
 use super::peers::{self, run_child, tail, ChildRun};
 use super::record::{RawRow, RawWriter, SummaryRow, FAILED, MISMATCH};
 use crate::campaign::interrupted;
@@ -260,12 +264,15 @@ pub struct KeysPeers {
     pub uutils: Option<UutilsSort>,
     /// DuckDB, with the driver script written into the work directory.
     pub duckdb: Option<(DuckDb, PathBuf)>,
+    /// Whether the CPU bound runs (emsort on tmpfs, [`super::cpu_bound`]).
+    pub cpu_bound: bool,
 }
 
 impl KeysPeers {
     /// Runs per repetition of a key point: emsort and each peer.
     pub fn tools(&self) -> u64 {
         1 + u64::from(self.gnu.is_some())
+            + u64::from(self.cpu_bound)
             + u64::from(self.uutils.is_some())
             + u64::from(self.duckdb.is_some())
     }
@@ -367,6 +374,8 @@ pub(crate) struct KeysCtx<'a> {
     /// Failed and mismatched runs, for machine.json and the warnings.
     pub problems: &'a mut Vec<String>,
     pub runs: &'a mut u64,
+    /// The CPU bound's tmpfs directory, when it runs.
+    pub cpu: Option<&'a CpuBoundDir>,
 }
 
 /// How a tool's run ended.
@@ -388,19 +397,31 @@ pub(crate) fn run_keys_data_set(
     ctx.progress.message(&format!("generating csv N={}", format_size(bytes)));
     let stats = generate(&GenSpec::csv_bytes(bytes), input, &NoProgress, ctx.cancel)?;
     let lines = stats.items;
+    let cpu_input = match ctx.cpu {
+        Some(c) => Some(c.stage(input)?),
+        None => None,
+    };
     for (rep, round) in rounds(points, |p| p.reps) {
         for p in round {
             if ctx.cancel.load(Ordering::Relaxed) {
                 return Err(interrupted(ctx.work));
             }
-            run_point(ctx, p, rep, input, lines)?;
+            run_point(ctx, p, rep, input, cpu_input.as_deref(), lines)?;
         }
     }
     Ok(())
 }
 
-/// Every tool on one key point and repetition.
-fn run_point(ctx: &mut KeysCtx<'_>, p: &KeysPoint, rep: u32, input: &Path, lines: u64) -> Result<()> {
+/// Every tool on one key point and repetition (the CPU bound on
+/// `cpu_input`, the input's copy on tmpfs, when it runs).
+fn run_point(
+    ctx: &mut KeysCtx<'_>,
+    p: &KeysPoint,
+    rep: u32,
+    input: &Path,
+    cpu_input: Option<&Path>,
+    lines: u64,
+) -> Result<()> {
     let (em_out, reference, peer_out) =
         (ctx.work.join("emsort.out"), ctx.work.join("reference.out"), ctx.work.join("peer.out"));
     for f in [&em_out, &reference, &peer_out] {
@@ -437,7 +458,7 @@ fn run_point(ctx: &mut KeysCtx<'_>, p: &KeysPoint, rep: u32, input: &Path, lines
         .arg("-o")
         .arg(&em_out)
         .arg(input);
-    let em_done = run_tool(ctx, cmd, &format!("emsort sort ({label})"), input, &em_out, &mut em)?;
+    let em_done = run_tool(ctx, cmd, &format!("emsort sort ({label})"), Some(input), &em_out, &mut em)?;
     if em_done {
         emsort_phases(&stats_path, &mut em);
     }
@@ -459,7 +480,7 @@ fn run_point(ctx: &mut KeysCtx<'_>, p: &KeysPoint, rep: u32, input: &Path, lines
             .arg("-o")
             .arg(&reference)
             .arg(input);
-        let done = run_tool(ctx, cmd, &format!("GNU sort ({label})"), input, &reference, &mut g)?;
+        let done = run_tool(ctx, cmd, &format!("GNU sort ({label})"), Some(input), &reference, &mut g)?;
         if done {
             g.verified = "reference".into();
         }
@@ -484,6 +505,47 @@ fn run_point(ctx: &mut KeysCtx<'_>, p: &KeysPoint, rep: u32, input: &Path, lines
         write_row(ctx, g)?;
     }
 
+    // The CPU bound: emsort with the same keys, everything on tmpfs.
+    if let (Some(c), Some(cpu_input)) = (ctx.cpu, cpu_input) {
+        ctx.progress.message(&format!("CPU bound {label}"));
+        let mut r = row("cpu-bound");
+        r.io = "buffered".into();
+        r.cache = CPU_BOUND_CACHE.into();
+        let _ = std::fs::remove_file(&stats_path);
+        let (cpu_out, cpu_tmp) = (c.output(), c.tmp());
+        let mut cmd = Command::new(exe);
+        cmd.arg("sort")
+            .args(p.keys.args())
+            .arg("-S")
+            .arg(size_arg(p.memory))
+            .arg("--parallel")
+            .arg(p.threads.to_string())
+            .arg("--io")
+            .arg("buffered")
+            .arg("-T")
+            .arg(&cpu_tmp)
+            .arg("--stats")
+            .arg(&stats_path)
+            .arg("--quiet")
+            .arg("-o")
+            .arg(&cpu_out)
+            .arg(cpu_input);
+        let res = run_tool(ctx, cmd, &format!("emsort sort on tmpfs ({label})"), None, &cpu_out, &mut r)
+            .and_then(|done| {
+                if done {
+                    emsort_phases(&stats_path, &mut r);
+                    match reference_tool {
+                        Some(t) => check_same(ctx, &cpu_out, &reference, t, &label, &mut r)?,
+                        None => r.verified = "unchecked".into(),
+                    }
+                }
+                Ok(())
+            });
+        c.clean_run();
+        res?;
+        write_row(ctx, &r)?;
+    }
+
     // uutils sort.
     if let Some(u) = &peers.uutils {
         ctx.progress.message(&format!("uutils sort {label}"));
@@ -502,7 +564,7 @@ fn run_point(ctx: &mut KeysCtx<'_>, p: &KeysPoint, rep: u32, input: &Path, lines
             .arg("-o")
             .arg(&peer_out)
             .arg(input);
-        if run_tool(ctx, cmd, &format!("uutils sort ({label})"), input, &peer_out, &mut r)? {
+        if run_tool(ctx, cmd, &format!("uutils sort ({label})"), Some(input), &peer_out, &mut r)? {
             match reference_tool {
                 Some(t) => check_same(ctx, &peer_out, &reference, t, &label, &mut r)?,
                 None => r.verified = "unchecked".into(),
@@ -528,7 +590,7 @@ fn run_point(ctx: &mut KeysCtx<'_>, p: &KeysPoint, rep: u32, input: &Path, lines
             .arg(&dtmp)
             .arg(p.keys.name());
         let what = format!("DuckDB ({label})");
-        let done = run_tool(ctx, cmd, &what, input, &peer_out, &mut r)?;
+        let done = run_tool(ctx, cmd, &what, Some(input), &peer_out, &mut r)?;
         let _ = std::fs::remove_dir_all(&dtmp);
         if done {
             let rows =
@@ -571,18 +633,22 @@ fn write_row(ctx: &mut KeysCtx<'_>, row: &RawRow) -> Result<()> {
     Ok(())
 }
 
-/// Runs one tool on a cold cache and fills `row`'s time and usage (the
-/// time includes an `fsync` of the output); a failure is recorded in the
-/// row and the problems. Returns whether it succeeded.
+/// Runs one tool on a cold cache (`cold_input` emptied from the page
+/// cache first; `None` for the CPU bound, whose files are on tmpfs) and
+/// fills `row`'s time and usage (the time includes an `fsync` of the
+/// output); a failure is recorded in the row and the problems. Returns
+/// whether it succeeded.
 fn run_tool(
     ctx: &mut KeysCtx<'_>,
     cmd: Command,
     what: &str,
-    input: &Path,
+    cold_input: Option<&Path>,
     output: &Path,
     row: &mut RawRow,
 ) -> Result<bool> {
-    ctx.cache.apply(&[input])?;
+    if let Some(input) = cold_input {
+        ctx.cache.apply(&[input])?;
+    }
     let outcome = match run_child(cmd, what, ctx.cancel, ctx.work) {
         Err(Error::Io(e)) if *e.kind() == ErrorKind::Interrupted => return Err(Error::Io(e)),
         Err(e) => Outcome::Failed(e.to_string(), None),
@@ -742,14 +808,36 @@ pub fn keys_table(rows: &[SummaryRow]) -> String {
         };
         let em_wrong = on.iter().any(|r| r.tool == "emsort" && r.mismatched > 0);
         s.push_str(&format!(
-            "\nBar: {}; {}; {}{}\n\n",
+            "\nBar: {}; {}; {}{}\n",
             bar("gnu-sort", ">= 4x GNU sort", 4.0),
             bar("uutils-sort", "faster than uutils sort", 1.0 + f64::EPSILON),
             bar("duckdb", "faster than DuckDB", 1.0 + f64::EPSILON),
             if em_wrong { "; emsort's output DIFFERS from GNU sort's" } else { "" }
         ));
+        s.push_str(&format!("\n{}\n\n", keys_bound(&on)));
     }
     s
+}
+
+/// The bound line of a key sort: the CPU bound (emsort on tmpfs, with
+/// its user and system seconds) and emsort's time over it; the I/O bound
+/// is not measured in the keys experiment.
+fn keys_bound(on: &[&SummaryRow]) -> String {
+    let em = on.iter().find(|r| r.tool == "emsort");
+    let cpu = on.iter().find(|r| r.tool == "cpu-bound").filter(|r| r.median_s.is_finite());
+    let Some(c) = cpu else { return "Bound: CPU bound not measured".into() };
+    let usage = match (c.user_s, c.system_s) {
+        (Some(u), Some(s)) => format!(" (user {}, system {})", format_seconds(u), format_seconds(s)),
+        _ => String::new(),
+    };
+    let ratio = em
+        .and_then(|e| e.ratio_to_cpu_bound)
+        .map(|x| format!("emsort at {x:.2}x it"))
+        .unwrap_or_else(|| "emsort failed".into());
+    format!(
+        "Bound: cpu-bound binds, {}{usage}; {ratio} (the I/O bound is not measured in the keys experiment)",
+        format_seconds(c.median_s)
+    )
 }
 
 #[cfg(test)]
@@ -806,6 +894,17 @@ mod tests {
             mk("duckdb", 0.0, FAILED),
         ];
         let t = keys_table(&summarise(&rows));
+        assert!(t.contains("Bound: CPU bound not measured"), "{t}");
+        let mut rows = rows;
+        let mut c = mk("cpu-bound", 0.4, "identical");
+        (c.user_s, c.system_s) = (Some(0.5), Some(0.25));
+        rows.push(c);
+        let t = keys_table(&summarise(&rows));
+        assert!(t.contains("| cpu-bound | 400 ms | 400 ms – 400 ms | 0.40x |"), "{t}");
+        assert!(
+            t.contains("Bound: cpu-bound binds, 400 ms (user 500 ms, system 250 ms); emsort at 2.50x it"),
+            "{t}"
+        );
         assert!(t.contains("### `-t, -k3,3n` — csv N = 1G, M = 256M, 2 thread(s)"), "{t}");
         assert!(t.contains("| gnu-sort | 5 s | 5 s – 5 s | 5.00x |"), "{t}");
         assert!(t.contains(">= 4x GNU sort: met (5.00x)"), "{t}");

@@ -14,7 +14,10 @@
 //! (`stxxl::sorter` through a small C++ driver compiled at the start, when
 //! Debian's `libstxxl-dev` is installed) on u32, their outputs compared
 //! byte for byte with emsort's ([`peers`]). A failing STXXL is recorded in
-//! `machine.json` and the campaign goes on.
+//! `machine.json` and the campaign goes on. Beside the I/O bound, the CPU
+//! bound ([`cpu_bound`]): the same emsort sort with its input, runs and
+//! output on tmpfs (`/dev/shm`), at each (M, threads); the summary says
+//! which of the two binds.
 //!
 //! - [`Campaign`]: the points, the cache method, the output directory, the
 //!   emsort binary, the STXXL build; [`Campaign::run`] measures and writes
@@ -51,6 +54,7 @@
 //! ```
 
 mod campaign;
+pub mod cpu_bound;
 pub mod keys;
 mod params;
 pub mod peers;
@@ -59,6 +63,7 @@ mod record;
 mod report;
 
 pub use campaign::{predicted_blocks, Campaign, Outcome, Point, SortMachine, QUICK_PARAMS};
+pub use cpu_bound::{CpuBoundDir, DEFAULT_CPU_BOUND_DIR};
 pub use keys::{keys_table, parse_keys, DuckDb, KeySort, KeysPoint, UutilsSort, DUCKDB_SCRIPT};
 pub use params::{
     grid_keys, parse_fan_ins, parse_formats, parse_inputs, parse_io, parse_params, parse_policies,
@@ -70,4 +75,4 @@ pub use record::{
     read_raw, summarise, summary_from_csv, write_summary, RawRow, RawWriter, SummaryRow, FAILED, MISMATCH,
     TOOLS,
 };
-pub use report::{format_table, headline, threads_reading, HeadlineRow};
+pub use report::{bounds_table, format_table, headline, threads_reading, HeadlineRow};

@@ -143,6 +143,10 @@ pub struct ChildRun {
     /// CPU migrations of the child's threads (and of the harness thread
     /// that waits for it), where perf events can be counted.
     pub cpu_migrations: Option<u64>,
+    /// `wait4`'s user CPU time of the child (all its threads), seconds.
+    pub user_s: f64,
+    /// `wait4`'s system CPU time of the child, seconds.
+    pub system_s: f64,
 }
 
 /// Runs `cmd` (standard input closed, standard output and error captured)
@@ -241,6 +245,8 @@ pub fn run_child_with(
             major_page_faults: usage.major_faults,
         },
         cpu_migrations: migrations.and_then(|m| m.read()),
+        user_s: usage.user_seconds,
+        system_s: usage.system_seconds,
     })
 }
 
@@ -264,6 +270,8 @@ pub fn tail(text: &str) -> String {
 pub(crate) fn put_child(row: &mut RawRow, c: &ChildRun) {
     row.peak_rss_bytes = c.peak_rss_bytes;
     row.cpu_migrations = c.cpu_migrations;
+    row.user_s = Some(c.user_s);
+    row.system_s = Some(c.system_s);
     put_usage(row, &c.usage);
 }
 

@@ -6,10 +6,10 @@
 //!
 //! | file | chart |
 //! |---|---|
-//! | `time_vs_m_{f}_{n}.svg` | emsort's time vs M, a line per d; GNU sort and STXXL vs M; the I/O bound and the in-memory sort as flat lines |
+//! | `time_vs_m_{f}_{n}.svg` | emsort's time vs M, a line per d; GNU sort and STXXL vs M; the I/O bound and the in-memory sort as flat lines; the CPU bound (emsort on tmpfs) vs M beside the I/O bound, flat when measured at one M only |
 //! | `time_vs_d_{f}_{n}.svg` | emsort's time vs d, a line per M |
 //! | `phases_vs_m_{f}_{n}.svg` | run formation, merge and total time vs M, at the largest d |
-//! | `peers_{f}.svg` | time vs N: emsort's best point, GNU sort's best, STXXL's best, the in-memory sort, the I/O bound |
+//! | `peers_{f}.svg` | time vs N: emsort's best point, GNU sort's best, STXXL's best, the in-memory sort, the I/O bound, the CPU bound's best |
 //! | `threads_{f}_{n}.svg` | context switches, CPU migrations and minor faults (+1, for the log axis) vs threads, emsort and GNU sort |
 //! | `time_vs_threads_{f}_{n}.svg` | emsort's, GNU sort's and STXXL's time vs threads |
 //!
@@ -142,6 +142,18 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
                 .collect(),
         });
         series.push(flat("I/O bound (2 passes)".into(), io_bound, &xs_m));
+        // The CPU bound is measured at each M of the grid: a line over M,
+        // or flat across the chart when there is one M only.
+        let cpu: Vec<(f64, f64)> = on
+            .iter()
+            .filter(|r| r.tool == "cpu-bound" && r.threads == tmax)
+            .filter_map(|r| r.memory.map(|m| (m as f64, r.median_s)))
+            .collect();
+        let cpu_label = format!("CPU bound (tmpfs), {tmax} thread(s)");
+        series.push(match cpu.as_slice() {
+            [(_, y)] => flat(cpu_label, Some(*y), &xs_m),
+            _ => Series { label: cpu_label, points: cpu },
+        });
         series.push(flat("in-memory sort".into(), in_mem, &xs_m));
         out.push((
             format!("time_vs_m_{}", stem(format, Some(*bytes))),
@@ -310,6 +322,7 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
             Series { label: "STXXL (best point)".into(), points: best("stxxl") },
             Series { label: "in-memory sort".into(), points: best("in-memory") },
             Series { label: "I/O bound (2 passes)".into(), points: best("io-bound") },
+            Series { label: "CPU bound (tmpfs, best point)".into(), points: best("cpu-bound") },
         ];
         let mut c = chart(
             format!("{f}: emsort and its peers vs N"),
@@ -354,6 +367,9 @@ mod tests {
         let mut io = RawRow::new("io-bound", "lines", 8 << 20, 100, 1, 1);
         io.seconds = 0.2;
         w.write(&io).unwrap();
+        let mut cpu = RawRow::new("cpu-bound", "lines", 8 << 20, 100, 2, 1);
+        (cpu.memory, cpu.seconds) = (Some(1 << 20), 0.7);
+        w.write(&cpu).unwrap();
         drop(w);
         let drawn = plots_from_csv(dir.path()).unwrap();
         let names: Vec<String> =
@@ -368,5 +384,12 @@ mod tests {
         }
         // One N only: no peers-vs-N chart.
         assert!(!names.iter().any(|n| n.starts_with("peers_")), "{names:?}");
+        // The CPU bound, measured at one M, is drawn flat beside the I/O bound.
+        let svg = std::fs::read_to_string(dir.path().join("plots/time_vs_m_lines_8M.svg")).unwrap();
+        assert!(svg.contains("CPU bound (tmpfs), 2 thread(s)") && svg.contains("I/O bound"), "{svg}");
+        let rows: Vec<SummaryRow> = summarise(&read_raw(&dir.path().join("raw.csv")).unwrap());
+        let c = charts(&rows).into_iter().find(|(n, _)| n == "time_vs_m_lines_8M").unwrap().1;
+        let s = c.series.iter().find(|s| s.label.starts_with("CPU bound")).unwrap();
+        assert_eq!(s.points, vec![((1 << 20) as f64, 0.7), ((4 << 20) as f64, 0.7)]);
     }
 }

@@ -1,13 +1,14 @@
 //! The sort campaign's CSV files: `raw.csv` (a row per run) and
-//! `summary.csv` (a row per point, with the ratios to the I/O bound and to
-//! the peers: GNU sort, STXXL, the in-memory sort).
+//! `summary.csv` (a row per point, with the ratios to the I/O bound, the
+//! CPU bound and the peers: GNU sort, STXXL, the in-memory sort; which
+//! bound binds).
 //!
 //! `raw.csv` columns, in order (empty where a column does not apply to the
 //! tool):
 //!
 //! | column | meaning |
 //! |---|---|
-//! | `tool` | `emsort`, `gnu-sort`, `uutils-sort` (uutils coreutils' `sort`, keys experiment), `duckdb` (DuckDB's `COPY (SELECT … ORDER BY …)`, keys experiment), `stxxl` (STXXL's `stxxl::sorter` on u32, through `bench/stxxl/stxxl_sort.cpp`), `in-memory` (read all, sort on all cores: numbers with emsort's radix sort, records and lines with `par_sort`; write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks) |
+//! | `tool` | `emsort`, `cpu-bound` (emsort with input, runs and output on tmpfs, [`super::cpu_bound`]), `gnu-sort`, `uutils-sort` (uutils coreutils' `sort`, keys experiment), `duckdb` (DuckDB's `COPY (SELECT … ORDER BY …)`, keys experiment), `stxxl` (STXXL's `stxxl::sorter` on u32, through `bench/stxxl/stxxl_sort.cpp`), `in-memory` (read all, sort on all cores: numbers with emsort's radix sort, records and lines with `par_sort`; write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks) |
 //! | `format`, `bytes`, `items` | the input: format, size N in bytes, items (lines for `lines`) |
 //! | `memory`, `fan_in`, `block_size`, `policy`, `io` | emsort's M, d, B, merge policy and stream kind; GNU sort: M (its `-S`); STXXL: M, its block size and I/O implementation (`syscall`) |
 //! | `threads` | threads used (emsort `--parallel`, GNU sort `--parallel`, STXXL's OpenMP threads, the in-memory pool) |
@@ -29,6 +30,7 @@
 //! | `keys` | keys experiment: the key options (`-t, -k3,3n`, `-u`, …; DuckDB ran the equivalent query) |
 //! | `verified` | keys experiment: `reference` (GNU sort's output, or emsort's without GNU sort), `identical` (byte for byte the reference), `rows` (DuckDB: as many rows as the reference), `unchecked` (nothing to compare with), `MISMATCH` (a different output), `FAILED` (the tool failed: its time is not counted) |
 //! | `error` | keys experiment: why a run failed or mismatched |
+//! | `user_s`, `system_s` | CPU seconds in user mode and in the kernel (`wait4`'s rusage of a child process, all its threads; `getrusage` deltas of an in-process run) |
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -39,8 +41,8 @@ use crate::stats::Stats;
 use crate::Result;
 
 /// The tools a campaign runs.
-pub const TOOLS: [&str; 7] =
-    ["emsort", "gnu-sort", "uutils-sort", "duckdb", "stxxl", "in-memory", "io-bound"];
+pub const TOOLS: [&str; 8] =
+    ["emsort", "gnu-sort", "uutils-sort", "duckdb", "stxxl", "in-memory", "cpu-bound", "io-bound"];
 
 /// `verified` of a run whose tool failed (its time is left out of the summary).
 pub const FAILED: &str = "FAILED";
@@ -90,6 +92,10 @@ pub struct RawRow {
     pub verified: String,
     #[serde(default)]
     pub error: String,
+    #[serde(default)]
+    pub user_s: Option<f64>,
+    #[serde(default)]
+    pub system_s: Option<f64>,
 }
 
 fn sort_experiment() -> String {
@@ -135,6 +141,8 @@ impl RawRow {
             keys: String::new(),
             verified: String::new(),
             error: String::new(),
+            user_s: None,
+            system_s: None,
         }
     }
 
@@ -251,11 +259,25 @@ pub struct SummaryRow {
     pub major_faults: u64,
     /// Median CPU migrations.
     pub cpu_migrations: Option<u64>,
+    /// Median user CPU seconds (child processes: all threads).
+    pub user_s: Option<f64>,
+    /// Median system CPU seconds.
+    pub system_s: Option<f64>,
     /// The I/O lower bound of this input: 2 × the median `io-bound` time
     /// (two passes).
     pub io_bound_s: Option<f64>,
     /// median_s / io_bound_s.
     pub ratio_to_io_bound: Option<f64>,
+    /// The CPU bound: the median `cpu-bound` time on this input (and keys)
+    /// with the same M and threads.
+    pub cpu_bound_s: Option<f64>,
+    /// median_s / cpu_bound_s.
+    pub ratio_to_cpu_bound: Option<f64>,
+    /// The bound that binds: `io-bound` or `cpu-bound`, the larger of
+    /// io_bound_s and cpu_bound_s (the one measured when only one is).
+    pub bound: String,
+    /// median_s / the binding bound's time.
+    pub ratio_to_bound: Option<f64>,
     /// GNU sort's median on this input with the same M and threads.
     pub gnu_sort_s: Option<f64>,
     /// gnu_sort_s / median_s: how many times faster than GNU sort.
@@ -351,8 +373,14 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
                 major_faults: med_u(runs.iter().map(|r| r.major_faults)),
                 cpu_migrations: med_f(runs.iter().map(|r| r.cpu_migrations.map(|x| x as f64)))
                     .map(|x| x.round() as u64),
+                user_s: med_f(runs.iter().map(|r| r.user_s)),
+                system_s: med_f(runs.iter().map(|r| r.system_s)),
                 io_bound_s: None,
                 ratio_to_io_bound: None,
+                cpu_bound_s: None,
+                ratio_to_cpu_bound: None,
+                bound: String::new(),
+                ratio_to_bound: None,
                 gnu_sort_s: None,
                 speedup_vs_gnu_sort: None,
                 in_memory_s: None,
@@ -373,6 +401,13 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
             .map(|p| p.median_s)
             .find(|s| s.is_finite())
     };
+    let cpu_bounds: Vec<Option<f64>> = out
+        .iter()
+        .map(|r| match r.tool.as_str() {
+            "io-bound" | "cpu-bound" | "in-memory" => None,
+            _ => find(&out, r, "cpu-bound", true),
+        })
+        .collect();
     type Peers = (Option<f64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>, Option<f64>);
     let peers: Vec<Peers> = out
         .iter()
@@ -386,12 +421,26 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
             (io, gnu, mem, stxxl, uutils, duckdb)
         })
         .collect();
-    for (r, (io, gnu, mem, stxxl, uutils, duckdb)) in out.iter_mut().zip(peers) {
+    for ((r, (io, gnu, mem, stxxl, uutils, duckdb)), cpu) in out.iter_mut().zip(peers).zip(cpu_bounds) {
         if r.tool == "io-bound" {
             continue;
         }
         r.io_bound_s = io;
         r.ratio_to_io_bound = ratio(Some(r.median_s), io);
+        r.cpu_bound_s = cpu;
+        r.ratio_to_cpu_bound = ratio(Some(r.median_s), cpu);
+        if r.tool != "cpu-bound" && r.tool != "in-memory" {
+            let binding = match (io, cpu) {
+                (Some(i), Some(c)) if c > i => Some(("cpu-bound", c)),
+                (Some(i), _) => Some(("io-bound", i)),
+                (None, Some(c)) => Some(("cpu-bound", c)),
+                (None, None) => None,
+            };
+            if let Some((name, t)) = binding {
+                r.bound = name.into();
+                r.ratio_to_bound = ratio(Some(r.median_s), Some(t));
+            }
+        }
         r.gnu_sort_s = gnu;
         r.speedup_vs_gnu_sort = ratio(gnu, Some(r.median_s));
         r.stxxl_s = stxxl;
@@ -451,6 +500,8 @@ mod tests {
         ];
         let s = summarise(&rows);
         assert_eq!(s.len(), 6);
+        assert!(s.iter().all(|r| r.cpu_bound_s.is_none() && r.ratio_to_cpu_bound.is_none()));
+        assert_eq!((s[0].bound.as_str(), s[0].ratio_to_bound), ("io-bound", Some(2.0)));
         let e = &s[0];
         assert_eq!((e.tool.as_str(), e.memory, e.reps), ("emsort", Some(100), 3));
         assert_eq!((e.min_s, e.median_s, e.max_s), (1.0, 2.0, 3.0));
@@ -468,6 +519,48 @@ mod tests {
         assert_eq!(gnu.ratio_to_io_bound, Some(8.0));
         assert_eq!(gnu.speedup_vs_gnu_sort, None);
         assert_eq!(e.stxxl_s, None);
+    }
+
+    /// The CPU bound at the same M and threads; the larger of it and the
+    /// I/O bound binds.
+    #[test]
+    fn cpu_bound_ratio_and_the_binding_bound() {
+        let cpu = |m: u64, t: usize, rep: u32, secs: f64| {
+            let mut r = row("cpu-bound", Some(m), t, rep, secs);
+            (r.user_s, r.system_s) = (Some(secs * 1.5), Some(secs / 4.0));
+            r
+        };
+        let rows = vec![
+            row("emsort", Some(100), 2, 1, 3.0),
+            row("emsort", Some(200), 2, 1, 1.6),
+            row("emsort", Some(300), 2, 1, 9.0),
+            row("gnu-sort", Some(100), 2, 1, 12.0),
+            cpu(100, 2, 1, 1.0),
+            cpu(100, 2, 2, 2.0),
+            cpu(100, 2, 3, 1.5),
+            cpu(200, 2, 1, 0.5),
+            cpu(300, 1, 1, 0.5),
+            row("io-bound", None, 0, 1, 0.4),
+        ];
+        let s = summarise(&rows);
+        let get = |tool: &str, m: u64| s.iter().find(|r| r.tool == tool && r.memory == Some(m)).unwrap();
+        let e = get("emsort", 100);
+        assert_eq!((e.cpu_bound_s, e.ratio_to_cpu_bound), (Some(1.5), Some(2.0)));
+        assert_eq!(e.io_bound_s, Some(0.8));
+        assert_eq!((e.bound.as_str(), e.ratio_to_bound), ("cpu-bound", Some(2.0)));
+        // At M = 200 the CPU bound (0.5 s) is below 2 × the I/O bound (0.8 s).
+        let e = get("emsort", 200);
+        assert_eq!(e.ratio_to_cpu_bound, Some(3.2));
+        assert_eq!((e.bound.as_str(), e.ratio_to_bound), ("io-bound", Some(2.0)));
+        // The CPU bound ran with 1 thread only at M = 300.
+        let e = get("emsort", 300);
+        assert_eq!((e.cpu_bound_s, e.bound.as_str()), (None, "io-bound"));
+        assert_eq!(get("gnu-sort", 100).ratio_to_cpu_bound, Some(8.0));
+        let c = get("cpu-bound", 100);
+        assert_eq!((c.reps, c.median_s, c.cpu_bound_s, c.bound.as_str()), (3, 1.5, None, ""));
+        assert_eq!((c.user_s, c.system_s), (Some(2.25), Some(0.375)));
+        assert_eq!(c.ratio_to_io_bound, Some(1.875));
+        assert_eq!(s.last().unwrap().tool, "io-bound");
     }
 
     #[test]

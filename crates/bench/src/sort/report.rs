@@ -2,10 +2,13 @@
 //!
 //! [`headline`] picks, per input (format, N) and emsort stream kind (so
 //! `buffered` and `direct` each get a line), emsort's fastest point and
-//! sets it beside the I/O lower bound (2 × one O_DIRECT read + write), GNU
+//! sets it beside the I/O lower bound (2 × one O_DIRECT read + write), the CPU
+//! bound at the same M and threads (the same sort on tmpfs), GNU
 //! sort and STXXL (each at the same M and threads when measured there, else
-//! its fastest) and the in-memory sort; [`format_table`] lays the rows out. Every number
-//! comes from the summary rows given.
+//! its fastest) and the in-memory sort; [`format_table`] lays the rows out.
+//! [`bounds_table`] says, per emsort point, which of the two limits of the
+//! machine binds: the I/O bound or the CPU bound (the same sort on tmpfs).
+//! Every number comes from the summary rows given.
 
 use emsort_io::format_size;
 
@@ -25,6 +28,8 @@ pub struct HeadlineRow {
     pub setting: String,
     /// The I/O lower bound, seconds.
     pub io_bound_s: Option<f64>,
+    /// The CPU bound at the same M and threads (emsort on tmpfs), seconds.
+    pub cpu_bound_s: Option<f64>,
     /// GNU sort's median, seconds.
     pub gnu_sort_s: Option<f64>,
     /// The in-memory sort's median, seconds.
@@ -37,6 +42,10 @@ impl HeadlineRow {
     /// emsort / I/O bound.
     pub fn ratio_to_io_bound(&self) -> Option<f64> {
         self.io_bound_s.filter(|b| *b > 0.0).map(|b| self.emsort_s / b)
+    }
+    /// emsort / CPU bound.
+    pub fn ratio_to_cpu_bound(&self) -> Option<f64> {
+        self.cpu_bound_s.filter(|b| *b > 0.0).map(|b| self.emsort_s / b)
     }
     /// GNU sort / emsort.
     pub fn speedup_vs_gnu_sort(&self) -> Option<f64> {
@@ -83,6 +92,7 @@ pub fn headline(rows: &[SummaryRow]) -> Vec<HeadlineRow> {
                     best.threads
                 ),
                 io_bound_s: best.io_bound_s,
+                cpu_bound_s: best.cpu_bound_s,
                 gnu_sort_s: best.gnu_sort_s.or_else(|| fastest("gnu-sort")),
                 in_memory_s: best.in_memory_s,
                 stxxl_s: best.stxxl_s.or_else(|| fastest("stxxl")),
@@ -96,12 +106,14 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
     let opt = |x: Option<f64>| x.map(format_seconds).unwrap_or_else(|| "-".into());
     let ratio = |x: Option<f64>| x.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "-".into());
     let mut s = format!(
-        "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
+        "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
         "format",
         "N",
         "emsort",
         "best setting",
         "I/O bound",
+        "ratio",
+        "CPU bound",
         "ratio",
         "GNU sort",
         "speedup",
@@ -112,13 +124,15 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
     );
     for r in rows {
         s.push_str(&format!(
-            "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
+            "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
             r.format,
             format_size(r.bytes),
             format_seconds(r.emsort_s),
             r.setting,
             opt(r.io_bound_s),
             ratio(r.ratio_to_io_bound()),
+            opt(r.cpu_bound_s),
+            ratio(r.ratio_to_cpu_bound()),
             opt(r.gnu_sort_s),
             ratio(r.speedup_vs_gnu_sort()),
             opt(r.stxxl_s),
@@ -128,7 +142,8 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
         ));
     }
     s.push_str(
-        "ratio = emsort / I/O bound (2 x one O_DIRECT read + write) and emsort / in-memory sort; \
+        "ratio = emsort / I/O bound (2 x one O_DIRECT read + write), emsort / CPU bound (the same \
+         sort on tmpfs, emsort's defaults at this M) and emsort / in-memory sort; \
          speedup = GNU sort / emsort and STXXL / emsort (same M and threads where measured).\n",
     );
     s
@@ -213,6 +228,52 @@ pub fn threads_reading(rows: &[SummaryRow]) -> String {
     out
 }
 
+/// The README's table of bounds (Markdown): per emsort point of the sort
+/// experiment, its median, 2 × the I/O bound, the CPU bound at the same M
+/// and threads (with its user and system seconds), which of the two binds
+/// (the larger) and emsort's time over it. Empty without emsort rows.
+pub fn bounds_table(rows: &[SummaryRow]) -> String {
+    let em: Vec<&SummaryRow> = rows.iter().filter(|r| r.tool == "emsort" && r.experiment != "keys").collect();
+    if em.is_empty() {
+        return String::new();
+    }
+    let t = |x: Option<f64>| x.filter(|v| v.is_finite()).map(format_seconds).unwrap_or_else(|| "-".into());
+    let mut s = String::from(
+        "| point | emsort | 2 × I/O bound | CPU bound (user + system) | binds | emsort / bound |\n\
+         |---|---:|---:|---:|---|---:|\n",
+    );
+    for r in em {
+        let cpu = rows.iter().find(|c| {
+            c.tool == "cpu-bound"
+                && c.experiment == r.experiment
+                && c.format == r.format
+                && c.bytes == r.bytes
+                && c.memory == r.memory
+                && c.threads == r.threads
+        });
+        let usage = match cpu.map(|c| (c.user_s, c.system_s)) {
+            Some((Some(u), Some(sy))) => format!(" ({} + {})", format_seconds(u), format_seconds(sy)),
+            _ => String::new(),
+        };
+        s.push_str(&format!(
+            "| {} N={} M={} d={} {} {} t={} | {} | {} | {}{usage} | {} | {} |\n",
+            r.format,
+            format_size(r.bytes),
+            r.memory.map(format_size).unwrap_or_default(),
+            r.fan_in.unwrap_or(0),
+            r.policy,
+            r.io,
+            r.threads,
+            t(Some(r.median_s)),
+            t(r.io_bound_s),
+            t(r.cpu_bound_s),
+            if r.bound.is_empty() { "-" } else { &r.bound },
+            r.ratio_to_bound.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into()),
+        ));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::record::{summarise, RawRow};
@@ -240,6 +301,7 @@ mod tests {
         assert_eq!(h[0].ratio_to_io_bound(), Some(2.0));
         assert_eq!(h[0].speedup_vs_gnu_sort(), Some(5.0));
         assert_eq!(h[0].ratio_to_in_memory(), None);
+        assert_eq!(h[0].ratio_to_cpu_bound(), None);
         assert_eq!(threads_reading(&summarise(&rows)), "");
         let mut one = rows[1].clone();
         (one.threads, one.seconds, one.voluntary_cs) = (1, 1.5, 7);
@@ -258,8 +320,37 @@ mod tests {
         let mut x = RawRow::new("stxxl", "lines", 8 << 20, 9, 2, 1);
         (x.memory, x.seconds) = (Some(4 << 20), 4.0);
         rows.push(x);
+        let mut c = RawRow::new("cpu-bound", "lines", 8 << 20, 9, 2, 1);
+        (c.memory, c.seconds) = (Some(4 << 20), 0.8);
+        rows.push(c);
         let h = headline(&summarise(&rows));
         assert_eq!(h[0].speedup_vs_stxxl(), Some(4.0));
+        assert_eq!((h[0].cpu_bound_s, h[0].ratio_to_cpu_bound()), (Some(0.8), Some(1.25)));
+        assert!(format_table(&h).contains("800 ms   1.25x"), "{}", format_table(&h));
         assert!(format_table(&h).contains("4.00x"));
+    }
+    #[test]
+    fn bounds_table_names_the_binding_bound() {
+        let mut rows = Vec::new();
+        for (tool, m, secs) in
+            [("emsort", 1u64 << 20, 4.0), ("emsort", 4 << 20, 1.5), ("cpu-bound", 1 << 20, 2.0)]
+        {
+            let mut r = RawRow::new(tool, "u32", 8 << 20, 9, 2, 1);
+            (r.memory, r.fan_in, r.seconds, r.policy, r.io) =
+                (Some(m), Some(8), secs, "optimal".into(), "buffered".into());
+            (r.user_s, r.system_s) = (Some(3.0), Some(0.5));
+            rows.push(r);
+        }
+        let mut io = RawRow::new("io-bound", "u32", 8 << 20, 9, 1, 1);
+        io.seconds = 0.5;
+        rows.push(io);
+        let t = bounds_table(&summarise(&rows));
+        assert!(t.contains("| u32 N=8M M=1M d=8 optimal buffered t=2 | 4 s | 1 s | 2 s (3 s + 500 ms) | cpu-bound | 2.00x |"), "{t}");
+        assert!(
+            t.contains("| u32 N=8M M=4M d=8 optimal buffered t=2 | 1.5 s | 1 s | - | io-bound | 1.50x |"),
+            "{t}"
+        );
+        assert_eq!(t.lines().count(), 4, "{t}");
+        assert_eq!(bounds_table(&[]), "");
     }
 }

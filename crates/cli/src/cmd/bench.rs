@@ -299,6 +299,19 @@ Peers, on the same input in the same run (once per repetition):
              emsort's byte for byte. A failed build or run is recorded in
              machine.json (stxxl_driver, stxxl_errors) and the campaign goes on;
              --no-stxxl leaves it out (summary: stxxl_s, speedup_vs_stxxl)
+  cpu-bound  the other limit of the machine: the same `emsort sort ... --stats FILE -q`
+             with the input copied into a directory on tmpfs (/dev/shm, or
+             --cpu-bound-dir DIR), -T and the output there, --io buffered (tmpfs
+             refuses O_DIRECT), the page cache not emptied; at every (M, P) of the grid
+             with emsort's default d, policy and B for M (and per key sort in the keys
+             experiment); output verified. Skipped with a note in machine.json
+             (cpu_bound) when /dev/shm is not tmpfs or lacks room for 4 x N; a
+             --cpu-bound-dir that cannot serve is an error; --no-cpu-bound leaves it
+             out. tmpfs is no pure CPU bound: its page allocations and copies are
+             system time (user_s, system_s columns). Summary: cpu_bound_s,
+             ratio_to_cpu_bound, and bound = the larger of 2 x io-bound and cpu-bound,
+             the one a sort should approach, with ratio_to_bound; README.md's table
+             says which one binds per point
 Every tool's time includes an fsync of its output.
 
 Keys experiment (--formats csv, --keys LIST): about N bytes of typed CSV lines
@@ -316,14 +329,17 @@ thread count by each key sort, every tool on a cold cache:
                threads = T, temp_directory; COPY (SELECT ... FROM read_csv(IN) ORDER BY
                amount | category, amount DESC | DISTINCT line | DISTINCT ON (id) ...)
                TO OUT
-emsort's and uutils sort's outputs are compared byte for byte with GNU sort's;
-DuckDB's (its ties and number format differ) by its row count. A failed run (DuckDB
-out of memory, say) or a different output is a row with verified = FAILED or
-MISMATCH and the message in `error`, listed in machine.json (keys_problems) and
-printed at the end; the campaign goes on. A peer that is not installed is left out
-with a warning (--no-uutils, --no-duckdb leave them out). README.md gets a table per
-key sort: each tool's median, its time over emsort's, and issue 17's bar (at least
-4x faster than GNU sort, faster than uutils sort and than DuckDB).
+  cpu-bound    emsort sort KEYS -S M --parallel T --io buffered with input, -T and
+               output on tmpfs (see above)
+emsort's, the CPU bound's and uutils sort's outputs are compared byte for byte with
+GNU sort's; DuckDB's (its ties and number format differ) by its row count. A failed
+run (DuckDB out of memory, say) or a different output is a row with verified =
+FAILED or MISMATCH and the message in `error`, listed in machine.json
+(keys_problems) and printed at the end; the campaign goes on. A peer that is not
+installed is left out with a warning (--no-uutils, --no-duckdb leave them out).
+README.md gets a table per key sort: each tool's median, its time over emsort's,
+issue 17's bar (at least 4x faster than GNU sort, faster than uutils sort and than
+DuckDB) and emsort's time over the CPU bound.
 
 Cost model: predicted_blocks = ceil(2 * N * passes / B) block transfers, with passes
 from the plan's merge schedule (run formation counts as the first pass) and B the
@@ -348,14 +364,16 @@ Files written into OUTDIR:
                 bytes_written, predicted_passes, predicted_blocks, blocks_moved,
                 peak_rss_bytes, rss_before_bytes, voluntary_cs, involuntary_cs, minor_faults,
                 major_faults, cpu_migrations, cache, note, experiment, keys,
-                verified, error (flushed per run)
+                verified, error, user_s, system_s (flushed per run)
   summary.csv   a row per point: min/median/max seconds, median phases and counts,
-                ratio to the I/O bound, speedup over GNU sort and over STXXL (same M
-                and threads), ratio to the in-memory sort
+                ratio to the I/O bound and to the CPU bound, which one binds,
+                speedup over GNU sort and over STXXL (same M and threads), ratio to
+                the in-memory sort
   machine.json  CPU, cores, memory, kernel, file system, command line, date, cache
                 method, GNU sort's version, STXXL's and the C++ compiler's versions,
-                how the STXXL driver was built (or why not), failed STXXL runs
-  README.md     the columns, the tools and the cost model
+                how the STXXL driver was built (or why not), failed STXXL runs,
+                where the CPU bound ran or why not (cpu_bound)
+  README.md     the columns, the tools, the cost model and which bound binds
   plots/*.svg   time vs M per d, time vs d per M, time per phase vs M, emsort vs
                 peers per N, context switches / migrations / faults vs threads
 Plots are made from raw.csv; --plot-only DIR redraws them (and summary.csv).
@@ -368,8 +386,8 @@ Examples:
   emsort bench sort --plot-only emsort-results/2026-01-01-sort";
 
 /// Sort inputs over a grid of N, M, d, policy, I/O kind and threads on a cold cache,
-/// with the I/O lower bound, GNU sort, STXXL and an in-memory sort as peers; write raw
-/// CSV, a summary, machine facts and plots.
+/// with the I/O and CPU bounds, GNU sort, STXXL and an in-memory sort as peers; write
+/// raw CSV, a summary, machine facts and plots.
 #[derive(Args)]
 #[command(after_long_help = SORT_AFTER_HELP)]
 pub struct SortBenchArgs {
@@ -431,6 +449,12 @@ pub struct SortBenchArgs {
     /// Leave DuckDB out of the keys experiment (by default it runs when installed).
     #[arg(long)]
     no_duckdb: bool,
+    /// Leave the CPU bound out (by default it runs in /dev/shm when that is tmpfs with room).
+    #[arg(long)]
+    no_cpu_bound: bool,
+    /// Run the CPU bound in DIR, which must be tmpfs with room for 4 x the largest input.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cpu_bound")]
+    cpu_bound_dir: Option<PathBuf>,
     /// Run emsort inside the harness's process instead of as a child `emsort sort`
     /// (its peak RSS, context switches and page faults then include the harness's).
     #[arg(long)]
@@ -446,7 +470,7 @@ pub struct SortBenchArgs {
     #[arg(long, value_name = "EXE", conflicts_with = "in_process")]
     baseline: Option<PathBuf>,
     /// Measure nothing: redraw summary.csv and the plots of an earlier campaign from its raw.csv.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["params", "quick", "work_dir", "out_dir", "cache", "no_stxxl", "no_uutils", "no_duckdb", "in_process", "stdio", "baseline"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["params", "quick", "work_dir", "out_dir", "cache", "no_stxxl", "no_uutils", "no_duckdb", "no_cpu_bound", "cpu_bound_dir", "in_process", "stdio", "baseline"])]
     plot_only: Option<PathBuf>,
     /// No progress bar and no warnings; the final table is still printed.
     #[arg(short, long)]
@@ -522,6 +546,10 @@ fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
         campaign = campaign.stxxl(None);
     }
     campaign = campaign.uutils(!a.no_uutils).duckdb(!a.no_duckdb);
+    campaign = match &a.cpu_bound_dir {
+        Some(dir) => campaign.cpu_bound_dir(dir),
+        None => campaign.cpu_bound(!a.no_cpu_bound),
+    };
     if !a.in_process {
         let exe = std::env::current_exe().context("cannot find the emsort binary to run the sorts")?;
         campaign = campaign.sorter_exe(exe).stdio(a.stdio).baseline(a.baseline.clone());

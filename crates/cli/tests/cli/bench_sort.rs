@@ -7,6 +7,15 @@ use std::path::Path;
 
 use crate::{p, run, stderr, stdout};
 
+/// Whether /dev/shm is tmpfs (where the CPU bound runs by default).
+fn shm_is_tmpfs() -> bool {
+    std::process::Command::new("stat")
+        .args(["-f", "-c", "%T", "/dev/shm"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "tmpfs")
+        .unwrap_or(false)
+}
+
 fn gnu_sort_available() -> bool {
     std::process::Command::new("sort").arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
 }
@@ -62,6 +71,9 @@ fn tiny_grid_writes_rows_peers_machine_facts_and_plots() {
     // 2 formats × 2 M × 2 d emsort runs; an I/O bound per input.
     assert_eq!(tools.iter().filter(|t| *t == "emsort").count(), 8, "{raw}");
     assert_eq!(tools.iter().filter(|t| *t == "io-bound").count(), 2, "{raw}");
+    // The CPU bound at each (M, threads) of each input, on tmpfs.
+    let cpu = if shm_is_tmpfs() { 4 } else { 0 };
+    assert_eq!(tools.iter().filter(|t| *t == "cpu-bound").count(), cpu, "{raw}");
     if gnu_sort_available() {
         let gnu: Vec<&str> = raw.lines().filter(|l| l.starts_with("gnu-sort,lines,")).collect();
         assert_eq!(gnu.len(), 2, "{raw}");
@@ -80,6 +92,7 @@ fn tiny_grid_writes_rows_peers_machine_facts_and_plots() {
         "stxxl_driver",
         "stxxl_errors",
         "emsort_runs",
+        "cpu_bound",
     ] {
         assert!(machine.get(key).is_some(), "machine.json lacks {key}");
     }
@@ -90,18 +103,42 @@ fn tiny_grid_writes_rows_peers_machine_facts_and_plots() {
     assert!(runs.starts_with("child process: ") && runs.contains("emsort"), "{runs}");
     let header: Vec<&str> = header.split(',').collect();
     let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
-    for line in raw.lines().skip(1).filter(|l| l.starts_with("emsort,")) {
+    for line in raw.lines().skip(1).filter(|l| l.starts_with("emsort,") || l.starts_with("cpu-bound,")) {
         let f: Vec<&str> = line.split(',').collect();
+        let cpu_s = f[col("user_s")].parse::<f64>().unwrap() + f[col("system_s")].parse::<f64>().unwrap();
+        assert!(cpu_s > 0.0, "{line}");
         assert!(f[col("rss_before_bytes")].is_empty(), "{line}");
         assert!(f[col("peak_rss_bytes")].parse::<u64>().unwrap() > 0, "{line}");
         assert!(f[col("minor_faults")].parse::<u64>().unwrap() > 0, "{line}");
         assert!(f[col("runs")].parse::<u64>().unwrap() >= 1, "{line}");
         assert!(f[col("bytes_written")].parse::<u64>().unwrap() >= 2 << 20, "{line}");
     }
+    for line in raw.lines().skip(1).filter(|l| l.starts_with("cpu-bound,")) {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!((f[col("io")], f[col("cache")]), ("buffered", "none (tmpfs)"), "{line}");
+    }
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    assert!(summary.lines().next().unwrap().contains("ratio_to_io_bound"), "{summary}");
+    let s_header: Vec<&str> = summary.lines().next().unwrap().split(',').collect();
+    for c in ["ratio_to_io_bound", "cpu_bound_s", "ratio_to_cpu_bound", "bound", "ratio_to_bound"] {
+        assert!(s_header.contains(&c), "summary.csv lacks {c}: {summary}");
+    }
+    let s_col = |name: &str| s_header.iter().position(|c| *c == name).unwrap();
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(readme.contains("predicted_blocks = ceil(2 · N · p / B)"), "{readme}");
+    assert!(readme.contains("tmpfs is not a pure CPU bound"), "{readme}");
+    if cpu > 0 {
+        assert!(machine["cpu_bound"].as_str().unwrap().starts_with("tmpfs /dev/shm"), "{machine}");
+        for line in summary.lines().skip(1).filter(|l| l.starts_with("emsort,")) {
+            let f: Vec<&str> = line.split(',').collect();
+            let ratio: f64 = f[s_col("ratio_to_cpu_bound")].parse().unwrap();
+            let (em, cb): (f64, f64) =
+                (f[s_col("median_s")].parse().unwrap(), f[s_col("cpu_bound_s")].parse().unwrap());
+            assert!((ratio - em / cb).abs() < 1e-9 * ratio, "{line}");
+            assert!(["io-bound", "cpu-bound"].contains(&f[s_col("bound")]), "{line}");
+        }
+        assert!(readme.contains("## Bounds: which one binds"), "{readme}");
+        assert!(readme.contains("| u32 N=2M M=256K d=2 optimal buffered t=1 |"), "{readme}");
+    }
     let svgs = std::fs::read_dir(out.join("plots")).unwrap().count();
     assert!(svgs > 0);
     let text = stdout(&o);
@@ -327,6 +364,9 @@ fn keys_experiment_on_a_tiny_csv() {
     if duckdb {
         tools.push("duckdb");
     }
+    if shm_is_tmpfs() {
+        tools.push("cpu-bound");
+    }
     assert_eq!(rows.len(), labels.len() * tools.len(), "{rows:?}");
     for keys in labels {
         for tool in &tools {
@@ -348,6 +388,9 @@ fn keys_experiment_on_a_tiny_csv() {
     assert!(readme.contains("## Keys experiment: results"), "{readme}");
     assert!(readme.contains("### `-t, -k2,2 -k3,3nr` — csv N = 300K, M = 16M, 2 thread(s)"), "{readme}");
     assert!(readme.contains("Bar: >= 4x GNU sort: "), "{readme}");
+    if shm_is_tmpfs() {
+        assert!(readme.contains("Bound: cpu-bound binds, "), "{readme}");
+    }
     let text = stdout(&o);
     assert!(text.contains("Keys experiment") && text.contains("| gnu-sort |"), "{text}");
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
@@ -357,6 +400,45 @@ fn keys_experiment_on_a_tiny_csv() {
         .file_name()
         .to_string_lossy()
         .starts_with(".emsort-work")));
+}
+
+/// `--no-cpu-bound` leaves the CPU bound out; a `--cpu-bound-dir` that is
+/// not tmpfs is refused before any run.
+#[test]
+fn cpu_bound_can_be_left_out_and_needs_tmpfs() {
+    let d = tempfile::tempdir().unwrap();
+    let args = |out: &Path| -> Vec<String> {
+        let v = ["bench", "sort", "--formats", "u32", "--sizes", "256K", "-M", "64K", "--fan-in", "2"];
+        let mut v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+        for a in ["--threads", "1", "--reps", "1", "--cache", "none", "--no-stxxl", "-q", "-o", p(out)] {
+            v.push(a.to_string());
+        }
+        v
+    };
+    let mut a = args(&d.path().join("o"));
+    a.push("--no-cpu-bound".into());
+    let o = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let raw = std::fs::read_to_string(d.path().join("o/raw.csv")).unwrap();
+    assert!(!raw.contains("\ncpu-bound,"), "{raw}");
+    let machine = std::fs::read_to_string(d.path().join("o/machine.json")).unwrap();
+    assert!(machine.contains("\"cpu_bound\": \"not used: turned off\""), "{machine}");
+    let mut a = args(&d.path().join("o2"));
+    a.extend(["--cpu-bound-dir".to_string(), p(d.path()).to_string()]);
+    let o = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    if std::process::Command::new("stat")
+        .args(["-f", "-c", "%T", p(d.path())])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "tmpfs")
+    {
+        return; // the test's temporary directory is itself on tmpfs
+    }
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("the CPU bound's directory:") && stderr(&o).contains("not tmpfs"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// Key sorts without the csv format, and unknown key sorts, are refused.
