@@ -443,21 +443,7 @@ fn run_point(
     ctx.progress.message(&format!("emsort {label}"));
     let mut em = row("emsort");
     let _ = std::fs::remove_file(&stats_path);
-    let mut cmd = Command::new(exe);
-    cmd.arg("sort")
-        .args(p.keys.args())
-        .arg("-S")
-        .arg(size_arg(p.memory))
-        .arg("--parallel")
-        .arg(p.threads.to_string())
-        .arg("-T")
-        .arg(tmp)
-        .arg("--stats")
-        .arg(&stats_path)
-        .arg("--quiet")
-        .arg("-o")
-        .arg(&em_out)
-        .arg(input);
+    let cmd = emsort_command(exe, p, None, tmp, &stats_path, &em_out, input);
     let em_done = run_tool(ctx, cmd, &format!("emsort sort ({label})"), Some(input), &em_out, &mut em)?;
     if em_done {
         emsort_phases(&stats_path, &mut em);
@@ -513,23 +499,7 @@ fn run_point(
         r.cache = CPU_BOUND_CACHE.into();
         let _ = std::fs::remove_file(&stats_path);
         let (cpu_out, cpu_tmp) = (c.output(), c.tmp());
-        let mut cmd = Command::new(exe);
-        cmd.arg("sort")
-            .args(p.keys.args())
-            .arg("-S")
-            .arg(size_arg(p.memory))
-            .arg("--parallel")
-            .arg(p.threads.to_string())
-            .arg("--io")
-            .arg("buffered")
-            .arg("-T")
-            .arg(&cpu_tmp)
-            .arg("--stats")
-            .arg(&stats_path)
-            .arg("--quiet")
-            .arg("-o")
-            .arg(&cpu_out)
-            .arg(cpu_input);
+        let cmd = emsort_command(exe, p, Some("buffered"), &cpu_tmp, &stats_path, &cpu_out, cpu_input);
         let res = run_tool(ctx, cmd, &format!("emsort sort on tmpfs ({label})"), None, &cpu_out, &mut r)
             .and_then(|done| {
                 if done {
@@ -624,6 +594,32 @@ fn run_point(
         let _ = std::fs::remove_file(f);
     }
     Ok(())
+}
+
+/// `emsort sort KEYS -S M --parallel T [--io IO] -T TMP --stats STATS
+/// --quiet -o OUT INPUT`: emsort's run of a point, on the disk (`io`:
+/// its default streams) or on tmpfs for the CPU bound (`buffered`).
+fn emsort_command(
+    exe: &Path,
+    p: &KeysPoint,
+    io: Option<&str>,
+    tmp: &Path,
+    stats: &Path,
+    out: &Path,
+    input: &Path,
+) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.arg("sort")
+        .args(p.keys.args())
+        .arg("-S")
+        .arg(size_arg(p.memory))
+        .arg("--parallel")
+        .arg(p.threads.to_string());
+    if let Some(io) = io {
+        cmd.arg("--io").arg(io);
+    }
+    cmd.arg("-T").arg(tmp).arg("--stats").arg(stats).arg("--quiet").arg("-o").arg(out).arg(input);
+    cmd
 }
 
 fn write_row(ctx: &mut KeysCtx<'_>, row: &RawRow) -> Result<()> {
