@@ -41,8 +41,9 @@
 //! (most comparisons end there) and a pointer to its bytes in the run's
 //! read-ahead block (an item straddling two blocks is copied whole into a
 //! carry buffer); the parts of a round are split at pivot items and merged
-//! through the general loser tree, so the merge copies each item once,
-//! into the output. Equal items are all written (the tree breaks ties by
+//! through a loser tree that compares the heads' prefixes and calls the
+//! full comparison only on equal ones (`merge_items::HeadTree`), so the
+//! merge copies each item once, into the output. Equal items are all written (the tree breaks ties by
 //! run index); the merge does not need stability for correctness.
 //!
 //! With a compress program in the plan (GNU's `--compress-program`,

@@ -149,12 +149,7 @@ pub(crate) fn number_form(t: &[u8], out: &mut Vec<u8>) {
     let at = out.len();
     out.resize(at + n / 2 + 1, 0);
     let packed = &mut out[at..];
-    for (i, &d) in digits_int.iter().enumerate() {
-        packed[i / 2] |= (d - b'0' + 1) << (4 * (1 - i % 2));
-    }
-    let off = digits_int.len();
-    for (i, &d) in digits_frac.iter().enumerate() {
-        let i = off + i;
+    for (i, &d) in digits_int.iter().chain(digits_frac).enumerate() {
         packed[i / 2] |= (d - b'0' + 1) << (4 * (1 - i % 2));
     }
     if neg {
