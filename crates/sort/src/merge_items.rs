@@ -26,8 +26,9 @@
 //!    pivot j+1 and not before pivot j, so the parts' outputs are
 //!    consecutive pieces of the output block and need no further merging.
 //!    Each thread merges its part through a loser tree ([`HeadTree`],
-//!    whose matches compare the heads' 8-byte prefixes and call the full
-//!    comparison only when those are equal) straight into its piece:
+//!    whose matches compare the heads' 8-byte prefixes, then the next 8
+//!    bytes of the comparison, and call the full comparison only when
+//!    those are equal) straight into its piece:
 //!    every item is copied once, from its run's block into the output
 //!    block.
 //! 4. With `-u`, each part leaves out a line equal to the one it wrote
@@ -68,6 +69,12 @@ use crate::Format;
 #[derive(Clone, Copy)]
 struct Head {
     prefix: u64,
+    /// The next 8 bytes of the comparison when the prefixes are equal:
+    /// the key's bytes 8 to 16, or, for a normalised key of at most 8
+    /// bytes that only the last resort follows, the line's first 8 bytes
+    /// (inverted under `-r`); 0 when nothing cheap follows. Equal prefixes
+    /// and unequal `second`s order two heads as [`Order::cmp`] would.
+    second: u64,
     ptr: *const u8,
     len: usize,
     key: *const u8,
@@ -153,6 +160,7 @@ impl<'a> Order<'a> {
         let key = if self.normalised { &item[..0] } else { self.key(item) };
         Head {
             prefix: prefix(key),
+            second: prefix(key.get(8..).unwrap_or_default()),
             ptr: item.as_ptr(),
             len: item.len(),
             key: key.as_ptr(),
@@ -172,10 +180,26 @@ impl<'a> Order<'a> {
             *end = room.keys.len();
         }
         // Only now, with the buffer grown for good, take its addresses.
+        // Keys of at most 8 bytes that are equal (the keys are prefix-free,
+        // so equal prefixes mean equal keys) go on to the last resort, if
+        // that is all that follows: its first 8 bytes.
+        let line_second = lo.complete() && !lo.keeps_input_order();
         let mut start = 0;
         for (h, &end) in heads.iter_mut().zip(&ends) {
             let key = &room.keys[start..end];
             h.prefix = prefix(key);
+            h.second = match key.get(8..) {
+                Some(rest) => prefix(rest),
+                None if line_second => {
+                    let p = prefix(h.line());
+                    if lo.reverse() {
+                        !p
+                    } else {
+                        p
+                    }
+                }
+                None => 0,
+            };
             h.key = key.as_ptr();
             h.key_len = key.len();
             start = end;
@@ -548,10 +572,12 @@ fn merge_part(part: &[&[Head]], out: &mut [u8], order: &Order, unique: bool) -> 
 }
 
 /// A loser tree over the heads of a part's slices that plays each match
-/// on the heads' 8-byte prefixes, kept in the tree beside the source
-/// (`(prefix, source)`, the prefix inverted when the order is reversed):
-/// one integer comparison decides a match unless the prefixes are equal,
-/// and only then is the full [`Order::cmp`] called. (The general
+/// on the heads' 8-byte prefixes and their [`Head::second`]s, kept in the
+/// tree beside the source (`(prefix, second, source)`, inverted when the
+/// order is reversed): integer comparisons decide a match unless both are
+/// equal, and only then is the full [`Order::cmp`] called (for `-t,
+/// -k3,3n` on a CSV, whose amounts repeat, `second` — the line's first
+/// bytes — spares most of those calls). (The general
 /// [`LoserTree`](crate::loser_tree::LoserTree) called the comparison
 /// closure, out of line, for every match: half the merge's time for lines.)
 /// An exhausted source holds the largest prefix and loses to every live
@@ -561,8 +587,8 @@ struct HeadTree<'p, 'a> {
     /// The next item of each source.
     pos: Vec<usize>,
     /// `tree[1..k]`: the loser of each internal node; leaves sit at k..2k.
-    tree: Vec<(u64, u32)>,
-    winner: (u64, u32),
+    tree: Vec<(u64, u64, u32)>,
+    winner: (u64, u64, u32),
     order: &'p Order<'p>,
 }
 
@@ -572,12 +598,12 @@ impl<'p, 'a> HeadTree<'p, 'a> {
         let mut t = HeadTree {
             part,
             pos: vec![0; k],
-            tree: vec![(u64::MAX, 0); k.max(1)],
-            winner: (u64::MAX, 0),
+            tree: vec![(u64::MAX, u64::MAX, 0); k.max(1)],
+            winner: (u64::MAX, u64::MAX, 0),
             order,
         };
-        let mut up: Vec<(u64, u32)> =
-            (0..2 * k).map(|i| if i < k { (u64::MAX, 0) } else { t.entry(i - k) }).collect();
+        let mut up: Vec<(u64, u64, u32)> =
+            (0..2 * k).map(|i| if i < k { (u64::MAX, u64::MAX, 0) } else { t.entry(i - k) }).collect();
         for n in (1..k).rev() {
             let (a, b) = (up[2 * n], up[2 * n + 1]);
             let (w, l) = if t.beats(b, a) { (b, a) } else { (a, b) };
@@ -585,28 +611,31 @@ impl<'p, 'a> HeadTree<'p, 'a> {
             t.tree[n] = l;
         }
         // With one source, up[1] is its leaf.
-        t.winner = if k == 0 { (u64::MAX, u32::MAX) } else { up[1] };
+        t.winner = if k == 0 { (u64::MAX, u64::MAX, u32::MAX) } else { up[1] };
         t
     }
 
     /// Source `s`'s entry for its current head.
     #[inline]
-    fn entry(&self, s: usize) -> (u64, u32) {
-        let key = match self.part[s].get(self.pos[s]) {
-            Some(h) if self.order.reverse => !h.prefix,
-            Some(h) => h.prefix,
-            None => u64::MAX,
+    fn entry(&self, s: usize) -> (u64, u64, u32) {
+        let (key, second) = match self.part[s].get(self.pos[s]) {
+            Some(h) if self.order.reverse => (!h.prefix, !h.second),
+            Some(h) => (h.prefix, h.second),
+            None => (u64::MAX, u64::MAX),
         };
-        (key, s as u32)
+        (key, second, s as u32)
     }
 
     /// Whether entry `a` wins its match against `b`.
     #[inline(always)]
-    fn beats(&self, a: (u64, u32), b: (u64, u32)) -> bool {
+    fn beats(&self, a: (u64, u64, u32), b: (u64, u64, u32)) -> bool {
         if a.0 != b.0 {
             return a.0 < b.0;
         }
-        self.tie(a.1 as usize, b.1 as usize)
+        if a.1 != b.1 {
+            return a.1 < b.1;
+        }
+        self.tie(a.2 as usize, b.2 as usize)
     }
 
     /// Equal prefixes (or an exhausted source): the full order.
@@ -624,7 +653,7 @@ impl<'p, 'a> HeadTree<'p, 'a> {
     /// path); `None` once every source is exhausted.
     #[inline]
     fn pop(&mut self) -> Option<&'a Head> {
-        let s = self.winner.1 as usize;
+        let s = self.winner.2 as usize;
         let head = self.part.get(s)?.get(self.pos[s])?;
         self.pos[s] += 1;
         let mut up = self.entry(s);

@@ -103,34 +103,41 @@ pub(crate) fn number_form(t: &[u8], out: &mut Vec<u8>) {
         Some(b'-') => (true, &t[1..]),
         _ => (false, t),
     };
+    let int_len = digits(t);
+    if t.get(int_len) != Some(&THOUSANDS) {
+        return digits_form(neg, &t[..int_len], &t[int_len..], out);
+    }
     // GNU 9.1 reads byte 0x80 as a thousands separator in the C locale
     // (its "no separator" value, CHAR_MAX + 1, equals an unsigned 0x80):
     // it is skipped anywhere in the integer part.
     let int_len = t.iter().take_while(|&&b| b.is_ascii_digit() || b == THOUSANDS).count();
-    let int_digits: Vec<u8>;
-    let int: &[u8] = if t[..int_len].contains(&THOUSANDS) {
-        int_digits = t[..int_len].iter().copied().filter(|&b| b != THOUSANDS).collect();
-        &int_digits
-    } else {
-        &t[..int_len]
+    let int: Vec<u8> = t[..int_len].iter().copied().filter(|&b| b != THOUSANDS).collect();
+    digits_form(neg, &int, &t[int_len..], out)
+}
+
+/// How many ASCII digits `t` starts with.
+#[inline]
+fn digits(t: &[u8]) -> usize {
+    t.iter().position(|b| !b.is_ascii_digit()).unwrap_or(t.len())
+}
+
+/// [`number_form`] of the integer digits `int` and what follows them.
+#[inline]
+fn digits_form(neg: bool, int: &[u8], rest: &[u8], out: &mut Vec<u8>) {
+    let frac = match rest.split_first() {
+        Some((b'.', f)) => &f[..digits(f)],
+        _ => &rest[..0],
     };
-    let frac = match t.get(int_len) {
-        Some(b'.') => {
-            let f = &t[int_len + 1..];
-            &f[..f.iter().take_while(|b| b.is_ascii_digit()).count()]
-        }
-        _ => &t[..0],
-    };
-    let int = &int[int.iter().take_while(|&&b| b == b'0').count()..];
-    let frac = &frac[..frac.len() - frac.iter().rev().take_while(|&&b| b == b'0').count()];
+    let int = &int[int.iter().position(|&b| b != b'0').unwrap_or(int.len())..];
+    let frac = &frac[..frac.iter().rposition(|&b| b != b'0').map_or(0, |p| p + 1)];
     let (exp, digits_int, digits_frac): (i64, &[u8], &[u8]) = if !int.is_empty() {
         (int.len() as i64, int, frac)
     } else {
-        let zeros = frac.iter().take_while(|&&b| b == b'0').count();
-        if zeros == frac.len() {
+        // Trailing zeros are gone: an all-zero fraction is empty.
+        let Some(zeros) = frac.iter().position(|&b| b != b'0') else {
             out.push(2);
             return;
-        }
+        };
         (-(zeros as i64), &frac[..0], &frac[zeros..])
     };
     out.push(if neg { 1 } else { 3 });
@@ -144,18 +151,41 @@ pub(crate) fn number_form(t: &[u8], out: &mut Vec<u8>) {
         out.push(0xff);
         out.extend_from_slice(&(exp.min(u32::MAX as i64) as u32).to_be_bytes());
     }
-    // The digits two to a byte, then the 0 nibble: written in place.
-    let n = digits_int.len() + digits_frac.len();
-    let at = out.len();
-    out.resize(at + n / 2 + 1, 0);
-    let packed = &mut out[at..];
-    for (i, &d) in digits_int.iter().chain(digits_frac).enumerate() {
-        packed[i / 2] |= (d - b'0' + 1) << (4 * (1 - i % 2));
-    }
+    pack_digits(digits_int, digits_frac, out);
     if neg {
         for b in &mut out[from..] {
             *b = !*b;
         }
+    }
+}
+
+/// The digits of `a` then `b`, two to a byte as nibbles d+1, then a 0
+/// nibble (a `00` byte after an even count).
+#[inline]
+fn pack_digits(a: &[u8], b: &[u8], out: &mut Vec<u8>) {
+    let nib = |d: u8| d - b'0' + 1;
+    out.reserve((a.len() + b.len()) / 2 + 1);
+    let mut pairs = a.chunks_exact(2);
+    for p in &mut pairs {
+        out.push(nib(p[0]) << 4 | nib(p[1]));
+    }
+    let mut b = b;
+    if let [last] = pairs.remainder() {
+        match b.split_first() {
+            Some((&first, rest)) => {
+                out.push(nib(*last) << 4 | nib(first));
+                b = rest;
+            }
+            None => return out.push(nib(*last) << 4),
+        }
+    }
+    let mut pairs = b.chunks_exact(2);
+    for p in &mut pairs {
+        out.push(nib(p[0]) << 4 | nib(p[1]));
+    }
+    match pairs.remainder() {
+        [last] => out.push(nib(*last) << 4),
+        _ => out.push(0),
     }
 }
 
