@@ -1,6 +1,6 @@
 //! The seeded crash-test campaign (after SQLite's crash tests): many sorts,
 //! each drawn from a seed (format, size, memory, mode, fault), each checked
-//! against the promises of "Nothing lost" in the README:
+//! against the promises of "Nothing lost" (docs/safety.md):
 //!
 //! - the input is byte-identical to before;
 //! - the output holds its previous content (or does not exist, if it did
