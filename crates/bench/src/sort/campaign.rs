@@ -38,8 +38,11 @@
 //!    `machine.json` (`stxxl_errors`) and in the warnings, and the campaign
 //!    goes on. Each run appends a row to `raw.csv` and flushes it.
 //!    Then the **keys experiment** on `csv` inputs ([`super::keys`]):
-//!    emsort, GNU sort, uutils sort and DuckDB per key sort, (M, threads)
-//!    and repetition; a failed or mismatched run is a row marked `FAILED`
+//!    emsort (and, with a [`baseline`](Campaign::baseline), the earlier
+//!    binary, the two alternating which runs first), GNU sort, uutils sort,
+//!    DuckDB and the CPU bound per key sort, (M, threads) and repetition,
+//!    and the I/O bound once per input and repetition, each on a cold
+//!    cache; a failed or mismatched run is a row marked `FAILED`
 //!    or `MISMATCH` (and listed in `machine.json`'s `keys_problems`), not
 //!    the end of the campaign.
 //! 4. **Clean up** the data set and the outputs (the CPU bound's tmpfs
@@ -49,7 +52,7 @@
 //!    experiment's problems, if any.
 //! 5. **Report from the CSV**: `summary.csv`, the plots and the README's
 //!    tables (which bound binds; the keys experiment) are made by reading
-//!    `raw.csv` back.
+//!    `raw.csv` back; the README lists the plots drawn.
 //!
 //! ```text
 //!  (format, N) ──► generate ──► fingerprint
@@ -75,7 +78,7 @@ use super::cpu_bound::{CpuBoundDir, DEFAULT_CPU_BOUND_DIR};
 use super::keys::{self, keys_table, DuckDb, KeysCtx, KeysPeers, KeysPoint, UutilsSort};
 use super::params::{parse_params, read_params, Grid};
 use super::peers::{self, PeakRss, StxxlBuild, StxxlDriver, IO_BOUND_BLOCK};
-use super::plots::plots_from_csv;
+use super::plots::{describe_plot, plots_from_csv};
 use super::record::{summary_from_csv, RawRow, RawWriter, SummaryRow};
 use super::report::bounds_table;
 use crate::campaign::{
@@ -407,9 +410,12 @@ impl Campaign {
     }
 
     /// Also runs each emsort point with another emsort binary `exe` (tool
-    /// `emsort-baseline`, right after the `emsort` run of the same point and
-    /// repetition, same arguments): an earlier build measured side by side
-    /// with this one. Needs [`sorter_exe`](Campaign::sorter_exe).
+    /// `emsort-baseline`, same arguments): an earlier build measured side
+    /// by side with this one, in the same run. In the grid it runs right
+    /// after the `emsort` run of the same point and repetition; in the keys
+    /// experiment the two alternate, the baseline first in even
+    /// repetitions ([`keys::emsort_order`]). The summary gives emsort's
+    /// `ratio_to_baseline`. Needs [`sorter_exe`](Campaign::sorter_exe).
     pub fn baseline(mut self, exe: Option<PathBuf>) -> Campaign {
         self.baseline = exe;
         self
@@ -512,7 +518,9 @@ impl Campaign {
                 Err(e) => (None, format!("not installed: {e}")),
             }
         };
-        (KeysPeers { gnu, uutils, duckdb, cpu_bound: self.cpu_bound_wanted() }, u_status, d_status)
+        let baseline = self.baseline.clone().filter(|_| self.sorter_exe.is_some());
+        let peers = KeysPeers { gnu, uutils, duckdb, cpu_bound: self.cpu_bound_wanted(), baseline };
+        (peers, u_status, d_status)
     }
 
     /// The distinct inputs (format, N), in run order.
@@ -604,9 +612,18 @@ impl Campaign {
         self.runs_with_keys(gnu, self.stxxl_wanted(), self.cpu_bound_wanted(), self.keys_peers().0.tools())
     }
 
-    /// Total runs, with `keys_tools` tools per keys point and repetition.
+    /// Total runs, with `keys_tools` tools per keys point and repetition
+    /// (and the keys experiment's I/O bound once per input and repetition).
     fn runs_with_keys(&self, gnu: bool, stxxl: bool, cpu: bool, keys_tools: u64) -> u64 {
-        let keys: u64 = self.keys_points.iter().map(|p| u64::from(p.reps) * keys_tools).sum();
+        let io_bounds: u64 = self
+            .keys_sizes()
+            .into_iter()
+            .map(|n| {
+                self.keys_points.iter().filter(|p| p.bytes == n).map(|p| u64::from(p.reps)).max().unwrap_or(0)
+            })
+            .sum();
+        let keys: u64 =
+            io_bounds + self.keys_points.iter().map(|p| u64::from(p.reps) * keys_tools).sum::<u64>();
         keys + self
             .data_sets()
             .into_iter()
@@ -796,20 +813,19 @@ impl Campaign {
         let plots = plots_from_csv(out)?;
         let table = keys_table(&summary);
         let bounds = bounds_table(&summary);
-        if !table.is_empty() || !bounds.is_empty() {
-            let mut text = self.readme_text(&facts);
-            if !bounds.is_empty() {
-                text.push_str(&format!(
-                    "\n## Bounds: which one binds\n\nPer emsort point: its median, 2 × the I/O bound, the CPU \
-                     bound at the same M and threads (its user + system seconds), the larger of the two \
-                     (`binds`) and emsort's time over it.\n\n{bounds}"
-                ));
-            }
-            if !table.is_empty() {
-                text.push_str(&format!("\n## Keys experiment: results\n\n{table}"));
-            }
-            std::fs::write(&readme, text).map_err(|e| Error::io("write", &readme, e))?;
+        // The README again, with the plots drawn and the tables.
+        let mut text = self.readme_text(&facts, Some(&plots));
+        if !bounds.is_empty() {
+            text.push_str(&format!(
+                "\n## Bounds: which one binds\n\nPer emsort point: its median, 2 × the I/O bound, the CPU \
+                 bound at the same M and threads (its user + system seconds), the larger of the two \
+                 (`binds`) and emsort's time over it.\n\n{bounds}"
+            ));
         }
+        if !table.is_empty() {
+            text.push_str(&format!("\n## Keys experiment: results\n\n{table}"));
+        }
+        std::fs::write(&readme, text).map_err(|e| Error::io("write", &readme, e))?;
         Ok(Outcome {
             out_dir: out.clone(),
             raw_csv,
@@ -946,10 +962,8 @@ impl Campaign {
                 return Err(interrupted(ctx.work));
             }
             ctx.progress.message(&format!("I/O bound {fmt} N={} rep {rep}", format_size(bytes)));
-            self.settings.cache.apply(&[input])?;
-            let mut row = RawRow::new("io-bound", &fmt, bytes, fp.count, 1, rep);
-            row.cache = self.settings.cache.name().into();
-            peers::io_bound(input, &peer_out, &mut row)?;
+            let row =
+                peers::io_bound_run(self.settings.cache, input, &peer_out, &fmt, (bytes, fp.count, rep))?;
             ctx.writer.write(&row)?;
             *runs += 1;
             ctx.progress.advance(1);
@@ -1266,10 +1280,13 @@ impl Campaign {
     /// Writes `machine.json` and the README.
     fn write_facts(&self, facts: &SortMachine, machine_json: &Path, readme: &Path) -> Result<()> {
         write_json(machine_json, facts)?;
-        std::fs::write(readme, self.readme_text(facts)).map_err(|e| Error::io("write", readme, e))
+        std::fs::write(readme, self.readme_text(facts, None)).map_err(|e| Error::io("write", readme, e))
     }
 
-    fn readme_text(&self, facts: &SortMachine) -> String {
+    /// The README: the command, the files, the tools, the cost model, the
+    /// columns and the points; `plots`, the SVG files drawn (`None` before
+    /// they are: the README written at the start says they come at the end).
+    fn readme_text(&self, facts: &SortMachine, plots: Option<&[PathBuf]>) -> String {
         let mut points = String::new();
         for p in &self.points {
             points.push_str(&format!("- {} × {} reps\n", p.label(), p.reps));
@@ -1289,12 +1306,14 @@ impl Campaign {
              `ratio_to_in_memory` = median / the in-memory sort's median, \
              `ratio_to_cpu_bound` = median / `cpu_bound_s` (the CPU bound's median at the same M and \
              threads, and keys), `bound` = the one that binds (the larger of `io_bound_s` and \
-             `cpu_bound_s`) and `ratio_to_bound` = median / it; `user_s`, `system_s`: median CPU \
-             seconds.\n\
+             `cpu_bound_s`) and `ratio_to_bound` = median / it (in the keys experiment too, where the \
+             I/O bound is the csv input's, whatever the keys); `baseline_s` = the median of \
+             `emsort-baseline` at the same setting and `ratio_to_baseline` = emsort's median / it \
+             (with `--baseline`); `user_s`, `system_s`: median CPU seconds.\n\
              - `machine.json`: the machine, the command, GNU sort's version, STXXL's version, the C++ \
              compiler's, how the STXXL driver was built (or why not), any STXXL run that failed, and \
              where the CPU bound ran or why it did not (`cpu_bound`).\n\
-             - `plots/*.svg`: drawn from raw.csv (`emsort bench sort --plot-only DIR` redraws).\n\n\
+             - `plots/`: {plots}\n\n\
              ## Tools\n\n\
              - `emsort`: {emsort_tool} with the point's M, d, policy, stream kind and threads \
              (B = the plan's default for M and d); output verified (in order, same multiset).\n\
@@ -1303,8 +1322,10 @@ impl Campaign {
              unknown size, the output written as the last merge produces it), right after the \
              `emsort` run of the same point; its ratio to `emsort` is what a pipeline pays.\n\
              - `emsort-baseline` (with `--baseline EXE`): the same run with another emsort binary \
-             (an earlier build), right after the `emsort` run of the same point: before and after \
-             side by side.\n\
+             (an earlier build), right after the `emsort` run of the same point (in the keys \
+             experiment: per key sort, alternating with `emsort`, which runs first in odd repetitions \
+             and second in even ones; its output checked like emsort's): before and after side by side \
+             in the same run, `ratio_to_baseline` in the summary.\n\
              - `gnu-sort`: `LC_ALL=C sort -S M --parallel=P -T TMP -o OUT` on `lines` inputs; output \
              compared byte for byte with emsort's.\n\
              - Keys experiment (`experiment` = `keys`, on `csv` inputs: about N bytes of typed lines \
@@ -1320,7 +1341,10 @@ impl Campaign {
              id. emsort's and uutils sort's outputs are compared byte for byte with GNU sort's (with \
              emsort's when GNU sort is missing or failed); DuckDB, whose ties and number format differ, \
              by its row count. `verified`: reference, identical, rows, unchecked, MISMATCH or FAILED \
-             (`error` says why; a failed run's time is left out of the summary).{keys_problems}\n\
+             (`error` says why; a failed run's time is left out of the summary). Once per csv input \
+             and repetition, after its key sorts, the `io-bound` run below (its `keys` empty); with \
+             `cpu-bound` it gives each key sort its binding bound. The chart `keys_csv_*.svg` draws \
+             each tool's median and min – max per key sort with the two bounds.{keys_problems}\n\
              - `in-memory`: read the whole file, sort it on all cores (numbers: emsort's radix sort; records, lines: `par_sort`), write (where 2-3× N \
              fits in half the memory available); output verified.\n\
              - `stxxl`: on `u32` inputs, STXXL's `stxxl::sorter` (pipelined run formation and merge) through \
@@ -1333,7 +1357,8 @@ impl Campaign {
              is listed in machine.json (`stxxl_errors`), not a row.\n\
              - `io-bound`: read the input once and write as many bytes once with O_DIRECT streams of \
              {iob} blocks (write synced); `run_formation_s` is the read, `merge_s` the write. A sort that \
-             reads and writes its data twice cannot beat 2 × this: the summary's `io_bound_s`.\n\
+             reads and writes its data twice cannot beat 2 × this: the summary's `io_bound_s`. Once per \
+             input and repetition, csv inputs of the keys experiment included.\n\
              - `cpu-bound` ({cpu_bound}): the other limit of the machine, the same sort with no device: \
              {cpu_tool} with its input copied into a directory on tmpfs, `-T` there, the output there, \
              `--io buffered` (tmpfs refuses O_DIRECT), the page cache not emptied (the files are memory); \
@@ -1387,7 +1412,26 @@ impl Campaign {
                 format!(" **Failed or mismatched runs**: {}.", facts.keys_problems.join("; "))
             },
             cols = RAW_COLUMNS,
+            plots = plot_list(plots),
         )
+    }
+}
+
+/// The README's words on `plots/`: each SVG file drawn, with what it
+/// shows, or that they come when the runs are done.
+fn plot_list(plots: Option<&[PathBuf]>) -> String {
+    let redraw = "drawn from raw.csv (`emsort bench sort --plot-only DIR` redraws them)";
+    match plots {
+        None => format!("SVG charts {redraw}, once the runs are done."),
+        Some([]) => format!("no chart: too few points to draw one ({redraw})."),
+        Some(files) => {
+            let mut s = format!("SVG charts {redraw}:\n");
+            for f in files {
+                let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                s.push_str(&format!("  - `{name}`: {}\n", describe_plot(&name)));
+            }
+            s.trim_end().to_string()
+        }
     }
 }
 
@@ -1396,7 +1440,7 @@ pub(crate) const CPU_BOUND_CACHE: &str = "none (tmpfs)";
 
 /// The columns of `raw.csv`, as the README lists them.
 const RAW_COLUMNS: &str = "\
-- `tool`: emsort, emsort-stdio, emsort-baseline, gnu-sort, uutils-sort, duckdb, stxxl, in-memory, cpu-bound, io-bound
+- `tool`: emsort, emsort-stdio, emsort-baseline, gnu-sort, uutils-sort, duckdb, stxxl, in-memory, cpu-bound, io-bound (once per input and repetition, the keys experiment's csv inputs too)
 - `format`, `bytes`, `items`: the input (items = lines for `lines`)
 - `memory`, `fan_in`, `block_size`, `policy`, `io`: emsort's M, d, B, merge policy, stream kind (GNU sort, STXXL: M; STXXL: its block size and I/O implementation)
 - `threads`: emsort's and GNU sort's --parallel, STXXL's OpenMP threads, the in-memory pool's threads
@@ -1412,7 +1456,7 @@ const RAW_COLUMNS: &str = "\
 - `cpu_migrations`: perf software event cpu-migrations of the run's threads (emsort: its own count from its statistics; GNU sort, STXXL: the child and the waiting thread); empty where perf is not allowed
 - `cache`: how the page cache was emptied (`none (tmpfs)` for the CPU bound); `note`: the peer's version (DuckDB: also its own query time and row count)
 - `experiment`: `sort` (the grid of formats; every output verified, else the campaign stopped) or `keys` (csv inputs sorted by key)
-- `keys`: the key options of a keys run (`-t, -k3,3n`, `-t, -k2,2 -k3,3nr`, `-u`, `-t, -k1,1n -u`, `plain`)
+- `keys`: the key options of a keys run (`-t, -k3,3n`, `-t, -k2,2 -k3,3nr`, `-u`, `-t, -k1,1n -u`, `plain`; empty for the input's `io-bound` runs)
 - `verified`: keys runs: `reference`, `identical` (byte for byte the reference), `rows` (DuckDB's row count right), `unchecked`, `MISMATCH`, `FAILED`
 - `error`: why a keys run failed or mismatched
 - `user_s`, `system_s`: CPU seconds in user mode and in the kernel (`wait4` of a child process, all its threads; `getrusage` deltas of an in-process emsort run)
@@ -1497,6 +1541,25 @@ mod tests {
             .iter()
             .all(|p| p.bytes == 1 << 30 && p.memory == 256 << 20 && p.threads == 2));
         assert!(c.keys_points().iter().all(|p| p.reps == 5));
+    }
+
+    /// The keys experiment counts its tools per key point and repetition
+    /// (the baseline one of them, with a binary) and the I/O bound once
+    /// per csv input and repetition.
+    #[test]
+    fn keys_runs_count_the_io_bound_and_the_baseline() {
+        let text = "h\ncsv;1M,2M;256K;8;optimal;direct;2;1;k3n,u\ncsv;1M;256K;8;optimal;direct;3;1;plain\n";
+        let c = Campaign::new(&parse_params(text, Path::new("t")).unwrap()).unwrap();
+        assert_eq!(c.keys_points().len(), 5);
+        // 2 + 2 + 3 key points × reps per size 1M, 2 + 2 on 2M: 11 point-reps;
+        // I/O bounds: 3 reps on 1M, 2 on 2M.
+        assert_eq!(c.runs_with_keys(true, false, false, 4), 11 * 4 + 5);
+        let c = c.uutils(false).duckdb(false).cpu_bound(false);
+        let (peers, ..) = c.clone().baseline(Some("old".into())).keys_peers();
+        assert!(peers.baseline.is_none(), "no baseline without the binary to compare it with");
+        let (peers, ..) = c.sorter_exe("new").baseline(Some("old".into())).keys_peers();
+        assert_eq!(peers.baseline.as_deref(), Some(Path::new("old")));
+        assert_eq!(peers.tools(), 2 + u64::from(peers.gnu.is_some()));
     }
 
     #[test]
@@ -1778,6 +1841,16 @@ mod tests {
         }
         assert!(o.summary.iter().any(|s| s.ratio_to_io_bound.is_some()));
         assert!(!o.plots.is_empty());
+        // The README lists exactly the plots drawn.
+        let readme = std::fs::read_to_string(&o.readme).unwrap();
+        let listed: Vec<&str> =
+            readme.lines().filter(|l| l.starts_with("  - `") && l.contains(".svg`")).collect();
+        assert_eq!(listed.len(), o.plots.len(), "{readme}");
+        for p in &o.plots {
+            let name = p.file_name().unwrap().to_string_lossy();
+            assert!(listed.iter().any(|l| l.contains(&format!("`{name}`: "))), "{name}: {readme}");
+        }
+        assert!(!listed.iter().any(|l| l.ends_with(": a chart")), "{readme}");
         let m: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&o.machine_json).unwrap()).unwrap();
         assert_eq!(m["stxxl_driver"], "not used: turned off");

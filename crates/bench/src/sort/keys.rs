@@ -14,19 +14,29 @@
 //! | `gnu-sort` | `LC_ALL=C sort KEYS -S M --parallel=T -T TMP -o OUT IN` |
 //! | `uutils-sort` | `coreutils sort KEYS -S M --parallel T -T TMP -o OUT IN` (uutils coreutils' multi-call binary, [`UutilsSort`]) |
 //! | `duckdb` | `python3 duckdb_sort.py IN OUT M T TMP NAME`: `SET memory_limit`, `threads`, `temp_directory`, then `COPY (SELECT … FROM read_csv(IN, …) ORDER BY …) TO OUT` ([`DUCKDB_SCRIPT`], [`DuckDb`]) |
+//! | `emsort-baseline` | with `--baseline EXE` ([`KeysPeers::baseline`]): `EXE sort …`, the same command as `emsort`'s with an earlier emsort binary; the two alternate ([`emsort_order`]): `emsort` first in odd repetitions, the baseline first in even ones, so that neither always runs on the heels of the other and the A/B comparison is of the same run |
 //! | `cpu-bound` | `emsort sort KEYS -S M --parallel T --io buffered -T SHM/tmp --stats F --quiet -o SHM/out SHM/IN`: emsort with its input, runs and output on tmpfs, the page cache not emptied ([`super::cpu_bound`]) |
+//! | `io-bound` | once per input and repetition, after the repetition's key sorts: read the input once and write as many bytes once with O_DIRECT ([`super::peers::io_bound`], the same run as the grid's), its `keys` empty |
+//!
+//! The summary sets each tool's median beside 2 × the I/O bound and the
+//! CPU bound at the same keys, M and threads, names the larger as the
+//! bound that binds (`bound`, `ratio_to_bound`), and gives emsort's time
+//! over the baseline's (`ratio_to_baseline`); [`keys_table`] says the same
+//! per key sort, and the plot `keys_csv_{N}_M{M}_t{T}.svg` draws it
+//! ([`super::plots_from_csv`]).
 //!
 //! `-S` is given as `NK` (KiB) whenever M is a whole number of KiB, which
 //! GNU sort, uutils sort and emsort read alike. GNU sort's output is the
-//! reference (emsort's when GNU sort is missing or failed); emsort's and
-//! uutils sort's outputs are compared with it byte for byte; DuckDB, which
-//! breaks ties and prints numbers its own way, is checked by its row
-//! count only (the reference's line count); the CPU bound's output is
-//! compared byte for byte like emsort's. A tool that fails (DuckDB out
-//! of memory, emsort refusing an option) or whose output differs is a row
-//! with `verified` = `FAILED` or `MISMATCH` and the message in `error`,
-//! listed in `machine.json` (`keys_problems`) and the warnings; the
-//! campaign goes on. A peer that is not installed is left out with a note.
+//! reference (emsort's when GNU sort is missing or failed, else the
+//! baseline's); emsort's and uutils sort's outputs are compared with it
+//! byte for byte; DuckDB, which breaks ties and prints numbers its own
+//! way, is checked by its row count only (the reference's line count);
+//! the CPU bound's and the baseline's outputs are compared byte for byte
+//! like emsort's. A tool that fails (DuckDB out of memory, emsort refusing
+//! an option) or whose output differs is a row with `verified` = `FAILED`
+//! or `MISMATCH` and the message in `error`, listed in `machine.json`
+//! (`keys_problems`) and the warnings; the campaign goes on. A peer that
+//! is not installed is left out with a note.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,6 +52,7 @@ use super::campaign::CPU_BOUND_CACHE;
 use super::cpu_bound::CpuBoundDir;
 use super::peers::{self, run_child, tail, ChildRun};
 use super::record::{RawRow, RawWriter, SummaryRow, FAILED, MISMATCH};
+use super::report::bound_cells;
 use crate::campaign::interrupted;
 use crate::chart::format_seconds;
 use crate::grid::rounds;
@@ -266,12 +277,16 @@ pub struct KeysPeers {
     pub duckdb: Option<(DuckDb, PathBuf)>,
     /// Whether the CPU bound runs (emsort on tmpfs, [`super::cpu_bound`]).
     pub cpu_bound: bool,
+    /// An earlier emsort binary run beside emsort (tool `emsort-baseline`).
+    pub baseline: Option<PathBuf>,
 }
 
 impl KeysPeers {
-    /// Runs per repetition of a key point: emsort and each peer.
+    /// Runs per repetition of a key point: emsort and each peer (not the
+    /// I/O bound, which runs once per input and repetition).
     pub fn tools(&self) -> u64 {
         1 + u64::from(self.gnu.is_some())
+            + u64::from(self.baseline.is_some())
             + u64::from(self.cpu_bound)
             + u64::from(self.uutils.is_some())
             + u64::from(self.duckdb.is_some())
@@ -378,6 +393,35 @@ pub(crate) struct KeysCtx<'a> {
     pub cpu: Option<&'a CpuBoundDir>,
 }
 
+/// Which emsort binary runs ([`emsort_order`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binary {
+    /// The campaign's own (tool `emsort`).
+    Current,
+    /// The `--baseline` binary (tool `emsort-baseline`).
+    Baseline,
+}
+
+/// The order of the emsort runs of a key point in repetition `rep` (from
+/// 1): the current binary alone without a baseline; with one, the current
+/// binary first in odd repetitions and the baseline first in even ones,
+/// so that each runs as often first as second (a warm machine, a
+/// neighbour's load, or the other's left-over page cache favour neither).
+///
+/// ```
+/// use emsort_bench::sort::keys::{emsort_order, Binary::*};
+/// assert_eq!(emsort_order(1, false), vec![Current]);
+/// assert_eq!(emsort_order(1, true), vec![Current, Baseline]);
+/// assert_eq!(emsort_order(2, true), vec![Baseline, Current]);
+/// ```
+pub fn emsort_order(rep: u32, baseline: bool) -> Vec<Binary> {
+    match (baseline, rep % 2) {
+        (false, _) => vec![Binary::Current],
+        (true, 1) => vec![Binary::Current, Binary::Baseline],
+        (true, _) => vec![Binary::Baseline, Binary::Current],
+    }
+}
+
 /// How a tool's run ended.
 enum Outcome {
     /// Exited 0, output written.
@@ -401,6 +445,7 @@ pub(crate) fn run_keys_data_set(
         Some(c) => Some(c.stage(input)?),
         None => None,
     };
+    let peer_out = ctx.work.join("peer.out");
     for (rep, round) in rounds(points, |p| p.reps) {
         for p in round {
             if ctx.cancel.load(Ordering::Relaxed) {
@@ -408,6 +453,17 @@ pub(crate) fn run_keys_data_set(
             }
             run_point(ctx, p, rep, input, cpu_input.as_deref(), lines)?;
         }
+        // The I/O bound of the input, once per repetition, on a cold cache
+        // like every other run.
+        if ctx.cancel.load(Ordering::Relaxed) {
+            return Err(interrupted(ctx.work));
+        }
+        ctx.progress.message(&format!("I/O bound csv N={} rep {rep}", format_size(bytes)));
+        let res = peers::io_bound_run(ctx.cache, input, &peer_out, "csv", (bytes, lines, rep));
+        let _ = std::fs::remove_file(&peer_out);
+        let mut row = res?;
+        row.experiment = "keys".into();
+        write_row(ctx, &row)?;
     }
     Ok(())
 }
@@ -424,7 +480,8 @@ fn run_point(
 ) -> Result<()> {
     let (em_out, reference, peer_out) =
         (ctx.work.join("emsort.out"), ctx.work.join("reference.out"), ctx.work.join("peer.out"));
-    for f in [&em_out, &reference, &peer_out] {
+    let base_out = ctx.work.join("baseline.out");
+    for f in [&em_out, &reference, &peer_out, &base_out] {
         let _ = std::fs::remove_file(f);
     }
     let (peers, tmp, exe, cache) = (ctx.peers, ctx.tmp, ctx.exe, ctx.cache.name());
@@ -439,14 +496,24 @@ fn run_point(
     let label = format!("{} rep {rep}", p.label());
     let stats_path = ctx.work.join("emsort-stats.json");
 
-    // emsort.
-    ctx.progress.message(&format!("emsort {label}"));
+    // emsort, and the baseline binary in alternating order.
     let mut em = row("emsort");
-    let _ = std::fs::remove_file(&stats_path);
-    let cmd = emsort_command(exe, p, None, tmp, &stats_path, &em_out, input);
-    let em_done = run_tool(ctx, cmd, &format!("emsort sort ({label})"), Some(input), &em_out, &mut em)?;
-    if em_done {
-        emsort_phases(&stats_path, &mut em);
+    let mut base = row("emsort-baseline");
+    let (mut em_done, mut base_done) = (false, false);
+    for binary in emsort_order(rep, peers.baseline.is_some()) {
+        let (bin, out, r, done, what) = match (binary, &peers.baseline) {
+            (Binary::Baseline, Some(b)) => {
+                (b.as_path(), &base_out, &mut base, &mut base_done, "emsort-baseline")
+            }
+            _ => (exe, &em_out, &mut em, &mut em_done, "emsort"),
+        };
+        ctx.progress.message(&format!("{what} {label}"));
+        let _ = std::fs::remove_file(&stats_path);
+        let cmd = emsort_command(bin, p, None, tmp, &stats_path, out, input);
+        *done = run_tool(ctx, cmd, &format!("{what} sort ({label})"), Some(input), out, r)?;
+        if *done {
+            emsort_phases(&stats_path, r);
+        }
     }
 
     // GNU sort: the reference.
@@ -472,21 +539,29 @@ fn run_point(
         }
         gnu = Some((g, done));
     }
+    // The reference: GNU sort's output, else emsort's, else the baseline's.
     let gnu_ok = gnu.as_ref().is_some_and(|(_, done)| *done);
-    let reference_tool = if gnu_ok {
-        Some("gnu-sort")
-    } else if em_done {
-        std::fs::rename(&em_out, &reference).map_err(|e| Error::io("rename", &em_out, e))?;
-        em.verified = "reference".into();
-        Some("emsort")
-    } else {
-        None
-    };
-    if em_done && gnu_ok {
-        check_same(ctx, &em_out, &reference, "gnu-sort", &label, &mut em)?;
-        let _ = std::fs::remove_file(&em_out);
+    let mut reference_tool = gnu_ok.then_some("gnu-sort");
+    let emsorts =
+        [(&em_out, &mut em, em_done, "emsort"), (&base_out, &mut base, base_done, "emsort-baseline")];
+    for (out, r, done, tool) in emsorts {
+        if !done {
+            continue;
+        }
+        match reference_tool {
+            Some(t) => check_same(ctx, out, &reference, t, &label, r)?,
+            None => {
+                std::fs::rename(out, &reference).map_err(|e| Error::io("rename", out, e))?;
+                r.verified = "reference".into();
+                reference_tool = Some(tool);
+            }
+        }
+        let _ = std::fs::remove_file(out);
     }
     write_row(ctx, &em)?;
+    if peers.baseline.is_some() {
+        write_row(ctx, &base)?;
+    }
     if let Some((g, _)) = &gnu {
         write_row(ctx, g)?;
     }
@@ -590,7 +665,7 @@ fn run_point(
         let _ = std::fs::remove_file(&peer_out);
         write_row(ctx, &r)?;
     }
-    for f in [&em_out, &reference, &peer_out] {
+    for f in [&em_out, &reference, &peer_out, &base_out] {
         let _ = std::fs::remove_file(f);
     }
     Ok(())
@@ -734,11 +809,15 @@ fn emsort_phases(stats: &Path, row: &mut RawRow) {
 
 /// The keys experiment's tables (Markdown): per input, (M, threads) and
 /// key sort, each tool's median and range, its time over emsort's, peak
-/// RSS, runs and check, then the bar of issue 17: at least 4× faster than
-/// GNU sort, faster than uutils sort and than DuckDB. Empty without keys
-/// rows.
+/// RSS, runs and check, then the bar of issue 17 (at least 4× faster than
+/// GNU sort, faster than uutils sort and than DuckDB), the bounds (2 × the
+/// I/O bound, the CPU bound, which one binds and emsort's time over it, as
+/// the grid's [`bounds_table`](super::bounds_table) says them) and, with a
+/// baseline, emsort's time over the baseline's. Empty without keys rows.
 pub fn keys_table(rows: &[SummaryRow]) -> String {
-    let keys: Vec<&SummaryRow> = rows.iter().filter(|r| r.experiment == "keys").collect();
+    // The I/O bound is per input, not per key sort: it shows in the bound line.
+    let keys: Vec<&SummaryRow> =
+        rows.iter().filter(|r| r.experiment == "keys" && r.tool != "io-bound").collect();
     let mut groups: Vec<(u64, Option<u64>, usize, &str)> = Vec::new();
     for r in &keys {
         let g = (r.bytes, r.memory, r.threads, r.keys.as_str());
@@ -810,30 +889,36 @@ pub fn keys_table(rows: &[SummaryRow]) -> String {
             bar("duckdb", "faster than DuckDB", 1.0 + f64::EPSILON),
             if em_wrong { "; emsort's output DIFFERS from GNU sort's" } else { "" }
         ));
-        s.push_str(&format!("\n{}\n\n", keys_bound(&on)));
+        if let Some(e) = on.iter().find(|r| r.tool == "emsort") {
+            s.push_str(&format!("\n{}\n", keys_bound(rows, e)));
+            if let (Some(b), Some(x)) = (e.baseline_s, e.ratio_to_baseline) {
+                s.push_str(&format!(
+                    "\nBaseline: emsort-baseline {}; emsort at {x:.2}x its time (same run, alternating \
+                     which runs first)\n",
+                    format_seconds(b)
+                ));
+            }
+        }
+        s.push('\n');
     }
     s
 }
 
-/// The bound line of a key sort: the CPU bound (emsort on tmpfs, with
-/// its user and system seconds) and emsort's time over it; the I/O bound
-/// is not measured in the keys experiment.
-fn keys_bound(on: &[&SummaryRow]) -> String {
-    let em = on.iter().find(|r| r.tool == "emsort");
-    let cpu = on.iter().find(|r| r.tool == "cpu-bound").filter(|r| r.median_s.is_finite());
-    let Some(c) = cpu else { return "Bound: CPU bound not measured".into() };
-    let usage = match (c.user_s, c.system_s) {
-        (Some(u), Some(s)) => format!(" (user {}, system {})", format_seconds(u), format_seconds(s)),
-        _ => String::new(),
+/// The bound line of a key sort, from emsort's summary row `e`: 2 × the
+/// I/O bound, the CPU bound (emsort on tmpfs, with its user and system
+/// seconds), which one binds and emsort's time over it.
+fn keys_bound(rows: &[SummaryRow], e: &SummaryRow) -> String {
+    let b = bound_cells(rows, e);
+    let ratio = match e.ratio_to_bound {
+        Some(_) => format!("emsort at {} it", b.ratio),
+        None if e.median_s.is_finite() => "nothing to compare with".into(),
+        None => "emsort failed".into(),
     };
-    let ratio = em
-        .and_then(|e| e.ratio_to_cpu_bound)
-        .map(|x| format!("emsort at {x:.2}x it"))
-        .unwrap_or_else(|| "emsort failed".into());
-    format!(
-        "Bound: cpu-bound binds, {}{usage}; {ratio} (the I/O bound is not measured in the keys experiment)",
-        format_seconds(c.median_s)
-    )
+    let binds = match e.bound.as_str() {
+        "" => "no bound measured".to_string(),
+        name => format!("{name} binds"),
+    };
+    format!("Bound: {binds}: 2 × I/O bound {}, CPU bound (user + system) {}; {ratio}", b.io, b.cpu)
 }
 
 #[cfg(test)]
@@ -855,6 +940,24 @@ mod tests {
         }
         assert_eq!(size_arg(256 << 20), "262144K");
         assert_eq!(size_arg(1000), "1000b");
+    }
+
+    /// Without a baseline emsort runs alone; with one, each binary runs
+    /// first in every other repetition.
+    #[test]
+    fn the_baseline_alternates_with_emsort() {
+        for rep in 1..=4 {
+            assert_eq!(emsort_order(rep, false), [Binary::Current]);
+        }
+        let firsts: Vec<Binary> = (1..=4).map(|rep| emsort_order(rep, true)[0]).collect();
+        assert_eq!(firsts, [Binary::Current, Binary::Baseline, Binary::Current, Binary::Baseline]);
+        for rep in 1..=4 {
+            let mut o = emsort_order(rep, true);
+            o.sort_by_key(|b| *b == Binary::Baseline);
+            assert_eq!(o, [Binary::Current, Binary::Baseline], "rep {rep}");
+        }
+        let peers = KeysPeers { baseline: Some("old/emsort".into()), ..KeysPeers::default() };
+        assert_eq!(peers.tools(), 2);
     }
 
     #[test]
@@ -890,7 +993,12 @@ mod tests {
             mk("duckdb", 0.0, FAILED),
         ];
         let t = keys_table(&summarise(&rows));
-        assert!(t.contains("Bound: CPU bound not measured"), "{t}");
+        assert!(
+            t.contains(
+                "Bound: no bound measured: 2 × I/O bound -, CPU bound (user + system) -; nothing to compare with"
+            ),
+            "{t}"
+        );
         let mut rows = rows;
         let mut c = mk("cpu-bound", 0.4, "identical");
         (c.user_s, c.system_s) = (Some(0.5), Some(0.25));
@@ -898,9 +1006,30 @@ mod tests {
         let t = keys_table(&summarise(&rows));
         assert!(t.contains("| cpu-bound | 400 ms | 400 ms – 400 ms | 0.40x |"), "{t}");
         assert!(
-            t.contains("Bound: cpu-bound binds, 400 ms (user 500 ms, system 250 ms); emsort at 2.50x it"),
+            t.contains(
+                "Bound: cpu-bound binds: 2 × I/O bound -, CPU bound (user + system) 400 ms (500 ms + 250 ms); \
+                 emsort at 2.50x it"
+            ),
             "{t}"
         );
+        assert!(!t.contains("Baseline:"), "{t}");
+        // The input's I/O bound (its keys empty) is the key sort's too, and
+        // binds when 2 × it is above the CPU bound; it has no table of its own.
+        let mut io = mk("io-bound", 0.25, "");
+        (io.keys, io.memory, io.threads) = (String::new(), None, 1);
+        rows.push(io);
+        rows.push(mk("emsort-baseline", 1.25, "identical"));
+        let t = keys_table(&summarise(&rows));
+        assert!(
+            t.contains(
+                "Bound: io-bound binds: 2 × I/O bound 500 ms, CPU bound (user + system) 400 ms (500 ms + \
+                 250 ms); emsort at 2.00x it"
+            ),
+            "{t}"
+        );
+        assert!(!t.contains("| io-bound |") && t.matches("### ").count() == 1, "{t}");
+        assert!(t.contains("| emsort-baseline | 1.25 s | 1.25 s – 1.25 s | 1.25x |"), "{t}");
+        assert!(t.contains("Baseline: emsort-baseline 1.25 s; emsort at 0.80x its time"), "{t}");
         assert!(t.contains("### `-t, -k3,3n` — csv N = 1G, M = 256M, 2 thread(s)"), "{t}");
         assert!(t.contains("| gnu-sort | 5 s | 5 s – 5 s | 5.00x |"), "{t}");
         assert!(t.contains(">= 4x GNU sort: met (5.00x)"), "{t}");

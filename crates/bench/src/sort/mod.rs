@@ -32,8 +32,10 @@
 //!
 //! The keys experiment ([`keys`]): `csv` inputs (typed CSV lines) sorted
 //! by key (`-t, -k3,3n`, `-u`, …) by emsort, GNU sort, uutils sort and
-//! DuckDB, outputs compared, failures recorded as rows; the README gets a
-//! table per key sort with issue 17's bar ([`keys_table`]).
+//! DuckDB (and an earlier emsort binary with a baseline), beside the CPU
+//! bound and the I/O bound, outputs compared, failures recorded as rows;
+//! the README gets a table per key sort with issue 17's bar and the bound
+//! that binds ([`keys_table`]), `plots/` a chart of the times per key sort.
 //!
 //! Outputs in the output directory: `raw.csv`, `summary.csv`,
 //! `machine.json`, `README.md` and `plots/*.svg`.
@@ -64,13 +66,15 @@ mod report;
 
 pub use campaign::{predicted_blocks, Campaign, Outcome, Point, SortMachine, QUICK_PARAMS};
 pub use cpu_bound::{CpuBoundDir, DEFAULT_CPU_BOUND_DIR};
-pub use keys::{keys_table, parse_keys, DuckDb, KeySort, KeysPoint, UutilsSort, DUCKDB_SCRIPT};
+pub use keys::{
+    emsort_order, keys_table, parse_keys, Binary, DuckDb, KeySort, KeysPoint, UutilsSort, DUCKDB_SCRIPT,
+};
 pub use params::{
     grid_keys, parse_fan_ins, parse_formats, parse_inputs, parse_io, parse_params, parse_policies,
     parse_sizes, parse_threads, read_params, Grid, MAX_FAN_IN,
 };
 pub use peers::{StxxlBuild, StxxlDriver};
-pub use plots::plots_from_csv;
+pub use plots::{describe_plot, plots_from_csv};
 pub use record::{
     read_raw, summarise, summary_from_csv, write_summary, RawRow, RawWriter, SummaryRow, FAILED, MISMATCH,
     TOOLS,

@@ -35,6 +35,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use emsort_io::cache::CacheMethod;
 use emsort_io::rusage;
 use emsort_io::{create_output, open_input, ErrorKind, InputStream, OutputStream, StreamConfig, StreamKind};
 use emsort_sort::stats::{MigrationCounter, Rusage};
@@ -630,6 +631,25 @@ pub fn io_bound(input: &Path, output: &Path, row: &mut RawRow) -> Result<()> {
     row.peak_rss_bytes = before.and_then(|_| PeakRss::read());
     put_usage(row, &Rusage::now().since(&usage0));
     Ok(())
+}
+
+/// The I/O bound's run on one input, as every campaign that measures it
+/// makes it: the page cache emptied of the input with `cache` first (the
+/// cold cache every tool starts from), then [`io_bound`] into `output`;
+/// the row of tool `io-bound` (format `format`, N = `bytes`, `items`
+/// items, one thread, repetition `rep`).
+pub(crate) fn io_bound_run(
+    cache: CacheMethod,
+    input: &Path,
+    output: &Path,
+    format: &str,
+    (bytes, items, rep): (u64, u64, u32),
+) -> Result<RawRow> {
+    cache.apply(&[input])?;
+    let mut row = RawRow::new("io-bound", format, bytes, items, 1, rep);
+    row.cache = cache.name().into();
+    io_bound(input, output, &mut row)?;
+    Ok(row)
 }
 
 /// Whether two files hold the same bytes (streamed, 8 MiB at a time).

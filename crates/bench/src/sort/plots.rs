@@ -12,28 +12,54 @@
 //! | `peers_{f}.svg` | time vs N: emsort's best point, GNU sort's best, STXXL's best, the in-memory sort, the I/O bound, the CPU bound's best |
 //! | `threads_{f}_{n}.svg` | context switches, CPU migrations and minor faults (+1, for the log axis) vs threads, emsort and GNU sort |
 //! | `time_vs_threads_{f}_{n}.svg` | emsort's, GNU sort's and STXXL's time vs threads |
+//! | `keys_csv_{n}_M{m}_t{t}.svg` | the keys experiment at one (M, threads): per key sort, each tool's median with a bar from its fastest to its slowest repetition (emsort, the baseline, GNU sort, uutils sort, DuckDB), and the CPU bound and 2 × the I/O bound as marks across the key sort |
 //!
 //! emsort's charts use one *reference setting* per input: the policy
 //! `optimal` (else the first), the stream kind `buffered` (else the first)
 //! and the most threads (time charts) — the other settings are in
 //! `summary.csv`. All axes are logarithmic; a chart with fewer than two
-//! distinct x values is skipped.
+//! distinct x values is skipped. The keys chart ([`CategoryChart`]) has
+//! the key sorts on its x axis and a logarithmic time axis; it is drawn
+//! whenever a tool has a time, even for one key sort. [`describe_plot`]
+//! says in a line what a file shows (the campaign's README lists the files
+//! drawn with it).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use emsort_io::format_size;
 
+use super::keys::KeySort;
 use super::record::{read_raw, summarise, SummaryRow};
-use crate::chart::{draw_all, Chart, Legend, Series, Ticks};
+use crate::chart::{draw_all, CategoryChart, Chart, Legend, RangePoint, RangeSeries, Series, Ticks};
 use crate::Result;
 
 /// Reads `dir/raw.csv` and draws every plot into `dir/plots/`; returns the
 /// files drawn.
 pub fn plots_from_csv(dir: &Path) -> Result<Vec<PathBuf>> {
-    let rows: Vec<SummaryRow> =
-        summarise(&read_raw(&dir.join("raw.csv"))?).into_iter().filter(|r| r.experiment != "keys").collect();
-    draw_all(&dir.join("plots"), charts(&rows))
+    let (keys, grid): (Vec<SummaryRow>, Vec<SummaryRow>) =
+        summarise(&read_raw(&dir.join("raw.csv"))?).into_iter().partition(|r| r.experiment == "keys");
+    let mut drawn = draw_all(&dir.join("plots"), charts(&grid))?;
+    drawn.extend(draw_all(&dir.join("plots"), keys_charts(&keys))?);
+    Ok(drawn)
+}
+
+/// What a plot file of [`plots_from_csv`] shows, in a line (by its name).
+pub fn describe_plot(file_name: &str) -> &'static str {
+    const KINDS: [(&str, &str); 7] = [
+        ("time_vs_m_", "emsort's time vs M, a line per d, with GNU sort, STXXL, the I/O and CPU bounds and the in-memory sort"),
+        ("time_vs_d_", "emsort's time vs d, a line per M"),
+        ("phases_vs_m_", "run formation, merge and total time vs M at the largest d"),
+        ("peers_", "time vs N: emsort's best point, its peers' and the bounds"),
+        ("threads_", "context switches, CPU migrations and minor faults vs threads, emsort and GNU sort"),
+        ("time_vs_threads_", "emsort's, GNU sort's and STXXL's time vs threads"),
+        (
+            "keys_",
+            "keys experiment: per key sort, each tool's median time with its min – max over the \
+             repetitions, the CPU bound and 2 × the I/O bound",
+        ),
+    ];
+    KINDS.iter().find(|(prefix, _)| file_name.starts_with(prefix)).map(|(_, what)| *what).unwrap_or("a chart")
 }
 
 fn chart(
@@ -338,6 +364,89 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
     out
 }
 
+/// The keys experiment's charts, one per (N, M, threads): the key sorts
+/// on the x axis (in [`KeySort::EVERY`]'s order), a series per tool with
+/// its median and min – max, the CPU bound (emsort on tmpfs, same keys, M
+/// and threads) and 2 × the I/O bound of the input as reference marks.
+fn keys_charts(rows: &[SummaryRow]) -> Vec<(String, CategoryChart)> {
+    let rank = |label: &str| KeySort::EVERY.iter().position(|k| k.label() == label).unwrap_or(usize::MAX);
+    let mut groups: Vec<(u64, u64, usize)> = Vec::new();
+    for r in rows.iter().filter(|r| r.experiment == "keys") {
+        if let Some(m) = r.memory.filter(|_| !groups.contains(&(r.bytes, r.memory.unwrap_or(0), r.threads))) {
+            groups.push((r.bytes, m, r.threads));
+        }
+    }
+    let mut out = Vec::new();
+    for (bytes, memory, threads) in groups {
+        let on: Vec<&SummaryRow> = rows
+            .iter()
+            .filter(|r| {
+                r.experiment == "keys" && r.bytes == bytes && r.memory == Some(memory) && r.threads == threads
+            })
+            .collect();
+        let mut categories: Vec<String> = Vec::new();
+        for r in &on {
+            if !categories.contains(&r.keys) {
+                categories.push(r.keys.clone());
+            }
+        }
+        categories.sort_by_key(|k| rank(k));
+        let at = |keys: &str| categories.iter().position(|k| k == keys).unwrap_or(0);
+        let mut tools: Vec<&str> = Vec::new();
+        for r in &on {
+            if r.tool != "cpu-bound" && !tools.contains(&r.tool.as_str()) {
+                tools.push(&r.tool);
+            }
+        }
+        let reps = on.iter().map(|r| r.reps).max().unwrap_or(0);
+        let mut series: Vec<RangeSeries> = tools
+            .iter()
+            .map(|&tool| RangeSeries {
+                label: tool.to_string(),
+                points: on
+                    .iter()
+                    .filter(|r| r.tool == tool)
+                    .map(|r| RangePoint {
+                        category: at(&r.keys),
+                        value: r.median_s,
+                        range: Some((r.min_s, r.max_s)),
+                    })
+                    .collect(),
+                reference: false,
+            })
+            .collect();
+        let mark = |label: &str, f: &dyn Fn(&SummaryRow) -> Option<f64>, tool: &str| RangeSeries {
+            label: label.into(),
+            points: on
+                .iter()
+                .filter(|r| r.tool == tool)
+                .filter_map(|r| Some(RangePoint { category: at(&r.keys), value: f(r)?, range: None }))
+                .collect(),
+            reference: true,
+        };
+        series.push(mark("CPU bound (emsort on tmpfs)", &|r| Some(r.median_s), "cpu-bound"));
+        series.push(mark("2 × I/O bound", &|r| r.io_bound_s, "emsort"));
+        let name = format!("keys_csv_{}_M{}_t{threads}", format_size(bytes), format_size(memory));
+        out.push((
+            name,
+            CategoryChart {
+                title: format!(
+                    "csv N = {}, M = {}, {threads} thread(s): time per key sort ({reps} rep(s))",
+                    format_size(bytes),
+                    format_size(memory)
+                ),
+                x_label: "key sort".into(),
+                y_label: "time (marker: median; bar: min – max)".into(),
+                y_ticks: Ticks::Seconds,
+                categories,
+                series,
+                legend: Legend::UpperRight,
+            },
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::record::{RawRow, RawWriter};
@@ -391,5 +500,90 @@ mod tests {
         let c = charts(&rows).into_iter().find(|(n, _)| n == "time_vs_m_lines_8M").unwrap().1;
         let s = c.series.iter().find(|s| s.label.starts_with("CPU bound")).unwrap();
         assert_eq!(s.points, vec![((1 << 20) as f64, 0.7), ((4 << 20) as f64, 0.7)]);
+        // No keys experiment: no keys chart.
+        assert!(!names.iter().any(|n| n.starts_with("keys_")), "{names:?}");
+    }
+
+    /// The keys experiment's raw rows: per key sort and rep, each tool
+    /// (GNU sort failed once on -u: its time is not counted), and the
+    /// input's I/O bound per rep.
+    fn keys_raw(dir: &Path) {
+        let mut w = RawWriter::create(&dir.join("raw.csv")).unwrap();
+        for rep in 1..=2u32 {
+            for (keys, base) in [("-t, -k3,3n", 1.0), ("-u", 0.5)] {
+                for (tool, factor) in
+                    [("emsort", 1.0), ("emsort-baseline", 1.2), ("gnu-sort", 4.0), ("cpu-bound", 0.6)]
+                {
+                    let mut r = RawRow::new(tool, "csv", 1 << 20, 100, 2, rep);
+                    (r.memory, r.experiment, r.keys) = (Some(256 << 10), "keys".into(), keys.into());
+                    r.seconds = base * factor * f64::from(rep);
+                    if tool == "gnu-sort" && keys == "-u" && rep == 2 {
+                        r.verified = super::super::record::FAILED.into();
+                    }
+                    w.write(&r).unwrap();
+                }
+            }
+            let mut io = RawRow::new("io-bound", "csv", 1 << 20, 100, 1, rep);
+            (io.experiment, io.seconds) = ("keys".into(), 0.1 * f64::from(rep));
+            w.write(&io).unwrap();
+        }
+    }
+
+    /// One chart for the keys experiment: the key sorts in their order, a
+    /// series per tool with its median and min – max, the CPU bound and
+    /// 2 × the I/O bound as marks; drawn as SVG with every series named.
+    #[test]
+    fn the_keys_chart_has_a_series_per_tool_and_the_bounds() {
+        let dir = tempfile::tempdir().unwrap();
+        keys_raw(dir.path());
+        let drawn = plots_from_csv(dir.path()).unwrap();
+        let names: Vec<String> =
+            drawn.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["keys_csv_1M_M256K_t2.svg"]);
+        assert!(describe_plot(&names[0]).starts_with("keys experiment: per key sort"));
+        let rows = summarise(&read_raw(&dir.path().join("raw.csv")).unwrap());
+        let charts = keys_charts(&rows);
+        assert_eq!(charts.len(), 1);
+        let c = &charts[0].1;
+        assert_eq!(c.categories, ["-t, -k3,3n", "-u"]);
+        let labels: Vec<(&str, bool)> = c.series.iter().map(|s| (s.label.as_str(), s.reference)).collect();
+        assert_eq!(
+            labels,
+            [
+                ("emsort", false),
+                ("emsort-baseline", false),
+                ("gnu-sort", false),
+                ("CPU bound (emsort on tmpfs)", true),
+                ("2 × I/O bound", true)
+            ]
+        );
+        let point = |series: usize, cat: usize| {
+            c.series[series].points.iter().find(|p| p.category == cat).cloned().unwrap()
+        };
+        // emsort on -t, -k3,3n: 1 s and 2 s, median 1.5 s.
+        assert_eq!(point(0, 0), RangePoint { category: 0, value: 1.5, range: Some((1.0, 2.0)) });
+        // GNU sort's failed run on -u is not in its range.
+        assert_eq!(point(2, 1), RangePoint { category: 1, value: 2.0, range: Some((2.0, 2.0)) });
+        let cpu = point(3, 1);
+        assert!((cpu.value - 0.45).abs() < 1e-12 && cpu.range.is_none(), "{cpu:?}");
+        // 2 × median(0.1, 0.2) on every key sort.
+        for cat in 0..2 {
+            assert!((point(4, cat).value - 0.3).abs() < 1e-12 && point(4, cat).range.is_none());
+        }
+        let svg = std::fs::read_to_string(&drawn[0]).unwrap();
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        for label in ["emsort", "emsort-baseline", "gnu-sort", "CPU bound (emsort on tmpfs)", "2 × I/O bound"]
+        {
+            assert!(texts.contains(&label), "legend entry {label} missing");
+        }
+        for label in ["-t, -k3,3n", "-u", "1 s"] {
+            assert!(texts.contains(&label), "axis label {label} missing");
+        }
+        // A filled marker per point and legend entry: 3 tools × 2 key sorts
+        // and 2 marks × 2 key sorts, and 5 in the legend.
+        assert_eq!(svg.matches("<polygon").count(), 3 * 2 + 2 * 2 + 5, "{svg}");
+        // Redrawn from raw.csv alone.
+        std::fs::remove_dir_all(dir.path().join("plots")).unwrap();
+        assert_eq!(plots_from_csv(dir.path()).unwrap(), drawn);
     }
 }

@@ -1,14 +1,14 @@
 //! The sort campaign's CSV files: `raw.csv` (a row per run) and
 //! `summary.csv` (a row per point, with the ratios to the I/O bound, the
-//! CPU bound and the peers: GNU sort, STXXL, the in-memory sort; which
-//! bound binds).
+//! CPU bound and the peers: GNU sort, STXXL, uutils sort, DuckDB, the
+//! in-memory sort, an earlier emsort binary; which bound binds).
 //!
 //! `raw.csv` columns, in order (empty where a column does not apply to the
 //! tool):
 //!
 //! | column | meaning |
 //! |---|---|
-//! | `tool` | `emsort`, `cpu-bound` (emsort with input, runs and output on tmpfs, [`super::cpu_bound`]), `gnu-sort`, `uutils-sort` (uutils coreutils' `sort`, keys experiment), `duckdb` (DuckDB's `COPY (SELECT … ORDER BY …)`, keys experiment), `stxxl` (STXXL's `stxxl::sorter` on u32, through `bench/stxxl/stxxl_sort.cpp`), `in-memory` (read all, sort on all cores: numbers with emsort's radix sort, records and lines with `par_sort`; write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks) |
+//! | `tool` | `emsort`, `emsort-stdio` (the same sort from standard input to standard output), `emsort-baseline` (the same sort with another emsort binary, `--baseline`; in the keys experiment alternating with `emsort`: first in even repetitions, second in odd ones), `cpu-bound` (emsort with input, runs and output on tmpfs, [`super::cpu_bound`]), `gnu-sort`, `uutils-sort` (uutils coreutils' `sort`, keys experiment), `duckdb` (DuckDB's `COPY (SELECT … ORDER BY …)`, keys experiment), `stxxl` (STXXL's `stxxl::sorter` on u32, through `bench/stxxl/stxxl_sort.cpp`), `in-memory` (read all, sort on all cores: numbers with emsort's radix sort, records and lines with `par_sort`; write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks; once per input and repetition, in the keys experiment too, where its `keys` is empty: it does not depend on them) |
 //! | `format`, `bytes`, `items` | the input: format, size N in bytes, items (lines for `lines`) |
 //! | `memory`, `fan_in`, `block_size`, `policy`, `io` | emsort's M, d, B, merge policy and stream kind; GNU sort: M (its `-S`); STXXL: M, its block size and I/O implementation (`syscall`) |
 //! | `threads` | threads used (emsort `--parallel`, GNU sort `--parallel`, STXXL's OpenMP threads, the in-memory pool) |
@@ -31,6 +31,17 @@
 //! | `verified` | keys experiment: `reference` (GNU sort's output, or emsort's without GNU sort), `identical` (byte for byte the reference), `rows` (DuckDB: as many rows as the reference), `unchecked` (nothing to compare with), `MISMATCH` (a different output), `FAILED` (the tool failed: its time is not counted) |
 //! | `error` | keys experiment: why a run failed or mismatched |
 //! | `user_s`, `system_s` | CPU seconds in user mode and in the kernel (`wait4`'s rusage of a child process, all its threads; `getrusage` deltas of an in-process run) |
+//!
+//! `summary.csv` has a row per point (tool, experiment, format, N, keys,
+//! M, d, policy, stream kind, threads): the repetitions' min / median /
+//! max seconds, medians of the counts, and the columns of [`SummaryRow`]
+//! that set it beside the others on the same input: `io_bound_s` (2 × the
+//! `io-bound` median of the input, whatever the keys) and
+//! `ratio_to_io_bound`, `cpu_bound_s` (same keys, M and threads) and
+//! `ratio_to_cpu_bound`, `bound` / `ratio_to_bound` (the larger of the
+//! two), the peers' medians and emsort's speedups over them, and
+//! `baseline_s` / `ratio_to_baseline` (emsort over `emsort-baseline` at
+//! the same setting: below 1 is faster than the earlier binary).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -41,8 +52,18 @@ use crate::stats::Stats;
 use crate::Result;
 
 /// The tools a campaign runs.
-pub const TOOLS: [&str; 8] =
-    ["emsort", "gnu-sort", "uutils-sort", "duckdb", "stxxl", "in-memory", "cpu-bound", "io-bound"];
+pub const TOOLS: [&str; 10] = [
+    "emsort",
+    "emsort-baseline",
+    "emsort-stdio",
+    "gnu-sort",
+    "uutils-sort",
+    "duckdb",
+    "stxxl",
+    "in-memory",
+    "cpu-bound",
+    "io-bound",
+];
 
 /// `verified` of a run whose tool failed (its time is left out of the summary).
 pub const FAILED: &str = "FAILED";
@@ -298,6 +319,15 @@ pub struct SummaryRow {
     pub duckdb_s: Option<f64>,
     /// duckdb_s / median_s.
     pub speedup_vs_duckdb: Option<f64>,
+    /// emsort only: the median of `emsort-baseline` (another emsort
+    /// binary, `--baseline`) at the same setting (keys, M, d, policy,
+    /// stream kind, threads).
+    #[serde(default)]
+    pub baseline_s: Option<f64>,
+    /// median_s / baseline_s: below 1, this emsort is faster than the
+    /// baseline.
+    #[serde(default)]
+    pub ratio_to_baseline: Option<f64>,
 }
 
 fn med_f(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
@@ -391,16 +421,33 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
                 speedup_vs_uutils_sort: None,
                 duckdb_s: None,
                 speedup_vs_duckdb: None,
+                baseline_s: None,
+                ratio_to_baseline: None,
             })
         })
         .collect();
+    // The I/O bound is one per input: the keys do not change it.
     let find = |out: &[SummaryRow], r: &SummaryRow, tool: &str, same_m: bool| -> Option<f64> {
         out.iter()
-            .filter(|p| p.tool == tool && p.format == r.format && p.bytes == r.bytes && p.keys == r.keys)
+            .filter(|p| p.tool == tool && p.format == r.format && p.bytes == r.bytes)
+            .filter(|p| p.keys == r.keys || tool == "io-bound")
             .filter(|p| !same_m || (p.memory == r.memory && p.threads == r.threads))
             .map(|p| p.median_s)
             .find(|s| s.is_finite())
     };
+    let baselines: Vec<Option<f64>> = out
+        .iter()
+        .map(|r| {
+            let same = |p: &&SummaryRow| {
+                p.tool == "emsort-baseline"
+                    && (&p.experiment, &p.format, p.bytes, &p.keys, p.memory, p.threads)
+                        == (&r.experiment, &r.format, r.bytes, &r.keys, r.memory, r.threads)
+                    && (p.fan_in, &p.policy, &p.io) == (r.fan_in, &r.policy, &r.io)
+            };
+            let b = out.iter().filter(same).map(|p| p.median_s).find(|s| s.is_finite());
+            b.filter(|_| r.tool == "emsort")
+        })
+        .collect();
     let cpu_bounds: Vec<Option<f64>> = out
         .iter()
         .map(|r| match r.tool.as_str() {
@@ -421,10 +468,14 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
             (io, gnu, mem, stxxl, uutils, duckdb)
         })
         .collect();
-    for ((r, (io, gnu, mem, stxxl, uutils, duckdb)), cpu) in out.iter_mut().zip(peers).zip(cpu_bounds) {
+    for (((r, (io, gnu, mem, stxxl, uutils, duckdb)), cpu), base) in
+        out.iter_mut().zip(peers).zip(cpu_bounds).zip(baselines)
+    {
         if r.tool == "io-bound" {
             continue;
         }
+        r.baseline_s = base;
+        r.ratio_to_baseline = ratio(Some(r.median_s), base);
         r.io_bound_s = io;
         r.ratio_to_io_bound = ratio(Some(r.median_s), io);
         r.cpu_bound_s = cpu;
@@ -616,6 +667,76 @@ mod tests {
         assert_eq!(get("uutils-sort", "-u").mismatched, 1);
         assert_eq!(get("uutils-sort", "-u").verified, MISMATCH);
         assert_eq!(get("emsort", "-t, -k3,3n").speedup_vs_gnu_sort, Some(4.5));
+    }
+
+    /// The keys experiment's I/O bound (one per input, `keys` empty) is
+    /// every key sort's; with the CPU bound at the same keys it names the
+    /// bound that binds; the baseline's median gives emsort's ratio to it.
+    #[test]
+    fn keys_rows_get_the_io_bound_the_binding_bound_and_the_baseline() {
+        let mk = |tool: &str, keys: &str, rep: u32, secs: f64| {
+            let mut r = row(tool, Some(100), 2, rep, secs);
+            (r.format, r.experiment, r.keys, r.fan_in) = ("csv".into(), "keys".into(), keys.into(), None);
+            (r.policy, r.io) = (String::new(), String::new());
+            r
+        };
+        let io = |rep: u32, secs: f64| {
+            let mut r = mk("io-bound", "", rep, secs);
+            (r.memory, r.threads) = (None, 1);
+            r
+        };
+        let rows = vec![
+            mk("emsort", "-u", 1, 3.0),
+            mk("emsort-baseline", "-u", 1, 4.0),
+            mk("emsort", "-u", 2, 2.0),
+            mk("emsort-baseline", "-u", 2, 6.0),
+            mk("cpu-bound", "-u", 1, 1.0),
+            mk("emsort", "-t, -k3,3n", 1, 2.0),
+            mk("cpu-bound", "-t, -k3,3n", 1, 1.8),
+            mk("gnu-sort", "-t, -k3,3n", 1, 8.0),
+            io(1, 0.5),
+            io(2, 0.7),
+            // The grid's I/O bound of another input is not the csv input's.
+            row("io-bound", None, 1, 1, 0.01),
+        ];
+        let s = summarise(&rows);
+        let get = |tool: &str, keys: &str| {
+            s.iter().find(|r| r.tool == tool && r.keys == keys && r.experiment == "keys").unwrap()
+        };
+        // -u: 2 × median(0.5, 0.7) = 1.2 s binds over the CPU bound's 1 s.
+        let e = get("emsort", "-u");
+        assert_eq!((e.io_bound_s, e.ratio_to_io_bound), (Some(1.2), Some(2.5 / 1.2)));
+        assert_eq!((e.bound.as_str(), e.ratio_to_bound), ("io-bound", Some(2.5 / 1.2)));
+        assert_eq!((e.baseline_s, e.ratio_to_baseline), (Some(5.0), Some(0.5)));
+        // -t, -k3,3n: the CPU bound (1.8 s) binds over 1.2 s; no baseline there.
+        let e = get("emsort", "-t, -k3,3n");
+        assert_eq!(e.io_bound_s, Some(1.2));
+        assert_eq!((e.bound.as_str(), e.ratio_to_bound), ("cpu-bound", Some(2.0 / 1.8)));
+        assert_eq!((e.baseline_s, e.ratio_to_baseline), (None, None));
+        assert_eq!(get("gnu-sort", "-t, -k3,3n").ratio_to_io_bound, Some(8.0 / 1.2));
+        // Only emsort's row carries the ratio to the baseline.
+        let b = get("emsort-baseline", "-u");
+        assert_eq!((b.median_s, b.ratio_to_baseline, b.bound.as_str()), (5.0, None, "io-bound"));
+        let i = get("io-bound", "");
+        assert_eq!((i.reps, i.median_s, i.io_bound_s, i.bound.as_str()), (2, 0.6, None, ""));
+        // The grid's rows are untouched by the keys experiment's I/O bound.
+        let g = s.iter().find(|r| r.experiment == "sort").unwrap();
+        assert_eq!((g.tool.as_str(), g.median_s), ("io-bound", 0.01));
+    }
+
+    /// In the grid, the baseline at the same M, d, policy, stream kind and
+    /// threads.
+    #[test]
+    fn grid_baseline_at_the_same_setting() {
+        let mut rows = vec![row("emsort", Some(100), 2, 1, 2.0), row("emsort", Some(200), 2, 1, 2.0)];
+        let mut b = row("emsort", Some(100), 2, 1, 2.5);
+        b.tool = "emsort-baseline".into();
+        rows.push(b);
+        let s = summarise(&rows);
+        assert_eq!(
+            s.iter().map(|r| (r.tool.as_str(), r.ratio_to_baseline)).collect::<Vec<_>>(),
+            [("emsort", Some(0.8)), ("emsort", None), ("emsort-baseline", None)]
+        );
     }
 
     #[test]

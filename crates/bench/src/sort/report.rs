@@ -228,35 +228,64 @@ pub fn threads_reading(rows: &[SummaryRow]) -> String {
     out
 }
 
+/// What the reports say of a point's two bounds (from its summary row
+/// and the CPU bound's, [`bound_cells`]): each a text, `-` where not
+/// measured.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BoundCells {
+    /// 2 × the I/O bound.
+    pub io: String,
+    /// The CPU bound at the same keys, M and threads, with its user and
+    /// system seconds: `2 s (3 s + 500 ms)`.
+    pub cpu: String,
+    /// The bound that binds, the larger: `io-bound` or `cpu-bound`.
+    pub binds: String,
+    /// The point's median over it: `1.50x`.
+    pub ratio: String,
+}
+
+/// The bound cells of summary row `r` (an emsort point, of the grid or
+/// the keys experiment), the CPU bound's usage read from its own row in
+/// `rows`.
+pub(crate) fn bound_cells(rows: &[SummaryRow], r: &SummaryRow) -> BoundCells {
+    let t = |x: Option<f64>| x.filter(|v| v.is_finite()).map(format_seconds).unwrap_or_else(|| "-".into());
+    let cpu = rows.iter().find(|c| {
+        c.tool == "cpu-bound"
+            && (&c.experiment, &c.format, c.bytes, &c.keys, c.memory, c.threads)
+                == (&r.experiment, &r.format, r.bytes, &r.keys, r.memory, r.threads)
+    });
+    let usage = match cpu.map(|c| (c.user_s, c.system_s)) {
+        Some((Some(u), Some(sy))) if r.cpu_bound_s.is_some() => {
+            format!(" ({} + {})", format_seconds(u), format_seconds(sy))
+        }
+        _ => String::new(),
+    };
+    BoundCells {
+        io: t(r.io_bound_s),
+        cpu: format!("{}{usage}", t(r.cpu_bound_s)),
+        binds: if r.bound.is_empty() { "-".into() } else { r.bound.clone() },
+        ratio: r.ratio_to_bound.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into()),
+    }
+}
+
 /// The README's table of bounds (Markdown): per emsort point of the sort
 /// experiment, its median, 2 × the I/O bound, the CPU bound at the same M
 /// and threads (with its user and system seconds), which of the two binds
 /// (the larger) and emsort's time over it. Empty without emsort rows.
+/// (The keys experiment says the same per key sort in [`super::keys_table`].)
 pub fn bounds_table(rows: &[SummaryRow]) -> String {
     let em: Vec<&SummaryRow> = rows.iter().filter(|r| r.tool == "emsort" && r.experiment != "keys").collect();
     if em.is_empty() {
         return String::new();
     }
-    let t = |x: Option<f64>| x.filter(|v| v.is_finite()).map(format_seconds).unwrap_or_else(|| "-".into());
     let mut s = String::from(
         "| point | emsort | 2 × I/O bound | CPU bound (user + system) | binds | emsort / bound |\n\
          |---|---:|---:|---:|---|---:|\n",
     );
     for r in em {
-        let cpu = rows.iter().find(|c| {
-            c.tool == "cpu-bound"
-                && c.experiment == r.experiment
-                && c.format == r.format
-                && c.bytes == r.bytes
-                && c.memory == r.memory
-                && c.threads == r.threads
-        });
-        let usage = match cpu.map(|c| (c.user_s, c.system_s)) {
-            Some((Some(u), Some(sy))) => format!(" ({} + {})", format_seconds(u), format_seconds(sy)),
-            _ => String::new(),
-        };
+        let b = bound_cells(rows, r);
         s.push_str(&format!(
-            "| {} N={} M={} d={} {} {} t={} | {} | {} | {}{usage} | {} | {} |\n",
+            "| {} N={} M={} d={} {} {} t={} | {} | {} | {} | {} | {} |\n",
             r.format,
             format_size(r.bytes),
             r.memory.map(format_size).unwrap_or_default(),
@@ -264,11 +293,11 @@ pub fn bounds_table(rows: &[SummaryRow]) -> String {
             r.policy,
             r.io,
             r.threads,
-            t(Some(r.median_s)),
-            t(r.io_bound_s),
-            t(r.cpu_bound_s),
-            if r.bound.is_empty() { "-" } else { &r.bound },
-            r.ratio_to_bound.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into()),
+            format_seconds(r.median_s),
+            b.io,
+            b.cpu,
+            b.binds,
+            b.ratio,
         ));
     }
     s

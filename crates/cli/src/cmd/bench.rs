@@ -331,15 +331,27 @@ thread count by each key sort, every tool on a cold cache:
                TO OUT
   cpu-bound    emsort sort KEYS -S M --parallel T --io buffered with input, -T and
                output on tmpfs (see above)
-emsort's, the CPU bound's and uutils sort's outputs are compared byte for byte with
-GNU sort's; DuckDB's (its ties and number format differ) by its row count. A failed
+  emsort-baseline  with --baseline EXE: EXE sort KEYS ..., the same command as
+               emsort's; the two alternate, emsort first in odd repetitions and the
+               baseline first in even ones (summary: baseline_s, ratio_to_baseline =
+               emsort's median / the baseline's)
+  io-bound     once per csv input and repetition, after its key sorts: the same
+               O_DIRECT read + write as the grid's (keys column empty)
+emsort's, the CPU bound's, the baseline's and uutils sort's outputs are compared byte
+for byte with GNU sort's; DuckDB's (its ties and number format differ) by its row
+count. A failed
 run (DuckDB out of memory, say) or a different output is a row with verified =
 FAILED or MISMATCH and the message in `error`, listed in machine.json
 (keys_problems) and printed at the end; the campaign goes on. A peer that is not
 installed is left out with a warning (--no-uutils, --no-duckdb leave them out).
-README.md gets a table per key sort: each tool's median, its time over emsort's,
-issue 17's bar (at least 4x faster than GNU sort, faster than uutils sort and than
-DuckDB) and emsort's time over the CPU bound.
+README.md (and the terminal) gets a table per key sort: each tool's median, its time
+over emsort's, issue 17's bar (at least 4x faster than GNU sort, faster than uutils
+sort and than DuckDB), 2 x the I/O bound and the CPU bound with the one that binds
+(the larger) and emsort's time over it (summary: io_bound_s, ratio_to_io_bound,
+bound, ratio_to_bound), and emsort's time over the baseline's. The chart
+plots/keys_csv_{N}_M{M}_t{T}.svg draws, per key sort, each tool's median with a bar
+from its fastest to its slowest repetition, and the CPU bound and 2 x the I/O bound
+as marks.
 
 Cost model: predicted_blocks = ceil(2 * N * passes / B) block transfers, with passes
 from the plan's merge schedule (run formation counts as the first pass) and B the
@@ -368,14 +380,16 @@ Files written into OUTDIR:
   summary.csv   a row per point: min/median/max seconds, median phases and counts,
                 ratio to the I/O bound and to the CPU bound, which one binds,
                 speedup over GNU sort and over STXXL (same M and threads), ratio to
-                the in-memory sort
+                the in-memory sort and to the baseline (--baseline)
   machine.json  CPU, cores, memory, kernel, file system, command line, date, cache
                 method, GNU sort's version, STXXL's and the C++ compiler's versions,
                 how the STXXL driver was built (or why not), failed STXXL runs,
                 where the CPU bound ran or why not (cpu_bound)
-  README.md     the columns, the tools, the cost model and which bound binds
+  README.md     the columns, the tools, the cost model, which bound binds and the
+                plots drawn
   plots/*.svg   time vs M per d, time vs d per M, time per phase vs M, emsort vs
-                peers per N, context switches / migrations / faults vs threads
+                peers per N, context switches / migrations / faults vs threads;
+                keys experiment: time per key sort and tool, with the bounds
 Plots are made from raw.csv; --plot-only DIR redraws them (and summary.csv).
 
 Examples:
@@ -465,8 +479,9 @@ pub struct SortBenchArgs {
     #[arg(long, conflicts_with = "in_process")]
     stdio: bool,
     /// Also run each emsort point with another emsort binary (an earlier build,
-    /// tool `emsort-baseline`), right after this one's run of the same point:
-    /// before and after measured side by side.
+    /// tool `emsort-baseline`), right after this one's run of the same point (in the
+    /// keys experiment alternating which of the two runs first): before and after
+    /// measured side by side in the same run.
     #[arg(long, value_name = "EXE", conflicts_with = "in_process")]
     baseline: Option<PathBuf>,
     /// Measure nothing: redraw summary.csv and the plots of an earlier campaign from its raw.csv.

@@ -312,12 +312,14 @@ fn stdio_and_baseline_runs_sit_beside_each_emsort_run() {
     assert!(readme.contains("emsort-stdio") && readme.contains("emsort-baseline"), "{readme}");
 }
 
-/// The keys experiment on a tiny csv input: every key sort at one M with
-/// emsort, GNU sort and (when installed) uutils sort and DuckDB; rows with
-/// the key options, outputs checked against GNU sort's, the table with the
-/// bar in the README. An emsort that does not take key options yet (before
-/// `emsort sort` speaks GNU sort's options) is recorded as FAILED rows, not
-/// an error; `plain` (no option) must be identical to GNU sort's either way.
+/// The keys experiment on a tiny csv input: every key sort at one M, two
+/// repetitions, with emsort, this binary again as the baseline, GNU sort,
+/// (when installed) uutils sort and DuckDB, the CPU bound (on tmpfs) and
+/// the input's I/O bound; rows with the key options, outputs checked
+/// against GNU sort's; the summary's bounds and ratio to the baseline; the
+/// table with the bar and the binding bound in the README and on the
+/// terminal; the chart of the key sorts, listed in the README and redrawn
+/// by --plot-only.
 #[test]
 fn keys_experiment_on_a_tiny_csv() {
     if !gnu_sort_available() {
@@ -326,6 +328,7 @@ fn keys_experiment_on_a_tiny_csv() {
     }
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("res");
+    let exe = env!("CARGO_BIN_EXE_emsort");
     let o = run(&[
         "bench",
         "sort",
@@ -340,9 +343,11 @@ fn keys_experiment_on_a_tiny_csv() {
         "--threads",
         "2",
         "--reps",
-        "1",
+        "2",
         "--cache",
         "none",
+        "--baseline",
+        exe,
         "-q",
         "-o",
         p(&out),
@@ -357,7 +362,7 @@ fn keys_experiment_on_a_tiny_csv() {
     let col = |name: &str| header.iter().position(|c| c == name).unwrap();
     let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
     let labels = ["-t, -k3,3n", "-t, -k2,2 -k3,3nr", "-u", "-t, -k1,1n -u", "plain"];
-    let mut tools = vec!["emsort", "gnu-sort"];
+    let mut tools = vec!["emsort", "emsort-baseline", "gnu-sort"];
     if uutils {
         tools.push("uutils-sort");
     }
@@ -367,10 +372,21 @@ fn keys_experiment_on_a_tiny_csv() {
     if shm_is_tmpfs() {
         tools.push("cpu-bound");
     }
-    assert_eq!(rows.len(), labels.len() * tools.len(), "{rows:?}");
+    // Per key sort, tool and repetition; the input's I/O bound per repetition.
+    assert_eq!(rows.len(), 2 * labels.len() * tools.len() + 2, "{rows:?}");
+    let io: Vec<&csv::StringRecord> = rows.iter().filter(|r| &r[0] == "io-bound").collect();
+    assert_eq!(io.len(), 2, "{rows:?}");
+    for (r, rep) in io.iter().zip(["1", "2"]) {
+        assert_eq!((&r[col("format")], &r[col("experiment")], &r[col("keys")]), ("csv", "keys", ""), "{r:?}");
+        assert_eq!((&r[col("rep")], &r[col("cache")], &r[col("io")]), (rep, "none", "direct"), "{r:?}");
+        assert!(r[col("bytes_read")].parse::<u64>().unwrap() >= 300 << 10, "{r:?}");
+    }
     for keys in labels {
-        for tool in &tools {
-            let r = rows.iter().find(|r| &r[0] == *tool && &r[col("keys")] == keys).unwrap();
+        for (tool, rep) in tools.iter().flat_map(|t| [(t, "1"), (t, "2")]) {
+            let r = rows
+                .iter()
+                .find(|r| &r[0] == *tool && &r[col("keys")] == keys && &r[col("rep")] == rep)
+                .unwrap();
             assert_eq!((&r[col("format")], &r[col("experiment")]), ("csv", "keys"), "{r:?}");
             let verified = &r[col("verified")];
             let want = match *tool {
@@ -384,17 +400,59 @@ fn keys_experiment_on_a_tiny_csv() {
             assert_eq!(&r[col("memory")], "16777216");
         }
     }
+    // emsort's summary rows: the I/O bound, the binding bound, the baseline.
+    let mut rdr = csv::Reader::from_path(out.join("summary.csv")).unwrap();
+    let s_header = rdr.headers().unwrap().clone();
+    let s_col = |name: &str| s_header.iter().position(|c| c == name).unwrap();
+    let summary: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
+    let num = |r: &csv::StringRecord, c: &str| -> f64 { r[s_col(c)].parse().unwrap() };
+    assert!(s_header.iter().any(|c| c == "speedup_vs_duckdb"), "{s_header:?}");
+    let io_median = summary.iter().find(|r| &r[0] == "io-bound").map(|r| num(r, "median_s")).unwrap();
+    let emsort: Vec<&csv::StringRecord> = summary.iter().filter(|r| &r[0] == "emsort").collect();
+    assert_eq!(emsort.len(), labels.len(), "{summary:?}");
+    for r in emsort {
+        let median = num(r, "median_s");
+        assert_eq!(num(r, "io_bound_s"), 2.0 * io_median, "{r:?}");
+        assert!((num(r, "ratio_to_io_bound") - median / (2.0 * io_median)).abs() < 1e-9, "{r:?}");
+        let bound = &r[s_col("bound")];
+        let binding = if bound == "cpu-bound" { num(r, "cpu_bound_s") } else { 2.0 * io_median };
+        assert!(bound == "io-bound" || (bound == "cpu-bound" && shm_is_tmpfs()), "{r:?}");
+        assert!((num(r, "ratio_to_bound") - median / binding).abs() < 1e-9, "{r:?}");
+        assert!((num(r, "ratio_to_baseline") - median / num(r, "baseline_s")).abs() < 1e-9, "{r:?}");
+    }
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(readme.contains("## Keys experiment: results"), "{readme}");
     assert!(readme.contains("### `-t, -k2,2 -k3,3nr` — csv N = 300K, M = 16M, 2 thread(s)"), "{readme}");
     assert!(readme.contains("Bar: >= 4x GNU sort: "), "{readme}");
-    if shm_is_tmpfs() {
-        assert!(readme.contains("Bound: cpu-bound binds, "), "{readme}");
-    }
+    assert!(
+        readme.contains("binds: 2 × I/O bound ") && readme.contains("Baseline: emsort-baseline "),
+        "{readme}"
+    );
     let text = stdout(&o);
     assert!(text.contains("Keys experiment") && text.contains("| gnu-sort |"), "{text}");
-    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    assert!(summary.lines().next().unwrap().contains("speedup_vs_duckdb"), "{summary}");
+    assert!(text.contains("| emsort-baseline |") && text.contains(" binds: 2 × I/O bound "), "{text}");
+    // One chart, the one the README lists.
+    let svgs = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(out.join("plots"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(svgs(), ["keys_csv_300K_M16M_t2.svg"]);
+    let listed: Vec<&str> =
+        readme.lines().filter(|l| l.trim_start().starts_with("- `") && l.contains(".svg`")).collect();
+    assert_eq!(listed.len(), 1, "{readme}");
+    assert!(listed[0].contains("`keys_csv_300K_M16M_t2.svg`: keys experiment"), "{readme}");
+    let svg = std::fs::read_to_string(out.join("plots/keys_csv_300K_M16M_t2.svg")).unwrap();
+    for label in ["emsort", "emsort-baseline", "gnu-sort", "2 × I/O bound", "-t, -k2,2 -k3,3nr", "plain"] {
+        assert!(svg.lines().any(|l| l.trim() == label), "{label} not in the chart");
+    }
+    std::fs::remove_dir_all(out.join("plots")).unwrap();
+    let o = run(&["bench", "sort", "--plot-only", p(&out), "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(svgs(), ["keys_csv_300K_M16M_t2.svg"]);
     assert!(std::fs::read_dir(&out).unwrap().all(|e| !e
         .unwrap()
         .file_name()
