@@ -99,10 +99,6 @@ struct Chunk {
     len: usize,
     /// Lines in the chunk (`lines`).
     lines: u64,
-    /// Line counts the reader found on its way (`lines`): (offset in the
-    /// chunk's data, line terminators before it), ascending, so that
-    /// [`line_index`] need not count them again.
-    marks: Vec<(usize, u64)>,
     index: usize,
     last: bool,
 }
@@ -208,8 +204,7 @@ impl RunFormation<'_, '_> {
                         return Err(Error::new(ErrorKind::Interrupted, self.output.name()));
                     }
                     let (mut buf, start, len) = (chunk.buf, chunk.start, chunk.len);
-                    let order =
-                        self.sort_chunk(&mut buf.bytes_mut()[start..start + len], chunk.lines, &chunk.marks);
+                    let order = self.sort_chunk(&mut buf.bytes_mut()[start..start + len], chunk.lines);
                     let job = Sorted { buf, start, len, order, single };
                     if job_tx.send(job).is_err() {
                         break; // the writer failed: its error comes from join
@@ -229,7 +224,7 @@ impl RunFormation<'_, '_> {
 
     /// Sorts `data` in place (numbers) or returns the order of its items
     /// (an index, for records and lines).
-    fn sort_chunk(&self, data: &mut [u8], lines: u64, marks: &[(usize, u64)]) -> Order {
+    fn sort_chunk(&self, data: &mut [u8], lines: u64) -> Order {
         let rev = self.plan.reverse();
         match self.plan.format() {
             Format::U32 => self.sort_numbers::<u32>(data, rev),
@@ -260,7 +255,7 @@ impl RunFormation<'_, '_> {
                 let threads = self.plan.threads();
                 let plain = |rev: bool| {
                     let mut index = self.pool.install(|| {
-                        line_index(text, eol, lines as usize, marks, threads, |l, _: &mut ()| prefix(l))
+                        line_index(text, eol, lines as usize, threads, |l, _: &mut ()| prefix(l))
                     });
                     self.pool.install(|| radix::sort_index(&mut index, rev, |a, b| line(a).cmp(line(b))));
                     index
@@ -287,8 +282,7 @@ impl RunFormation<'_, '_> {
                     encode(l, s);
                     prefix(&s.key)
                 };
-                let mut index =
-                    self.pool.install(|| line_index(text, eol, lines as usize, marks, threads, first));
+                let mut index = self.pool.install(|| line_index(text, eol, lines as usize, threads, first));
                 let window = |e: &(u64, u32, u32), w: usize, s: &mut KeyRoom| {
                     encode(line(e), s);
                     (s.key.len() > 8 * w).then(|| prefix(&s.key[8 * w..]))
@@ -412,7 +406,6 @@ impl Reader<'_> {
             buf.bytes_mut()[start..start + len].copy_from_slice(&carry);
             carry.clear();
             let mut nlines = 0u64;
-            let mut marks = Vec::new();
             let mut cut = if lines {
                 count_until(buf.bytes(), start, start + len, self.eol, &mut nlines, self.max_lines)
                     .map(|c| c - start)
@@ -446,9 +439,6 @@ impl Reader<'_> {
                 if lines {
                     cut = count_until(buf.bytes(), at, at + n, self.eol, &mut nlines, self.max_lines)
                         .map(|c| c - start);
-                    if cut.is_none() {
-                        marks.push((at + n - start, nlines));
-                    }
                 }
                 len += n;
                 progress.advance(n as u64);
@@ -467,7 +457,6 @@ impl Reader<'_> {
                 };
                 carry.extend_from_slice(&data[keep..]);
                 len = keep;
-                marks.retain(|&(at, _)| at <= len);
                 if eof && carry.is_empty() && len > 0 && buf.bytes()[start + len - 1] != self.eol {
                     buf.grow_to(start + len + 1);
                     buf.bytes_mut()[start + len] = self.eol;
@@ -488,7 +477,7 @@ impl Reader<'_> {
                 break;
             }
             let last = eof && carry.is_empty();
-            if full_tx.send(Chunk { buf, start, len, lines: nlines, marks, index, last }).is_err() {
+            if full_tx.send(Chunk { buf, start, len, lines: nlines, index, last }).is_err() {
                 return Ok(self.input.bytes_read());
             }
             index += 1;
@@ -514,47 +503,30 @@ struct KeyRoom {
 
 /// The index of `text` (whole lines, each ending with `eol`, `lines` of
 /// them): (key prefix, offset, length without `eol`) per line, in text
-/// order. Built in parallel: the text is cut at line ends into pieces, and
-/// each piece fills its own part of the index. Where the pieces' parts
-/// begin comes from `marks` ((offset, terminators before it), ascending:
-/// the counts the reader kept as it read), so the text is not scanned for
-/// line ends twice: a piece ends at the first terminator at or after the
-/// mark nearest below its share's end.
-fn line_index<F, S>(
-    text: &[u8],
-    eol: u8,
-    lines: usize,
-    marks: &[(usize, u64)],
-    threads: usize,
-    key: F,
-) -> Vec<(u64, u32, u32)>
+/// order. Built in parallel: the text is cut at line ends into one piece
+/// per thread, each piece's lines are counted, and each piece fills its own
+/// part of the index.
+fn line_index<F, S>(text: &[u8], eol: u8, lines: usize, threads: usize, key: F) -> Vec<(u64, u32, u32)>
 where
     F: Fn(&[u8], &mut S) -> u64 + Sync,
     S: Default,
 {
-    // Piece boundaries, each just after a line's end, with the lines before.
+    // Piece boundaries, each just after a line's end.
     let pieces = threads.max(1) * 4;
-    let mut bounds = vec![(0usize, 0usize)];
+    let mut bounds = vec![0usize];
     for k in 1..pieces {
-        let target = text.len() * k / pieces;
-        let (at, before) = match marks.partition_point(|m| m.0 <= target) {
-            0 => (0, 0),
-            i => marks[i - 1],
+        let at = (text.len() * k / pieces).max(*bounds.last().expect("non-empty"));
+        let end = match memchr::memchr(eol, &text[at..]) {
+            Some(p) => at + p + 1,
+            None => text.len(),
         };
-        let prev = *bounds.last().expect("non-empty");
-        let bound = match memchr::memchr(eol, &text[at..]) {
-            Some(p) => (at + p + 1, before as usize + 1),
-            None => (text.len(), lines),
-        };
-        bounds.push(if bound.0 < prev.0 { prev } else { bound });
+        bounds.push(end);
     }
-    bounds.push((text.len(), lines));
+    bounds.push(text.len());
     bounds.dedup();
-    let counts: Vec<usize> = bounds.windows(2).map(|w| w[1].1 - w[0].1).collect();
-    debug_assert!(bounds
-        .windows(2)
-        .all(|w| { memchr::memchr_iter(eol, &text[w[0].0..w[1].0]).count() == w[1].1 - w[0].1 }));
-    let bounds: Vec<usize> = bounds.into_iter().map(|b| b.0).collect();
+    let counts: Vec<usize> =
+        bounds.par_windows(2).map(|w| memchr::memchr_iter(eol, &text[w[0]..w[1]]).count()).collect();
+    debug_assert_eq!(counts.iter().sum::<usize>(), lines);
     let mut index = vec![(0u64, 0u32, 0u32); lines];
     let mut parts = Vec::with_capacity(counts.len());
     let mut rest = index.as_mut_slice();
@@ -601,7 +573,6 @@ mod tests {
                 prop::collection::vec(prop::sample::select(vec![b'a', 0u8, b'\n', 0xff]), 0..30), 0..60),
             threads in 1usize..5,
             eol in prop::sample::select(vec![b'\n', 0u8]),
-            step in 0usize..50,
         ) {
             // Lines hold every byte but their terminator.
             let lines: Vec<Vec<u8>> = lines
@@ -615,20 +586,7 @@ mod tests {
                 expect.push((prefix(l), start as u32, l.len() as u32));
                 start += l.len() + 1;
             }
-            // The reader's marks: after every `step` bytes (none at all
-            // when step is 0), with the terminators before each.
-            let marks: Vec<(usize, u64)> = if step == 0 {
-                Vec::new()
-            } else {
-                (step..=text.len())
-                    .step_by(step)
-                    .map(|at| (at, memchr::memchr_iter(eol, &text[..at]).count() as u64))
-                    .collect()
-            };
-            prop_assert_eq!(
-                line_index(&text, eol, lines.len(), &marks, threads, |l, _: &mut ()| prefix(l)),
-                expect
-            );
+            prop_assert_eq!(line_index(&text, eol, lines.len(), threads, |l, _: &mut ()| prefix(l)), expect);
         }
     }
 
@@ -670,15 +628,6 @@ mod tests {
                     let data = &c.buf.bytes()[c.start..c.start + c.len];
                     assert_eq!(data.last(), Some(&eol), "chunk {} ends inside a line", c.index);
                     assert_eq!(memchr::memchr_iter(eol, data).count() as u64, c.lines);
-                    // Each mark counts the terminators before it.
-                    assert!(c.marks.windows(2).all(|w| w[0].0 <= w[1].0));
-                    for &(at, before) in &c.marks {
-                        assert_eq!(
-                            memchr::memchr_iter(eol, &data[..at]).count() as u64,
-                            before,
-                            "mark at {at}"
-                        );
-                    }
                     assert!(
                         c.lines <= 5 && c.len <= 40,
                         "chunk {}: {} lines, {} bytes",
