@@ -395,15 +395,21 @@ impl Campaign {
         self
     }
 
-    /// The emsort runs of each point and repetition, in order.
-    fn variants(&self) -> Vec<Variant<'_>> {
+    /// The emsort runs of each point in repetition `rep` (from 1), in
+    /// order: the baseline, if any, last in odd repetitions and first in
+    /// even ones ([`keys::emsort_order`]), so that neither binary always
+    /// runs on the heels of the other.
+    fn variants(&self, rep: u32) -> Vec<Variant<'_>> {
         let mut v = vec![Variant::Files];
         if self.sorter_exe.is_some() {
             if self.stdio {
                 v.push(Variant::Stdio);
             }
             if let Some(b) = &self.baseline {
-                v.push(Variant::Baseline(b));
+                match keys::emsort_order(rep, true)[0] {
+                    keys::Binary::Current => v.push(Variant::Baseline(b)),
+                    keys::Binary::Baseline => v.insert(0, Variant::Baseline(b)),
+                }
             }
         }
         v
@@ -411,10 +417,10 @@ impl Campaign {
 
     /// Also runs each emsort point with another emsort binary `exe` (tool
     /// `emsort-baseline`, same arguments): an earlier build measured side
-    /// by side with this one, in the same run. In the grid it runs right
-    /// after the `emsort` run of the same point and repetition; in the keys
-    /// experiment the two alternate, the baseline first in even
-    /// repetitions ([`keys::emsort_order`]). The summary gives emsort's
+    /// by side with this one, in the same run: beside the `emsort` run of
+    /// the same point and repetition, the two alternating which runs first
+    /// (the baseline first in even repetitions, [`keys::emsort_order`]), in
+    /// the grid and in the keys experiment. The summary gives emsort's
     /// `ratio_to_baseline`. Needs [`sorter_exe`](Campaign::sorter_exe).
     pub fn baseline(mut self, exe: Option<PathBuf>) -> Campaign {
         self.baseline = exe;
@@ -631,7 +637,7 @@ impl Campaign {
                 let ps = self.points_of(f, n);
                 let reps = ps.iter().map(|p| p.reps).max().unwrap_or(1);
                 let emsort_runs = ps.iter().map(|p| u64::from(p.reps)).sum::<u64>();
-                let extra = self.variants().len() as u64 - 1;
+                let extra = self.variants(1).len() as u64 - 1;
                 emsort_runs * (1 + extra) + u64::from(reps) * Self::peer_runs(f, n, &ps, gnu, stxxl, cpu)
             })
             .sum::<u64>()
@@ -935,7 +941,7 @@ impl Campaign {
                 if ctx.cancel.load(Ordering::Relaxed) {
                     return Err(interrupted(ctx.work));
                 }
-                for v in self.variants() {
+                for v in self.variants(rep) {
                     ctx.progress.message(&format!("{} {} rep {rep}", v.tool(), p.label()));
                     let row = self.run_emsort(p, rep, input, &out, tmp, fp.count, ctx.work, ctx.cancel, v)?;
                     check_output(&out, format, &fp, ctx.cancel, &format!("{} ({})", p.label(), v.tool()))?;
@@ -1322,9 +1328,9 @@ impl Campaign {
              unknown size, the output written as the last merge produces it), right after the \
              `emsort` run of the same point; its ratio to `emsort` is what a pipeline pays.\n\
              - `emsort-baseline` (with `--baseline EXE`): the same run with another emsort binary \
-             (an earlier build), right after the `emsort` run of the same point (in the keys \
-             experiment: per key sort, alternating with `emsort`, which runs first in odd repetitions \
-             and second in even ones; its output checked like emsort's): before and after side by side \
+             (an earlier build), beside the `emsort` run of the same point, alternating with it: \
+             `emsort` runs first in odd repetitions and second in even ones (in the keys experiment \
+             per key sort; its output checked like emsort's): before and after side by side \
              in the same run, `ratio_to_baseline` in the summary.\n\
              - `gnu-sort`: `LC_ALL=C sort -S M --parallel=P -T TMP -o OUT` on `lines` inputs; output \
              compared byte for byte with emsort's.\n\
@@ -1541,6 +1547,23 @@ mod tests {
             .iter()
             .all(|p| p.bytes == 1 << 30 && p.memory == 256 << 20 && p.threads == 2));
         assert!(c.keys_points().iter().all(|p| p.reps == 5));
+    }
+
+    /// In the grid the baseline runs after emsort in odd repetitions and
+    /// before it in even ones.
+    #[test]
+    fn the_grid_alternates_the_baseline_with_emsort() {
+        let text = "h\nu32;1M;1M;2;optimal;buffered;2;1\n";
+        let c = Campaign::new(&parse_params(text, Path::new("t")).unwrap())
+            .unwrap()
+            .sorter_exe("new")
+            .stdio(true);
+        let tools = |c: &Campaign, rep| c.variants(rep).iter().map(|v| v.tool()).collect::<Vec<_>>();
+        assert_eq!(tools(&c, 1), ["emsort", "emsort-stdio"]);
+        let c = c.baseline(Some("old".into()));
+        assert_eq!(tools(&c, 1), ["emsort", "emsort-stdio", "emsort-baseline"]);
+        assert_eq!(tools(&c, 2), ["emsort-baseline", "emsort", "emsort-stdio"]);
+        assert_eq!(tools(&c, 3), tools(&c, 1));
     }
 
     /// The keys experiment counts its tools per key point and repetition

@@ -479,8 +479,8 @@ pub struct SortBenchArgs {
     #[arg(long, conflicts_with = "in_process")]
     stdio: bool,
     /// Also run each emsort point with another emsort binary (an earlier build,
-    /// tool `emsort-baseline`), right after this one's run of the same point (in the
-    /// keys experiment alternating which of the two runs first): before and after
+    /// tool `emsort-baseline`) beside this one's run of the same point, the two
+    /// alternating which runs first (this one in odd repetitions): before and after
     /// measured side by side in the same run.
     #[arg(long, value_name = "EXE", conflicts_with = "in_process")]
     baseline: Option<PathBuf>,
