@@ -43,8 +43,9 @@
 //! carry buffer); the parts of a round are split at pivot items and merged
 //! through a loser tree that compares the heads' prefixes and calls the
 //! full comparison only on equal ones (`merge_items::HeadTree`), so the
-//! merge copies each item once, into the output. Equal items are all written (the tree breaks ties by
-//! run index); the merge does not need stability for correctness.
+//! merge copies each item once, into the output. Equal items are all
+//! written (the tree breaks ties by run index); the merge does not need
+//! stability for correctness.
 //!
 //! With a compress program in the plan (GNU's `--compress-program`,
 //! module `compress`), the runs the sort made are read through `PROG -d`
