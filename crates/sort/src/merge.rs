@@ -88,6 +88,11 @@ pub(crate) struct RunFile {
     /// The sort wrote it in order (a run it formed, or merged from such
     /// runs); a file given to `-m` may not be, and the merge checks it.
     pub sorted: bool,
+    /// Each line comes after its normalised key, 8 bytes (a run formed
+    /// from [`Order::KeyedLines`](crate::run_store::Order::KeyedLines)):
+    /// the merge reads the keys instead of parsing the lines, and writes
+    /// the lines alone.
+    pub keyed: bool,
 }
 
 /// Where a merge writes.
@@ -282,9 +287,10 @@ impl<'s> Ctx<'_, 's> {
             let mut poll = |bytes| self.poll(bytes);
             let (format, reverse, lines) = (self.plan.format(), self.plan.reverse(), self.plan.line_order());
             let eol = self.plan.eol();
-            let sorted: Vec<bool> = inputs.iter().map(|r| r.sorted).collect();
+            let kinds: Vec<merge_items::RunKind> =
+                inputs.iter().map(|r| merge_items::RunKind { sorted: r.sorted, keyed: r.keyed }).collect();
             let moved = merge_items::merge(
-                readers, &sorted, block, format, eol, reverse, lines, &mut out, self.pool, threads, &mut poll,
+                readers, &kinds, block, format, eol, reverse, lines, &mut out, self.pool, threads, &mut poll,
             )?;
             out.finish()?;
             Ok(moved)

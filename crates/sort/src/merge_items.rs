@@ -11,9 +11,15 @@
 //!    run's carry buffer, for the one item that straddles two blocks).
 //!    Lines are indexed on all threads, the block cut into pieces at line
 //!    ends (their mean length known from the window's last fill). For
-//!    lines with GNU keys the key is the line's normalised key, computed
-//!    once per line and pass when the window is filled, [`KEY_CHUNK`]
-//!    lines per task on all threads; items then compare with `memcmp`.
+//!    lines with GNU keys the key is the line's normalised key: read from
+//!    the run when run formation wrote it there (a *keyed* run: each line
+//!    after its key of [`KEY_BYTES`] bytes, when every key of the chunk
+//!    fit in 8; such a run is indexed item after item, as a key may hold
+//!    the terminator byte), else computed once per line and pass when the
+//!    window is filled, [`KEY_CHUNK`] lines per task on all threads; keys
+//!    shorter than 8 bytes are zero-padded either way, so heads from both
+//!    kinds of run compare alike; items then compare with `memcmp`, and
+//!    the lines are written without their keys.
 //!    A run the sort wrote is in order; a file given to `sort -m` is
 //!    checked window by window (see [`Window::fill`]).
 //! 2. A round may emit every indexed item that is no later in the order
@@ -52,6 +58,7 @@ use rayon::prelude::*;
 use crate::key::prefix;
 use crate::keys::{LineOrder, Scratch};
 use crate::read_ahead::BlockReader;
+use crate::run_store::KEY_BYTES;
 use crate::write_behind::WriteBehind;
 use crate::Format;
 
@@ -82,6 +89,9 @@ struct Head {
     /// The run's place among the merge's inputs: equal lines keep the
     /// inputs' order (`-s`, `-u`).
     run: u32,
+    /// Bytes of the item before `ptr` that are not written out: the key of
+    /// a keyed run's line ([`KEY_BYTES`]), else 0.
+    skip: u32,
 }
 
 // SAFETY: a head is a read-only view of bytes that outlive the round in
@@ -166,6 +176,45 @@ impl<'a> Order<'a> {
             key: key.as_ptr(),
             key_len: key.len(),
             run,
+            skip: 0,
+        }
+    }
+
+    /// The head of an item of a keyed run: its first [`KEY_BYTES`] bytes
+    /// are the line's normalised key (zero-padded), the rest the line with
+    /// its terminator.
+    fn keyed_head(&self, item: &[u8], run: u32) -> Head {
+        let (key, line) = item.split_at(KEY_BYTES);
+        Head {
+            prefix: prefix(key),
+            second: self.second(key, &line[..line.len() - 1]),
+            ptr: line.as_ptr(),
+            len: line.len(),
+            key: key.as_ptr(),
+            key_len: KEY_BYTES,
+            run,
+            skip: KEY_BYTES as u32,
+        }
+    }
+
+    /// [`Head::second`] of a line with the normalised key `key`.
+    #[inline]
+    fn second(&self, key: &[u8], line: &[u8]) -> u64 {
+        match self.lines {
+            Some(lo) if key.len() <= 8 => {
+                // Keys of at most 8 bytes that are equal (the keys are
+                // prefix-free, so equal prefixes mean equal keys) go on to
+                // the last resort, if that is all that follows: its first
+                // 8 bytes.
+                if !lo.complete() || lo.keeps_input_order() {
+                    0
+                } else if lo.reverse() {
+                    !prefix(line)
+                } else {
+                    prefix(line)
+                }
+            }
+            _ => prefix(key.get(8..).unwrap_or_default()),
         }
     }
 
@@ -176,30 +225,22 @@ impl<'a> Order<'a> {
         room.keys.clear();
         let mut ends = [0usize; KEY_CHUNK];
         for (h, end) in heads.iter_mut().zip(&mut ends) {
+            let from = room.keys.len();
             lo.encode(h.line(), &mut room.keys, &mut room.scratch);
+            // Short keys zero-padded to 8 bytes, as keyed runs carry them:
+            // a head's key then compares alike whichever run it comes from
+            // (padding never changes how prefix-free keys compare).
+            if room.keys.len() - from < KEY_BYTES {
+                room.keys.resize(from + KEY_BYTES, 0);
+            }
             *end = room.keys.len();
         }
         // Only now, with the buffer grown for good, take its addresses.
-        // Keys of at most 8 bytes that are equal (the keys are prefix-free,
-        // so equal prefixes mean equal keys) go on to the last resort, if
-        // that is all that follows: its first 8 bytes.
-        let line_second = lo.complete() && !lo.keeps_input_order();
         let mut start = 0;
         for (h, &end) in heads.iter_mut().zip(&ends) {
             let key = &room.keys[start..end];
             h.prefix = prefix(key);
-            h.second = match key.get(8..) {
-                Some(rest) => prefix(rest),
-                None if line_second => {
-                    let p = prefix(h.line());
-                    if lo.reverse() {
-                        !p
-                    } else {
-                        p
-                    }
-                }
-                None => 0,
-            };
+            h.second = self.second(key, h.line());
             h.key = key.as_ptr();
             h.key_len = key.len();
             start = end;
@@ -260,14 +301,25 @@ fn index_len(block: usize) -> usize {
     (block / 4 / std::mem::size_of::<Head>()).clamp(64, 16384)
 }
 
+/// What the merge knows of one of its runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunKind {
+    /// The sort wrote it in order (else each window is checked).
+    pub sorted: bool,
+    /// Each line comes after its normalised key ([`KEY_BYTES`] bytes).
+    pub keyed: bool,
+}
+
 /// Merges the runs behind `readers` (read-ahead blocks of `block` bytes)
 /// into `out` with `threads` threads of `pool`; returns the bytes written.
+/// Keyed runs ([`RunKind::keyed`]) give their lines' keys; every line is
+/// written without one.
 /// Lines end with `eol` (`\n`, or NUL under `-z`). `poll` reports progress
 /// and checks the cancel flag every round.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn merge(
     readers: Vec<BlockReader>,
-    sorted: &[bool],
+    kinds: &[RunKind],
     block: usize,
     format: Format,
     eol: u8,
@@ -283,9 +335,9 @@ pub(crate) fn merge(
     let mut wins: Vec<Window> = readers
         .into_iter()
         .enumerate()
-        .zip(sorted)
-        .map(|((i, src), &sorted)| Window {
-            run: RunReader { src, format, eol, carry: Vec::new() },
+        .zip(kinds)
+        .map(|((i, src), kind)| Window {
+            run: RunReader { src, format, eol, carry: Vec::new(), keyed: kind.keyed },
             id: i as u32,
             items: Vec::new(),
             next: 0,
@@ -293,7 +345,7 @@ pub(crate) fn merge(
             rooms: Vec::new(),
             pieces: Vec::new(),
             avg_line: None,
-            sorted,
+            sorted: kind.sorted,
         })
         .collect();
     let mut counts = Vec::new();
@@ -425,12 +477,18 @@ fn selected_bytes(live: &[&[Head]], counts: &[usize]) -> usize {
 /// the carry buffer). (Summing the heads' lengths instead cost a pass over
 /// every selected head, several per round when the selection is cut: a
 /// tenth of a merge of short lines, on one thread.)
+/// A keyed run's items hold a key that is not written: the span is less
+/// those keys.
 #[inline]
 fn first_bytes(s: &[Head], c: usize) -> usize {
     let bytes = match c {
         0 => 0,
         1 => s[0].len,
-        _ => s[0].len + (s[c - 1].ptr as usize + s[c - 1].len - s[1].ptr as usize),
+        _ => {
+            let skip = s[1].skip as usize;
+            let span = s[c - 1].ptr as usize + s[c - 1].len - (s[1].ptr as usize - skip);
+            s[0].len + span - skip * (c - 1)
+        }
     };
     debug_assert_eq!(bytes, s[..c].iter().map(|h| h.len).sum::<usize>());
     bytes
@@ -702,12 +760,18 @@ impl Window {
         let id = self.id;
         let parts = pool.current_num_threads() * 2;
         let pieces = match (self.run.format, self.avg_line) {
+            // A keyed run's items are found one after the other (a key may
+            // hold the terminator byte).
+            _ if self.run.keyed => Vec::new(),
             (Format::Lines, Some(avg)) if parts > 1 && cap >= 1024 => {
                 self.run.line_pieces((cap - 1) * avg, parts)
             }
             _ => Vec::new(),
         };
-        if pieces.len() < 2 {
+        if self.run.keyed {
+            let items = &mut self.items;
+            self.run.whole_items(cap - 1, |item| items.push(order.keyed_head(item, id)));
+        } else if pieces.len() < 2 {
             let items = &mut self.items;
             self.run.whole_items(cap - 1, |item| items.push(order.head(item, id)));
         } else {
@@ -750,13 +814,14 @@ impl Window {
     fn fill(&mut self, order: &Order, cap: usize, pool: &rayon::ThreadPool) -> Result<()> {
         self.items.clear();
         self.next = 0;
+        let keyed = self.run.keyed;
         let Some(first) = self.run.next_item()? else {
             self.done = true;
             return Ok(());
         };
-        self.items.push(order.head(first, self.id));
+        self.items.push(if keyed { order.keyed_head(first, self.id) } else { order.head(first, self.id) });
         self.index_rest(order, cap, pool);
-        if order.normalised {
+        if order.normalised && !keyed {
             let chunks = self.items.len().div_ceil(KEY_CHUNK);
             if self.rooms.len() < chunks {
                 self.rooms.resize_with(chunks, KeyRoom::default);
@@ -811,18 +876,28 @@ struct RunReader {
     eol: u8,
     /// An item that straddles two blocks, copied whole.
     carry: Vec<u8>,
+    /// Each line comes after its key ([`KEY_BYTES`] bytes): an item is the
+    /// key, the line and its terminator.
+    keyed: bool,
 }
 
 impl RunReader {
+    /// The length of the item at the start of `avail` if it lies wholly
+    /// inside.
+    #[inline]
+    fn item_len(&self, avail: &[u8]) -> Option<usize> {
+        match self.format {
+            Format::Rec(r) => (avail.len() >= r.size).then_some(r.size),
+            _ if self.keyed => Some(KEY_BYTES + memchr::memchr(self.eol, avail.get(KEY_BYTES..)?)? + 1),
+            _ => Some(memchr::memchr(self.eol, avail)? + 1),
+        }
+    }
+
     /// The next item if it lies wholly inside the current block.
     #[inline]
     fn whole_item(&mut self) -> Option<&[u8]> {
+        let len = self.item_len(&self.src.buf.bytes()[self.src.pos..self.src.end])?;
         let s = &mut self.src;
-        let avail = &s.buf.bytes()[s.pos..s.end];
-        let len = match self.format {
-            Format::Rec(r) => (avail.len() >= r.size).then_some(r.size)?,
-            _ => memchr::memchr(self.eol, avail)? + 1,
-        };
         let at = s.pos;
         s.pos += len;
         Some(&s.buf.bytes()[at..at + len])
@@ -843,6 +918,17 @@ impl RunReader {
                     f(&block[start + i * r.size..start + (i + 1) * r.size]);
                 }
                 at += n * r.size;
+            }
+            _ if self.keyed => {
+                for _ in 0..max {
+                    let Some(p) = block.get(at + KEY_BYTES..).and_then(|b| memchr::memchr(self.eol, b))
+                    else {
+                        break;
+                    };
+                    let stop = at + KEY_BYTES + p + 1;
+                    f(&block[at..stop]);
+                    at = stop;
+                }
             }
             _ => at = lines_in(block, start, self.eol, max, f),
         }
@@ -879,13 +965,7 @@ impl RunReader {
             return Ok(None);
         }
         // A borrow-checker-friendly "if let Some(item) = self.whole_item()".
-        let s = &self.src;
-        let avail = &s.buf.bytes()[s.pos..s.end];
-        let whole = match self.format {
-            Format::Rec(r) => avail.len() >= r.size,
-            _ => memchr::memchr(self.eol, avail).is_some(),
-        };
-        if whole {
+        if self.item_len(&self.src.buf.bytes()[self.src.pos..self.src.end]).is_some() {
             return Ok(self.whole_item());
         }
         // Straddles the block's end: gather it in the carry buffer.
@@ -907,15 +987,22 @@ impl RunReader {
                 return Ok(Some(&self.carry));
             }
             let avail = &s.buf.bytes()[s.pos..s.end];
+            // A keyed line's terminator comes after its key: the key's
+            // bytes still missing are taken whole first.
+            let key_left = if self.keyed { KEY_BYTES.saturating_sub(self.carry.len()) } else { 0 };
             let take = match self.format {
                 Format::Rec(r) => (r.size - self.carry.len()).min(avail.len()),
-                _ => memchr::memchr(self.eol, avail).map_or(avail.len(), |p| p + 1),
+                _ if key_left >= avail.len() => avail.len(),
+                _ => memchr::memchr(self.eol, &avail[key_left..]).map_or(avail.len(), |p| key_left + p + 1),
             };
             self.carry.extend_from_slice(&avail[..take]);
             s.pos += take;
             let done = match self.format {
                 Format::Rec(r) => self.carry.len() == r.size,
-                _ => self.carry.last() == Some(&self.eol),
+                _ => {
+                    self.carry.len() > KEY_BYTES * usize::from(self.keyed)
+                        && self.carry.last() == Some(&self.eol)
+                }
             };
             if done {
                 return Ok(Some(&self.carry));

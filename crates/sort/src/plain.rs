@@ -54,12 +54,19 @@ pub(crate) struct Run {
     pub compressed: bool,
     /// Whether the sort wrote it in order (see [`RunFile::sorted`]).
     pub sorted: bool,
+    /// Whether each line carries its key (see [`RunFile::keyed`]).
+    pub keyed: bool,
 }
 
 impl Run {
     /// The run as a merge reads it.
     fn file(&self) -> RunFile {
-        RunFile { path: self.path.clone(), compressed: self.compressed, sorted: self.sorted }
+        RunFile {
+            path: self.path.clone(),
+            compressed: self.compressed,
+            sorted: self.sorted,
+            keyed: self.keyed,
+        }
     }
 }
 
@@ -86,7 +93,14 @@ impl PlainStore {
     pub fn of_files(plan: &SortPlan, inputs: Vec<(PathBuf, u64)>) -> PlainStore {
         let runs = inputs
             .into_iter()
-            .map(|(path, bytes)| Run { path, bytes, owned: false, compressed: false, sorted: false })
+            .map(|(path, bytes)| Run {
+                path,
+                bytes,
+                owned: false,
+                compressed: false,
+                sorted: false,
+                keyed: false,
+            })
             .collect();
         PlainStore {
             plan: plan.clone(),
@@ -115,14 +129,14 @@ impl PlainStore {
         for input in inputs {
             runs.push(match input {
                 Opened::File(path, bytes) => {
-                    Run { path, bytes, owned: false, compressed: false, sorted: false }
+                    Run { path, bytes, owned: false, compressed: false, sorted: false, keyed: false }
                 }
                 Opened::Stream(name, reader) => {
                     let path = store.new_path()?;
                     progress.phase_bytes("spool", None);
                     let bytes = spool(plan, &name, reader, &path, progress, cancel)?;
                     progress.finish_phase();
-                    Run { path, bytes, owned: true, compressed: false, sorted: false }
+                    Run { path, bytes, owned: true, compressed: false, sorted: false, keyed: false }
                 }
             });
         }
@@ -171,14 +185,20 @@ impl RunStore for PlainStore {
         };
         let bytes = chunk.write(out, block, &path, cancel)?;
         let compressed = self.plan.compress_program().is_some();
+        let keyed = matches!(chunk.order, Order::KeyedLines(_));
         self.runs.lock().unwrap_or_else(|e| e.into_inner()).push(Run {
             path,
             bytes,
             owned: true,
             compressed,
             sorted: true,
+            keyed,
         });
         Ok(bytes)
+    }
+
+    fn takes_keyed_runs(&self) -> bool {
+        true
     }
 }
 
@@ -297,7 +317,16 @@ impl crate::run_store::Merger for Plain {
             debug_assert_eq!(m.output, first_new + k);
             let compressed = plan.compress_program().is_some();
             let sorted = inputs.iter().all(|r| r.sorted);
-            table.push(new.map(|path| Run { path, bytes: m.size, owned: true, compressed, sorted }));
+            // A merge writes plain lines (the keys stay with run formation's
+            // runs).
+            table.push(new.map(|path| Run {
+                path,
+                bytes: m.size,
+                owned: true,
+                compressed,
+                sorted,
+                keyed: false,
+            }));
         }
         ctx.progress.finish_phase();
         merged.merged_bytes = sched.merged;

@@ -124,6 +124,7 @@ pub struct SortPlan {
     lines: Option<Arc<LineOrder>>,
     compress: Option<PathBuf>,
     eol: u8,
+    chunk_buffers: Option<usize>,
 }
 
 /// Numbers that follow from a [`SortPlan`], computed by [`SortPlan::derived`].
@@ -138,7 +139,8 @@ pub struct Derived {
     /// Memory for the chunk buffers of run formation.
     pub run_memory: u64,
     /// Chunk buffers in run formation: 2 (read one while sorting the other),
-    /// or 1 when the whole input fits in it.
+    /// or 1 when the whole input fits in it or when runs twice as long save
+    /// a level of merging (or as [`SortPlanBuilder::chunk_buffers`] sets).
     pub chunk_buffers: usize,
     /// Capacity of one chunk buffer in bytes (data and index).
     pub chunk_bytes: u64,
@@ -182,6 +184,7 @@ impl SortPlan {
             lines: None,
             compress: None,
             eol: b'\n',
+            chunk_buffers: None,
         }
     }
 
@@ -412,7 +415,24 @@ impl SortPlan {
             Some(n) => n + u64::from(self.format == Format::Lines) <= data_in(run_memory),
             None => false,
         };
-        let chunk_buffers = if fits_one { 1 } else { 2 };
+        // Two buffers overlap reading with sorting and writing, but make
+        // runs of half the memory; one buffer makes runs twice as long.
+        // Two, unless the longer runs save a whole level of merging (a
+        // pass over the data costs more than the overlap saves): e.g.
+        // Barve & Vitter's 1 M records of 104 bytes with M = 15 MB and
+        // SRM on 6 disks, 20 runs in two passes or 10 in one.
+        let runs_with = |buffers: u64| match self.input_bytes {
+            Some(0) => Some(0),
+            Some(_) if fits_one => Some(1),
+            Some(n) => Some(n.div_ceil(data_in(run_memory / buffers).max(1))),
+            None => None,
+        };
+        let chunk_buffers = match (runs_with(2), runs_with(1)) {
+            _ if fits_one => 1,
+            _ if self.chunk_buffers.is_some() => self.chunk_buffers.unwrap_or(2),
+            (Some(two), Some(one)) if self.merge_levels(one) < self.merge_levels(two) => 1,
+            _ => 2,
+        };
         let chunk_bytes = run_memory / chunk_buffers as u64;
         let run_bytes = data_in(chunk_bytes);
         let items_per_run = self.format.item_size().map(|s| run_bytes / s as u64);
@@ -456,6 +476,21 @@ impl SortPlan {
         }
     }
 
+    /// Levels of merging that `runs` runs need with this plan's method: a
+    /// tree of d-way merges, or the passes of DSM's and SRM's merge orders.
+    fn merge_levels(&self, runs: u64) -> u64 {
+        let (b, disks) = (self.block_size, self.disk_dirs().len().max(1));
+        let order = match &self.method {
+            Method::Plain => self.fan_in,
+            Method::Dsm(_) => order::dsm_merge_order(self.memory, b, disks),
+            Method::Srm(..) => {
+                let cap = self.method.srm().and_then(|o| o.max_order);
+                order::srm_merge_order(runs, order::srm_max_fit(self.memory, b, disks).max(2), cap)
+            }
+        };
+        order::passes(runs, order.max(2)) as u64
+    }
+
     /// Checks that the plan can work (the builder's last step): the
     /// method's own parameters (SRM's merge order cap at least 2, the
     /// disks existing directories, at least one disk), d ≥ 2, B ≥ 1,
@@ -465,6 +500,9 @@ impl SortPlan {
     /// [`SortPlan::with_input_size`] makes stay valid.
     fn check(&self) -> Result<(), SortError> {
         check_method(&self.method)?;
+        if let Some(n) = self.chunk_buffers.filter(|n| !(1..=2).contains(n)) {
+            return Err(SortError::BadPlan(format!("run formation takes 1 or 2 chunk buffers, not {n}")));
+        }
         if self.lines.is_some() && self.format != Format::Lines {
             return Err(SortError::BadPlan(format!("keys and -u order text lines, not {}", self.format)));
         }
@@ -667,6 +705,7 @@ pub struct SortPlanBuilder {
     lines: Option<Arc<LineOrder>>,
     compress: Option<PathBuf>,
     eol: u8,
+    chunk_buffers: Option<usize>,
 }
 
 impl SortPlanBuilder {
@@ -702,6 +741,13 @@ impl SortPlanBuilder {
     /// Sets the memory M in bytes.
     pub fn memory(mut self, bytes: u64) -> Self {
         self.memory = bytes;
+        self
+    }
+    /// Sets the chunk buffers of run formation: 2 overlap reading one with
+    /// sorting and writing the other, 1 makes runs twice as long (default:
+    /// 2, or 1 when that saves a level of merging or the input fits in it).
+    pub fn chunk_buffers(mut self, n: usize) -> Self {
+        self.chunk_buffers = Some(n);
         self
     }
     /// Sets the fan-in d (default: as many as M allows, up to 64).
@@ -828,6 +874,7 @@ impl SortPlanBuilder {
             lines: self.lines,
             compress: self.compress,
             eol: self.eol,
+            chunk_buffers: self.chunk_buffers,
         };
         if self.fan_in.is_none() {
             let f = plan.derived().stream_buffer.max(1);
@@ -1060,6 +1107,44 @@ mod tests {
         assert!(on(vec![], ok.max_order(Some(2))).is_ok());
         let dsm = SortPlan::builder(Format::U32).method(Method::Dsm(ParallelDisks::new([file]))).build();
         assert!(msg(dsm).contains("is not a directory"));
+    }
+
+    /// One chunk buffer (runs twice as long) exactly when that saves a
+    /// level of merging: Barve & Vitter's first configuration (1 M
+    /// records of 104 bytes, M = 15 MB, B = 256 KiB, SRM on 6 disks) forms
+    /// at most 12 runs, as theirs did, and merges them in one pass; a
+    /// sort that merges in one pass either way keeps both buffers.
+    #[test]
+    fn one_chunk_buffer_when_it_saves_a_merge_level() {
+        let dir = tempfile::tempdir().unwrap();
+        let disks: Vec<PathBuf> = (0..6).map(|_| dir.path().into()).collect();
+        let rec: Format = "rec:104:0:8".parse().unwrap();
+        let bv = SortPlan::builder(rec)
+            .memory(15 << 20)
+            .block_size(256 << 10)
+            .method(Method::Srm(ParallelDisks::new(disks), SrmOptions::default()));
+        let p = bv.clone().build().unwrap().with_input_size(Some(104_000_000));
+        let d = p.derived();
+        assert_eq!(d.chunk_buffers, 1);
+        let runs = d.expected_runs.unwrap();
+        assert!(runs <= 12, "{runs} runs");
+        assert_eq!(p.merge_levels(runs), 1);
+        // Pinned to two buffers: about twice the runs, and two passes.
+        let two = bv.chunk_buffers(2).build().unwrap().with_input_size(Some(104_000_000));
+        assert_eq!(two.derived().chunk_buffers, 2);
+        let runs2 = two.derived().expected_runs.unwrap();
+        assert!(runs2 >= 2 * runs - 1, "{runs2} against {runs}");
+        assert_eq!(two.merge_levels(runs2), 2);
+        // 1 GiB of u32 in 256 MiB merges in one level either way.
+        let u =
+            SortPlan::builder(Format::U32).memory(256 << 20).build().unwrap().with_input_size(Some(1 << 30));
+        assert_eq!(u.derived().chunk_buffers, 2);
+        // The input fits: one buffer, one run.
+        let small =
+            SortPlan::builder(Format::U32).memory(256 << 20).build().unwrap().with_input_size(Some(1 << 20));
+        assert_eq!((small.derived().chunk_buffers, small.derived().expected_runs), (1, Some(1)));
+        let e = SortPlan::builder(Format::U32).chunk_buffers(3).build().unwrap_err().to_string();
+        assert!(e.contains("1 or 2 chunk buffers"), "{e}");
     }
 
     #[test]

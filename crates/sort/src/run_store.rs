@@ -37,7 +37,15 @@ pub(crate) enum Order {
     Records(Vec<(u64, u32)>),
     /// Lines in order: (key prefix, offset, length without the `\n`).
     Lines(Vec<(u64, u32, u32)>),
+    /// Lines in order whose normalised keys ([`crate::keys`]) are at most 8
+    /// bytes, each entry's prefix the whole key (zero-padded): the run
+    /// carries each line's key before it, [`KEY_BYTES`] bytes big-endian,
+    /// so the merge reads the keys instead of parsing the lines again.
+    KeyedLines(Vec<(u64, u32, u32)>),
 }
+
+/// Bytes of the key before each line of a keyed run ([`Order::KeyedLines`]).
+pub(crate) const KEY_BYTES: usize = 8;
 
 /// A chunk sorted by run formation.
 pub(crate) struct SortedChunk<'a> {
@@ -60,7 +68,7 @@ impl SortedChunk<'_> {
                 let (size, i) = (self.format.item_size().expect("records"), index[n].1 as usize);
                 &self.data[i * size..(i + 1) * size]
             }
-            Order::Lines(index) => {
+            Order::Lines(index) | Order::KeyedLines(index) => {
                 let e = index[n];
                 &self.data[e.1 as usize..(e.1 + e.2) as usize + 1]
             }
@@ -71,11 +79,13 @@ impl SortedChunk<'_> {
         }
     }
 
-    /// The length of the `n`-th item in order.
+    /// The length of the `n`-th item in order as written (a keyed line
+    /// with its key).
     #[inline]
     fn item_len(&self, n: usize) -> usize {
         match self.order {
             Order::Lines(index) => index[n].2 as usize + 1,
+            Order::KeyedLines(index) => KEY_BYTES + index[n].2 as usize + 1,
             _ => self.format.item_size().expect("fixed-size items"),
         }
     }
@@ -94,12 +104,20 @@ impl SortedChunk<'_> {
             rest = tail;
         }
         pieces.push((from + (starts.len() - 1) * GATHER_PIECE, rest));
+        let keys = match self.order {
+            Order::KeyedLines(index) => Some(index),
+            _ => None,
+        };
         let copy = |(first, piece): (usize, &mut [u8])| {
             let last = (first + GATHER_PIECE).min(to);
             let mut at = 0;
             for n in first..last {
                 if n + PREFETCH < last {
                     prefetch(self.item(n + PREFETCH));
+                }
+                if let Some(index) = keys {
+                    piece[at..at + KEY_BYTES].copy_from_slice(&index[n].0.to_be_bytes());
+                    at += KEY_BYTES;
                 }
                 let item = self.item(n);
                 piece[at..at + item.len()].copy_from_slice(item);
@@ -119,7 +137,7 @@ impl SortedChunk<'_> {
     fn len(&self) -> usize {
         match self.order {
             Order::Records(index) => index.len(),
-            Order::Lines(index) => index.len(),
+            Order::Lines(index) | Order::KeyedLines(index) => index.len(),
             Order::InPlace => self.data.len() / self.format.item_size().expect("numbers"),
         }
     }
@@ -135,6 +153,7 @@ impl SortedChunk<'_> {
         name: &Path,
         mut f: impl FnMut(&[u8]) -> Result<()>,
     ) -> Result<()> {
+        debug_assert!(!matches!(self.order, Order::KeyedLines(_)), "a keyed chunk is gathered");
         let len = self.len();
         for n in 0..len {
             if n + PREFETCH < len {
@@ -189,6 +208,9 @@ impl SortedChunk<'_> {
                 }
                 if m == n {
                     // One item longer than the free part.
+                    if let Order::KeyedLines(index) = self.order {
+                        w.push(&index[n].0.to_be_bytes())?;
+                    }
                     w.push(self.item(n))?;
                     n += 1;
                     continue;
@@ -230,6 +252,12 @@ pub(crate) trait RunStore: Sync {
     /// Writes `chunk` as the next run; returns the bytes written (the run's
     /// and any side data's, such as forecasting keys).
     fn write_run(&self, chunk: &SortedChunk<'_>, cancel: &AtomicBool) -> Result<u64>;
+
+    /// Whether its runs may be keyed ([`Order::KeyedLines`]): the store
+    /// tells the merge which are.
+    fn takes_keyed_runs(&self) -> bool {
+        false
+    }
 }
 
 /// What a merger needs besides its runs and the output.

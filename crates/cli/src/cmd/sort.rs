@@ -178,6 +178,11 @@ pub struct SortArgs {
     /// Fan-in d: how many runs one merge reads (≥ 2) [default: as many as M allows, at most 64].
     #[arg(long, value_name = "D", help_heading = "emsort's options")]
     fan_in: Option<usize>,
+    /// Chunk buffers of run formation: 2 (read the next chunk while this one is sorted and written;
+    /// runs of about M/2) or 1 (runs of about M, no overlap) [default: 2, or 1 when the longer runs
+    /// save a whole level of merging].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=2), help_heading = "emsort's options")]
+    chunk_buffers: Option<u8>,
     /// Merge policy: fifo (the seeds' queue) or optimal (fewest passes, smallest runs first).
     #[arg(long, default_value = "optimal", value_parser = clap::value_parser!(MergePolicy), help_heading = "emsort's options")]
     policy: MergePolicy,
@@ -495,6 +500,9 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(bs) = a.block_size {
         b = b.block_size(bs);
+    }
+    if let Some(n) = a.chunk_buffers {
+        b = b.chunk_buffers(n.into());
     }
     if let Some(n) = a.parallel {
         b = b.threads(n);

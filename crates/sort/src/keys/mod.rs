@@ -10,7 +10,8 @@
 //! ([`LineOrder::compare`]: the keys in turn, then — unless `-s` or `-u` —
 //! the whole lines bytewise, reversed by a global `-r`), and it writes a
 //! line's normalised key ([`LineOrder::encode`]): run formation sorts by
-//! it and the merge compares with it.
+//! it and the merge compares with it. A key of at most 8 bytes is parsed
+//! once: the run carries it beside its line to the merge.
 //!
 //! # The normalised key
 //!

@@ -60,6 +60,8 @@ fn builder(format: Format, kind: MethodKind, d: &Disks, reverse: bool) -> SortPl
         .method(method(kind, d))
         .reverse(reverse)
         .threads(2)
+        // Two buffers, short runs: the cases are sized for several passes.
+        .chunk_buffers(2)
         .temp_dir(&d.work)
 }
 

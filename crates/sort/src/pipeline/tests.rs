@@ -73,7 +73,15 @@ fn check(format: Format, reverse: bool, input: &[u8], output: &[u8]) -> Result<(
 }
 
 fn tiny(format: Format, d: usize, policy: MergePolicy, reverse: bool) -> crate::SortPlanBuilder {
-    SortPlan::builder(format).memory(512).block_size(64).fan_in(d).policy(policy).reverse(reverse).threads(2)
+    // Two chunk buffers: short runs, several merge levels.
+    SortPlan::builder(format)
+        .memory(512)
+        .block_size(64)
+        .fan_in(d)
+        .policy(policy)
+        .reverse(reverse)
+        .threads(2)
+        .chunk_buffers(2)
 }
 
 fn policy() -> impl Strategy<Value = MergePolicy> {
@@ -159,7 +167,12 @@ fn every_stream_kind_sorts() {
     let data: Vec<u8> =
         (0..60_000u32).map(|i| i.wrapping_mul(2_654_435_761)).flat_map(|x| x.to_ne_bytes()).collect();
     for kind in StreamKind::ALL {
-        let b = SortPlan::builder(Format::U32).memory(128 << 10).block_size(4096).fan_in(3).io(kind);
+        let b = SortPlan::builder(Format::U32)
+            .memory(128 << 10)
+            .block_size(4096)
+            .fan_in(3)
+            .io(kind)
+            .chunk_buffers(2);
         let d = tempfile::tempdir().unwrap();
         let (input, output) = (d.path().join("in"), d.path().join("out"));
         std::fs::write(&input, &data).unwrap();
@@ -738,4 +751,74 @@ fn large_runs_of_lines_of_changing_length() {
         assert!(stats.runs >= 4, "{} runs", stats.runs);
         assert_eq!(out, sorted_by(&data, b'\n', false), "{threads} threads");
     }
+}
+
+proptest! {
+    /// Lines with GNU keys, in runs that carry their keys (every key of a
+    /// chunk at most 8 bytes) and runs that do not (a long number in the
+    /// chunk), merged together in several levels: the output is the lines
+    /// in [`LineOrder::compare`]'s order (a total order: the last resort
+    /// breaks every tie but equal lines). Months and `-z` give keys that
+    /// hold the terminator byte (October is byte 10; with `-z` a text key
+    /// ends with NUL bytes).
+    #[test]
+    fn keyed_and_plain_runs_merge_in_the_line_order(
+        rows in prop::collection::vec(
+            (prop::sample::select(vec!["jan", "oct", "nov", "x", ""]), -30i64..30, any::<bool>(),
+             prop::collection::vec(prop::sample::select(vec![b'a', b'b', b' ', 0xff]), 0..6)),
+            0..120),
+        spec in 0usize..5, reverse: bool, z: bool, d in 2usize..4,
+    ) {
+        use crate::keys::{Key, LineOrder, OrderOptions};
+        let eol = if z { 0u8 } else { b'\n' };
+        let mut data = Vec::new();
+        for (month, n, long, word) in &rows {
+            let num = if *long { format!("{n}12345678901234567") } else { n.to_string() };
+            data.extend_from_slice(format!("{month},{num},").as_bytes());
+            data.extend_from_slice(word);
+            data.push(eol);
+        }
+        let keys: &[&str] = match spec {
+            0 => &["1,1M"],
+            1 => &["2,2n"],
+            2 => &["2,2nr"],
+            3 => &["1,1M", "2,2n"],
+            _ => &["3,3"],
+        };
+        let mut o = OrderOptions { tab: Some(b','), ..OrderOptions::default() };
+        o.keys = keys.iter().map(|k| Key::parse(k).unwrap()).collect();
+        o.global.reverse = reverse;
+        let lo = LineOrder::new(o).unwrap();
+        let b = tiny(Format::Lines, d, MergePolicy::Optimal, false).line_order(lo.clone()).eol(eol);
+        let (out, _) = sort_bytes(b, &data);
+        let mut want: Vec<&[u8]> = data.split(|&c| c == eol).collect();
+        want.pop();
+        want.sort_by(|a, b| lo.compare(a, b));
+        let want: Vec<u8> = want.iter().flat_map(|l| l.iter().copied().chain([eol])).collect();
+        prop_assert_eq!(out, want);
+    }
+}
+
+/// Runs formed from chunks whose keys are all short carry them (more bytes
+/// written than read), and the output holds the lines alone.
+#[test]
+fn short_keys_ride_in_the_runs() {
+    use crate::keys::{Key, LineOrder, OrderOptions};
+    let data: Vec<u8> = (0..3000u32)
+        .flat_map(|i| format!("{},{}\n", i.wrapping_mul(2_654_435_761) % 1000, i).into_bytes())
+        .collect();
+    let mut o = OrderOptions { tab: Some(b','), ..OrderOptions::default() };
+    o.keys.push(Key::parse("1,1n").unwrap());
+    let lo = LineOrder::new(o).unwrap();
+    let b =
+        SortPlan::builder(Format::Lines).memory(64 << 10).block_size(4096).threads(2).line_order(lo.clone());
+    let (out, stats) = sort_bytes(b, &data);
+    assert!(stats.runs > 3, "{stats:?}");
+    // 8 key bytes per line in the runs.
+    assert_eq!(stats.run_formation.bytes_written, data.len() as u64 + 8 * 3000, "{stats:?}");
+    let mut want: Vec<&[u8]> = data.split(|&c| c == b'\n').collect();
+    want.pop();
+    want.sort_by(|a, b| lo.compare(a, b));
+    let want: Vec<u8> = want.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+    assert_eq!(out, want);
 }
