@@ -273,8 +273,12 @@ fn traces_quick_replays_every_trace_with_every_reader_and_redraws_the_same() {
     let raw = csv_rows(&out.join("raw.csv"));
     assert_eq!(raw.len(), TRACES.len() * READERS.len(), "{raw:?}");
     let mut totals = HashMap::new();
+    // --keep-files: the traces stay in the campaign's own directory inside --dir.
+    let kept = entries(&work);
+    assert!(kept.len() == 1 && kept[0].starts_with(".emsort-traces-"), "{kept:?}");
+    let kept = work.join(&kept[0]);
     for t in TRACES {
-        let (requests, bytes) = trace_totals(&work.join(t).join("trace.csv"));
+        let (requests, bytes) = trace_totals(&kept.join(t).join("trace.csv"));
         assert!(requests > 0 && bytes >= 1 << 19, "{t}: {requests} {bytes}");
         totals.insert(t, (requests, bytes));
         let of: Vec<&HashMap<String, String>> = raw.iter().filter(|r| r["trace"] == t).collect();

@@ -19,7 +19,8 @@
 //!    `OUTDIR/calibration` (never the user's configuration), with its
 //!    tables in `calibrate.txt`. The replays load that file.
 //! 4. **Per trace** (ct, am, im, mixed in that order): [`generate`] its data
-//!    files and `trace.csv` into `WORKDIR/<trace>/`, [`Replay`] it with every
+//!    files and `trace.csv` into `<trace>/` of a new directory
+//!    `.emsort-traces-…` inside the work directory, [`Replay`] it with every
 //!    reader for `reps` rounds (each round every reader once, in the order
 //!    of [`round_order`](crate::grid::round_order); every run on a cold
 //!    cache), a row of `raw.csv` per run, then remove its files (unless
@@ -117,9 +118,10 @@ impl TracesPlan {
 
 /// A trace campaign; see the module docs. Its settings (cache method,
 /// output and work directories, command line, version) are set with the
-/// methods of [`CampaignBuilder`]; without a work directory the data go
-/// into a temporary directory inside the output directory (on a disk if
-/// that is in memory), removed at the end.
+/// methods of [`CampaignBuilder`]. The data go into a new directory
+/// `.emsort-traces-…` inside the work directory (default: the output
+/// directory, or a disk's temporary directory if that is in memory),
+/// removed at the end unless `keep_files`.
 #[derive(Debug, Clone)]
 pub struct TracesCampaign {
     plan: TracesPlan,
@@ -233,20 +235,17 @@ impl TracesCampaign {
                 out.display()
             )));
         }
-        let mut temp = None;
-        let work = match self.settings.create_work_dir()? {
-            Some(d) => d,
-            None => {
-                let t = if is_memory_fs(&crate::machine::fs_type(out).0) {
-                    crate::scratch::disk_tempdir(".emsort-traces-")?
-                } else {
-                    temp_dir_in(out, ".emsort-traces-")?
-                };
-                let p = t.path().to_path_buf();
-                temp = Some(t);
-                p
+        // A new directory of our own (so that removing the traces' files
+        // touches nothing of the user's), inside the work directory given,
+        // else inside the output directory (on a disk if that is in memory).
+        let temp = match self.settings.create_work_dir()? {
+            Some(d) => temp_dir_in(&d, ".emsort-traces-")?,
+            None if is_memory_fs(&crate::machine::fs_type(out).0) => {
+                crate::scratch::disk_tempdir(".emsort-traces-")?
             }
+            None => temp_dir_in(out, ".emsort-traces-")?,
         };
+        let work = temp.path().to_path_buf();
         let mut machine = self.settings.machine(&work);
         machine.element = "bytes (trace replay)".into();
         machine.work_dir = relative_path(&work);
@@ -277,10 +276,8 @@ impl TracesCampaign {
 
         let mut runs = 0;
         let result = self.measure(&work, &raw_csv, &mut facts.traces, &mut runs, progress, cancel);
-        if let Some(t) = temp {
-            if self.keep_files {
-                let _ = t.keep();
-            }
+        if self.keep_files {
+            let _ = temp.keep();
         }
         write_json(&machine_json, &facts)?;
         result?;

@@ -203,7 +203,7 @@ pub fn readme_text(rows: &[SummaryRow], machine: &serde_json::Value, plots: &[Pa
         "Each trace (`emsort gen-trace`, scales {}) replayed by every reader, {rounds} round{} \
          (each round every reader once, in a Williams order), every run on a cold cache \
          (`{}`); the adaptive reader with the calibration measured first into `calibration` \
-         (`emsort calibrate`{}). emsort {}, {}; {} ({} cores), {}; data on {} (`{}`) with \
+         (`emsort calibrate{}`). emsort {}, {}; {} ({} cores), {}; data on {} (`{}`) with \
          `read_ahead_kb` {} (`{}`); free page reporting order {}.\n",
         scales.join(", "),
         if rounds == 1 { "" } else { "s" },
