@@ -113,7 +113,8 @@ Examples:
 #[command(after_long_help = AFTER_HELP)]
 pub struct ReadersArgs {
     /// A tiny grid on files of at most 16 MiB that runs in seconds (no memory limit
-    /// unless --memory-limit says otherwise).
+    /// unless --memory-limit says otherwise); with --traces, traces at scale 0.01, one
+    /// round and the quick calibration.
     #[arg(long, conflicts_with = "params")]
     quick: bool,
     /// Experiments, comma-separated: blocksize, queue-depth, mmap, sequential, random,
@@ -127,10 +128,12 @@ pub struct ReadersArgs {
     /// OUTDIR (on a disk), removed at the end.
     #[arg(long = "dir", value_name = "WORKDIR")]
     work_dir: Option<PathBuf>,
-    /// Output directory. Default: emsort-results/YYYY-MM-DD-readers.
+    /// Output directory. Default: emsort-results/YYYY-MM-DD-readers (-readers-traces with
+    /// --traces).
     #[arg(short = 'o', long = "output", value_name = "OUTDIR")]
     out_dir: Option<PathBuf>,
-    /// Repetitions of each point (default: the parameter file's).
+    /// Repetitions of each point (default: the parameter file's); with --traces, rounds of
+    /// every reader on every trace (default 5, 1 with --quick).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     reps: Option<u32>,
     /// How to empty the page cache before each run: drop (whole machine, root) or fadvise
@@ -238,7 +241,7 @@ pub fn run(a: ReadersArgs) -> anyhow::Result<ExitCode> {
         .keep_files(a.keep_files)
         .limit_method(limit)
         .worker_exe(exe)
-        .command_line(super::bench::command_line())
+        .command_line(portable_command_line(std::env::args()))
         .version(env!("CARGO_PKG_VERSION"));
     if let Some(w) = &a.work_dir {
         campaign = campaign.work_dir(w);

@@ -426,3 +426,95 @@ pub fn campaign_kind(dir: &Path) -> Result<CampaignKind> {
         )))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{ReaderResult, RoundRun, Split};
+
+    fn run(reader: ReaderKind, round: usize, position: usize, seconds: f64) -> RoundRun {
+        RoundRun {
+            round,
+            position,
+            result: ReaderResult {
+                reader,
+                threads: 1,
+                split: Split::Contiguous,
+                block_size: 4 << 20,
+                queue_depth: 32,
+                seconds,
+                rep_seconds: vec![seconds],
+                requests: 8,
+                bytes_requested: 1 << 20,
+                bytes_read: 1 << 20,
+                short_reads: 0,
+                p50_us: 10.0,
+                p99_us: 20.0,
+                max_us: 30.0,
+                cache: CacheMethod::Fadvise,
+                verified: false,
+                choices: (reader == ReaderKind::Adaptive).then(emsort_io::ChoiceCounts::default),
+                fallback: None,
+            },
+        }
+    }
+
+    /// `redraw` makes the same summary, plots and README from the same
+    /// raw.csv, and tells the campaigns apart.
+    #[test]
+    fn redraw_is_a_function_of_the_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert!(redraw(d).unwrap_err().to_string().contains("not a trace campaign"));
+        assert!(campaign_kind(d).is_err());
+        let mut w = RawWriter::create(&d.join("raw.csv")).unwrap();
+        for (t, base) in [(Workload::Ct, 1.0), (Workload::Mixed, 2.0)] {
+            for round in 0..3 {
+                for (i, &k) in ReaderKind::ALL.iter().enumerate() {
+                    let s = base * (1.0 + i as f64 / 10.0) * (1.0 + round as f64 / 100.0);
+                    w.write(&RawRow::new(t, 0.5, 7, &run(k, round, i, s))).unwrap();
+                }
+            }
+        }
+        drop(w);
+        assert_eq!(campaign_kind(d).unwrap(), CampaignKind::Traces);
+        let first = redraw(d).unwrap();
+        assert_eq!(first.summary.len(), 10);
+        let names: Vec<String> =
+            first.plots.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["traces_time.svg", "traces_ratio.svg"]);
+        let read = |p: &Path| std::fs::read(p).unwrap();
+        let before: Vec<Vec<u8>> =
+            first.plots.iter().chain([&first.readme, &d.join("summary.csv")]).map(|p| read(p)).collect();
+        let again = redraw(d).unwrap();
+        let after: Vec<Vec<u8>> =
+            again.plots.iter().chain([&again.readme, &d.join("summary.csv")]).map(|p| read(p)).collect();
+        assert_eq!(before, after);
+        // Without machine.json the README says what it does not know.
+        let readme = String::from_utf8(after[2].clone()).unwrap();
+        assert!(readme.contains("```sh\nunknown\n```"), "{readme}");
+        // stream is the best fixed reader (the least time), adaptive 1.4×.
+        let a = first.summary.iter().find(|r| r.trace == "mixed" && r.reader == "adaptive").unwrap();
+        assert_eq!(a.best_fixed, "stream");
+        assert!((a.ratio_to_best_fixed.unwrap() - 1.4).abs() < 1e-9, "{a:?}");
+        assert_eq!(a.rounds, 3);
+        // A readers experiment's raw CSV beside it: a campaign of the other kind.
+        let e = tempfile::tempdir().unwrap();
+        std::fs::write(e.path().join("raw-mmap.csv"), "x\n").unwrap();
+        assert_eq!(campaign_kind(e.path()).unwrap(), CampaignKind::Experiments);
+    }
+
+    #[test]
+    fn plans() {
+        let r = TracesPlan::recorded();
+        let scales: Vec<(&str, f64)> = r.traces.iter().map(|(w, s)| (w.name(), *s)).collect();
+        assert_eq!(scales, [("ct", 1.0), ("am", 1.0), ("im", 0.5), ("mixed", 1.0)]);
+        assert_eq!((r.reps, r.seed, r.quick), (5, 42, false));
+        let q = TracesPlan::quick();
+        assert!(q.traces.iter().all(|t| t.1 == 0.01) && q.reps == 1 && q.quick);
+        let e = TracesCampaign::new(TracesPlan { reps: 0, ..q })
+            .run(&emsort_io::NoProgress, &AtomicBool::new(false))
+            .unwrap_err();
+        assert!(e.to_string().contains("needs a trace and a round"), "{e}");
+    }
+}
