@@ -377,8 +377,9 @@ pub struct Redrawn {
     pub readme: PathBuf,
 }
 
-/// Step 5, and all of `--plot-only`: reads `dir/raw.csv` (and
-/// `dir/machine.json` for the command and the machine, when there), writes
+/// Step 5, and all of `--plot-only`: reads `dir/raw.csv` (and, when
+/// there, `dir/machine.json` for the command and the machine and
+/// `dir/calibration` for the adaptive reader's values), writes
 /// `summary.csv`, `plots/*.svg` and `README.md`. The same files give the
 /// same bytes.
 pub fn redraw(dir: &Path) -> Result<Redrawn> {
@@ -396,8 +397,14 @@ pub fn redraw(dir: &Path) -> Result<Redrawn> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::Value::Null,
         Err(e) => return Err(Error::io("read", &machine_json, e)),
     };
+    let cal_path = dir.join(CALIBRATION_FILE);
+    let calibration = match std::fs::read_to_string(&cal_path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io("read", &cal_path, e)),
+    };
     let readme = dir.join("README.md");
-    std::fs::write(&readme, readme_text(&summary, &machine, &plots))
+    std::fs::write(&readme, readme_text(&summary, &machine, calibration.as_deref(), &plots))
         .map_err(|e| Error::io("write", &readme, e))?;
     Ok(Redrawn { summary, plots, readme })
 }

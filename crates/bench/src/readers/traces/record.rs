@@ -23,7 +23,10 @@
 //! reader's median time over the best fixed reader's (`ratio_to_best_fixed`)
 //! and over `mmap`'s (`ratio_to_mmap`), and the same ratio paired round
 //! by round: the median of the per-round ratios (`paired_to_best_fixed`),
-//! their range and the rounds in which the reader was faster.
+//! their range and the rounds in which the reader was faster; for the
+//! adaptive reader the shares of its bytes (over all rounds) that `mmap`,
+//! `pread`, io_uring and its direct read-ahead served (`mmap_share` …
+//! `direct_share`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -139,6 +142,21 @@ pub struct SummaryRow {
     pub paired_min: Option<f64>,
     pub paired_max: Option<f64>,
     pub rounds_faster: Option<usize>,
+    pub mmap_share: Option<f64>,
+    pub pread_share: Option<f64>,
+    pub uring_share: Option<f64>,
+    pub direct_share: Option<f64>,
+}
+
+/// The adaptive reader's shares of the bytes it read by `mmap`, `pread`,
+/// io_uring and its direct read-ahead, over all its rounds (`None` for the
+/// fixed readers, whose rows hold no choices).
+fn shares(g: &[&RawRow]) -> [Option<f64>; 4] {
+    let sum = |f: fn(&RawRow) -> Option<u64>| -> Option<u64> { g.iter().map(|r| f(r)).sum() };
+    let parts =
+        [sum(|r| r.mmap_bytes), sum(|r| r.pread_bytes), sum(|r| r.uring_bytes), sum(|r| r.direct_bytes)];
+    let total: u64 = parts.iter().flatten().sum();
+    parts.map(|p| p.filter(|_| total > 0).map(|b| b as f64 / total as f64))
 }
 
 /// The rank of a trace name (the order of [`Workload::ALL`]: ct, am, im,
@@ -201,6 +219,7 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
                 .collect();
             let paired = Stats::of(&per_round);
             let r0 = g[0];
+            let [mmap_share, pread_share, uring_share, direct_share] = shares(g);
             out.push(SummaryRow {
                 trace: r0.trace.clone(),
                 scale: r0.scale,
@@ -220,6 +239,10 @@ pub fn summarise(rows: &[RawRow]) -> Vec<SummaryRow> {
                 paired_min: paired.map(|p| p.min),
                 paired_max: paired.map(|p| p.max),
                 rounds_faster: paired.map(|_| per_round.iter().filter(|&&x| x < 1.0).count()),
+                mmap_share,
+                pread_share,
+                uring_share,
+                direct_share,
             });
         }
     }
@@ -307,5 +330,14 @@ mod tests {
         // ct: one fixed reader.
         assert_eq!((s[1].best_fixed.as_str(), s[1].ratio_to_best_fixed), ("mmap", Some(0.5)));
         assert_eq!(summarise(&[]), Vec::<SummaryRow>::new());
+        // The adaptive reader's shares of bytes, over its rounds.
+        let mut a = row("am", "adaptive", 1, 1.0);
+        (a.mmap_bytes, a.pread_bytes, a.uring_bytes, a.direct_bytes) = (Some(1), Some(2), Some(0), Some(1));
+        let mut b = a.clone();
+        (b.round, b.mmap_bytes, b.direct_bytes) = (2, Some(3), Some(1));
+        let s = summarise(&[a, b, row("am", "pread", 1, 1.0)]);
+        let shares = |r: &SummaryRow| [r.mmap_share, r.pread_share, r.uring_share, r.direct_share];
+        assert_eq!(shares(&s[1]), [Some(0.4), Some(0.4), Some(0.0), Some(0.2)]);
+        assert_eq!(shares(&s[0]), [None; 4]);
     }
 }

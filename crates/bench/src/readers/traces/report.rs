@@ -183,7 +183,12 @@ fn fact(m: &serde_json::Value, key: &str) -> String {
 /// reader's times, the seed's claims beside our measurement, the files.
 /// Made from the summary, the machine facts and the plots' names alone,
 /// so `--plot-only` writes the same text.
-pub fn readme_text(rows: &[SummaryRow], machine: &serde_json::Value, plots: &[PathBuf]) -> String {
+pub fn readme_text(
+    rows: &[SummaryRow],
+    machine: &serde_json::Value,
+    calibration: Option<&str>,
+    plots: &[PathBuf],
+) -> String {
     let mut s = String::new();
     let rounds = rows.iter().map(|r| r.rounds).max().unwrap_or(0);
     let _ = writeln!(s, "# Readers on the thesis' traces: trace replays\n");
@@ -253,6 +258,21 @@ pub fn readme_text(rows: &[SummaryRow], machine: &serde_json::Value, plots: &[Pa
             a.ratio_to_mmap.map_or("-".into(), x)
         );
     }
+    let _ = writeln!(s, "\nWhat the adaptive reader did with the bytes (all rounds):\n");
+    let _ = writeln!(s, "| trace | mmap | pread | io_uring | direct read-ahead |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|");
+    for t in traces(rows) {
+        let Some(a) = find(rows, &t, "adaptive") else { continue };
+        let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.1} %", v * 100.0));
+        let _ = writeln!(
+            s,
+            "| {t} | {} | {} | {} | {} |",
+            pct(a.mmap_share),
+            pct(a.pread_share),
+            pct(a.uring_share),
+            pct(a.direct_share)
+        );
+    }
     let _ = writeln!(s, "\n## Every reader (median; fastest – slowest round)\n");
     let mut readers: Vec<String> = Vec::new();
     for r in rows {
@@ -300,6 +320,11 @@ pub fn readme_text(rows: &[SummaryRow], machine: &serde_json::Value, plots: &[Pa
             if c.holds { "holds" } else { "differs" }
         );
     }
+    if let Some(c) = calibration {
+        let values: Vec<&str> = c.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).collect();
+        let _ = writeln!(s, "\n## The calibration the adaptive reader used (`calibration`)\n");
+        let _ = writeln!(s, "```\n{}\n```", values.join("\n"));
+    }
     let _ = writeln!(s, "\n## Files\n");
     let _ = writeln!(
         s,
@@ -342,6 +367,10 @@ mod tests {
             paired_min: None,
             paired_max: None,
             rounds_faster: Some(if median_s < best.1 { 5 } else { 0 }),
+            mmap_share: (reader == "adaptive").then_some(0.25),
+            pread_share: (reader == "adaptive").then_some(0.75),
+            uring_share: (reader == "adaptive").then_some(0.0),
+            direct_share: (reader == "adaptive").then_some(0.0),
         }
     }
 
@@ -384,7 +413,10 @@ mod tests {
         assert_eq!(t.lines().count(), 4, "{t}");
         assert!(t.lines().nth(3).unwrap().starts_with("mixed"), "{t}");
         let m = serde_json::json!({"command_line": "emsort bench readers --traces", "quick": true});
-        let r = readme_text(&rows, &m, &[PathBuf::from("x/plots/traces_time.svg")]);
+        let cal = "# measured by: x\nmax_block = 256K\n";
+        let r = readme_text(&rows, &m, Some(cal), &[PathBuf::from("x/plots/traces_time.svg")]);
+        assert!(r.contains("| ct | 25.0 % | 75.0 % | 0.0 % | 0.0 % |"), "{r}");
+        assert!(r.contains("(`calibration`)\n\n```\nmax_block = 256K\n```"), "{r}");
         assert!(r.contains("```sh\nemsort bench readers --traces\n```"), "{r}");
         assert!(r.contains("| mixed | 100 | 1.0 MiB | mmap | 1 s | 600 ms | 0.60× mmap (paired 0.60×, faster in 5 of 5 rounds) | - |"), "{r}");
         assert!(r.contains("| seed claim | our measurement | holds/differs |") && r.contains("| differs |"));
