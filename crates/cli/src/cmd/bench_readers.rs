@@ -73,7 +73,9 @@ written to OUTDIR/calibration (never to your configuration) and used by the repl
 then every trace replayed as `emsort replay --reps N` does: N rounds (--reps, default
 5), each round every reader once (stream, mmap, pread B=4M, uring B=4M Q=32, adaptive)
 in a Williams order (each reader follows each other equally often), every run on a
-cold cache. --quick: scale 0.01, one round, the quick calibration (seconds). Files
+cold cache. --quick: scale 0.01, one round, the quick calibration (seconds). Each
+trace's files are written into a new directory .emsort-traces-* inside WORKDIR
+(default OUTDIR) and removed after its replays (--keep-files keeps them). Files
 written into OUTDIR:
   raw.csv        a row per trace x reader x round: trace, scale, seed, reader, round,
                  position, seconds, requests, bytes_requested, bytes_read, short_reads,
@@ -83,13 +85,15 @@ written into OUTDIR:
   summary.csv    per trace x reader: rounds, median/min/max seconds, median MiB/s, the
                  best fixed reader, ratio_to_best_fixed, ratio_to_mmap, and the ratio
                  to the best fixed reader paired by round (median, min, max, rounds
-                 faster)
+                 faster); for adaptive the shares of its bytes by mmap, pread, io_uring
+                 and its direct read-ahead
   machine.json   CPU, memory, kernel, file system, device and its
                  /sys/block/DEV/queue/read_ahead_kb, free page reporting, version,
                  command line, date, cache method, the traces generated
   calibration, calibrate.txt   the calibration and the measurements it rests on
   README.md      the command, the headline per trace (adaptive vs the best fixed reader
-                 and vs mmap) and the thesis' trace claims beside the measurement
+                 and vs mmap), every reader's times, the calibration used and the
+                 thesis' trace claims beside the measurement (holds/differs)
   plots/traces_time.svg, plots/traces_ratio.svg
 Paths in these files are relative to the current directory.
 
