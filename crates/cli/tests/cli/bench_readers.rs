@@ -335,13 +335,27 @@ fn traces_quick_replays_every_trace_with_every_reader_and_redraws_the_same() {
         }
     }
 
-    // machine.json: the device's read_ahead_kb and the VM facts, the command.
+    // machine.json: the device's read_ahead_kb (a number, and the sysfs file it comes
+    // from) and the VM facts, the command.
     let m: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("machine.json")).unwrap()).unwrap();
-    for key in
-        ["read_ahead_kb", "read_ahead_kb_file", "device", "page_reporting_order", "cpu_model", "kernel"]
-    {
+    for key in [
+        "read_ahead_kb",
+        "read_ahead_kb_file",
+        "device",
+        "page_reporting_order",
+        "fault_around_bytes",
+        "cpu_model",
+        "kernel",
+    ] {
         assert!(m.get(key).is_some(), "machine.json lacks {key}: {m}");
+    }
+    if let Some(file) = m["read_ahead_kb_file"].as_str() {
+        let kb: u64 = std::fs::read_to_string(file).unwrap().trim().parse().unwrap();
+        assert_eq!(m["read_ahead_kb"].as_u64(), Some(kb), "{m}");
+        // The disk of the device (a partition's is its whole disk's).
+        let disk = file.strip_prefix("/sys/block/").unwrap().strip_suffix("/queue/read_ahead_kb").unwrap();
+        assert!(m["device"].as_str().unwrap().starts_with(disk), "{m}");
     }
     assert_eq!(
         m["command_line"],

@@ -13,7 +13,8 @@
 //!    ([`Machine`]: CPU, memory, kernel, file system, `read_ahead_kb`,
 //!    free page reporting, version, command line, date, cache method), the
 //!    device holding the data and the sysfs file its `read_ahead_kb` comes
-//!    from, the plan; again at the end with each trace's size.
+//!    from, `fault_around_bytes`, the plan; again at the end with each
+//!    trace's size.
 //! 3. **Calibrate** the adaptive reader ([`Calibrate`], the full plan or
 //!    with `quick` the quick one) in the work directory, into
 //!    `OUTDIR/calibration` (never the user's configuration), with its
@@ -62,7 +63,9 @@ use emsort_io::{Calibration, Progress, ReaderConfig, ReaderKind};
 
 use crate::calibrate::{file_text, format_tables, Calibrate, Plan as CalibrationPlan};
 use crate::campaign::{interrupted, temp_dir_in, write_json, CampaignBuilder, CampaignSettings};
-use crate::machine::{block_device, is_memory_fs, read_ahead_file, relative_path, Machine};
+use crate::machine::{
+    block_device, fault_around_bytes, is_memory_fs, read_ahead_file, relative_path, Machine,
+};
 use crate::replay::{generate, Replay, Trace, Workload};
 use crate::{Error, Result};
 
@@ -170,6 +173,7 @@ struct Facts<'a> {
     machine: &'a Machine,
     device: Option<String>,
     read_ahead_kb_file: Option<String>,
+    fault_around_bytes: String,
     experiment: &'static str,
     quick: bool,
     readers: Vec<&'static str>,
@@ -260,6 +264,7 @@ impl TracesCampaign {
             machine: &machine,
             device: block_device(&work),
             read_ahead_kb_file: read_ahead_file(&work),
+            fault_around_bytes: fault_around_bytes(),
             experiment: "traces",
             quick: self.plan.quick,
             readers: ReaderKind::ALL.iter().map(|k| k.name()).collect(),
