@@ -72,6 +72,89 @@ pub fn relative(path: &Path) -> String {
     }
 }
 
+/// `path` relative to the current directory, always: below it as
+/// [`relative`] gives it, elsewhere with `..` steps (`../other/dir`), so
+/// that a recorded file names no absolute path of the machine it was made
+/// on (issue 19). The path is made absolute lexically (no symbolic link
+/// resolved); as given when the current directory is unknown.
+pub fn relative_path(path: &Path) -> String {
+    use std::path::Component;
+    let (Ok(abs), Ok(cwd)) = (std::path::absolute(path), std::env::current_dir()) else {
+        return path.display().to_string();
+    };
+    let parts = |p: &Path| -> Vec<std::ffi::OsString> {
+        let mut v: Vec<std::ffi::OsString> = Vec::new();
+        for c in p.components() {
+            match c {
+                Component::Normal(n) => v.push(n.to_os_string()),
+                Component::ParentDir => {
+                    v.pop();
+                }
+                _ => {}
+            }
+        }
+        v
+    };
+    let (a, c) = (parts(&abs), parts(&cwd));
+    let common = a.iter().zip(&c).take_while(|(x, y)| x == y).count();
+    let mut rel = std::path::PathBuf::new();
+    for _ in common..c.len() {
+        rel.push("..");
+    }
+    for n in &a[common..] {
+        rel.push(n);
+    }
+    if rel.as_os_str().is_empty() {
+        ".".to_string()
+    } else {
+        rel.display().to_string()
+    }
+}
+
+/// A command line for a results file: the program by its file name
+/// (`emsort`, not where this machine keeps it), every absolute path among
+/// the arguments (`/x/y`, `--flag=/x/y`) made relative to the current
+/// directory ([`relative_path`]), and arguments with blanks or quotes
+/// quoted for a shell.
+pub fn portable_command_line(args: impl IntoIterator<Item = String>) -> String {
+    args.into_iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let a = if i == 0 {
+                Path::new(&a).file_name().map_or(a.clone(), |n| n.to_string_lossy().into_owned())
+            } else if a.starts_with('/') {
+                relative_path(Path::new(&a))
+            } else {
+                match a.split_once('=') {
+                    Some((flag, v)) if flag.starts_with('-') && v.starts_with('/') => {
+                        format!("{flag}={}", relative_path(Path::new(v)))
+                    }
+                    _ => a,
+                }
+            };
+            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            } else {
+                a
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `/sys/block/<disk>/queue/read_ahead_kb` of the disk holding `path` (the
+/// whole disk's for a partition, as [`cache::read_ahead_kb`] reads it),
+/// when sysfs has it.
+pub fn read_ahead_file(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let real =
+        std::fs::canonicalize(format!("/sys/dev/block/{}:{}", libc::major(dev), libc::minor(dev))).ok()?;
+    let disk = if real.join("queue").is_dir() { real } else { real.parent()?.to_path_buf() };
+    let name = disk.file_name()?.to_str()?.to_string();
+    disk.join("queue/read_ahead_kb").exists().then(|| format!("/sys/block/{name}/queue/read_ahead_kb"))
+}
+
 impl Machine {
     /// Collects the facts for a campaign working in `work_dir`.
     pub fn collect(work_dir: &Path, cache: CacheMethod, command_line: &str, version: &str) -> Machine {
@@ -307,6 +390,24 @@ mod tests {
         assert_eq!(&d[4..5], "-");
         assert_eq!(&d[10..11], "T");
         assert_eq!(local_date().len(), 10);
+    }
+
+    #[test]
+    fn recorded_paths_and_command_lines_are_relative() {
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(relative_path(&cwd.join("a/b")), "a/b");
+        assert_eq!(relative_path(Path::new("a/../c")), "c");
+        assert_eq!(relative_path(&cwd), ".");
+        let parent = cwd.parent().unwrap();
+        let up = relative_path(&parent.join("zz"));
+        assert_eq!(up, "../zz");
+        let line = portable_command_line(
+            ["/usr/local/bin/emsort", "bench", "-o", "/", "--dir=/", "two words"].map(String::from),
+        );
+        let root = "../".repeat(cwd.components().count() - 1);
+        let root = root.trim_end_matches('/');
+        assert_eq!(line, format!("emsort bench -o {root} --dir={root} 'two words'"));
+        assert!(!line.contains(&*cwd.to_string_lossy()) || cwd == Path::new("/"));
     }
 
     #[test]

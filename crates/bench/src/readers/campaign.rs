@@ -228,7 +228,8 @@ impl Campaign {
             Ok((exe, v)) => format!("{v} ({exe})"),
             Err(why) => format!("left out: {why}"),
         };
-        let machine = self.settings.machine(&work);
+        let mut machine = self.settings.machine(&work);
+        machine.work_dir = crate::machine::relative_path(&work);
         if is_memory_fs(&machine.fs_type) {
             warnings.push(format!(
                 "the work directory {} is on {}: the times say nothing about a disk (use --dir on a disk)",

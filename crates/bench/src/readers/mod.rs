@@ -30,6 +30,11 @@
 //! Outputs: `raw-<experiment>.csv`, `summary.csv`, `machine.json`,
 //! `plots/*.svg`.
 //!
+//! [`traces`] is the trace experiment (`emsort bench readers --traces`):
+//! the thesis' traces generated, the adaptive reader calibrated, every
+//! trace replayed by every reader round after round, and a README beside
+//! the seed's claims, all from one command.
+//!
 //! ```no_run
 //! use emsort_bench::readers::{format_table, Campaign, Experiment, Plan};
 //! use emsort_bench::CampaignBuilder;
@@ -54,6 +59,7 @@ mod plots;
 mod point;
 mod record;
 mod report;
+pub mod traces;
 
 pub use campaign::{data_path, Campaign, Outcome};
 pub use measure::{measure, resident_bytes, Measured};

@@ -239,11 +239,26 @@ impl fmt::Display for Mismatch {
     }
 }
 
+/// One run of one reader kind: which round it belonged to and where in
+/// that round's order it ran ([`round_order`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundRun {
+    /// The round (repeat), from 0.
+    pub round: usize,
+    /// Its place in the round's order, from 0.
+    pub position: usize,
+    /// The run's own result (`rep_seconds` holds its time alone).
+    pub result: ReaderResult,
+}
+
 /// What [`Replay::run`] measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayOutcome {
     /// One result per reader kind replayed, in order.
     pub results: Vec<ReaderResult>,
+    /// Every run, in the order they ran (round by round); a campaign
+    /// records them one row each.
+    pub runs: Vec<RoundRun>,
     /// The first mismatch found by verification (the replay stopped there).
     pub mismatch: Option<Mismatch>,
     /// The share of the trace's bytes in requests > 32 KiB.
@@ -338,13 +353,14 @@ impl Replay {
         trace.check_files()?;
         let mut out = ReplayOutcome {
             results: Vec::new(),
+            runs: Vec::new(),
             mismatch: None,
             large_share: trace.large_share(),
             read_ahead_kb: trace.files().first().and_then(|f| cache::read_ahead_kb(f)),
         };
         let mut runs: Vec<Vec<ReaderResult>> = vec![Vec::new(); self.kinds.len()];
         'reps: for rep in 0..self.reps {
-            for i in round_order(self.kinds.len(), rep) {
+            for (position, i) in round_order(self.kinds.len(), rep).into_iter().enumerate() {
                 let kind = self.kinds[i];
                 let phase = if self.reps > 1 {
                     format!("{kind} {}/{}", rep + 1, self.reps)
@@ -352,6 +368,7 @@ impl Replay {
                     kind.name().to_string()
                 };
                 let (result, mismatch) = self.run_kind(kind, &phase, trace, progress, cancel)?;
+                out.runs.push(RoundRun { round: rep, position, result: result.clone() });
                 runs[i].push(result);
                 if mismatch.is_some() {
                     out.mismatch = mismatch;
@@ -736,7 +753,15 @@ mod tests {
             .run(&t, &NoProgress, &AtomicBool::new(false))
             .unwrap();
         assert_eq!(out.results.len(), 2);
+        // Every run kept, round by round, in each round's order.
+        let order: Vec<(usize, usize, ReaderKind)> =
+            out.runs.iter().map(|r| (r.round, r.position, r.result.reader)).collect();
+        let (p, a) = (ReaderKind::Pread, ReaderKind::Adaptive);
+        assert_eq!(order, [(0, 0, p), (0, 1, a), (1, 0, a), (1, 1, p), (2, 0, p), (2, 1, a)]);
         for r in &out.results {
+            let own: Vec<f64> =
+                out.runs.iter().filter(|x| x.result.reader == r.reader).map(|x| x.result.seconds).collect();
+            assert_eq!(own, r.rep_seconds);
             assert_eq!((r.reps(), r.rep_seconds.len()), (3, 3));
             let mut s = r.rep_seconds.clone();
             s.sort_by(f64::total_cmp);

@@ -39,7 +39,7 @@ pub mod report;
 pub mod trace;
 pub mod workload;
 
-pub use engine::{percentile, Mismatch, ReaderResult, Replay, ReplayOutcome, Split};
+pub use engine::{percentile, Mismatch, ReaderResult, Replay, ReplayOutcome, RoundRun, Split};
 pub use report::{
     describe_trace, format_choices, format_table, human_bytes, read_results, reading, sidecar_path,
     write_results, ResultRow,

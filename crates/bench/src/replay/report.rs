@@ -447,6 +447,7 @@ mod tests {
         let t = Trace::parse("a,0,10\n", &dir.path().join("t.csv")).unwrap();
         let out = ReplayOutcome {
             results: vec![result(ReaderKind::Stream, 1.0), result(ReaderKind::Adaptive, 2.0)],
+            runs: Vec::new(),
             mismatch: None,
             large_share: 0.25,
             read_ahead_kb: Some(128),

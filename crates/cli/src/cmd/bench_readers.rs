@@ -1,20 +1,27 @@
 //! `emsort bench readers`: SPEC experiment 4, the readers on a cold cache;
-//! and the hidden `emsort bench readers-worker` that runs the memory
-//! experiment's reads (and its balloon) in a child process.
+//! `--traces`, its trace experiment (calibrate, then replay the thesis'
+//! traces with every reader); `--plot-only DIR`, the reports of either
+//! again from their raw CSV; and the hidden `emsort bench readers-worker`
+//! that runs the memory experiment's reads (and its balloon) in a child
+//! process.
 //!
 //! The measuring, the CSV files and the plots are in
-//! `emsort_bench::readers`; this module turns flags into a campaign, draws
-//! the progress bar and prints the summary table.
+//! `emsort_bench::readers` (`readers::traces` for `--traces`); this module
+//! turns flags into a campaign, draws the progress bar and prints the
+//! summary table.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use emsort_bench::machine::portable_command_line;
+use emsort_bench::readers::traces::{self, CampaignKind, TracesCampaign, TracesPlan};
 use emsort_bench::readers::{
     format_fio, format_table, parse_experiments, parse_sizes, read_plan, worker_main, Campaign, LimitMethod,
     Plan,
 };
+use emsort_bench::readers::{plots_from_csv, summary_from_csv};
 use emsort_bench::CampaignBuilder;
 use emsort_io::cache::CacheMethod;
 
@@ -59,10 +66,49 @@ Files written into OUTDIR:
                 fault_around_bytes, cgroups, memory limit method, fio, command line
   plots/*.svg   one or more charts per experiment (log-log)
 
+The trace experiment (--traces): the thesis' traces as `emsort gen-trace` writes them
+(ct, am, im, mixed; --scale, default the recorded campaigns' ct 1, am 1, im 0.5,
+mixed 1), after a calibration of the adaptive reader as `emsort calibrate` makes it,
+written to OUTDIR/calibration (never to your configuration) and used by the replays;
+then every trace replayed as `emsort replay --reps N` does: N rounds (--reps, default
+5), each round every reader once (stream, mmap, pread B=4M, uring B=4M Q=32, adaptive)
+in a Williams order (each reader follows each other equally often), every run on a
+cold cache. --quick: scale 0.01, one round, the quick calibration (seconds). Each
+trace's files are written into a new directory .emsort-traces-* inside WORKDIR
+(default OUTDIR) and removed after its replays (--keep-files keeps them). Files
+written into OUTDIR:
+  raw.csv        a row per trace x reader x round: trace, scale, seed, reader, round,
+                 position, seconds, requests, bytes_requested, bytes_read, short_reads,
+                 mib_s, p50_us, p99_us, max_us, block_size, queue_depth, cache, the
+                 adaptive reader's choices (mmap/pread/uring/direct requests and bytes,
+                 prefetched files and bytes), fallback (flushed per run)
+  summary.csv    per trace x reader: rounds, median/min/max seconds, median MiB/s, the
+                 best fixed reader, ratio_to_best_fixed, ratio_to_mmap, and the ratio
+                 to the best fixed reader paired by round (median, min, max, rounds
+                 faster); for adaptive the shares of its bytes by mmap, pread, io_uring
+                 and its direct read-ahead
+  machine.json   CPU, memory, kernel, file system, device and its
+                 /sys/block/DEV/queue/read_ahead_kb, free page reporting, version,
+                 command line, date, cache method, the traces generated
+  calibration, calibrate.txt   the calibration and the measurements it rests on
+  README.md      the command, the headline per trace (adaptive vs the best fixed reader
+                 and vs mmap), every reader's times, the calibration used and the
+                 thesis' trace claims beside the measurement (holds/differs)
+  plots/traces_time.svg, plots/traces_ratio.svg
+Paths in these files are relative to the current directory.
+
+--plot-only DIR measures nothing: for a --traces campaign (DIR/raw.csv) it writes
+summary.csv, plots/ and README.md again from raw.csv and machine.json; for the
+experiments (DIR/raw-*.csv) summary.csv and plots/. The same raw CSV gives the same
+files.
+
 Examples:
   emsort bench readers --quick
   emsort bench readers --experiments blocksize,mmap --reps 3 --dir /data/scratch
-  emsort bench readers --params bench/params/readers-full.csv -o bench/results/2026-01-01-readers";
+  emsort bench readers --params bench/params/readers-full.csv -o bench/results/2026-01-01-readers
+  emsort bench readers --traces -o bench/results/2026-01-01-readers-traces
+  emsort bench readers --traces --quick -o traces-quick
+  emsort bench readers --plot-only bench/results/2026-01-01-readers-traces";
 
 /// Measure the readers (stream, mmap, pread, uring, adaptive) on a cold cache: block
 /// size, queue depth beside fio, mmap page-in, sequential, random, reading more than
@@ -71,7 +117,8 @@ Examples:
 #[command(after_long_help = AFTER_HELP)]
 pub struct ReadersArgs {
     /// A tiny grid on files of at most 16 MiB that runs in seconds (no memory limit
-    /// unless --memory-limit says otherwise).
+    /// unless --memory-limit says otherwise); with --traces, traces at scale 0.01, one
+    /// round and the quick calibration.
     #[arg(long, conflicts_with = "params")]
     quick: bool,
     /// Experiments, comma-separated: blocksize, queue-depth, mmap, sequential, random,
@@ -85,10 +132,12 @@ pub struct ReadersArgs {
     /// OUTDIR (on a disk), removed at the end.
     #[arg(long = "dir", value_name = "WORKDIR")]
     work_dir: Option<PathBuf>,
-    /// Output directory. Default: emsort-results/YYYY-MM-DD-readers.
+    /// Output directory. Default: emsort-results/YYYY-MM-DD-readers (-readers-traces with
+    /// --traces).
     #[arg(short = 'o', long = "output", value_name = "OUTDIR")]
     out_dir: Option<PathBuf>,
-    /// Repetitions of each point (default: the parameter file's).
+    /// Repetitions of each point (default: the parameter file's); with --traces, rounds of
+    /// every reader on every trace (default 5, 1 with --quick).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     reps: Option<u32>,
     /// How to empty the page cache before each run: drop (whole machine, root) or fadvise
@@ -106,9 +155,38 @@ pub struct ReadersArgs {
     /// Keep the data files at the end.
     #[arg(long)]
     keep_files: bool,
+    /// The trace experiment instead: calibrate the adaptive reader (into
+    /// OUTDIR/calibration), then replay the thesis' traces ct, am, im and mixed with every
+    /// reader for --reps rounds (default 5), on a cold cache; raw CSV, summary, plots and a
+    /// README beside the thesis' claims.
+    #[arg(long, conflicts_with_all = ["params", "experiments", "sizes", "memory_limit"])]
+    traces: bool,
+    /// --traces: the traces' size factor, as `emsort gen-trace --scale` (default: the
+    /// recorded campaigns' ct 1, am 1, im 0.5, mixed 1; 0.01 with --quick).
+    #[arg(long, value_name = "F", requires = "traces", value_parser = parse_scale)]
+    scale: Option<f64>,
+    /// --traces: seed of the traces.
+    #[arg(long, value_name = "S", requires = "traces", default_value_t = 42)]
+    seed: u64,
+    /// Measure nothing: write the reports of the campaign in DIR again from its raw CSV
+    /// (a --traces campaign: summary.csv, plots/ and README.md; the experiments:
+    /// summary.csv and plots/).
+    #[arg(long, value_name = "DIR", conflicts_with_all = [
+        "quick", "experiments", "params", "work_dir", "out_dir", "reps", "cache", "sizes",
+        "memory_limit", "keep_files", "traces",
+    ])]
+    plot_only: Option<PathBuf>,
     /// No progress bar and no warnings; the final table is still printed.
     #[arg(short, long)]
     quiet: bool,
+}
+
+/// `--scale`: a positive number.
+fn parse_scale(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(format!("invalid scale '{s}' (expected a positive number, e.g. 0.01)")),
+    }
 }
 
 /// `--cache`: a cold-cache method (`none` would measure the page cache).
@@ -127,6 +205,12 @@ pub struct WorkerArgs {}
 
 /// Runs `emsort bench readers`.
 pub fn run(a: ReadersArgs) -> anyhow::Result<ExitCode> {
+    if let Some(dir) = &a.plot_only {
+        return plot_only(dir);
+    }
+    if a.traces {
+        return run_traces(&a);
+    }
     let mut plan = if a.quick {
         Plan::quick()
     } else if let Some(p) = &a.params {
@@ -161,7 +245,7 @@ pub fn run(a: ReadersArgs) -> anyhow::Result<ExitCode> {
         .keep_files(a.keep_files)
         .limit_method(limit)
         .worker_exe(exe)
-        .command_line(super::bench::command_line())
+        .command_line(portable_command_line(std::env::args()))
         .version(env!("CARGO_PKG_VERSION"));
     if let Some(w) = &a.work_dir {
         campaign = campaign.work_dir(w);
@@ -191,6 +275,106 @@ pub fn run(a: ReadersArgs) -> anyhow::Result<ExitCode> {
         o.out_dir.display(),
         o.plots.len()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--traces`: the trace experiment.
+fn run_traces(a: &ReadersArgs) -> anyhow::Result<ExitCode> {
+    let mut plan = if a.quick { TracesPlan::quick() } else { TracesPlan::recorded() };
+    if let Some(s) = a.scale {
+        plan = plan.scale(s);
+    }
+    if let Some(r) = a.reps {
+        plan.reps = r as usize;
+    }
+    plan.seed = a.seed;
+    if let Some(d) = &a.work_dir {
+        if !d.is_dir() {
+            anyhow::bail!("--dir {}: no such directory", d.display());
+        }
+    }
+    let out_dir =
+        a.out_dir.clone().unwrap_or_else(|| super::bench::fresh_dir(&TracesCampaign::default_out_dir()));
+    let cache = a.cache.unwrap_or_else(CacheMethod::best_available);
+    let mut campaign = TracesCampaign::new(plan)
+        .cache(cache)
+        .out_dir(&out_dir)
+        .keep_files(a.keep_files)
+        .command_line(portable_command_line(std::env::args()))
+        .version(env!("CARGO_PKG_VERSION"));
+    if let Some(w) = &a.work_dir {
+        campaign = campaign.work_dir(w);
+    }
+    let bar = Bar::new(a.quiet);
+    let o = campaign.run(&bar, interrupt::flag())?;
+    drop(bar);
+    if !a.quiet {
+        for w in &o.warnings {
+            eprintln!("emsort: warning: {w}");
+        }
+    }
+    let p = campaign.plan();
+    let scales: Vec<String> = p.traces.iter().map(|(w, s)| format!("{w} {s}")).collect();
+    println!(
+        "\nTrace campaign: {} replays in {:.1} s ({}; {} round{}), page cache emptied with '{}' \
+         before each run.\nPer trace, the adaptive reader against the best fixed reader (medians):\n",
+        o.runs,
+        o.seconds,
+        scales.join(", "),
+        p.reps,
+        if p.reps == 1 { "" } else { "s" },
+        cache
+    );
+    print!("{}", traces::format_table(&o.summary));
+    print_claims(&o.summary);
+    println!(
+        "\nResults in {}: raw.csv, summary.csv, machine.json, calibration, calibrate.txt, README.md, \
+         plots/ ({} SVG)",
+        o.out_dir.display(),
+        o.report.plots.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The thesis' claims beside the measurement, a line each.
+fn print_claims(summary: &[traces::SummaryRow]) {
+    let claims = traces::claims(summary);
+    if claims.is_empty() {
+        return;
+    }
+    println!("\nThe thesis' claims (chapter 5):");
+    for c in claims {
+        println!("  {}: {}. {}", if c.holds { "holds" } else { "differs" }, c.claim, c.measurement);
+    }
+}
+
+/// `--plot-only DIR`: the reports again from the raw CSV in DIR.
+fn plot_only(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
+    match traces::campaign_kind(dir)? {
+        CampaignKind::Traces => {
+            let r = traces::redraw(dir)?;
+            print!("{}", traces::format_table(&r.summary));
+            print_claims(&r.summary);
+            println!(
+                "\nRewrote {}, {} and {} plots in {}",
+                dir.join("summary.csv").display(),
+                r.readme.display(),
+                r.plots.len(),
+                dir.join("plots").display()
+            );
+        }
+        CampaignKind::Experiments => {
+            let summary = summary_from_csv(dir)?;
+            let plots = plots_from_csv(dir)?;
+            print!("{}", format_table(&summary));
+            println!(
+                "\nRewrote {} and {} plots in {}",
+                dir.join("summary.csv").display(),
+                plots.len(),
+                dir.join("plots").display()
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
