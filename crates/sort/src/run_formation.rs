@@ -308,7 +308,9 @@ impl RunFormation<'_, '_> {
                 let long = AtomicBool::new(false);
                 let first = |l: &[u8], s: &mut KeyRoom| {
                     encode(l, s);
-                    if s.key.len() > KEY_BYTES {
+                    // Stored once: a store per line from every thread made
+                    // the flag's cache line bounce between the cores.
+                    if s.key.len() > KEY_BYTES && !long.load(Ordering::Relaxed) {
                         long.store(true, Ordering::Relaxed);
                     }
                     prefix(&s.key)
