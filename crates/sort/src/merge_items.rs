@@ -166,6 +166,7 @@ impl<'a> Order<'a> {
 
     /// The head of `item` of run `run`: its key is a part of the item, or
     /// none yet when keys are normalised ([`Order::normalise`] writes it).
+    #[inline(always)]
     fn head(&self, item: &[u8], run: u32) -> Head {
         let key = if self.normalised { &item[..0] } else { self.key(item) };
         Head {
