@@ -310,7 +310,7 @@ impl RunFormation<'_, '_> {
                     encode(l, s);
                     // Stored once: a store per line from every thread made
                     // the flag's cache line bounce between the cores.
-                    if s.key.len() > KEY_BYTES && !long.load(Ordering::Relaxed) {
+                    if keyed && s.key.len() > KEY_BYTES && !long.load(Ordering::Relaxed) {
                         long.store(true, Ordering::Relaxed);
                     }
                     prefix(&s.key)
@@ -343,7 +343,8 @@ impl RunFormation<'_, '_> {
                 let ties = |g: &mut [(u64, u32, u32)]| {
                     if last_resort_only {
                         // The group's key (its prefix: keys of at most 8
-                        // bytes end in the first window), put back after.
+                        // bytes end in the first window), put back after
+                        // for a run that may carry it.
                         let key = g[0].0;
                         let rev = lo.reverse();
                         for i in 0..g.len() {
@@ -356,7 +357,9 @@ impl RunFormation<'_, '_> {
                         g.sort_unstable_by(|a, b| {
                             a.0.cmp(&b.0).then_with(|| lo.last_resort(line(a), line(b))).then(a.1.cmp(&b.1))
                         });
-                        g.iter_mut().for_each(|e| e.0 = key);
+                        if keyed {
+                            g.iter_mut().for_each(|e| e.0 = key);
+                        }
                         return;
                     }
                     g.sort_unstable_by(|a, b| lo.compare_equal_forms(line(a), line(b)).then(a.1.cmp(&b.1)));
