@@ -303,20 +303,26 @@ impl RunFormation<'_, '_> {
                     s.key.clear();
                     lo.encode(l, &mut s.key, &mut s.scratch);
                 };
-                // Whether some key is longer than a prefix (then the run
-                // cannot carry the keys as its index holds them).
+                // Whether some key is longer than a prefix: else no group
+                // of equal prefixes has a second window to sort by (and
+                // its first line need not be encoded again to learn so),
+                // and the run may carry the keys as its index holds them.
                 let long = AtomicBool::new(false);
                 let first = |l: &[u8], s: &mut KeyRoom| {
                     encode(l, s);
                     // Stored once: a store per line from every thread made
                     // the flag's cache line bounce between the cores.
-                    if keyed && s.key.len() > KEY_BYTES && !long.load(Ordering::Relaxed) {
+                    if s.key.len() > KEY_BYTES && !long.load(Ordering::Relaxed) {
                         long.store(true, Ordering::Relaxed);
                     }
                     prefix(&s.key)
                 };
                 let mut index = self.pool.install(|| line_index(text, eol, lines as usize, threads, first));
+                let long = long.into_inner();
                 let window = |e: &(u64, u32, u32), w: usize, s: &mut KeyRoom| {
+                    if !long {
+                        return None;
+                    }
                     encode(line(e), s);
                     (s.key.len() > 8 * w).then(|| prefix(&s.key[8 * w..]))
                 };
@@ -379,7 +385,7 @@ impl RunFormation<'_, '_> {
                 }
                 // Keys of at most 8 bytes are whole in the entries' prefixes
                 // (each group's restored after its ties were sorted).
-                if keyed && !long.load(Ordering::Relaxed) {
+                if keyed && !long {
                     return Order::KeyedLines(index);
                 }
                 return Order::Lines(index);

@@ -765,17 +765,21 @@ proptest! {
     fn keyed_and_plain_runs_merge_in_the_line_order(
         rows in prop::collection::vec(
             (prop::sample::select(vec!["jan", "oct", "nov", "x", ""]), -30i64..30, any::<bool>(),
-             prop::collection::vec(prop::sample::select(vec![b'a', b'b', b' ', 0xff]), 0..6)),
+             prop::collection::vec(prop::sample::select(vec![b'a', b'b', b' ', 0xff]), 0..6), any::<bool>()),
             0..120),
         spec in 0usize..5, reverse: bool, z: bool, d in 2usize..4,
     ) {
         use crate::keys::{Key, LineOrder, OrderOptions};
         let eol = if z { 0u8 } else { b'\n' };
         let mut data = Vec::new();
-        for (month, n, long, word) in &rows {
+        for (month, n, long, word, wide) in &rows {
             let num = if *long { format!("{n}12345678901234567") } else { n.to_string() };
             data.extend_from_slice(format!("{month},{num},").as_bytes());
             data.extend_from_slice(word);
+            if *wide {
+                // Lines longer than a merge block.
+                data.extend(std::iter::repeat_n(b'w', 70));
+            }
             data.push(eol);
         }
         let keys: &[&str] = match spec {
