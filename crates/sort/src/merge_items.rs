@@ -869,6 +869,14 @@ fn lines_in<'a>(text: &'a [u8], from: usize, eol: u8, max: usize, mut f: impl Fn
     at
 }
 
+/// The length of the keyed item (key, line, terminator `eol`) at the start
+/// of `avail` if it lies wholly inside: the terminator is looked for after
+/// the key, which may hold its byte.
+#[inline]
+fn keyed_len(avail: &[u8], eol: u8) -> Option<usize> {
+    Some(KEY_BYTES + memchr::memchr(eol, avail.get(KEY_BYTES..)?)? + 1)
+}
+
 /// Reads records or lines of one run from its read-ahead blocks.
 struct RunReader {
     src: BlockReader,
@@ -889,7 +897,7 @@ impl RunReader {
     fn item_len(&self, avail: &[u8]) -> Option<usize> {
         match self.format {
             Format::Rec(r) => (avail.len() >= r.size).then_some(r.size),
-            _ if self.keyed => Some(KEY_BYTES + memchr::memchr(self.eol, avail.get(KEY_BYTES..)?)? + 1),
+            _ if self.keyed => keyed_len(avail, self.eol),
             _ => Some(memchr::memchr(self.eol, avail)? + 1),
         }
     }
@@ -922,13 +930,9 @@ impl RunReader {
             }
             _ if self.keyed => {
                 for _ in 0..max {
-                    let Some(p) = block.get(at + KEY_BYTES..).and_then(|b| memchr::memchr(self.eol, b))
-                    else {
-                        break;
-                    };
-                    let stop = at + KEY_BYTES + p + 1;
-                    f(&block[at..stop]);
-                    at = stop;
+                    let Some(len) = keyed_len(&block[at..], self.eol) else { break };
+                    f(&block[at..at + len]);
+                    at += len;
                 }
             }
             _ => at = lines_in(block, start, self.eol, max, f),

@@ -421,17 +421,15 @@ impl SortPlan {
         // pass over the data costs more than the overlap saves): e.g.
         // Barve & Vitter's 1 M records of 104 bytes with M = 15 MB and
         // SRM on 6 disks, 20 runs in two passes or 10 in one.
-        let runs_with = |buffers: u64| match self.input_bytes {
-            Some(0) => Some(0),
-            Some(_) if fits_one => Some(1),
-            Some(n) => Some(n.div_ceil(data_in(run_memory / buffers).max(1))),
-            None => None,
-        };
-        let chunk_buffers = match (runs_with(2), runs_with(1)) {
-            _ if fits_one => 1,
-            _ if self.chunk_buffers.is_some() => self.chunk_buffers.unwrap_or(2),
-            (Some(two), Some(one)) if self.merge_levels(one) < self.merge_levels(two) => 1,
-            _ => 2,
+        let runs_with =
+            |buffers: u64| self.input_bytes.map(|n| n.div_ceil(data_in(run_memory / buffers).max(1)));
+        let chunk_buffers = match (fits_one, self.chunk_buffers) {
+            (true, _) => 1,
+            (false, Some(n)) => n,
+            (false, None) => match (runs_with(2), runs_with(1)) {
+                (Some(two), Some(one)) if self.merge_levels(one) < self.merge_levels(two) => 1,
+                _ => 2,
+            },
         };
         let chunk_bytes = run_memory / chunk_buffers as u64;
         let run_bytes = data_in(chunk_bytes);

@@ -59,9 +59,10 @@
 //! merge pass at all). There is only one, too, when runs of all the memory
 //! instead of half of it save a whole level of merging
 //! ([`Derived::chunk_buffers`](crate::Derived::chunk_buffers)): the stages
-//! then take turns, which costs less than a pass over the data. A chunk's index lives until its run is written; the
-//! plan's split of M counts each buffer's index within that buffer's share,
-//! so two indexes at once still fit.
+//! then take turns, which costs less than a pass over the data. A chunk's
+//! index lives until its run is written; the plan's split of M counts each
+//! buffer's index within that buffer's share, so two indexes at once still
+//! fit.
 //!
 //! The cancel flag is polled after every block read and every 64 Ki items
 //! gathered; an interrupt stops every thread and returns
@@ -350,7 +351,7 @@ impl RunFormation<'_, '_> {
                     if last_resort_only {
                         // The group's key (its prefix: keys of at most 8
                         // bytes end in the first window), put back after
-                        // for a run that may carry it.
+                        // for a run that will carry it.
                         let key = g[0].0;
                         let rev = lo.reverse();
                         for i in 0..g.len() {
@@ -363,7 +364,7 @@ impl RunFormation<'_, '_> {
                         g.sort_unstable_by(|a, b| {
                             a.0.cmp(&b.0).then_with(|| lo.last_resort(line(a), line(b))).then(a.1.cmp(&b.1))
                         });
-                        if keyed {
+                        if keyed && !long {
                             g.iter_mut().for_each(|e| e.0 = key);
                         }
                         return;
