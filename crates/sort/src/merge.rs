@@ -93,6 +93,10 @@ pub(crate) struct RunFile {
     /// the merge reads the keys instead of parsing the lines, and writes
     /// the lines alone.
     pub keyed: bool,
+    /// The sort made it and removes it once merged: its disk space is
+    /// freed as the merge reads it (module `read_ahead`). Never a caller's
+    /// file; never a compressed run (read through its decompressor).
+    pub free_behind: bool,
 }
 
 /// Where a merge writes.
@@ -191,7 +195,7 @@ impl<'s> Ctx<'_, 's> {
     /// Opens the runs as streams of the format's unit with blocks of b/4
     /// (compressed runs through `PROG -d`); read ahead in two blocks of
     /// b/4 each.
-    fn open_runs(&self, inputs: &[RunFile]) -> Result<(Vec<(ByteInput, PathBuf)>, usize)> {
+    fn open_runs(&self, inputs: &[RunFile]) -> Result<(Vec<read_ahead::Input>, usize)> {
         let unit = self.plan.unit();
         let b = self.block;
         let cfg = self.plan.stream_config(true).block_size((b / 4).max(unit));
@@ -201,7 +205,13 @@ impl<'s> Ctx<'_, 's> {
             }
             None => ByteInput::open(&r.path, unit, &cfg),
         };
-        let runs = inputs.iter().map(|r| Ok((open(r)?, r.path.clone()))).collect::<Result<Vec<_>>>()?;
+        let runs = inputs
+            .iter()
+            .map(|r| {
+                let free_behind = r.free_behind && !r.compressed;
+                Ok(read_ahead::Input { stream: open(r)?, path: r.path.clone(), free_behind })
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok((runs, (b / 4).max(unit)))
     }
 

@@ -66,6 +66,7 @@ impl Run {
             compressed: self.compressed,
             sorted: self.sorted,
             keyed: self.keyed,
+            free_behind: self.owned && !self.compressed,
         }
     }
 }

@@ -15,7 +15,21 @@
 //! run's blocks come back in file order. The read system calls and the
 //! copies out of the page cache (or the stream's own buffer) so run on
 //! another core. An error is handed back in place of the block.
+//!
+//! **Free-behind.** A run the sort made and removes once merged
+//! ([`Input::free_behind`]) gives its disk space back as it is read: every
+//! [`FREE_STEP`] bytes read, one more thread punches a hole into what was
+//! read (`fallocate(PUNCH_HOLE | KEEP_SIZE)`; the file keeps its size and
+//! the bytes ahead are untouched). Freeing space costs time on some file
+//! systems — ext4 mounted with online `discard`, as on this project's
+//! machine, spent 0.3 ms per MiB freed, waiting, not computing: 0.4 s in
+//! all when the 15 keyed runs of a 1 GiB `-t, -k3,3n` sort were unlinked
+//! after the merge — and that thread waits while the merge works. A merge
+//! pass also needs that much less free disk. A file system that cannot
+//! punch holes (`EOPNOTSUPP`) simply keeps the space until the run is
+//! removed.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::Scope;
@@ -69,11 +83,25 @@ impl BlockReader {
 /// into them without a copy through its own buffer.
 const BLOCK_ALIGN: usize = 4096;
 
-/// Starts the reader thread in `scope` for `inputs` (each with its path),
-/// with two blocks of `block` bytes (rounded up to a multiple of 8) per run.
+/// Bytes read from a run between two holes punched into it (see the
+/// module docs): a few milliseconds of freeing each.
+pub(crate) const FREE_STEP: u64 = 8 << 20;
+
+/// A run to read ahead.
+pub(crate) struct Input {
+    pub stream: ByteInput,
+    pub path: PathBuf,
+    /// Free its disk space as it is read (a run the sort made, read once
+    /// from its start and removed after; never a caller's file).
+    pub free_behind: bool,
+}
+
+/// Starts the reader thread in `scope` for `inputs`, with two blocks of
+/// `block` bytes (rounded up to a multiple of 8) per run, and the thread
+/// that frees the runs' space behind it when some run asks for that.
 pub(crate) fn start<'scope>(
     scope: &'scope Scope<'scope, '_>,
-    inputs: Vec<(ByteInput, PathBuf)>,
+    inputs: Vec<Input>,
     block: usize,
 ) -> Vec<BlockReader> {
     let cap = block.max(8).div_ceil(8) * 8;
@@ -81,7 +109,13 @@ pub(crate) fn start<'scope>(
     let mut streams = Vec::with_capacity(inputs.len());
     let mut ret_txs = Vec::with_capacity(inputs.len());
     let mut readers = Vec::with_capacity(inputs.len());
-    for (id, (stream, path)) in inputs.into_iter().enumerate() {
+    let free: Vec<Option<PathBuf>> = inputs.iter().map(|i| i.free_behind.then(|| i.path.clone())).collect();
+    let free_tx = free.iter().any(Option::is_some).then(|| {
+        let (tx, rx) = channel::<(usize, u64, u64)>();
+        scope.spawn(move || free_behind(free, rx));
+        tx
+    });
+    for (id, Input { stream, path, .. }) in inputs.into_iter().enumerate() {
         let (ret_tx, ret_rx) = channel::<Filled>();
         streams.push(stream);
         ret_txs.push(ret_tx);
@@ -99,11 +133,109 @@ pub(crate) fn start<'scope>(
     }
     drop(req_tx);
     scope.spawn(move || {
-        // Ends when every BlockReader is gone; dropping the streams closes them.
+        // Bytes read from each run, and up to where its space is freed.
+        let (mut read, mut freed) = (vec![0u64; streams.len()], vec![0u64; streams.len()]);
+        // Ends when every BlockReader is gone; dropping the streams closes
+        // them (and the free-behind sender, which ends that thread).
         for (id, mut buf) in req_rx {
             let filled = streams[id].read(buf.bytes_mut()).map(|n| (buf, n));
+            if let (Ok((_, n)), Some(tx)) = (&filled, &free_tx) {
+                read[id] += *n as u64;
+                let upto = read[id] / FREE_STEP * FREE_STEP;
+                if upto > freed[id] {
+                    let _ = tx.send((id, freed[id], upto - freed[id]));
+                    freed[id] = upto;
+                }
+            }
             let _ = ret_txs[id].send(filled);
         }
     });
     readers
+}
+
+/// The free-behind thread: punches a hole into `(run, offset, length)` for
+/// each request of a run with a path in `paths`. A run whose file cannot
+/// be opened for writing or punched is left alone from then on (its space
+/// comes back when it is removed).
+fn free_behind(paths: Vec<Option<PathBuf>>, requests: Receiver<(usize, u64, u64)>) {
+    let mut files: Vec<Option<File>> = paths.iter().map(|_| None).collect();
+    let mut failed = vec![false; paths.len()];
+    for (id, offset, len) in requests {
+        let Some(path) = paths[id].as_ref().filter(|_| !failed[id]) else { continue };
+        if files[id].is_none() {
+            // Write access, nothing else: no O_TRUNC, no O_CREAT.
+            match std::fs::OpenOptions::new().write(true).open(path) {
+                Ok(f) => files[id] = Some(f),
+                Err(_) => {
+                    failed[id] = true;
+                    continue;
+                }
+            }
+        }
+        let f = files[id].as_ref().expect("opened");
+        let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
+        if rustix::fs::fallocate(f, flags, offset, len).is_err() {
+            failed[id] = true;
+            files[id] = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use emsort_io::{StreamConfig, StreamKind};
+    use std::os::unix::fs::MetadataExt;
+
+    /// Reads `path` whole through the read-ahead; returns its bytes.
+    fn read_all(path: &Path, free_behind: bool) -> Vec<u8> {
+        let cfg = StreamConfig::new(StreamKind::Direct).block_size(1 << 20);
+        let stream = ByteInput::open(path, 1, &cfg).unwrap();
+        let input = Input { stream, path: path.to_path_buf(), free_behind };
+        let mut got = Vec::new();
+        std::thread::scope(|s| {
+            let mut r = start(s, vec![input], 1 << 20).pop().unwrap();
+            while r.refill().unwrap() {
+                got.extend_from_slice(&r.buf.bytes()[r.pos..r.end]);
+            }
+        });
+        got
+    }
+
+    /// Whether the file system of `dir` punches holes (tmpfs and ext4 do).
+    fn punches(dir: &Path) -> bool {
+        let probe = dir.join("probe");
+        std::fs::write(&probe, vec![1u8; 1 << 16]).unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(&probe).unwrap();
+        let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
+        rustix::fs::fallocate(&f, flags, 0, 1 << 16).is_ok()
+    }
+
+    #[test]
+    fn free_behind_gives_back_what_was_read_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let len = 3 * FREE_STEP as usize + 12345;
+        let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let (kept, freed) = (dir.path().join("kept"), dir.path().join("freed"));
+        std::fs::write(&kept, &data).unwrap();
+        std::fs::write(&freed, &data).unwrap();
+        // Every byte comes back in order, whether or not its space is freed.
+        assert!(read_all(&kept, false) == data);
+        assert!(read_all(&freed, true) == data);
+        // A caller's file (no free-behind) is untouched.
+        assert!(std::fs::read(&kept).unwrap() == data);
+        assert_eq!(std::fs::metadata(&kept).unwrap().len(), len as u64);
+        // The run keeps its size; the whole steps read are holes.
+        let m = std::fs::metadata(&freed).unwrap();
+        assert_eq!(m.len(), len as u64);
+        if punches(dir.path()) {
+            let allocated = m.blocks() * 512;
+            // The tail after the last whole step, in 4 KiB blocks.
+            let tail = (len as u64 - 3 * FREE_STEP).next_multiple_of(4096);
+            assert!(allocated <= tail, "{allocated} bytes still allocated");
+            let back = std::fs::read(&freed).unwrap();
+            assert!(back[..3 * FREE_STEP as usize].iter().all(|&b| b == 0));
+            assert!(back[3 * FREE_STEP as usize..] == data[3 * FREE_STEP as usize..]);
+        }
+    }
 }
