@@ -208,8 +208,7 @@ impl<'s> Ctx<'_, 's> {
         let runs = inputs
             .iter()
             .map(|r| {
-                let free_behind = r.free_behind && !r.compressed;
-                Ok(read_ahead::Input { stream: open(r)?, path: r.path.clone(), free_behind })
+                Ok(read_ahead::Input { stream: open(r)?, path: r.path.clone(), free_behind: r.free_behind })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok((runs, (b / 4).max(unit)))

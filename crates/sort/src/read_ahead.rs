@@ -109,7 +109,13 @@ pub(crate) fn start<'scope>(
     let mut streams = Vec::with_capacity(inputs.len());
     let mut ret_txs = Vec::with_capacity(inputs.len());
     let mut readers = Vec::with_capacity(inputs.len());
-    let free: Vec<Option<PathBuf>> = inputs.iter().map(|i| i.free_behind.then(|| i.path.clone())).collect();
+    // Each freed run's file, opened for writing (nothing else: no O_TRUNC,
+    // no O_CREAT); one that cannot be is left alone (its space comes back
+    // when it is removed).
+    let free: Vec<Option<File>> = inputs
+        .iter()
+        .map(|i| i.free_behind.then(|| std::fs::OpenOptions::new().write(true).open(&i.path).ok()).flatten())
+        .collect();
     let free_tx = free.iter().any(Option::is_some).then(|| {
         let (tx, rx) = channel::<(usize, u64, u64)>();
         scope.spawn(move || free_behind(free, rx));
@@ -154,29 +160,15 @@ pub(crate) fn start<'scope>(
 }
 
 /// The free-behind thread: punches a hole into `(run, offset, length)` for
-/// each request of a run with a path in `paths`. A run whose file cannot
-/// be opened for writing or punched is left alone from then on (its space
-/// comes back when it is removed).
-fn free_behind(paths: Vec<Option<PathBuf>>, requests: Receiver<(usize, u64, u64)>) {
-    let mut files: Vec<Option<File>> = paths.iter().map(|_| None).collect();
-    let mut failed = vec![false; paths.len()];
+/// each request of a run with a file in `files`. A run whose file cannot
+/// be punched is left alone from then on.
+fn free_behind(mut files: Vec<Option<File>>, requests: Receiver<(usize, u64, u64)>) {
+    let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
     for (id, offset, len) in requests {
-        let Some(path) = paths[id].as_ref().filter(|_| !failed[id]) else { continue };
-        if files[id].is_none() {
-            // Write access, nothing else: no O_TRUNC, no O_CREAT.
-            match std::fs::OpenOptions::new().write(true).open(path) {
-                Ok(f) => files[id] = Some(f),
-                Err(_) => {
-                    failed[id] = true;
-                    continue;
-                }
+        if let Some(f) = &files[id] {
+            if rustix::fs::fallocate(f, flags, offset, len).is_err() {
+                files[id] = None;
             }
-        }
-        let f = files[id].as_ref().expect("opened");
-        let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
-        if rustix::fs::fallocate(f, flags, offset, len).is_err() {
-            failed[id] = true;
-            files[id] = None;
         }
     }
 }

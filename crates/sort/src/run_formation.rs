@@ -162,6 +162,8 @@ impl RunFormation<'_, '_> {
             max_lines: self.derived.max_lines_per_run.unwrap_or(u64::MAX),
             indexer: Indexer { pool: self.pool, keys: self.plan.line_order() },
             index_step: INDEX_STEP,
+            carry: Vec::new(),
+            eof: false,
         };
         std::thread::scope(|s| {
             let handle = s.spawn(|| reader.run(empty_rx, full_tx, self.progress, self.cancel));
@@ -308,10 +310,6 @@ impl RunFormation<'_, '_> {
                 // for each window a line's group reaches); lines with equal
                 // keys by the rest of GNU's comparison, then by input
                 // position (for -s, -u).
-                let encode = |l: &[u8], s: &mut KeyRoom| {
-                    s.key.clear();
-                    lo.encode(l, &mut s.key, &mut s.scratch);
-                };
                 // `long`: some key is longer than a prefix; else no group
                 // of equal prefixes has a second window to sort by (and
                 // its first line need not be encoded again to learn so),
@@ -321,7 +319,7 @@ impl RunFormation<'_, '_> {
                     if !long {
                         return None;
                     }
-                    encode(line(e), s);
+                    s.encode(lo, line(e));
                     (s.key.len() > 8 * w).then(|| prefix(&s.key[8 * w..]))
                 };
                 // -u: the first of each group of equal lines, as GNU keeps;
@@ -422,6 +420,10 @@ struct Reader<'i, 'p> {
     indexer: Indexer<'p>,
     /// Bytes of whole lines read between two indexing tasks.
     index_step: usize,
+    /// The bytes after the last chunk's last line, for the next chunk.
+    carry: Vec<u8>,
+    /// The input has ended.
+    eof: bool,
 }
 
 /// Indexes a lines chunk while it is read: every `index_step` bytes of
@@ -444,8 +446,7 @@ impl Indexer<'_> {
     fn key(&self, line: &[u8], room: &mut KeyRoom, long: &AtomicBool) -> u64 {
         match self.keys {
             Some(lo) if !lo.is_plain() => {
-                room.key.clear();
-                lo.encode(line, &mut room.key, &mut room.scratch);
+                room.encode(lo, line);
                 // Stored once: a store per line from every thread made the
                 // flag's cache line bounce between the cores.
                 if room.key.len() > KEY_BYTES && !long.load(Ordering::Relaxed) {
@@ -505,12 +506,10 @@ impl Reader<'_, '_> {
         cancel: &AtomicBool,
     ) -> Result<u64> {
         let lines = self.format == Format::Lines;
-        let mut carry: Vec<u8> = Vec::new();
         let mut index = 0usize;
-        let mut eof = false;
-        while !eof || !carry.is_empty() {
+        while !self.eof || !self.carry.is_empty() {
             let Ok(mut buf) = empty_rx.recv() else { return Ok(self.input.bytes_read()) };
-            let len = carry.len();
+            let len = self.carry.len();
             let mut cap = self.data_cap.max(self.unit).max(len);
             // Only as large as this chunk can get (+1 for a final newline),
             // and room to align its reads; pages are touched only as data
@@ -534,31 +533,25 @@ impl Reader<'_, '_> {
                 let at = buf.bytes().as_ptr() as usize + len;
                 (DATA_ALIGN - at % DATA_ALIGN) % DATA_ALIGN
             };
-            buf.bytes_mut()[start..start + len].copy_from_slice(&carry);
-            carry.clear();
-            let mut fill = Fill { len, nlines: 0, cut: None, complete: 0 };
+            buf.bytes_mut()[start..start + len].copy_from_slice(&self.carry);
+            self.carry.clear();
+            let mut fill = Fill {
+                len,
+                nlines: 0,
+                cut: None,
+                complete: 0,
+                entries: Vec::new(),
+                long: AtomicBool::new(false),
+            };
             if lines {
                 let data = &buf.bytes()[start..start + len];
                 fill.cut = count_until(data, 0, len, self.eol, &mut fill.nlines, self.max_lines);
                 fill.complete =
                     fill.cut.unwrap_or_else(|| memchr::memrchr(self.eol, data).map_or(0, |p| p + 1));
             }
-            let long = AtomicBool::new(false);
-            let mut entries: Vec<Entry> = Vec::new();
             // A line longer than the whole buffer grows the buffer (before
             // any line of the chunk is indexed: it has none yet).
-            while self.fill_chunk(
-                &mut buf,
-                start,
-                cap,
-                &mut fill,
-                &mut carry,
-                &mut eof,
-                &mut entries,
-                &long,
-                progress,
-                cancel,
-            )? {
+            while self.fill_chunk(&mut buf, start, cap, &mut fill, progress, cancel)? {
                 if cap as u64 >= crate::plan::MAX_CHUNK_ITEMS {
                     return Err(Error::new(
                         ErrorKind::Io("read (a line of 4 GiB or more)"),
@@ -572,9 +565,10 @@ impl Reader<'_, '_> {
                 // The input ended just after a full chunk, or was empty.
                 break;
             }
-            entries.truncate(fill.nlines as usize);
-            let last = eof && carry.is_empty();
-            let chunk = Chunk { buf, start, len: fill.len, entries, long: long.into_inner(), index, last };
+            let Fill { len, nlines, mut entries, long, .. } = fill;
+            entries.truncate(nlines as usize);
+            let last = self.eof && self.carry.is_empty();
+            let chunk = Chunk { buf, start, len, entries, long: long.into_inner(), index, last };
             if full_tx.send(chunk).is_err() {
                 return Ok(self.input.bytes_read());
             }
@@ -585,21 +579,16 @@ impl Reader<'_, '_> {
 
     /// Reads the rest of a chunk into `buf` (its data at `start`, up to
     /// `cap` bytes; `fill` says what it holds so far), indexing whole lines
-    /// as they arrive; at the end, puts the bytes after its last line into
-    /// `carry` and ends a last line without its terminator with one.
-    /// Returns true, having indexed nothing, when the chunk is one line
-    /// that does not fit: the buffer must grow.
-    #[allow(clippy::too_many_arguments)]
+    /// as they arrive into `fill`; at the end, puts the bytes after its
+    /// last line into `self.carry` and ends a last line without its
+    /// terminator with one. Returns true, having indexed nothing, when the
+    /// chunk is one line that does not fit: the buffer must grow.
     fn fill_chunk(
         &mut self,
         buf: &mut AlignedBuf,
         start: usize,
         cap: usize,
         fill: &mut Fill,
-        carry: &mut Vec<u8>,
-        eof: &mut bool,
-        entries: &mut Vec<Entry>,
-        long: &AtomicBool,
         progress: &dyn Progress,
         cancel: &AtomicBool,
     ) -> Result<bool> {
@@ -610,8 +599,8 @@ impl Reader<'_, '_> {
             // Zeroed by the allocator: pages are touched only as lines
             // arrive.
             let most = self.max_lines.min(cap as u64 + 1) as usize;
-            if entries.len() != most {
-                *entries = vec![(0, 0, 0); most];
+            if fill.entries.len() != most {
+                fill.entries = vec![(0, 0, 0); most];
             }
         }
         let indexer = self.indexer;
@@ -620,9 +609,10 @@ impl Reader<'_, '_> {
             let data = &mut buf.bytes_mut()[start..];
             let room = cap.min(data.len() - 1) / self.unit * self.unit;
             // The bytes not handed to an indexing task yet, from `at` on.
-            let (mut tail, mut at, mut rest) = (data, 0usize, entries.as_mut_slice());
+            let (mut tail, mut at, mut rest) = (data, 0usize, fill.entries.as_mut_slice());
+            let long = &fill.long;
             let mut sent_lines = 0u64;
-            while fill.cut.is_none() && !*eof {
+            while fill.cut.is_none() && !self.eof {
                 if fill.len == room {
                     if !lines || fill.nlines > 0 {
                         break;
@@ -635,7 +625,7 @@ impl Reader<'_, '_> {
                 let from = fill.len - at;
                 let n = self.input.read(&mut tail[from..from + ask])?;
                 if n == 0 {
-                    *eof = true;
+                    self.eof = true;
                     break;
                 }
                 if lines {
@@ -658,17 +648,17 @@ impl Reader<'_, '_> {
                     return Err(Error::new(ErrorKind::Interrupted, self.input.name()));
                 }
                 // A file's end is known without another read.
-                *eof = self.input.remaining() == Some(0) && fill.cut.is_none();
+                self.eof = self.input.remaining() == Some(0) && fill.cut.is_none();
             }
             if lines {
                 let keep = match fill.cut {
                     Some(c) => c,
-                    None if !*eof && fill.complete > 0 => fill.complete,
+                    None if !self.eof && fill.complete > 0 => fill.complete,
                     None => fill.len,
                 };
-                carry.extend_from_slice(&tail[keep - at..fill.len - at]);
+                self.carry.extend_from_slice(&tail[keep - at..fill.len - at]);
                 fill.len = keep;
-                if *eof && carry.is_empty() && keep > at && tail[keep - at - 1] != eol {
+                if self.eof && self.carry.is_empty() && keep > at && tail[keep - at - 1] != eol {
                     tail[keep - at] = eol;
                     fill.len += 1;
                     fill.nlines += 1;
@@ -705,6 +695,11 @@ struct Fill {
     cut: Option<usize>,
     /// Just after the last terminator read (0: none yet).
     complete: usize,
+    /// The index of its whole lines (`lines`), written by the indexing
+    /// tasks.
+    entries: Vec<Entry>,
+    /// Some line's key is longer than its prefix.
+    long: AtomicBool,
 }
 
 /// Where a chunk's reads land in its buffer: page-aligned (see
@@ -716,6 +711,15 @@ const DATA_ALIGN: usize = 4096;
 struct KeyRoom {
     key: Vec<u8>,
     scratch: Scratch,
+}
+
+impl KeyRoom {
+    /// Writes `line`'s normalised key by `lo` into `self.key`.
+    #[inline]
+    fn encode(&mut self, lo: &LineOrder, line: &[u8]) {
+        self.key.clear();
+        lo.encode(line, &mut self.key, &mut self.scratch);
+    }
 }
 
 /// Counts the line terminators `eol` of `buf[from..to]` into `lines`; when
@@ -784,6 +788,8 @@ mod tests {
                 max_lines: 5,
                 indexer: Indexer { pool: &pool, keys },
                 index_step: step,
+                carry: Vec::new(),
+                eof: false,
             };
             let (empty_tx, empty_rx) = channel::<AlignedBuf>();
             for _ in 0..2 {

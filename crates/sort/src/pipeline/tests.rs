@@ -336,6 +336,19 @@ fn merges_in_one_pass_or_several() {
     merge_parts(Format::U32, true, 3, &parts);
 }
 
+/// Files given to merge are read, never freed behind the read as the
+/// sort's own runs are: inputs longer than a free-behind step come out
+/// whole (`merge_parts` checks them byte for byte).
+#[test]
+fn merging_given_files_never_frees_their_space() {
+    let line =
+        |n: &Vec<u8>| format!("{:0>60}\n", u32::from_ne_bytes(n[..4].try_into().unwrap())).into_bytes();
+    let step = crate::read_ahead::FREE_STEP as usize;
+    let parts: Vec<Vec<Vec<u8>>> =
+        (0..2).map(|i| numbers(step / 61 + 1000, i + 40).iter().map(line).collect()).collect();
+    merge_parts(Format::Lines, false, 2, &parts);
+}
+
 #[test]
 fn merges_records_lines_and_edge_cases() {
     let rec: Format = "rec:12:2:3".parse().unwrap();
