@@ -120,7 +120,7 @@ impl SortedChunk<'_> {
                     at += KEY_BYTES;
                 }
                 let item = self.item(n);
-                piece[at..at + item.len()].copy_from_slice(item);
+                copy_item(&mut piece[at..at + item.len()], item);
                 at += item.len();
             }
             debug_assert_eq!(at, piece.len());
@@ -227,24 +227,40 @@ impl SortedChunk<'_> {
     }
 }
 
+/// Copies `src` into `dst` (as long): items of at most 64 bytes as two
+/// fixed-size copies that may overlap, which the compiler inlines, instead
+/// of a call to `memmove` for each of them (called for every 36-byte line
+/// of a CSV, it was a tenth of a `-t, -k3,3n` sort's CPU time).
+#[inline(always)]
+pub(crate) fn copy_item(dst: &mut [u8], src: &[u8]) {
+    fn two<const N: usize>(dst: &mut [u8], src: &[u8]) {
+        let n = src.len();
+        dst[..N].copy_from_slice(&src[..N]);
+        dst[n - N..].copy_from_slice(&src[n - N..]);
+    }
+    match src.len() {
+        33..=64 => two::<32>(dst, src),
+        16..=32 => two::<16>(dst, src),
+        8..=15 => two::<8>(dst, src),
+        _ => dst.copy_from_slice(src),
+    }
+}
+
 /// Items one task of [`SortedChunk::gather`] copies.
 const GATHER_PIECE: usize = 4096;
 
 /// How many items ahead [`SortedChunk::for_each_item`] prefetches.
 const PREFETCH: usize = 16;
 
-/// Asks the CPU to bring the start of `item` into the cache.
+/// Asks the CPU to bring `item` (its first and last bytes) into the cache.
 #[inline]
 fn prefetch(item: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it never faults, and the pointer is
-    // the start of a live slice.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(item.as_ptr().cast());
+    // Its last byte too: a line of a few dozen bytes crosses a cache line
+    // boundary about half the time.
+    if let (Some(first), Some(last)) = (item.first(), item.last()) {
+        crate::radix::prefetch(first);
+        crate::radix::prefetch(last);
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = item;
 }
 
 /// Where run formation writes its runs.
@@ -301,4 +317,24 @@ pub(crate) trait Merger {
         written: bool,
         ctx: &MergeCtx<'_>,
     ) -> Result<Merged>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::copy_item;
+
+    /// Every length, each at every offset of a larger buffer: the bytes
+    /// copied are the source's, and none outside the destination changes.
+    #[test]
+    fn copy_item_copies_exactly_its_bytes() {
+        let src: Vec<u8> = (0..200u32).map(|i| (i * 7 + 3) as u8).collect();
+        for len in 0..=130 {
+            for off in [0, 1, 5, 31] {
+                let mut out = vec![0xEEu8; 200];
+                copy_item(&mut out[off..off + len], &src[off + 3..off + 3 + len]);
+                assert_eq!(&out[off..off + len], &src[off + 3..off + 3 + len], "len {len} off {off}");
+                assert!(out[..off].iter().chain(&out[off + len..]).all(|&b| b == 0xEE), "len {len}");
+            }
+        }
+    }
 }

@@ -851,3 +851,41 @@ fn short_keys_ride_in_the_runs() {
         assert_eq!(out, want, "eol {eol:#04x}");
     }
 }
+
+/// The merge indexes a keyed run's window on all threads from guesses of
+/// where items start (after a terminator byte); a guess that lands in a
+/// key holding that byte is found out and indexed again. Reversed text
+/// keys turn a 0xF5 byte into `\n`, so many keys here hold it, and blocks
+/// of 256 KiB give windows large enough to be indexed in parallel.
+#[test]
+fn keyed_windows_indexed_in_parallel_survive_terminators_in_keys() {
+    use crate::keys::{Key, LineOrder, OrderOptions};
+    let alphabet = [b'a', b'b', 0xF5, b'z'];
+    let mut x = 12345u64;
+    let mut data = Vec::new();
+    let mut lines = 0u64;
+    while data.len() < 8 << 20 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let len = 1 + (x >> 60) as usize % 5;
+        data.extend((0..len).map(|i| alphabet[(x >> (8 * i + 20)) as usize % 4]));
+        data.extend_from_slice(format!(",{}\n", x >> 48).as_bytes());
+        lines += 1;
+    }
+    let mut o = OrderOptions { tab: Some(b','), ..OrderOptions::default() };
+    o.keys.push(Key::parse("1,1r").unwrap());
+    let lo = LineOrder::new(o).unwrap();
+    let b = SortPlan::builder(Format::Lines)
+        .memory(4 << 20)
+        .block_size(1 << 20)
+        .threads(2)
+        .line_order(lo.clone());
+    let (out, stats) = sort_bytes(b, &data);
+    assert!(stats.runs > 3, "{stats:?}");
+    // Keyed runs: 8 key bytes per line.
+    assert_eq!(stats.run_formation.bytes_written, data.len() as u64 + 8 * lines, "{stats:?}");
+    let mut want: Vec<&[u8]> = data.split(|&c| c == b'\n').collect();
+    want.pop();
+    want.sort_by(|a, b| lo.compare(a, b));
+    let want: Vec<u8> = want.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+    assert!(out == want, "output differs from the oracle");
+}
