@@ -29,14 +29,34 @@ use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::streams::format_count;
 use crate::{Error, Result};
 
-/// One named line (or set of points).
-#[derive(Debug, Clone)]
+/// One named line (or set of points), with the spread of its points when
+/// they are medians of repetitions.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Series {
     pub label: String,
     pub points: Vec<(f64, f64)>,
+    /// (x, lo, hi): a vertical bar with caps from lo to hi at x (the min
+    /// and max of the repetitions behind the point at x); empty: none.
+    pub ranges: Vec<(f64, f64, f64)>,
+}
+
+impl Series {
+    /// A series without bars.
+    pub fn new(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series { label: label.into(), points, ranges: Vec::new() }
+    }
+
+    /// A series of medians, each with the (min, max) of its repetitions:
+    /// `(x, median, min, max)`.
+    pub fn spread(
+        label: impl Into<String>,
+        points: impl IntoIterator<Item = (f64, f64, f64, f64)>,
+    ) -> Series {
+        let (points, ranges) = points.into_iter().map(|(x, y, lo, hi)| ((x, y), (x, lo, hi))).unzip();
+        Series { label: label.into(), points, ranges }
+    }
 }
 
 /// How tick values are printed.
@@ -55,14 +75,7 @@ pub(crate) enum Ticks {
 impl Ticks {
     fn format(self, v: f64) -> String {
         match self {
-            Ticks::Count => {
-                let r = v.round();
-                if (v - r).abs() < 1e-6 * v.max(1.0) && r >= 1.0 {
-                    format_count(r as u64)
-                } else {
-                    format!("{v:.3}")
-                }
-            }
+            Ticks::Count => format_si(v),
             Ticks::Bytes => format_bytes(v),
             Ticks::Plain => format!("{}", v.round()),
             Ticks::Seconds => format_seconds(v),
@@ -91,6 +104,34 @@ pub(crate) fn format_bytes(v: f64) -> String {
     }
 }
 
+/// A count with an SI prefix and at most three significant digits:
+/// `500`, `2k`, `1.5M`, `10G` (small fractions as they are: `0.25`).
+pub(crate) fn format_si(v: f64) -> String {
+    let (x, unit) = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|&(u, _)| v >= u * (1.0 - 1e-9))
+        .map(|(u, n)| (v / u, n))
+        .unwrap_or((v, ""));
+    format!("{}{unit}", three_digits(x))
+}
+
+/// `v` with at most three significant digits (for 1 ≤ v < 1000) and no
+/// trailing zeros: `12.3`, `2`, `500`.
+fn three_digits(v: f64) -> String {
+    let text = if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    };
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
 /// A duration in the unit that keeps 1–3 integer digits.
 pub(crate) fn format_seconds(s: f64) -> String {
     let (v, unit) = if s >= 1.0 {
@@ -102,15 +143,7 @@ pub(crate) fn format_seconds(s: f64) -> String {
     } else {
         (s * 1e9, "ns")
     };
-    let text = if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    };
-    let text =
-        if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
+    let text = three_digits(v);
     format!("{text} {unit}")
 }
 
@@ -258,9 +291,11 @@ impl Chart {
     /// non-finite coordinate cannot go on a log axis and are left out.
     pub fn draw(&self, path: &Path) -> Result<bool> {
         let mut chart = self.clone();
+        let ok = |v: f64| v > 0.0 && v.is_finite();
         for s in &mut chart.series {
-            s.points.retain(|&(x, y)| x > 0.0 && y > 0.0 && x.is_finite() && y.is_finite());
+            s.points.retain(|&(x, y)| ok(x) && ok(y));
             s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            s.ranges.retain(|&(x, lo, hi)| ok(x) && ok(lo) && ok(hi) && lo <= hi);
         }
         chart.series.retain(|s| !s.points.is_empty());
         if chart.distinct_x() < 2 {
@@ -271,14 +306,20 @@ impl Chart {
     }
 
     fn render(&self, path: &Path) -> std::result::Result<(), String> {
-        let all = || self.series.iter().flat_map(|s| s.points.iter().copied());
+        let ranges = self.series.iter().flat_map(|s| &s.ranges);
+        let bars = ranges.clone().flat_map(|&(x, lo, hi)| [(x, lo), (x, hi)]);
+        let all = self.series.iter().flat_map(|s| s.points.iter().copied()).chain(bars);
         let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-        for (x, y) in all() {
+        for (x, y) in all {
             x0 = x0.min(x);
             x1 = x1.max(x);
             y0 = y0.min(y);
             y1 = y1.max(y);
         }
+        let y_label = match ranges.count() {
+            0 => self.y_label.clone(),
+            _ => format!("{} (bars: min–max of the runs)", self.y_label),
+        };
         if self.diagonal {
             // Same range on both axes so that y = x is the diagonal.
             let (lo, hi) = (x0.min(y0), x1.max(y1));
@@ -301,7 +342,7 @@ impl Chart {
         let (x_format, y_format) = (|v: &f64| xt.format(*v), |v: &f64| yt.format(*v));
         let mut mesh = ctx.configure_mesh();
         mesh.x_label_formatter(&x_format).y_label_formatter(&y_format);
-        axes_style(&mut mesh, &self.x_label, &self.y_label).draw().map_err(|x| e(&x))?;
+        axes_style(&mut mesh, &self.x_label, &y_label).draw().map_err(|x| e(&x))?;
 
         if self.diagonal {
             let grey = RGBColor(120, 120, 120);
@@ -316,6 +357,17 @@ impl Chart {
                 ctx.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
                     .map_err(|x| e(&x))?;
             }
+            // Each bar, and its caps 10 pixels wide.
+            ctx.draw_series(s.ranges.iter().flat_map(|&(x, lo, hi)| {
+                let cap =
+                    |y| EmptyElement::at((x, y)) + PathElement::new([(-5, 0), (5, 0)], c.stroke_width(1));
+                [cap(lo), cap(hi)]
+            }))
+            .map_err(|x| e(&x))?;
+            ctx.draw_series(
+                s.ranges.iter().map(|&(x, lo, hi)| PathElement::new([(x, lo), (x, hi)], c.stroke_width(1))),
+            )
+            .map_err(|x| e(&x))?;
             draw_markers(&mut ctx, s.points.iter().copied(), &s.label, c, m)?;
         }
         draw_legend(&mut ctx, self.legend)?;
@@ -606,11 +658,36 @@ mod tests {
             y_label: "y".into(),
             x_ticks: Ticks::Count,
             y_ticks: Ticks::Seconds,
-            series: vec![Series { label: "a".into(), points }],
+            series: vec![Series::new("a", points)],
             lines: true,
             diagonal: false,
             legend: Legend::UpperLeft,
         }
+    }
+
+    #[test]
+    fn count_ticks_use_si_prefixes() {
+        let f = |v| Ticks::Count.format(v);
+        assert_eq!(
+            [f(1.0), f(500.0), f(2000.0), f(1e6), f(1.5e6), f(2.5e7), f(1e10), f(0.25)],
+            ["1", "500", "2k", "1M", "1.5M", "25M", "10G", "0.25"]
+        );
+    }
+
+    /// A series' bars widen the y axis to the runs' range and say so in the
+    /// axis' label.
+    #[test]
+    fn bars_show_the_spread_of_the_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.svg");
+        let mut c = chart(Vec::new());
+        c.series = vec![Series::spread("a", [(10.0, 1.0, 0.5, 40.0), (100.0, 2.0, 1.5, 2.5)])];
+        assert!(c.draw(&p).unwrap());
+        let svg = std::fs::read_to_string(&p).unwrap();
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(texts.iter().any(|t| t.contains("bars: min–max of the runs")), "no note of the bars");
+        // The axis reaches the largest run (40 s), not only the medians.
+        assert!(texts.contains(&"20 s") || texts.contains(&"50 s"), "axis misses the bar's top: {texts:?}");
     }
 
     #[test]
@@ -678,7 +755,7 @@ mod tests {
         assert_eq!(Ticks::Bytes.format(64.0), "64");
         assert_eq!(Ticks::Bytes.format(400000.0), "391K");
         assert_eq!(Ticks::Bytes.format(4000000.0), "3.8M");
-        assert_eq!(Ticks::Count.format(1e6), "1e6");
+        assert_eq!(Ticks::Count.format(1e6), "1M");
         assert_eq!(log_key_points(1.0, 1e6, 10.0).len(), 7);
         assert_eq!(log_key_points(0.011, 0.09, 10.0), vec![0.02, 0.05]);
         assert_eq!(log_key_points(4.0, 64.0 * 1048576.0, 2.0).len(), 9);

@@ -56,6 +56,7 @@
 pub mod calibrate;
 pub mod campaign;
 mod chart;
+pub mod claims;
 mod csv_log;
 mod error;
 #[cfg(test)]

@@ -330,7 +330,7 @@ mod tests {
         let src: Vec<u8> = (0..200u32).map(|i| (i * 7 + 3) as u8).collect();
         for len in 0..=130 {
             for off in [0, 1, 5, 31] {
-                let mut out = vec![0xEEu8; 200];
+                let mut out = [0xEEu8; 200];
                 copy_item(&mut out[off..off + len], &src[off + 3..off + 3 + len]);
                 assert_eq!(&out[off..off + len], &src[off + 3..off + 3 + len], "len {len} off {off}");
                 assert!(out[..off].iter().chain(&out[off + len..]).all(|&b| b == 0xEE), "len {len}");

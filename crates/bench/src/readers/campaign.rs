@@ -70,6 +70,9 @@ pub struct Outcome {
     pub summary_csv: PathBuf,
     /// `machine.json`.
     pub machine_json: PathBuf,
+    /// `README.md`: the command, the files, the best points, io_uring
+    /// beside fio and the thesis' findings beside this run's.
+    pub readme: PathBuf,
     /// The SVG plots drawn.
     pub plots: Vec<PathBuf>,
     /// The summary rows.
@@ -286,11 +289,15 @@ impl Campaign {
 
         let summary = summary_from_csv(out)?;
         let plots = plots_from_csv(out)?;
+        let readme = out.join("README.md");
+        let text = self.readme_text(&summary, &raw_csvs, &plots);
+        std::fs::write(&readme, text).map_err(|e| Error::io("write", &readme, e))?;
         Ok(Outcome {
             out_dir: out.clone(),
             raw_csvs,
             summary_csv: out.join("summary.csv"),
             machine_json,
+            readme,
             plots,
             summary,
             memory_limit: memory_note,
@@ -299,6 +306,47 @@ impl Campaign {
             runs,
             seconds: started.elapsed().as_secs_f64(),
         })
+    }
+
+    /// `README.md` (see [`Outcome::readme`]), made from the summary.
+    fn readme_text(&self, summary: &[SummaryRow], raw: &[PathBuf], plots: &[PathBuf]) -> String {
+        let name =
+            |p: &PathBuf| p.file_name().map(|n| format!("`{}`", n.to_string_lossy())).unwrap_or_default();
+        let raws: Vec<String> = raw.iter().map(name).collect();
+        let svgs: Vec<String> = plots.iter().map(name).collect();
+        let fio = super::report::format_fio(summary);
+        let claims = crate::claims::table(&super::report::claims(summary));
+        let mut s = format!(
+            "# emsort readers campaign (SPEC experiment 4)\n\n\
+             Command: `{cmd}`\n\n\
+             Page cache emptied before every run with `{cache}`.\n\n\
+             ## Files\n\n\
+             - {raws}: a row per run of each experiment (reader, pattern, sizes, threads, seconds, \
+             latency percentiles, page faults).\n\
+             - `summary.csv`: a row per point: median, min and max MiB/s, latencies, faults, fio beside \
+             io_uring.\n\
+             - `machine.json`: the machine, the device and its `read_ahead_kb`, how memory was limited, \
+             fio's version.\n\
+             - `plots/`: {svgs} (throughput with the runs' min – max).\n\n\
+             Redraw `summary.csv` and the plots from the raw CSVs with \
+             `emsort bench readers --plot-only DIR`.\n\n\
+             ## Best point per experiment and reader\n\n```\n{table}```\n",
+            cmd = self.settings.command_line,
+            cache = self.settings.cache,
+            raws = raws.join(", "),
+            svgs = if svgs.is_empty() { "none".to_string() } else { svgs.join(", ") },
+            table = super::report::format_table(summary),
+        );
+        if !fio.is_empty() {
+            s.push_str(&format!("\n## io_uring beside fio\n\n```\n{fio}```\n"));
+        }
+        if !claims.is_empty() {
+            s.push_str(&format!(
+                "\n## Beside the thesis (002, chapter 4)\n\nThe thesis measured on Windows and NVMe; a \
+                 comparison whose runs' ranges overlap is *within the noise*.\n\n{claims}"
+            ));
+        }
+        s
     }
 
     fn write_facts(

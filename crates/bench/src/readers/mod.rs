@@ -74,4 +74,4 @@ pub use record::{
     raw_path, read_all_raw, read_raw, summarise, summary_from_csv, write_summary, RawRow, RawWriter,
     SummaryRow,
 };
-pub use report::{format_fio, format_table};
+pub use report::{claims, format_fio, format_table};

@@ -42,13 +42,22 @@ fn chart(
     xy: (Pick, Pick),
     label: &dyn Fn(&SummaryRow) -> String,
 ) -> Chart {
+    // Throughput is a median of repetitions: its bars span their range.
+    let spread = y_label == "MiB/s";
     let mut series: Vec<Series> = Vec::new();
     for r in rows.iter().filter(|r| keep(r)) {
         let l = label(r);
-        let pt = (xy.0(r), xy.1(r));
-        match series.iter_mut().find(|s| s.label == l) {
-            Some(s) => s.points.push(pt),
-            None => series.push(Series { label: l, points: vec![pt] }),
+        let (x, y) = (xy.0(r), xy.1(r));
+        let s = match series.iter().position(|s| s.label == l) {
+            Some(i) => &mut series[i],
+            None => {
+                series.push(Series::new(l, Vec::new()));
+                series.last_mut().expect("pushed")
+            }
+        };
+        s.points.push((x, y));
+        if spread {
+            s.ranges.push((x, r.min_mib_s, r.max_mib_s));
         }
     }
     Chart {

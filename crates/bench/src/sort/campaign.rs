@@ -831,6 +831,10 @@ impl Campaign {
         if !table.is_empty() {
             text.push_str(&format!("\n## Keys experiment: results\n\n{table}"));
         }
+        let claims = crate::claims::table(&super::report::claims(&summary));
+        if !claims.is_empty() {
+            text.push_str(&format!("\n## Beside the seeds' conclusions\n\n{claims}"));
+        }
         std::fs::write(&readme, text).map_err(|e| Error::io("write", &readme, e))?;
         Ok(Outcome {
             out_dir: out.clone(),

@@ -79,4 +79,4 @@ pub use record::{
     read_raw, summarise, summary_from_csv, write_summary, RawRow, RawWriter, SummaryRow, FAILED, MISMATCH,
     TOOLS,
 };
-pub use report::{bounds_table, format_table, headline, threads_reading, HeadlineRow};
+pub use report::{bounds_table, claims, format_table, headline, threads_reading, HeadlineRow};

@@ -92,7 +92,7 @@ fn stem(format: &str, bytes: Option<u64>) -> String {
 }
 
 /// The reference policy and stream kind of emsort's rows on one input.
-fn reference<'a>(em: &[&'a SummaryRow]) -> (String, String) {
+pub(crate) fn reference<'a>(em: &[&'a SummaryRow]) -> (String, String) {
     let pick = |vals: Vec<&'a str>, want: &str| -> String {
         if vals.contains(&want) {
             want.to_string()
@@ -106,12 +106,17 @@ fn reference<'a>(em: &[&'a SummaryRow]) -> (String, String) {
     )
 }
 
+/// A point at `x` of `r`'s median time, with its runs' min and max.
+fn spread(x: f64, r: &SummaryRow) -> (f64, f64, f64, f64) {
+    (x, r.median_s, r.min_s, r.max_s)
+}
+
 fn flat(label: String, y: Option<f64>, xs: &[f64]) -> Series {
     let points = match (y, xs.iter().copied().reduce(f64::min), xs.iter().copied().reduce(f64::max)) {
         (Some(y), Some(a), Some(b)) if a < b => vec![(a, y), (b, y)],
         _ => Vec::new(),
     };
-    Series { label, points }
+    Series::new(label, points)
 }
 
 /// Every chart of the module docs, with its file stem.
@@ -141,44 +146,30 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
         let in_mem = on.iter().find(|r| r.tool == "in-memory").map(|r| r.median_s);
 
         // Time vs M, a line per d, with the peers.
-        let mut per_d: BTreeMap<usize, Vec<(f64, f64)>> = BTreeMap::new();
+        let mut per_d: BTreeMap<usize, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
         for r in &em {
             if let (Some(d), Some(m)) = (r.fan_in, r.memory) {
-                per_d.entry(d).or_default().push((m as f64, r.median_s));
+                per_d.entry(d).or_default().push(spread(m as f64, r));
             }
         }
-        let mut series: Vec<Series> = per_d
-            .into_iter()
-            .map(|(d, points)| Series { label: format!("emsort d = {d}"), points })
-            .collect();
-        series.push(Series {
-            label: format!("GNU sort, {tmax} thread(s)"),
-            points: on
-                .iter()
-                .filter(|r| r.tool == "gnu-sort" && r.threads == tmax)
-                .filter_map(|r| r.memory.map(|m| (m as f64, r.median_s)))
-                .collect(),
-        });
-        series.push(Series {
-            label: format!("STXXL, {tmax} thread(s)"),
-            points: on
-                .iter()
-                .filter(|r| r.tool == "stxxl" && r.threads == tmax)
-                .filter_map(|r| r.memory.map(|m| (m as f64, r.median_s)))
-                .collect(),
-        });
+        let mut series: Vec<Series> =
+            per_d.into_iter().map(|(d, points)| Series::spread(format!("emsort d = {d}"), points)).collect();
+        let vs_m = |tool: &str| -> Vec<(f64, f64, f64, f64)> {
+            on.iter()
+                .filter(|r| r.tool == tool && r.threads == tmax)
+                .filter_map(|r| r.memory.map(|m| spread(m as f64, r)))
+                .collect()
+        };
+        series.push(Series::spread(format!("GNU sort, {tmax} thread(s)"), vs_m("gnu-sort")));
+        series.push(Series::spread(format!("STXXL, {tmax} thread(s)"), vs_m("stxxl")));
         series.push(flat("I/O bound (2 passes)".into(), io_bound, &xs_m));
         // The CPU bound is measured at each M of the grid: a line over M,
         // or flat across the chart when there is one M only.
-        let cpu: Vec<(f64, f64)> = on
-            .iter()
-            .filter(|r| r.tool == "cpu-bound" && r.threads == tmax)
-            .filter_map(|r| r.memory.map(|m| (m as f64, r.median_s)))
-            .collect();
+        let cpu = vs_m("cpu-bound");
         let cpu_label = format!("CPU bound (tmpfs), {tmax} thread(s)");
         series.push(match cpu.as_slice() {
-            [(_, y)] => flat(cpu_label, Some(*y), &xs_m),
-            _ => Series { label: cpu_label, points: cpu },
+            [(_, y, _, _)] => flat(cpu_label, Some(*y), &xs_m),
+            _ => Series::spread(cpu_label, cpu),
         });
         series.push(flat("in-memory sort".into(), in_mem, &xs_m));
         out.push((
@@ -194,15 +185,15 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
         ));
 
         // Time vs d, a line per M.
-        let mut per_m: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
+        let mut per_m: BTreeMap<u64, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
         for r in &em {
             if let (Some(d), Some(m)) = (r.fan_in, r.memory) {
-                per_m.entry(m).or_default().push((d as f64, r.median_s));
+                per_m.entry(m).or_default().push(spread(d as f64, r));
             }
         }
         let series = per_m
             .into_iter()
-            .map(|(m, points)| Series { label: format!("M = {}", format_size(m)), points })
+            .map(|(m, points)| Series::spread(format!("M = {}", format_size(m)), points))
             .collect();
         out.push((
             format!("time_vs_d_{}", stem(format, Some(*bytes))),
@@ -223,9 +214,12 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
                 at_d.iter().filter_map(|r| Some((r.memory? as f64, f(r)?))).filter(|p| p.1 > 0.0).collect()
             };
             let series = vec![
-                Series { label: "run formation".into(), points: pts(|r| r.run_formation_s) },
-                Series { label: "merge".into(), points: pts(|r| r.merge_s) },
-                Series { label: "total (with fsync)".into(), points: pts(|r| Some(r.median_s)) },
+                Series::new("run formation", pts(|r| r.run_formation_s)),
+                Series::new("merge", pts(|r| r.merge_s)),
+                Series::spread(
+                    "total (with fsync)",
+                    at_d.iter().filter_map(|r| Some(spread(r.memory? as f64, r))).collect::<Vec<_>>(),
+                ),
             ];
             out.push((
                 format!("phases_vs_m_{}", stem(format, Some(*bytes))),
@@ -255,29 +249,14 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
             };
             let gnu_rows: Vec<&SummaryRow> = gnu.iter().map(|r| **r).collect();
             let series = vec![
-                Series { label: "emsort voluntary cs".into(), points: count(&ts, |r| Some(r.voluntary_cs)) },
-                Series {
-                    label: "emsort involuntary cs".into(),
-                    points: count(&ts, |r| Some(r.involuntary_cs)),
-                },
-                Series { label: "emsort CPU migrations".into(), points: count(&ts, |r| r.cpu_migrations) },
-                Series { label: "emsort minor faults".into(), points: count(&ts, |r| Some(r.minor_faults)) },
-                Series {
-                    label: "GNU sort voluntary cs".into(),
-                    points: count(&gnu_rows, |r| Some(r.voluntary_cs)),
-                },
-                Series {
-                    label: "GNU sort involuntary cs".into(),
-                    points: count(&gnu_rows, |r| Some(r.involuntary_cs)),
-                },
-                Series {
-                    label: "GNU sort CPU migrations".into(),
-                    points: count(&gnu_rows, |r| r.cpu_migrations),
-                },
-                Series {
-                    label: "GNU sort minor faults".into(),
-                    points: count(&gnu_rows, |r| Some(r.minor_faults)),
-                },
+                Series::new("emsort voluntary cs", count(&ts, |r| Some(r.voluntary_cs))),
+                Series::new("emsort involuntary cs", count(&ts, |r| Some(r.involuntary_cs))),
+                Series::new("emsort CPU migrations", count(&ts, |r| r.cpu_migrations)),
+                Series::new("emsort minor faults", count(&ts, |r| Some(r.minor_faults))),
+                Series::new("GNU sort voluntary cs", count(&gnu_rows, |r| Some(r.voluntary_cs))),
+                Series::new("GNU sort involuntary cs", count(&gnu_rows, |r| Some(r.involuntary_cs))),
+                Series::new("GNU sort CPU migrations", count(&gnu_rows, |r| r.cpu_migrations)),
+                Series::new("GNU sort minor faults", count(&gnu_rows, |r| Some(r.minor_faults))),
             ];
             let title = format!(
                 "{name}: context switches, migrations, faults vs threads (M = {}, d = {d})",
@@ -294,22 +273,14 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
             c.legend = Legend::UpperLeft;
             out.push((format!("threads_{}", stem(format, Some(*bytes))), c));
             let series = vec![
-                Series {
-                    label: "emsort".into(),
-                    points: ts.iter().map(|r| (r.threads as f64, r.median_s)).collect(),
-                },
-                Series {
-                    label: "GNU sort".into(),
-                    points: gnu_rows.iter().map(|r| (r.threads as f64, r.median_s)).collect(),
-                },
-                Series {
-                    label: "STXXL".into(),
-                    points: on
-                        .iter()
+                Series::spread("emsort", ts.iter().map(|r| spread(r.threads as f64, r))),
+                Series::spread("GNU sort", gnu_rows.iter().map(|r| spread(r.threads as f64, r))),
+                Series::spread(
+                    "STXXL",
+                    on.iter()
                         .filter(|r| r.tool == "stxxl" && r.memory == Some(m))
-                        .map(|r| (r.threads as f64, r.median_s))
-                        .collect(),
-                },
+                        .map(|r| spread(r.threads as f64, r)),
+                ),
             ];
             out.push((
                 format!("time_vs_threads_{}", stem(format, Some(*bytes))),
@@ -333,22 +304,27 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
         }
     }
     for f in formats {
-        let best = |tool: &str| -> Vec<(f64, f64)> {
-            let mut m: BTreeMap<u64, f64> = BTreeMap::new();
+        // The point with the smallest median at each N, with its runs'
+        // spread (the I/O bound's doubled: two passes).
+        let best = |tool: &str| -> Vec<(f64, f64, f64, f64)> {
+            let mut m: BTreeMap<u64, (f64, f64, f64, f64)> = BTreeMap::new();
             for r in rows.iter().filter(|r| r.format == f && r.tool == tool) {
-                let t = if tool == "io-bound" { 2.0 * r.median_s } else { r.median_s };
-                let e = m.entry(r.bytes).or_insert(t);
-                *e = e.min(t);
+                let k = if tool == "io-bound" { 2.0 } else { 1.0 };
+                let p = (r.bytes as f64, k * r.median_s, k * r.min_s, k * r.max_s);
+                let e = m.entry(r.bytes).or_insert(p);
+                if p.1 < e.1 {
+                    *e = p;
+                }
             }
-            m.into_iter().map(|(n, t)| (n as f64, t)).collect()
+            m.into_values().collect()
         };
         let series = vec![
-            Series { label: "emsort (best point)".into(), points: best("emsort") },
-            Series { label: "GNU sort (best point)".into(), points: best("gnu-sort") },
-            Series { label: "STXXL (best point)".into(), points: best("stxxl") },
-            Series { label: "in-memory sort".into(), points: best("in-memory") },
-            Series { label: "I/O bound (2 passes)".into(), points: best("io-bound") },
-            Series { label: "CPU bound (tmpfs, best point)".into(), points: best("cpu-bound") },
+            Series::spread("emsort (best point)", best("emsort")),
+            Series::spread("GNU sort (best point)", best("gnu-sort")),
+            Series::spread("STXXL (best point)", best("stxxl")),
+            Series::spread("in-memory sort", best("in-memory")),
+            Series::spread("I/O bound (2 passes)", best("io-bound")),
+            Series::spread("CPU bound (tmpfs, best point)", best("cpu-bound")),
         ];
         let mut c = chart(
             format!("{f}: emsort and its peers vs N"),

@@ -14,6 +14,7 @@ use emsort_io::format_size;
 
 use super::record::SummaryRow;
 use crate::chart::format_seconds;
+use crate::claims::{Claim, Verdict};
 
 /// One line of the headline table.
 #[derive(Debug, Clone, PartialEq)]
@@ -228,6 +229,74 @@ pub fn threads_reading(rows: &[SummaryRow]) -> String {
     out
 }
 
+/// The seeds' conclusions on the merge sort (reports 000 and 003) judged
+/// from the grid's emsort points: per input, at the reference policy and
+/// stream kind and the most threads, the time's range over M (at the d
+/// measured with the most M) against its range over d (at the M measured
+/// with the most d). Left out where fewer than two M or two d were measured.
+pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
+    let mut out = Vec::new();
+    let mut inputs: Vec<(&str, u64)> = Vec::new();
+    for r in rows.iter().filter(|r| r.tool == "emsort" && r.experiment != "keys") {
+        if !inputs.contains(&(r.format.as_str(), r.bytes)) {
+            inputs.push((&r.format, r.bytes));
+        }
+    }
+    for (format, bytes) in inputs {
+        let em: Vec<&SummaryRow> = rows
+            .iter()
+            .filter(|r| {
+                r.tool == "emsort" && r.experiment != "keys" && r.format == format && r.bytes == bytes
+            })
+            .collect();
+        let (policy, io) = super::plots::reference(&em);
+        let tmax = em.iter().map(|r| r.threads).max().unwrap_or(1);
+        let at: Vec<&SummaryRow> =
+            em.into_iter().filter(|r| r.policy == policy && r.io == io && r.threads == tmax).collect();
+        // The rows sharing `fixed`'s value, the widest sweep of the other.
+        let sweep = |fixed: &dyn Fn(&SummaryRow) -> Option<u64>| -> Option<(u64, Vec<&SummaryRow>)> {
+            let mut by: std::collections::BTreeMap<u64, Vec<&SummaryRow>> = Default::default();
+            for r in &at {
+                if let Some(v) = fixed(r) {
+                    by.entry(v).or_default().push(r);
+                }
+            }
+            by.into_iter().filter(|(_, v)| v.len() >= 2).max_by_key(|(_, v)| v.len())
+        };
+        let range = |v: &[&SummaryRow]| {
+            let lo = v.iter().map(|r| r.median_s).fold(f64::INFINITY, f64::min);
+            let hi = v.iter().map(|r| r.median_s).fold(0.0, f64::max);
+            (lo, hi)
+        };
+        let (Some((d, over_m)), Some((m, over_d))) =
+            (sweep(&|r| r.fan_in.map(|d| d as u64)), sweep(&|r| r.memory))
+        else {
+            continue;
+        };
+        let ((m_lo, m_hi), (d_lo, d_hi)) = (range(&over_m), range(&over_d));
+        out.push(Claim {
+            claim: format!(
+                "000, 003: the memory M matters far more to the sort's time than the fan-in d ({format}, N = {})",
+                format_size(bytes)
+            ),
+            measurement: format!(
+                "over {} M (d = {d}): {} to {} ({:.2}×); over {} d (M = {}): {} to {} ({:.2}×)",
+                over_m.len(),
+                format_seconds(m_lo),
+                format_seconds(m_hi),
+                m_hi / m_lo,
+                over_d.len(),
+                format_size(m),
+                format_seconds(d_lo),
+                format_seconds(d_hi),
+                d_hi / d_lo
+            ),
+            verdict: Verdict::of(m_hi / m_lo > d_hi / d_lo),
+        });
+    }
+    out
+}
+
 /// What the reports say of a point's two bounds (from its summary row
 /// and the CPU bound's, [`bound_cells`]): each a text, `-` where not
 /// measured.
@@ -307,6 +376,27 @@ pub fn bounds_table(rows: &[SummaryRow]) -> String {
 mod tests {
     use super::super::record::{summarise, RawRow};
     use super::*;
+
+    /// M's range against d's, each at the other's widest sweep.
+    #[test]
+    fn memory_against_fan_in() {
+        let mut rows = Vec::new();
+        for (m, d, s) in [(1u64 << 20, 8, 4.0), (4 << 20, 8, 2.0), (16 << 20, 8, 1.0), (16 << 20, 2, 1.2)] {
+            let mut r = RawRow::new("emsort", "u32", 64 << 20, 9, 2, 1);
+            (r.memory, r.fan_in, r.seconds, r.policy, r.io) =
+                (Some(m), Some(d), s, "optimal".into(), "direct".into());
+            rows.push(r);
+        }
+        let c = claims(&summarise(&rows));
+        assert_eq!(c.len(), 1, "{c:#?}");
+        assert_eq!(c[0].verdict, Verdict::Holds);
+        assert_eq!(
+            c[0].measurement,
+            "over 3 M (d = 8): 1 s to 4 s (4.00×); over 2 d (M = 16M): 1 s to 1.2 s (1.20×)"
+        );
+        rows.truncate(3);
+        assert!(claims(&summarise(&rows)).is_empty(), "one d only");
+    }
 
     #[test]
     fn picks_the_fastest_point_and_its_peers() {

@@ -169,6 +169,9 @@ pub struct Outcome {
     pub summary_csv: PathBuf,
     /// `table.md`: the paper's tables.
     pub table_md: PathBuf,
+    /// `README.md`: the command, the files, the tables and Barve &
+    /// Vitter's conclusions beside them.
+    pub readme: PathBuf,
     /// `machine.json`.
     pub machine_json: PathBuf,
     /// The SVG plots drawn.
@@ -399,13 +402,17 @@ impl Campaign {
         drop(temp);
         result?;
 
-        // 5. Reports from the CSV.
+        // 5. Reports from the CSV, and the README with them.
         let (summary, plots) = reports_from_csv(out)?;
+        let readme = out.join("README.md");
+        std::fs::write(&readme, self.readme_text(&summary, &plots))
+            .map_err(|e| Error::io("write", &readme, e))?;
         Ok(Outcome {
             out_dir: out.clone(),
             raw_csv,
             summary_csv: out.join("summary.csv"),
             table_md: out.join("table.md"),
+            readme,
             machine_json,
             plots,
             summary,
@@ -414,6 +421,34 @@ impl Campaign {
             verified,
             seconds: started.elapsed().as_secs_f64(),
         })
+    }
+
+    /// `README.md`: the command and the files, then `table.md`'s tables
+    /// and the paper's conclusions beside them.
+    fn readme_text(&self, summary: &[SummaryRow], plots: &[PathBuf]) -> String {
+        let table = table_markdown(summary);
+        // table.md's own title gives way to the README's.
+        let body = table.split_once('\n').map_or("", |(_, rest)| rest).trim_start();
+        let names: Vec<String> = plots
+            .iter()
+            .filter_map(|p| p.file_name())
+            .map(|n| format!("`{}`", n.to_string_lossy()))
+            .collect();
+        format!(
+            "# emsort SRM vs DSM campaign (SPEC experiment 3)\n\n\
+             Command: `{cmd}`\n\n\
+             ## Files\n\n\
+             - `raw.csv`: a row per sort (method, format, N, M, B, D, emulated disk, repetition, \
+             seconds per phase, passes, merge orders, parallel reads, ν, flushes).\n\
+             - `summary.csv`: a row per point: min/median/max merge time and the medians of the rest.\n\
+             - `table.md`: the tables below.\n\
+             - `machine.json`: the machine, the command, the disk directories.\n\
+             - plots: {plots}.\n\n\
+             Redraw `summary.csv`, `table.md` and the plots from `raw.csv` with \
+             `emsort bench srm --plot-only DIR`.\n\n{body}",
+            cmd = self.settings.command_line,
+            plots = if names.is_empty() { "none".to_string() } else { names.join(", ") },
+        )
     }
 
     /// Step 3: every data set, every repetition.

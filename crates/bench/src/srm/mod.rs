@@ -54,7 +54,7 @@ pub use record::{
     join_numbers, read_raw, split_numbers, summarise, summary_from_csv, write_summary, RawRow, RawWriter,
     SummaryRow,
 };
-pub use table::{format_table, sections, table_markdown, MethodCells, Section, TableRow};
+pub use table::{claims, format_table, sections, table_markdown, MethodCells, Section, TableRow};
 
 /// The full campaign's parameter file (`bench/params/srm-full.csv`).
 pub const FULL_PARAMS: &str = include_str!("../../../../bench/params/srm-full.csv");

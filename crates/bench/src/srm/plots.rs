@@ -58,9 +58,9 @@ fn time_vs_n(rows: &[&SummaryRow], emulated: bool) -> Option<Chart> {
         distinct(&|r| r.emulate.clone()),
         distinct(&|r| r.format.clone()),
     );
-    let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut series: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
     for r in &rows {
-        let Some(t) = r.merge_s else { continue };
+        let Some(t) = spread(r) else { continue };
         let mut label = format!("{} M={}", r.method.to_uppercase(), format_size(r.memory));
         if many_b {
             label.push_str(&format!(" B={}", format_size(r.block_size)));
@@ -71,7 +71,7 @@ fn time_vs_n(rows: &[&SummaryRow], emulated: bool) -> Option<Chart> {
         if many_f {
             label.push_str(&format!(" {}", r.format));
         }
-        series.entry(label).or_default().push((r.items as f64, t));
+        series.entry(label).or_default().push((r.items as f64, t.0, t.1, t.2));
     }
     let what = if emulated {
         let e: Vec<&str> = rows.iter().map(|r| r.emulate.as_str()).collect();
@@ -87,19 +87,30 @@ fn time_vs_n(rows: &[&SummaryRow], emulated: bool) -> Option<Chart> {
         format!("SRM vs DSM: merge time vs N (D = {d}, {what})"),
         "N (records)",
         Ticks::Count,
-        series.into_iter().map(|(label, points)| Series { label, points }).collect(),
+        series.into_iter().map(|(label, points)| Series::spread(label, points)).collect(),
     ))
+}
+
+/// A point of [`Series::spread`]: (x, median, min, max).
+type Spread = (f64, f64, f64, f64);
+
+/// A row's median merge time with its repetitions' min and max (the
+/// median where a bound is missing).
+fn spread(r: &SummaryRow) -> Option<(f64, f64, f64)> {
+    let t = r.merge_s?;
+    Some((t, r.merge_s_min.unwrap_or(t), r.merge_s_max.unwrap_or(t)))
 }
 
 /// Merge time vs D, over every (format, M, B, N, emulation) measured at two
 /// or more D.
 fn d_sweep(rows: &[&SummaryRow]) -> Option<Chart> {
     type Key = (String, u64, u64, u64, String);
-    let mut by: BTreeMap<Key, BTreeMap<String, Vec<(f64, f64)>>> = BTreeMap::new();
+    let mut by: BTreeMap<Key, BTreeMap<String, Vec<Spread>>> = BTreeMap::new();
     for r in rows {
-        let Some(t) = r.merge_s else { continue };
+        let Some(t) = spread(r) else { continue };
         let k = (r.format.clone(), r.memory, r.block_size, r.items, r.emulate.clone());
-        by.entry(k).or_default().entry(r.method.to_uppercase()).or_default().push((r.disks as f64, t));
+        let points = by.entry(k).or_default().entry(r.method.to_uppercase()).or_default();
+        points.push((r.disks as f64, t.0, t.1, t.2));
     }
     by.retain(|_, m| m.values().any(|pts| pts.len() >= 2));
     if by.is_empty() {
@@ -133,7 +144,7 @@ fn d_sweep(rows: &[&SummaryRow]) -> Option<Chart> {
         let own: Vec<String> = parts.iter().filter(|(v, _)| *v).map(|(_, f)| f(k)).collect();
         for (m, pts) in methods {
             let label = if own.is_empty() { m.clone() } else { format!("{m} {}", own.join(" ")) };
-            series.push(Series { label, points: pts.clone() });
+            series.push(Series::spread(label, pts.iter().copied()));
         }
     }
     let mut c = chart(

@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 use emsort_io::format_size;
 
 use super::record::SummaryRow;
+use crate::claims::{faster, Claim, Verdict};
 use crate::streams::format_count;
 
 /// One method's cells of a table row.
@@ -206,6 +207,67 @@ fn grid(s: &Section) -> Vec<Vec<String>> {
     g
 }
 
+/// Barve & Vitter's conclusions judged over every setting (format, N, M,
+/// B, D, disks) that both methods ran: SRM merges in no more passes than
+/// DSM, and in fewer somewhere (their Table 1: SRM's larger merge order
+/// saves passes); and SRM's merge is faster, setting by setting, with the
+/// runs' spread ([`crate::claims::faster`]). Empty without such a setting.
+pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
+    type Key<'a> = (&'a str, u64, u64, u64, usize, &'a str);
+    let mut pairs: BTreeMap<Key<'_>, (Option<&SummaryRow>, Option<&SummaryRow>)> = BTreeMap::new();
+    for r in rows {
+        let k = (r.format.as_str(), r.items, r.memory, r.block_size, r.disks, r.emulate.as_str());
+        let e = pairs.entry(k).or_default();
+        match r.method.as_str() {
+            "dsm" => e.0 = Some(r),
+            "srm" => e.1 = Some(r),
+            _ => {}
+        }
+    }
+    let both: Vec<(&SummaryRow, &SummaryRow)> =
+        pairs.into_values().filter_map(|(d, s)| Some((d?, s?))).collect();
+    if both.is_empty() {
+        return Vec::new();
+    }
+    let n = both.len();
+    let passes: Vec<(u64, u64)> = both.iter().filter_map(|(d, s)| Some((d.passes?, s.passes?))).collect();
+    let fewer = passes.iter().filter(|(d, s)| s < d).count();
+    let more = passes.iter().filter(|(d, s)| s > d).count();
+    let timing = |r: &SummaryRow| Some((r.merge_s?, r.merge_s_min?, r.merge_s_max?));
+    let verdicts: Vec<Verdict> =
+        both.iter().filter_map(|(d, s)| Some(faster(timing(s)?, timing(d)?))).collect();
+    let count = |v: Verdict| verdicts.iter().filter(|&&x| x == v).count();
+    let (won, lost, noise) = (count(Verdict::Holds), count(Verdict::Differs), count(Verdict::Noise));
+    let ratios: Vec<f64> = both.iter().filter_map(|(d, s)| Some(s.merge_s? / d.merge_s?)).collect();
+    let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ratios.iter().copied().fold(0.0, f64::max);
+    vec![
+        Claim {
+            claim: "001 (Barve & Vitter, Table 1): SRM merges in fewer passes than DSM".into(),
+            measurement: format!(
+                "of {} settings both ran: SRM fewer passes in {fewer}, as many in {}, more in {more}",
+                passes.len(),
+                passes.len() - fewer - more
+            ),
+            verdict: Verdict::of(fewer > 0 && more == 0),
+        },
+        Claim {
+            claim: "001: SRM's merge takes less time than DSM's".into(),
+            measurement: format!(
+                "of {n} settings: SRM faster in {won}, slower in {lost}, within the noise in {noise} \
+                 (SRM/DSM merge time {lo:.2}–{hi:.2})"
+            ),
+            verdict: if lost == 0 && won > 0 {
+                Verdict::Holds
+            } else if lost > won {
+                Verdict::Differs
+            } else {
+                Verdict::Noise
+            },
+        },
+    ]
+}
+
 /// `table.md`: a Markdown table per section, with a short legend.
 pub fn table_markdown(rows: &[SummaryRow]) -> String {
     let mut out = String::from(
@@ -225,6 +287,13 @@ pub fn table_markdown(rows: &[SummaryRow]) -> String {
                 out.push_str(&format!("|{}\n", "---:|".repeat(line.len())));
             }
         }
+    }
+    let claims = crate::claims::table(&claims(rows));
+    if !claims.is_empty() {
+        out.push_str(&format!(
+            "\n## Beside Barve & Vitter's conclusions\n\nA comparison whose runs' ranges overlap is \
+             *within the noise*.\n\n{claims}"
+        ));
     }
     out
 }
@@ -287,6 +356,30 @@ mod tests {
         assert_eq!(r.ratio(), Some(0.75));
         assert!(s[1].title.starts_with("D sweep: N = 4e6, M = 24M"), "{}", s[1].title);
         assert_eq!(s[1].rows.iter().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["1", "2", "6"]);
+    }
+
+    #[test]
+    fn barve_and_vitter_judged_over_every_setting() {
+        let c = claims(&summary());
+        assert_eq!(c.len(), 2, "{c:#?}");
+        assert_eq!(c[0].verdict, Verdict::Holds, "{c:#?}");
+        assert_eq!(
+            c[0].measurement,
+            "of 5 settings both ran: SRM fewer passes in 5, as many in 0, more in 0"
+        );
+        assert_eq!(c[1].verdict, Verdict::Holds);
+        assert!(
+            c[1].measurement.contains("SRM faster in 5, slower in 0")
+                && c[1].measurement.ends_with("0.75–0.75)")
+        );
+        // DSM faster in one setting, SRM in the rest: not borne out.
+        let mut raw =
+            vec![row("dsm", 1_000_000, 15 << 20, 6, 1, 2.0), row("srm", 1_000_000, 15 << 20, 6, 1, 3.0)];
+        raw.push(row("dsm", 2_000_000, 15 << 20, 6, 1, 5.0));
+        raw.push(row("srm", 2_000_000, 15 << 20, 6, 1, 4.0));
+        assert_eq!(claims(&summarise(&raw))[1].verdict, Verdict::Noise);
+        assert!(table_markdown(&summarise(&raw)).contains("## Beside Barve & Vitter's conclusions"));
+        assert!(claims(&[]).is_empty());
     }
 
     #[test]

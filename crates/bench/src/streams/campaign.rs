@@ -202,9 +202,11 @@ impl Campaign {
         let runs = result?;
         cleaned?;
 
-        // 5. Reports from the CSV.
+        // 5. Reports from the CSV; the README gets the results.
         let summary = summary_from_csv(out)?;
         let plots = plots_from_csv(out)?;
+        let text = format!("{}\n{}", self.readme_text(), super::report::results_markdown(&summary));
+        std::fs::write(&readme, text).map_err(|e| Error::io("write", &readme, e))?;
         Ok(Outcome {
             out_dir: out.clone(),
             raw_csv,

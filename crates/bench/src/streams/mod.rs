@@ -56,4 +56,4 @@ pub use params::{
 pub use plots::{plots_from_csv, reference_b};
 pub use point::{format_count, BlockSize, Op, Point, Sweep, ELEMENT_SIZE};
 pub use record::{read_raw, summarise, write_summary, RawRow, RawWriter, SummaryRow};
-pub use report::{format_table, headline, reading, HeadlineRow};
+pub use report::{claims, format_table, headline, reading, results_markdown, HeadlineRow};

@@ -71,18 +71,19 @@ fn by_kind_op(rows: &[SummaryRow]) -> Vec<((String, String), Vec<&SummaryRow>)> 
     out
 }
 
-/// One series per distinct value of `group`, points (x, median seconds).
+/// One series per distinct value of `group`, points (x, median seconds)
+/// with the repetitions' min and max.
 fn series_by<G: Ord + Copy>(
     rows: &[&SummaryRow],
     group: impl Fn(&SummaryRow) -> G,
     label: impl Fn(G) -> String,
     x: impl Fn(&SummaryRow) -> f64,
 ) -> Vec<Series> {
-    let mut m: BTreeMap<G, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut m: BTreeMap<G, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
     for r in rows {
-        m.entry(group(r)).or_default().push((x(r), r.median_s));
+        m.entry(group(r)).or_default().push((x(r), r.median_s, r.min_s, r.max_s));
     }
-    m.into_iter().map(|(g, points)| Series { label: label(g), points }).collect()
+    m.into_iter().map(|(g, points)| Series::spread(label(g), points)).collect()
 }
 
 fn time_chart(title: String, x_label: &str, x_ticks: Ticks, series: Vec<Series>, legend: Legend) -> Chart {
@@ -157,10 +158,10 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
         let mut calls = Vec::new();
         for ((kind, _), rs) in &of_op {
             let refb = reference_b(rs);
-            let points = rs
+            let points: Vec<_> = rs
                 .iter()
                 .filter(|r| r.k == kmin && r.b_requested == refb)
-                .map(|r| (r.n as f64, r.median_s))
+                .map(|r| (r.n as f64, r.median_s, r.min_s, r.max_s))
                 .collect();
             let label = match refb {
                 Some(b) => format!("{kind} (B = {})", format_size(b)),
@@ -170,11 +171,11 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
                 }
                 None => kind.clone(),
             };
-            kinds.push(Series { label, points });
-            calls.push(Series {
-                label: kind.clone(),
-                points: rs.iter().map(|r| (r.predicted_ios as f64, r.syscalls_data as f64)).collect(),
-            });
+            kinds.push(Series::spread(label, points));
+            calls.push(Series::new(
+                kind.clone(),
+                rs.iter().map(|r| (r.predicted_ios as f64, r.syscalls_data as f64)).collect(),
+            ));
         }
         out.push((
             format!("all_kinds_{op}"),

@@ -74,9 +74,12 @@ Files written into OUTDIR:
                 ns per element, calls counted, I/Os predicted
   machine.json  CPU, cores, memory, kernel, file system, read_ahead_kb,
                 version, command line, date, cache method
-  README.md     what the files and columns are
+  README.md     what the files and columns are, the results, and the seeds'
+                conclusions beside them (holds, differs, or within the noise
+                when the runs' ranges overlap)
   plots/*.svg   time vs N per k, time vs k per N, time vs B per N, all kinds
-                on one chart, counted vs predicted calls (log-log)
+                on one chart (medians with the runs' min - max), counted vs
+                predicted calls (log-log)
 Plots are made from raw.csv; --plot-only DIR redraws them (and summary.csv).
 
 Examples:
@@ -264,6 +267,10 @@ fn plot_only(dir: &Path) -> anyhow::Result<ExitCode> {
     let text = reading(&summary);
     if !text.is_empty() {
         println!("\n{text}");
+    }
+    let claims = emsort_bench::streams::claims(&summary);
+    if !claims.is_empty() {
+        print!("\nThe seeds' conclusions:\n{}", emsort_bench::claims::lines(&claims));
     }
     println!(
         "\nRewrote {} and {} plots in {}",
@@ -515,6 +522,10 @@ fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
         let threads = sb::threads_reading(&summary);
         if !threads.is_empty() {
             print!("\nFewest vs most threads (seed 004; medians per run):\n{threads}");
+        }
+        let claims = sb::claims(&summary);
+        if !claims.is_empty() {
+            print!("\nThe seeds' conclusions:\n{}", emsort_bench::claims::lines(&claims));
         }
         println!(
             "\nRewrote {} and {} plots in {}",

@@ -64,7 +64,11 @@ Files written into OUTDIR:
                 per request; fio's MiB/s beside uring and the ratio uring_to_fio
   machine.json  CPU, memory, kernel, file system, device, read_ahead_kb,
                 fault_around_bytes, cgroups, memory limit method, fio, command line
-  plots/*.svg   one or more charts per experiment (log-log)
+  plots/*.svg   one or more charts per experiment (log-log; throughput with the
+                runs' min - max)
+  README.md     the command, the files, the best point per experiment and reader,
+                uring beside fio, and the thesis' chapter 4 findings beside this
+                run's (holds, differs, or within the noise when the runs overlap)
 
 The trace experiment (--traces): the thesis' traces as `emsort gen-trace` writes them
 (ct, am, im, mixed; --scale, default the recorded campaigns' ct 1, am 1, im 0.5,
@@ -93,7 +97,7 @@ written into OUTDIR:
   calibration, calibrate.txt   the calibration and the measurements it rests on
   README.md      the command, the headline per trace (adaptive vs the best fixed reader
                  and vs mmap), every reader's times, the calibration used and the
-                 thesis' trace claims beside the measurement (holds/differs)
+                 thesis' trace claims beside the measurement (holds/differs/within the noise)
   plots/traces_time.svg, plots/traces_ratio.svg
 Paths in these files are relative to the current directory.
 
@@ -268,10 +272,11 @@ pub fn run(a: ReadersArgs) -> anyhow::Result<ExitCode> {
         println!("\nuring at its best queue depth beside fio (same file, bs, iodepth, bytes):\n");
         print!("{fio}");
     }
+    print_thesis(&o.summary);
     println!("\nfio: {}", o.fio);
     println!("Memory limit: {}", o.memory_limit);
     println!(
-        "\nResults in {}: raw-*.csv, summary.csv, machine.json, plots/ ({} SVG)",
+        "\nResults in {}: raw-*.csv, summary.csv, machine.json, README.md, plots/ ({} SVG)",
         o.out_dir.display(),
         o.plots.len()
     );
@@ -343,8 +348,14 @@ fn print_claims(summary: &[traces::SummaryRow]) {
         return;
     }
     println!("\nThe thesis' claims (chapter 5):");
-    for c in claims {
-        println!("  {}: {}. {}", if c.holds { "holds" } else { "differs" }, c.claim, c.measurement);
+    print!("{}", emsort_bench::claims::lines(&claims));
+}
+
+/// The thesis' chapter 4 findings beside the experiments', a line each.
+fn print_thesis(summary: &[emsort_bench::readers::SummaryRow]) {
+    let claims = emsort_bench::readers::claims(summary);
+    if !claims.is_empty() {
+        print!("\nThe thesis' findings (chapter 4):\n{}", emsort_bench::claims::lines(&claims));
     }
 }
 
@@ -367,6 +378,7 @@ fn plot_only(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
             let summary = summary_from_csv(dir)?;
             let plots = plots_from_csv(dir)?;
             print!("{}", format_table(&summary));
+            print_thesis(&summary);
             println!(
                 "\nRewrote {} and {} plots in {}",
                 dir.join("summary.csv").display(),

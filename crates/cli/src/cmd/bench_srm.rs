@@ -48,7 +48,9 @@ Files written into OUTDIR:
   summary.csv   a row per point: medians of the repetitions
   table.md      the paper's tables: per M (and emulation) a row per N with U, DSM's
                 passes, R, merge time and rate, SRM's and its nu, and SRM/DSM; a
-                table per sweep of D
+                table per sweep of D; Barve & Vitter's conclusions judged over every
+                setting (SRM's passes, and its merge time with the runs' spread)
+  README.md     the command, the files and the tables
   machine.json  CPU, memory, kernel, file system, read_ahead_kb, command line, date,
                 cache method, the disk directories, the seed
   merge-time-vs-n.svg, merge-time-vs-n-emulated.svg, d-sweep.svg
@@ -154,8 +156,9 @@ pub fn run(a: SrmArgs) -> anyhow::Result<ExitCode> {
         o.runs, o.seconds, o.verified, cache
     );
     print!("{}", format_table(&o.summary));
+    print_claims(&o.summary);
     println!(
-        "\nResults in {}: raw.csv, summary.csv, table.md, machine.json, {} SVG",
+        "\nResults in {}: raw.csv, summary.csv, table.md, machine.json, README.md, {} SVG",
         o.out_dir.display(),
         o.plots.len()
     );
@@ -166,6 +169,7 @@ pub fn run(a: SrmArgs) -> anyhow::Result<ExitCode> {
 fn plot_only(dir: &Path) -> anyhow::Result<ExitCode> {
     let (summary, plots) = reports_from_csv(dir)?;
     print!("{}", format_table(&summary));
+    print_claims(&summary);
     println!(
         "\nRewrote {}, {} and {} plots in {}",
         dir.join("summary.csv").display(),
@@ -174,4 +178,12 @@ fn plot_only(dir: &Path) -> anyhow::Result<ExitCode> {
         dir.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Barve & Vitter's conclusions beside the measurement, a line each.
+fn print_claims(summary: &[emsort_bench::srm::SummaryRow]) {
+    let claims = emsort_bench::srm::claims(summary);
+    if !claims.is_empty() {
+        print!("\nBarve & Vitter's conclusions:\n{}", emsort_bench::claims::lines(&claims));
+    }
 }

@@ -40,6 +40,20 @@ fn tiny_campaign_writes_csv_machine_facts_and_plots() {
     let svgs = std::fs::read_dir(out.join("plots")).unwrap().count();
     assert!(svgs > 0);
     assert!(stdout(&o).contains("buffered"), "{}", stdout(&o));
+    // The README: the files, then the results and the seeds' conclusions
+    // judged from them (the syscall ratio, mmap's windows against buffers
+    // of 4K and 64K, B from 4K up).
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    let (_, results) = readme.split_once("## Results").expect("results in the README");
+    let (_, claims) = results.split_once("## Beside the seeds' conclusions").expect("claims");
+    for want in [
+        "100× slower than an own buffer (read)",
+        "mmap with tiny windows",
+        "window and buffer 64K",
+        "(write)",
+    ] {
+        assert!(claims.contains(want), "{want}: {claims}");
+    }
     // The work directory is gone; redrawing from raw.csv works.
     assert!(std::fs::read_dir(&out).unwrap().all(|e| !e
         .unwrap()

@@ -108,6 +108,18 @@ fn quick_campaign_writes_every_point_csvs_plots_and_facts() {
     assert_eq!(m["cache_method"], "fadvise");
     let text = stdout(&o);
     assert!(text.contains("Memory limit:") && text.contains("blocksize"), "{text}");
+    // The README: the command, the best points and the thesis' findings
+    // judged from this run (blocks, mmap for small and large random
+    // requests, a second thread).
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        readme.contains("Command: `") && readme.contains("## Best point per experiment and reader"),
+        "{readme}"
+    );
+    let (_, claims) = readme.split_once("## Beside the thesis").expect("the thesis' findings");
+    for want in ["§4.2", "small random requests", "large random requests", "§4.6"] {
+        assert!(claims.contains(want), "{want}: {claims}");
+    }
     // The data files are gone.
     assert!(entries(&out).iter().all(|n| !n.starts_with(".emsort-readers")), "{:?}", entries(&out));
     // A second campaign into the same directory is refused.
@@ -376,7 +388,7 @@ fn traces_quick_replays_every_trace_with_every_reader_and_redraws_the_same() {
     for t in TRACES {
         assert!(readme.contains(&format!("\n| {t} | {} | ", totals[t].0)), "{t}:\n{readme}");
     }
-    assert!(readme.contains("| seed claim | our measurement | holds/differs |"), "{readme}");
+    assert!(readme.contains("| seed claim | our measurement | verdict |"), "{readme}");
     assert!(readme.contains("at least as fast as the best fixed reader — `mixed`"), "{readme}");
     // Plots: a series per reader.
     assert_eq!(entries(&out.join("plots")), ["traces_ratio.svg", "traces_time.svg"]);

@@ -68,7 +68,16 @@ fn quick_grid_writes_the_tables_plots_and_verified_rows() {
         "{table}"
     );
     // Both methods measured in every row: no empty cell.
-    assert!(!table.contains('–'), "{table}");
+    let (tables, claims) = table.split_once("## Beside Barve & Vitter's conclusions").expect("claims");
+    assert!(!tables.contains('–'), "{table}");
+    assert!(
+        claims.contains("SRM merges in fewer passes than DSM") && claims.contains("of 5 settings both ran"),
+        "{claims}"
+    );
+    // The README: the command, the files, the tables and the claims.
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(readme.starts_with("# emsort SRM vs DSM campaign (SPEC experiment 3)\n\nCommand: `"), "{readme}");
+    assert!(readme.contains(claims), "{readme}");
 
     let machine: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("machine.json")).unwrap()).unwrap();

@@ -69,9 +69,10 @@ use crate::machine::{
 use crate::replay::{generate, Replay, Trace, Workload};
 use crate::{Error, Result};
 
+pub use crate::claims::{Claim, Verdict};
 pub use plots::describe_plot;
 pub use record::{read_raw, summarise, write_summary, RawRow, RawWriter, SummaryRow};
-pub use report::{claims, format_table, readme_text, Claim, AS_FAST, SIGNIFICANT};
+pub use report::{claims, format_table, readme_text, AS_FAST, SIGNIFICANT};
 
 /// The traces, scales, rounds and seed of a trace campaign.
 #[derive(Debug, Clone, PartialEq)]

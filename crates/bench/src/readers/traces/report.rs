@@ -26,23 +26,13 @@ use std::path::PathBuf;
 use super::plots::describe_plot;
 use super::record::{is_fixed, SummaryRow};
 use crate::chart::format_seconds;
+use crate::claims::{Claim, Verdict};
 
 /// "At least as fast": a median time at most this many times the other's.
 pub const AS_FAST: f64 = 1.05;
 
 /// "Significantly faster": a median time below this many times the other's.
 pub const SIGNIFICANT: f64 = 0.95;
-
-/// One of the seed's claims beside what this campaign measured.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Claim {
-    /// The claim, with the thesis' section.
-    pub claim: String,
-    /// What the summary says.
-    pub measurement: String,
-    /// Whether the measurement bears the claim out.
-    pub holds: bool,
-}
 
 fn find<'a>(rows: &'a [SummaryRow], trace: &str, reader: &str) -> Option<&'a SummaryRow> {
     rows.iter().find(|r| r.trace == trace && r.reader == reader)
@@ -92,7 +82,7 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
                     format_seconds(a.median_s / r),
                     adaptive_vs_best(a)
                 ),
-                holds: r <= AS_FAST,
+                verdict: Verdict::of(r <= AS_FAST),
             });
         }
     }
@@ -114,7 +104,7 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
                 on[2].reader,
                 format_seconds(on[2].median_s)
             ),
-            holds: two.contains(&"mmap") && two.contains(&"adaptive"),
+            verdict: Verdict::of(two.contains(&"mmap") && two.contains(&"adaptive")),
         });
     }
     if let (Some(p), Some(m)) = (find(rows, "am", "pread"), find(rows, "am", "mmap")) {
@@ -126,7 +116,7 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
                 format_seconds(m.median_s),
                 x(p.median_s / m.median_s)
             ),
-            holds: p.median_s < m.median_s,
+            verdict: crate::claims::faster((p.median_s, p.min_s, p.max_s), (m.median_s, m.min_s, m.max_s)),
         });
     }
     let ratio = |t: &str| find(rows, t, "adaptive").and_then(|a| a.ratio_to_best_fixed);
@@ -139,7 +129,7 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
                     fixed reader significantly"
                 .into(),
             measurement: format!("adaptive ÷ best fixed reader: mixed {}; {}", x(mixed), others.join(", ")),
-            holds: mixed < SIGNIFICANT && pure.iter().all(|&(_, r)| r >= SIGNIFICANT),
+            verdict: Verdict::of(mixed < SIGNIFICANT && pure.iter().all(|&(_, r)| r >= SIGNIFICANT)),
         });
     }
     out
@@ -309,17 +299,7 @@ pub fn readme_text(
          NVMe with the engine's own logs; these traces are synthetic ones with the logs' \
          published shares of large requests.\n"
     );
-    let _ = writeln!(s, "| seed claim | our measurement | holds/differs |");
-    let _ = writeln!(s, "|---|---|---|");
-    for c in claims(rows) {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} |",
-            c.claim,
-            c.measurement,
-            if c.holds { "holds" } else { "differs" }
-        );
-    }
+    s.push_str(&crate::claims::table(&claims(rows)));
     if let Some(c) = calibration {
         let values: Vec<&str> = c.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).collect();
         let _ = writeln!(s, "\n## The calibration the adaptive reader used (`calibration`)\n");
@@ -387,7 +367,8 @@ mod tests {
             row("mixed", "adaptive", 0.6, ("mmap", 1.0)),
         ];
         let c = claims(&rows);
-        let got: Vec<(&str, bool)> = c.iter().map(|c| (c.claim.as_str(), c.holds)).collect();
+        let got: Vec<(&str, bool)> =
+            c.iter().map(|c| (c.claim.as_str(), c.verdict == Verdict::Holds)).collect();
         assert_eq!(got.len(), 6, "{c:#?}");
         // ct 1.04× holds (within 5 %), am 1.10× differs, mixed 0.6× holds.
         assert!(got[0].0.ends_with("`ct`") && got[0].1);
@@ -419,7 +400,7 @@ mod tests {
         assert!(r.contains("(`calibration`)\n\n```\nmax_block = 256K\n```"), "{r}");
         assert!(r.contains("```sh\nemsort bench readers --traces\n```"), "{r}");
         assert!(r.contains("| mixed | 100 | 1.0 MiB | mmap | 1 s | 600 ms | 0.60× mmap (paired 0.60×, faster in 5 of 5 rounds) | - |"), "{r}");
-        assert!(r.contains("| seed claim | our measurement | holds/differs |") && r.contains("| differs |"));
+        assert!(r.contains("| seed claim | our measurement | verdict |") && r.contains("| differs |"));
         assert!(r.contains("- `plots/traces_time.svg`: time per replay"), "{r}");
         assert!(r.contains("A `--quick` run"));
     }
