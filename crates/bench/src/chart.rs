@@ -33,7 +33,7 @@ use crate::{Error, Result};
 
 /// One named line (or set of points), with the spread of its points when
 /// they are medians of repetitions.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Series {
     pub label: String,
     pub points: Vec<(f64, f64)>,
@@ -106,7 +106,7 @@ pub(crate) fn format_bytes(v: f64) -> String {
 
 /// A count with an SI prefix and at most three significant digits:
 /// `500`, `2k`, `1.5M`, `10G` (small fractions as they are: `0.25`).
-pub(crate) fn format_si(v: f64) -> String {
+fn format_si(v: f64) -> String {
     let (x, unit) = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
         .into_iter()
         .find(|&(u, _)| v >= u * (1.0 - 1e-9))

@@ -18,8 +18,8 @@
 //!    its items start, checked in order, as a key may hold the terminator
 //!    byte: [`Window::index_keyed`]), else computed once per line and
 //!    pass when the window is filled, [`KEY_CHUNK`] lines per task on all
-//!    threads; keys
-//!    shorter than 8 bytes are zero-padded either way, so heads from both
+//!    threads; keys shorter than 8 bytes are zero-padded either way, so
+//!    heads from both
 //!    kinds of run compare alike; items then compare with `memcmp`, and
 //!    the lines are written without their keys.
 //!    A run the sort wrote is in order; a file given to `sort -m` is
@@ -760,7 +760,6 @@ impl Window {
     /// line ends that all threads index at once (the pieces stop at the
     /// first one that meets its share of 2·`cap` lines).
     fn index_rest(&mut self, order: &Order, cap: usize, pool: &rayon::ThreadPool) {
-        let id = self.id;
         let parts = pool.current_num_threads() * 2;
         let parallel = parts > 1 && cap >= 1024;
         match (self.run.format, self.avg_line) {
@@ -769,27 +768,30 @@ impl Window {
             (Format::Lines, Some(avg)) if parallel && self.run.keyed && self.run.eol != 0 => {
                 self.index_keyed(order, (cap - 1) * (avg + KEY_BYTES), 2 * cap / parts, parts, pool);
             }
-            _ if self.run.keyed => {
-                let items = &mut self.items;
-                self.run.whole_items(cap - 1, |item| items.push(order.keyed_head(item, id)));
-            }
-            (Format::Lines, Some(avg)) if parallel => {
-                let pieces = self.run.line_pieces((cap - 1) * avg, parts);
-                if pieces.len() < 2 {
-                    let items = &mut self.items;
-                    self.run.whole_items(cap - 1, |item| items.push(order.head(item, id)));
-                } else {
-                    self.index_lines(order, &pieces, 2 * cap / pieces.len(), pool);
+            (Format::Lines, Some(avg)) if parallel && !self.run.keyed => {
+                match self.run.line_pieces((cap - 1) * avg, parts) {
+                    pieces if pieces.len() >= 2 => {
+                        self.index_lines(order, &pieces, 2 * cap / pieces.len(), pool)
+                    }
+                    _ => self.index_in_turn(order, cap - 1),
                 }
             }
-            _ => {
-                let items = &mut self.items;
-                self.run.whole_items(cap - 1, |item| items.push(order.head(item, id)));
-            }
+            _ => self.index_in_turn(order, cap - 1),
         }
         if self.run.format == Format::Lines && self.items.len() > 1 {
             let bytes: usize = self.items[1..].iter().map(|h| h.len).sum();
             self.avg_line = Some(bytes.div_ceil(self.items.len() - 1).max(1));
+        }
+    }
+
+    /// Indexes the items after the first that lie wholly inside the
+    /// current block, at most `max`, one after the other on this thread.
+    fn index_in_turn(&mut self, order: &Order, max: usize) {
+        let (id, items) = (self.id, &mut self.items);
+        if self.run.keyed {
+            self.run.whole_items(max, |item| items.push(order.keyed_head(item, id)));
+        } else {
+            self.run.whole_items(max, |item| items.push(order.head(item, id)));
         }
     }
 

@@ -233,6 +233,7 @@ impl SortedChunk<'_> {
 /// of a CSV, it was a tenth of a `-t, -k3,3n` sort's CPU time).
 #[inline(always)]
 pub(crate) fn copy_item(dst: &mut [u8], src: &[u8]) {
+    debug_assert_eq!(dst.len(), src.len());
     fn two<const N: usize>(dst: &mut [u8], src: &[u8]) {
         let n = src.len();
         dst[..N].copy_from_slice(&src[..N]);
