@@ -137,7 +137,7 @@ pub fn round_order(k: usize, round: usize) -> Vec<usize> {
     // k the rows k … 2k−1 are the first k reversed.
     let first: Vec<usize> =
         (0..k).map(|j| if j % 2 == 1 { j.div_ceil(2) } else { (k - j / 2) % k }).collect();
-    let r = round % if k % 2 == 0 { k } else { 2 * k };
+    let r = round % if k.is_multiple_of(2) { k } else { 2 * k };
     let mut row: Vec<usize> = first.iter().map(|&x| (x + r) % k).collect();
     if r >= k {
         row.reverse();

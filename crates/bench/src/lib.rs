@@ -78,7 +78,7 @@ pub use error::{Error, Result};
 /// `emsort sort -S`'s argument for `bytes`: GNU's units, where a bare
 /// number is KiB (`256K`, or `1000b` when not a whole KiB).
 pub fn sort_size_arg(bytes: u64) -> String {
-    if bytes % 1024 == 0 {
+    if bytes.is_multiple_of(1024) {
         format!("{}K", bytes / 1024)
     } else {
         format!("{bytes}b")

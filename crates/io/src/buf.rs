@@ -190,7 +190,7 @@ mod tests {
     use super::*;
 
     fn is_aligned(b: &AlignedBuf, align: usize) -> bool {
-        b.bytes().as_ptr() as usize % align == 0
+        (b.bytes().as_ptr() as usize).is_multiple_of(align)
     }
 
     #[test]
@@ -263,7 +263,7 @@ mod tests {
                 }
                 assert!(is_aligned(&b, align));
                 assert_eq!(b.capacity(), (len + 1000).div_ceil(align) * align);
-                assert!(b.allocated >= b.capacity() && b.allocated % align == 0);
+                assert!(b.allocated >= b.capacity() && b.allocated.is_multiple_of(align));
                 assert!(b.bytes()[len..].iter().all(|&x| x == 0), "{align} {len}");
                 for i in len..len + 1000 {
                     b.bytes_mut()[i] = (i % 253) as u8;

@@ -156,7 +156,7 @@ mod tests {
         assert!(d.user_seconds + d.system_seconds > 0.0, "{d:?}");
         assert!(b.minor_faults >= a.minor_faults && b.user_seconds >= a.user_seconds);
         assert_eq!(d.max_rss_bytes, b.max_rss_bytes);
-        assert!(b.max_rss_bytes > 0 && b.max_rss_bytes % 1024 == 0);
+        assert!(b.max_rss_bytes > 0 && b.max_rss_bytes.is_multiple_of(1024));
         // Never negative, even backwards.
         let z = a.since(&b);
         assert_eq!((z.minor_faults, z.user_seconds), (0, 0.0));

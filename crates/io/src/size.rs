@@ -86,7 +86,7 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
 /// (`65536` → `64K`, `1000` → `1000`).
 pub fn format_size(bytes: u64) -> String {
     for (shift, unit) in [(50, "P"), (40, "T"), (30, "G"), (20, "M"), (10, "K")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }
@@ -251,7 +251,7 @@ mod fuzz {
             let num = (u128::from(int) * 10u128.pow(len) + frac.parse::<u128>().unwrap_or(0))
                 * 10u128.pow(exp.unwrap_or(0));
             let den = 10u128.pow(len);
-            let want = if num % den == 0 { u64::try_from(num / den).ok() } else { None };
+            let want = if num.is_multiple_of(den) { u64::try_from(num / den).ok() } else { None };
             prop_assert_eq!(within(&s, || parse_count(&s)).ok(), want, "{:?}", s);
         }
     }

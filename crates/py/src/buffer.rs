@@ -157,7 +157,7 @@ pub(crate) fn sort_bytes(format: Format, bytes: &mut [u8], reverse: bool) {
 
 /// Checks that `len` bytes are whole items of `size` bytes.
 fn whole_items(len: usize, size: usize, format: &str, what: &str) -> PyResult<usize> {
-    if len % size != 0 {
+    if !len.is_multiple_of(size) {
         return Err(PyValueError::new_err(format!(
             "{what} holds {len} bytes, not a whole number of {size}-byte items of format {format} \
              ({} trailing bytes)",

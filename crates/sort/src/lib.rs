@@ -71,6 +71,7 @@ mod read_ahead;
 mod run_formation;
 mod run_store;
 mod runtime;
+mod simd_merge;
 mod sorter;
 mod source;
 pub mod stats;

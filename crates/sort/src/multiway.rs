@@ -8,8 +8,8 @@
 //! how many items of each slice belong to the first q of the merged order
 //! (multi-sequence selection: a binary search on the key, then items equal
 //! to the splitting key taken run by run); [`merge_into`] merges slices with
-//! a [`KeyTree`]. Splitting a round at ranks q/P, 2q/P, … gives P parts
-//! whose outputs are consecutive pieces of the output: each thread merges
+//! a [`KeyTree`] (u32 and i32 with [`simd_merge`] on AVX-512). Splitting a
+//! round at ranks q/P, 2q/P, … gives P parts whose outputs are consecutive pieces of the output: each thread merges
 //! one part into its own piece, and the parts need no further merging.
 //!
 //! ```text
@@ -23,18 +23,30 @@
 
 use crate::key::{ordered_key, NumKey};
 use crate::key_tree::{KeyTree, Packed};
+use crate::simd_merge;
 
 /// A number type whose key packs with its source for the [`KeyTree`].
 pub(crate) trait MergeKey: NumKey {
     /// The packed (key, source) type.
     type P: Packed<Key = Self::Key>;
+    /// For a 32-bit integer whose key is its bits XOR a constant: that
+    /// constant in the order `rev` (the [`simd_merge`] kernel's `flip`).
+    fn flip32(_rev: bool) -> Option<u32> {
+        None
+    }
 }
 
 impl MergeKey for u32 {
     type P = u64;
+    fn flip32(rev: bool) -> Option<u32> {
+        Some(if rev { !0 } else { 0 })
+    }
 }
 impl MergeKey for i32 {
     type P = u64;
+    fn flip32(rev: bool) -> Option<u32> {
+        Some(if rev { !(1 << 31) } else { 1 << 31 })
+    }
 }
 impl MergeKey for f32 {
     type P = u64;
@@ -102,9 +114,15 @@ pub(crate) fn select<T: NumKey, const REV: bool>(slices: &[&[T]], q: usize, coun
     debug_assert_eq!(need, 0);
 }
 
-/// Merges `slices` (each sorted) into `out`, whose length is their total.
+/// Merges `slices` (each sorted) into `out`, whose length is their total:
+/// u32 and i32 with the AVX-512 kernel of [`simd_merge`] where the CPU has
+/// it, others (and CPUs without) through a [`KeyTree`].
 pub(crate) fn merge_into<T: MergeKey, const REV: bool>(slices: &[&[T]], out: &mut [T]) {
     debug_assert_eq!(out.len(), slices.iter().map(|s| s.len()).sum::<usize>());
+    if let Some(flip) = T::flip32(REV).filter(|_| simd_merge::available()) {
+        let keys: Vec<&[u32]> = slices.iter().map(|s| bytemuck::cast_slice(s)).collect();
+        return simd_merge::merge_into(&keys, bytemuck::cast_slice_mut(out), flip);
+    }
     let mut nonempty = slices.iter().filter(|s| !s.is_empty());
     match (nonempty.next(), nonempty.next()) {
         (None, _) => return,
@@ -202,23 +220,40 @@ mod tests {
         #[test]
         fn parallel_merge_equals_a_sort(runs in prop::collection::vec(prop::collection::vec(any::<i64>(), 0..3000), 1..12),
                                         parts in 1usize..5, rev: bool) {
-            let runs: Vec<Vec<i64>> = runs.into_iter().map(|mut r| {
-                r.sort_unstable();
-                if rev { r.reverse(); }
-                r
-            }).collect();
-            let slices: Vec<&[i64]> = runs.iter().map(|r| r.as_slice()).collect();
-            let mut out = vec![0i64; runs.iter().map(|r| r.len()).sum()];
-            if rev {
-                par_merge_into::<i64, true>(&slices, &mut out, parts);
-            } else {
-                par_merge_into::<i64, false>(&slices, &mut out, parts);
-            }
-            let mut want = runs.concat();
-            want.sort_unstable();
-            if rev { want.reverse(); }
-            prop_assert_eq!(out, want);
+            prop_assert_eq!(par_merged(runs.clone(), parts, rev), sorted_all(runs, rev));
         }
+
+        /// i32 goes through the AVX-512 kernel where the CPU has it (its
+        /// key flips the sign bit), in both orders.
+        #[test]
+        fn parallel_merge_of_i32_equals_a_sort(runs in prop::collection::vec(prop::collection::vec(any::<i32>(), 0..3000), 1..12),
+                                               parts in 1usize..5, rev: bool) {
+            prop_assert_eq!(par_merged(runs.clone(), parts, rev), sorted_all(runs, rev));
+        }
+    }
+
+    /// `runs`, each sorted (descending when `rev`), merged by
+    /// [`par_merge_into`] in `parts` parts.
+    fn par_merged<T: MergeKey + Ord + Default>(runs: Vec<Vec<T>>, parts: usize, rev: bool) -> Vec<T> {
+        let runs: Vec<Vec<T>> = runs.into_iter().map(|r| sorted_all(vec![r], rev)).collect();
+        let slices: Vec<&[T]> = runs.iter().map(|r| r.as_slice()).collect();
+        let mut out = vec![T::default(); runs.iter().map(|r| r.len()).sum()];
+        if rev {
+            par_merge_into::<T, true>(&slices, &mut out, parts);
+        } else {
+            par_merge_into::<T, false>(&slices, &mut out, parts);
+        }
+        out
+    }
+
+    /// All of `runs` sorted by `slice::sort_unstable` (reversed when `rev`).
+    fn sorted_all<T: Ord + Copy>(runs: Vec<Vec<T>>, rev: bool) -> Vec<T> {
+        let mut all = runs.concat();
+        all.sort_unstable();
+        if rev {
+            all.reverse();
+        }
+        all
     }
 
     #[test]

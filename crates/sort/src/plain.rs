@@ -234,7 +234,7 @@ fn spool(
     }
     out.close()?;
     if let Some(s) = plan.format().item_size() {
-        if bytes % s as u64 != 0 {
+        if !bytes.is_multiple_of(s as u64) {
             return Err(Error::new(ErrorKind::BadSize { size: bytes, element_size: s }, name));
         }
     }

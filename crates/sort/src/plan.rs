@@ -58,7 +58,10 @@
 //! record or line index sorts small buckets out of place (module `radix`:
 //! at most about 1 MiB per thread). A merge of records or lines indexes
 //! each run's read-ahead block in at most half its size, within M: the
-//! merge's streams take at most half of M. The binary's
+//! merge's streams take at most half of M. A merge of u32 or i32 on a CPU
+//! with AVX-512 (module `simd_merge`) keeps two scratch buffers per thread
+//! as large as its part of a round (at most the output block, F/8 of the
+//! merge's memory per stream F), also within that other half. The binary's
 //! tests check that the peak RSS stays within M + 8 MiB + 1 MiB per thread.
 //! That holds with an allocator that returns freed large buffers to the
 //! system: the `emsort` binary makes glibc map every allocation of 256 KiB

@@ -667,7 +667,7 @@ impl Reader<'_, '_> {
                     let n = (fill.len - at, (fill.nlines - sent_lines) as usize);
                     index_lines(s, indexer, eol, long, &mut tail, &mut at, &mut rest, n);
                 }
-            } else if fill.len % self.item_size() != 0 {
+            } else if !fill.len.is_multiple_of(self.item_size()) {
                 // A source that is not whole items (checked per source by
                 // the input; here only if a file changed size).
                 let size = self.input.bytes_read();

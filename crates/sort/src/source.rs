@@ -240,7 +240,7 @@ impl<'a> Input<'a> {
             }
             // The end of this part.
             if let Some(s) = self.format.item_size() {
-                if self.part_bytes % s as u64 != 0 {
+                if !self.part_bytes.is_multiple_of(s as u64) {
                     let size = self.part_bytes;
                     return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, self.name()));
                 }

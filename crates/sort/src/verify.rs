@@ -316,7 +316,7 @@ mod fuzz {
     /// a whole number of items.
     fn items(format: Format, data: &[u8]) -> Option<Vec<(&[u8], u64)>> {
         match format.item_size() {
-            Some(s) if data.len() % s != 0 => None,
+            Some(s) if !data.len().is_multiple_of(s) => None,
             Some(s) => Some(data.chunks_exact(s).enumerate().map(|(i, c)| (c, (i * s) as u64)).collect()),
             None => {
                 let mut v = Vec::new();

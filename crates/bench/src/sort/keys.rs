@@ -296,7 +296,7 @@ impl KeysPeers {
 /// The `-S` argument for M: `NK` when M is a whole number of KiB, else
 /// `Nb` (GNU's bytes suffix).
 pub fn size_arg(memory: u64) -> String {
-    if memory % 1024 == 0 {
+    if memory.is_multiple_of(1024) {
         format!("{}K", memory / 1024)
     } else {
         format!("{memory}b")

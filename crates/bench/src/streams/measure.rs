@@ -97,7 +97,7 @@ pub(crate) fn read(files: &[PathBuf], cfg: &StreamConfig, cancel: &AtomicBool) -
     let mut elements = 0u64;
     let mut round = 0u64;
     while !live.is_empty() {
-        if round % CANCEL_EVERY == 0 && cancel.load(Ordering::Relaxed) {
+        if round.is_multiple_of(CANCEL_EVERY) && cancel.load(Ordering::Relaxed) {
             return Err(Error::new(ErrorKind::Interrupted, &files[0]));
         }
         round += 1;

@@ -210,7 +210,7 @@ pub fn format_count(n: u64) -> String {
     }
     let mut m = n;
     let mut e = 0;
-    while m % 10 == 0 {
+    while m.is_multiple_of(10) {
         m /= 10;
         e += 1;
     }

@@ -43,7 +43,7 @@ impl DiskSet {
         if block == 0 {
             return Err(bad(first, "the block size of a disk set must be positive".into()));
         }
-        if direct && block % DIRECT_ALIGN != 0 {
+        if direct && !block.is_multiple_of(DIRECT_ALIGN) {
             return Err(bad(
                 first,
                 format!("block size {block} is not a multiple of {DIRECT_ALIGN}, which O_DIRECT needs"),

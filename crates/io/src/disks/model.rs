@@ -104,7 +104,7 @@ fn format_duration(d: Duration) -> String {
         return "0".to_string();
     }
     for (unit, div) in [("s", 1_000_000_000u128), ("ms", 1_000_000), ("us", 1_000)] {
-        if ns % div == 0 {
+        if ns.is_multiple_of(div) {
             return format!("{}{unit}", ns / div);
         }
     }

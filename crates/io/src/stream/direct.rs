@@ -150,7 +150,7 @@ impl<T: Element> DirectInput<T> {
     /// the file has ended): then nothing was read.
     fn direct_into(&mut self, out: &mut [u8]) -> Result<bool> {
         let block = self.buf.capacity();
-        let aligned = out.as_ptr() as usize % self.buf.align() == 0;
+        let aligned = (out.as_ptr() as usize).is_multiple_of(self.buf.align());
         if out.len() < block || !aligned || self.file_pos >= self.size || self.file.is_none() {
             return Ok(false);
         }

@@ -120,7 +120,7 @@ fn direct_one_call_per_block() {
             assert_eq!(r.read, blocks, "B={b} N={n}: {r}");
             assert_eq!(w.write, blocks, "B={b} N={n}: {w}");
             // ftruncate only when the last block had to be padded.
-            assert_eq!(w.truncate, (s % offset_align(&p) != 0) as u64, "B={b} N={n}: {w}");
+            assert_eq!(w.truncate, !s.is_multiple_of(offset_align(&p)) as u64, "B={b} N={n}: {w}");
             // open (+ fstat for input) + statx.
             assert_eq!((w.open, r.open), (2, 3), "B={b} N={n}: {w} / {r}");
         }
