@@ -9,8 +9,9 @@
 //! (multi-sequence selection: a binary search on the key, then items equal
 //! to the splitting key taken run by run); [`merge_into`] merges slices with
 //! a [`KeyTree`] (u32 and i32 with [`simd_merge`] on AVX-512). Splitting a
-//! round at ranks q/P, 2q/P, … gives P parts whose outputs are consecutive pieces of the output: each thread merges
-//! one part into its own piece, and the parts need no further merging.
+//! round at ranks q/P, 2q/P, … gives P parts whose outputs are consecutive
+//! pieces of the output: each thread merges one part into its own piece,
+//! and the parts need no further merging.
 //!
 //! ```text
 //!   run 0  [ a a a | b b b b | c c ]      parts: a = items of ranks 0..q/P,
