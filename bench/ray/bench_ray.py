@@ -3,25 +3,31 @@
 
 For each data set (format × size) the script generates a seeded input with the `emsort`
 binary, then, repetition by repetition (the order of the engines rotating each time),
-sorts it on a cold page cache (`sync; echo 3 > /proc/sys/vm/drop_caches`, root) with
+runs on a cold page cache (`sync; echo 3 > /proc/sys/vm/drop_caches`, root):
 
-* `single`: the `emsort` binary as a child process, `emsort sort -f F -S MEM --parallel
+* `single`: the `emsort` binary as a child process, `emsort sort --format F -S MEM --parallel
   CPUS` with MEM = memory_per_task × CPUS (the memory the Ray job's tasks may use at once);
 * `single-inmem`: the same with `-S` = the input size + 5 % (one in-memory sort: the
   memory the Ray job really had, its object store being RAM);
 * `ray-pP`: `emsort.ray.sort(input, outdir, format=F, partitions=P,
   memory_per_task=…)` on a Ray cluster started once by this script
   (`ray.init(num_cpus=CPUS)`), timed from the call to its return (cluster start-up is
-  recorded apart).
+  recorded apart);
+* `io-bound`: the input copied twice with O_DIRECT, 8 MiB at a time (input → copy →
+  second copy, each synced): the disk traffic of a sort larger than memory (one
+  run-formation pass, one merge pass) with no sorting.
 
 Outputs are verified in the first repetition (Ray: `emsort.ray.verify` for order within and
 across parts, then the parts concatenated and checked with `emsort verify --input` for the
-multiset; single: `emsort verify --input`). Writes `raw.csv` (one row per run),
-`summary.csv` and `summary.md` (medians, overhead ratio ray ÷ single, MB/s per node) and
-`machine.json` (machine facts, versions, commit) to --out.
+multiset; single: `emsort verify --input`). Writes `raw.csv` (one row per run) and
+`machine.json` (machine facts, versions, commit, the command, paths relative to the current
+directory) to --out, then runs `emsort bench ray --plot-only OUT`, which makes `summary.csv`,
+`plots/ray_time.svg` and `README.md` (the results beside Exoshuffle's published ones) from
+them; `--plot-only DIR` does only that.
 
-Example (what bench/results/2026-11-22-ray/ holds):
+Examples:
 
+    python3 bench/ray/bench_ray.py --quick       # u32 256 MiB, P = 2 and 4, 3 reps: minutes
     python3 bench/ray/bench_ray.py --data u32:2G,u32:4G,rec:100:0:10:2G --partitions 4,8 \
         --memory-per-task 512M --reps 3 --workdir target/ray-bench --out bench/results/2026-11-22-ray
 """
@@ -31,17 +37,24 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import mmap
 import os
 import platform
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+IO_BLOCK = 8 << 20
+
+
+def rel(path):
+    """A path as recorded: relative to the current directory (with `..` steps when
+    outside it), so that the results name no absolute path of the machine."""
+    return None if path is None else os.path.relpath(os.path.abspath(path))
 
 
 def parse_size(s: str) -> int:
@@ -122,10 +135,10 @@ def machine_facts(workdir: str, emsort_bin: str) -> dict:
         "ray": ray.__version__,
         "numpy": numpy.__version__,
         "emsort_python": emsort_py,
-        "emsort_bin": emsort_bin,
+        "emsort_bin": rel(emsort_bin),
         "emsort_bin_version": subprocess.run([emsort_bin, "--version"], capture_output=True, text=True).stdout.strip(),
         "emsort_commit": commit,
-        "workdir": os.path.abspath(workdir),
+        "workdir": rel(workdir),
         "read_ahead_kb": read_ahead_kb(workdir),
         "dev_shm": shutil.disk_usage("/dev/shm").total if os.path.exists("/dev/shm") else None,
     }
@@ -145,7 +158,8 @@ def spilled_mib() -> float:
 
 def run_single(emsort_bin, fmt, inp, out, mem, cpus, tmpdir):
     stats = out + ".stats.json"
-    cmd = [emsort_bin, "sort", "-f", fmt, "-S", str(mem), "--parallel", str(cpus), "-T", tmpdir, "-q",
+    # `-S` in bytes: a bare number is KiB for GNU sort's options (as `-f` is fold-case there).
+    cmd = [emsort_bin, "sort", "--format", fmt, "-S", f"{mem}b", "--parallel", str(cpus), "-T", tmpdir, "-q",
            "--stats", stats, inp, "-o", out]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True)
@@ -154,6 +168,44 @@ def run_single(emsort_bin, fmt, inp, out, mem, cpus, tmpdir):
     st = json.load(open(stats))
     os.unlink(stats)
     return wall, st
+
+
+def copy_direct(src: str, dst: str) -> None:
+    """Copies src to dst with O_DIRECT reads and writes of IO_BLOCK bytes (the last block is
+    written whole, then the file cut to size), synced."""
+    size = os.path.getsize(src)
+    buf = mmap.mmap(-1, IO_BLOCK)  # page-aligned, as O_DIRECT wants
+    fi = os.open(src, os.O_RDONLY | os.O_DIRECT)
+    try:
+        fo = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_DIRECT, 0o644)
+        try:
+            off = 0
+            while off < size:
+                n = os.preadv(fi, [buf], off)
+                if n <= 0:
+                    raise OSError(f"{src}: short read at {off}")
+                os.pwritev(fo, [memoryview(buf)[: (n + 4095) & ~4095]], off)
+                off += n
+            os.ftruncate(fo, size)
+            os.fsync(fo)
+        finally:
+            os.close(fo)
+    finally:
+        os.close(fi)
+        buf.close()
+
+
+def run_io_bound(inp: str, scratch: str) -> float:
+    """Seconds to copy inp twice with O_DIRECT (inp → a → b): a sort's two passes of disk
+    traffic with no sorting."""
+    a, b = os.path.join(scratch, "io-bound-1"), os.path.join(scratch, "io-bound-2")
+    t0 = time.perf_counter()
+    copy_direct(inp, a)
+    copy_direct(a, b)
+    wall = time.perf_counter() - t0
+    os.unlink(a)
+    os.unlink(b)
+    return wall
 
 
 def verify_single(emsort_bin, fmt, out, inp) -> bool:
@@ -197,7 +249,23 @@ def main() -> int:
     ap.add_argument("--emsort-bin", default=os.path.join(REPO, "target", "release", "emsort"))
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--keep-data", action="store_true", help="keep the generated inputs")
+    ap.add_argument("--no-io-bound", action="store_true", help="leave out the I/O bound (the O_DIRECT copies)")
+    ap.add_argument("--quick", action="store_true",
+                    help="a small campaign in minutes: --data u32:256M --partitions 2,4 --memory-per-task 64M "
+                         "(flags given as well win)")
+    ap.add_argument("--plot-only", metavar="DIR",
+                    help="measure nothing: remake DIR's summary.csv, plot and README from its raw.csv "
+                         "(runs `emsort bench ray --plot-only DIR`)")
     args = ap.parse_args()
+    if args.plot_only:
+        return reports(args.emsort_bin, args.plot_only)
+    if args.quick:
+        given = set(a.split("=")[0] for a in sys.argv[1:])
+        for flag, value in (("--data", "u32:256M"), ("--partitions", "2,4"), ("--memory-per-task", "64M")):
+            if flag not in given:
+                setattr(args, flag[2:].replace("-", "_"), value)
+        if "--out" not in given:
+            args.out = os.path.join(REPO, "target", "ray-quick")
 
     import ray
 
@@ -228,7 +296,8 @@ def main() -> int:
     os.unlink(warm)
     facts["ray_warmup_s"] = time.perf_counter() - t0
     facts["ray_object_store_bytes"] = int(ray.cluster_resources().get("object_store_memory", 0))
-    facts["args"] = vars(args)
+    facts["args"] = {k: (rel(v) if k in ("workdir", "out", "emsort_bin") else v) for k, v in vars(args).items()}
+    facts["command"] = " ".join(["python3", rel(os.path.abspath(sys.argv[0]))] + [rel(a) if os.path.isabs(a) else a for a in sys.argv[1:]])
     facts["method"] = (
         "cold page cache before every run (sync; echo 3 > /proc/sys/vm/drop_caches); engines rotate order "
         "each repetition; ray timed around emsort.ray.sort() in a driver connected to a local cluster "
@@ -244,7 +313,6 @@ def main() -> int:
     fields = ["dataset", "format", "bytes", "items", "engine", "partitions", "memory_per_task", "rep", "wall_s",
               "mb_s", "mb_s_per_node", "nodes", "sample_s", "map_s", "merge_s", "map_tasks", "external_merges",
               "spilled_mib", "verified"]
-    rows = []
     with open(raw_path, "w", newline="") as rawf:
         w = csv.DictWriter(rawf, fieldnames=fields)
         w.writeheader()
@@ -265,7 +333,7 @@ def main() -> int:
                     singles["single-inmem"] = int(count * isz * 1.05)
                 elif v:
                     singles[f"single-{v}"] = parse_size(v)
-            engines = list(singles) + [f"ray-p{p}" for p in parts]
+            engines = list(singles) + [f"ray-p{p}" for p in parts] + ([] if args.no_io_bound else ["io-bound"])
             for rep in range(args.reps):
                 order = engines[rep % len(engines):] + engines[: rep % len(engines)]
                 for eng in order:
@@ -276,7 +344,12 @@ def main() -> int:
                     drop_caches()
                     row = {"dataset": spec, "format": fmt, "bytes": count * isz, "items": count, "engine": eng,
                            "memory_per_task": mem, "rep": rep + 1, "nodes": 1}
-                    if eng in singles:
+                    if eng == "io-bound":
+                        wall = run_io_bound(inp, scratch)
+                        row.update(partitions="", memory_per_task="", map_tasks="", external_merges="",
+                                   spilled_mib="")
+                        ok = ""
+                    elif eng in singles:
                         wall, st = run_single(args.emsort_bin, fmt, inp, out, singles[eng], args.cpus, scratch)
                         row.update(partitions=1, map_tasks="", external_merges="", spilled_mib="",
                                    memory_per_task=singles[eng])
@@ -304,57 +377,16 @@ def main() -> int:
                         print("VERIFY FAILED", file=sys.stderr)
                     w.writerow(row)
                     rawf.flush()
-                    rows.append(row)
             if not args.keep_data:
                 os.unlink(inp)
     ray.shutdown()
     shutil.rmtree(scratch, ignore_errors=True)
-    write_summary(rows, args.out)
-    return 0
+    return reports(args.emsort_bin, args.out)
 
 
-def write_summary(rows, out_dir) -> None:
-    groups = {}
-    for r in rows:
-        groups.setdefault((r["dataset"], r["engine"]), []).append(r)
-    single = {ds: statistics.median(float(r["wall_s"]) for r in g) for (ds, e), g in groups.items() if e == "single"}
-    inmem = {ds: statistics.median(float(r["wall_s"]) for r in g) for (ds, e), g in groups.items()
-             if e == "single-inmem"}
-    summary = []
-    for (ds, eng), g in groups.items():
-        walls = [float(r["wall_s"]) for r in g]
-        med = statistics.median(walls)
-        b = g[0]["bytes"]
-
-        def med_of(k):
-            vals = [float(r[k]) for r in g if r.get(k) not in ("", None)]
-            return round(statistics.median(vals), 2) if vals else ""
-
-        summary.append({
-            "dataset": ds, "engine": eng, "reps": len(g), "bytes": b,
-            "wall_median_s": round(med, 2), "wall_min_s": round(min(walls), 2), "wall_max_s": round(max(walls), 2),
-            "mb_s": round(b / 1e6 / med, 1), "mb_s_per_node": round(b / 1e6 / med / int(g[0]["nodes"]), 1),
-            "overhead_vs_single": round(med / single[ds], 2) if ds in single else "",
-            "overhead_vs_inmem": round(med / inmem[ds], 2) if ds in inmem else "",
-            "sample_s": med_of("sample_s"), "map_s": med_of("map_s"), "merge_s": med_of("merge_s"),
-            "map_tasks": g[0].get("map_tasks", ""), "external_merges": g[0].get("external_merges", ""),
-            "spilled_mib": med_of("spilled_mib"),
-            "verified": all(r["verified"] in (True, "") for r in g) and any(r["verified"] is True for r in g),
-        })
-    with open(os.path.join(out_dir, "summary.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(summary[0].keys()))
-        w.writeheader()
-        w.writerows(summary)
-    with open(os.path.join(out_dir, "summary.md"), "w") as f:
-        f.write("| data | engine | median s (min–max) | MB/s per node | ÷ single | ÷ single-inmem "
-                "| sample / map / merge s | map tasks | external merges | spilled MiB | verified |\n")
-        f.write("|---|---|---|---|---|---|---|---|---|---|---|\n")
-        for s in summary:
-            phases = f"{s['sample_s']} / {s['map_s']} / {s['merge_s']}" if not s["engine"].startswith("single") else "—"
-            f.write(f"| {s['dataset']} | {s['engine']} | {s['wall_median_s']} ({s['wall_min_s']}–{s['wall_max_s']}) "
-                    f"| {s['mb_s_per_node']} | {s['overhead_vs_single']} | {s['overhead_vs_inmem']} | {phases} | {s['map_tasks'] or '—'} "
-                    f"| {s['external_merges'] if s['external_merges'] != '' else '—'} "
-                    f"| {s['spilled_mib'] if s['spilled_mib'] != '' else '—'} | {'yes' if s['verified'] else 'no'} |\n")
+def reports(emsort_bin: str, out_dir: str) -> int:
+    """summary.csv, the plot and README.md from out_dir/raw.csv, by the emsort binary."""
+    return subprocess.run([emsort_bin, "bench", "ray", "--plot-only", out_dir]).returncode
 
 
 if __name__ == "__main__":

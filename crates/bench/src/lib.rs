@@ -19,6 +19,9 @@
 //! - [`readers`]: SPEC experiment 4, the readers (`stream`, `mmap`,
 //!   `pread`, `uring`, `adaptive`) against block size, queue depth (beside
 //!   fio), request and file size, memory and threads ([`readers::Campaign`]).
+//! - [`ray`]: the distributed sort on Ray (`bench/ray/bench_ray.py` runs
+//!   it): summary, plot and README from its `raw.csv`, beside the published
+//!   Exoshuffle results ([`ray::reports_from_csv`]).
 //! - [`calibrate`]: `emsort calibrate`, this machine's crossover points
 //!   for the adaptive reader (mmap vs pread, block size, queue depth, uring
 //!   vs pread, threads), measured on a cold cache ([`calibrate::Calibrate`]).
@@ -64,6 +67,7 @@ mod fuzz;
 pub mod grid;
 mod list;
 pub mod machine;
+pub mod ray;
 pub mod readers;
 pub mod replay;
 pub mod scratch;

@@ -3,6 +3,7 @@
 
 mod cli {
     mod bench;
+    mod bench_ray;
     mod bench_readers;
     mod bench_sort;
     mod bench_srm;

@@ -55,6 +55,7 @@ pub mod gen;
 pub mod key;
 mod key_tree;
 pub mod keys;
+mod line_ends;
 pub mod loser_tree;
 pub mod merge;
 mod merge_items;

@@ -59,6 +59,7 @@ use rayon::prelude::*;
 
 use crate::key::prefix;
 use crate::keys::{LineOrder, Scratch};
+use crate::line_ends::{first_end, line_ends};
 use crate::read_ahead::BlockReader;
 use crate::run_store::KEY_BYTES;
 use crate::write_behind::WriteBehind;
@@ -945,7 +946,7 @@ impl Window {
 #[inline]
 fn lines_in<'a>(text: &'a [u8], from: usize, eol: u8, max: usize, mut f: impl FnMut(&'a [u8])) -> usize {
     let mut at = from;
-    for p in memchr::memchr_iter(eol, &text[from..]).take(max) {
+    for p in line_ends(&text[from..], eol).take(max) {
         let stop = from + p + 1;
         f(&text[at..stop]);
         at = stop;
@@ -958,7 +959,7 @@ fn lines_in<'a>(text: &'a [u8], from: usize, eol: u8, max: usize, mut f: impl Fn
 /// the key, which may hold its byte.
 #[inline]
 fn keyed_len(avail: &[u8], eol: u8) -> Option<usize> {
-    Some(KEY_BYTES + memchr::memchr(eol, avail.get(KEY_BYTES..)?)? + 1)
+    Some(KEY_BYTES + first_end(avail.get(KEY_BYTES..)?, eol)? + 1)
 }
 
 /// Calls `f` on each keyed item of `block` from `from` (an item's start)
@@ -1012,7 +1013,7 @@ impl RunReader {
         match self.format {
             Format::Rec(r) => (avail.len() >= r.size).then_some(r.size),
             _ if self.keyed => keyed_len(avail, self.eol),
-            _ => Some(memchr::memchr(self.eol, avail)? + 1),
+            _ => Some(first_end(avail, self.eol)? + 1),
         }
     }
 

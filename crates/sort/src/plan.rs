@@ -1136,6 +1136,18 @@ mod tests {
         let runs2 = two.derived().expected_runs.unwrap();
         assert!(runs2 >= 2 * runs - 1, "{runs2} against {runs}");
         assert_eq!(two.merge_levels(runs2), 2);
+        // 8 GiB of u32 in 256 MiB with d = 64: 65 runs of M/2 would need a
+        // level that merges only 2 of them, but the 64-way merge's smaller
+        // blocks cost more than the overlap saves (41.9-44.4 s in 33 runs
+        // against 48.8-51.4 s in 65: bench/results/2026-11-27-large): one.
+        let big = SortPlan::builder(Format::U32)
+            .memory(256 << 20)
+            .fan_in(64)
+            .build()
+            .unwrap()
+            .with_input_size(Some(8 << 30));
+        assert_eq!(big.derived().chunk_buffers, 1);
+        assert!(big.derived().expected_runs.unwrap() <= 64);
         // 1 GiB of u32 in 256 MiB merges in one level either way.
         let u =
             SortPlan::builder(Format::U32).memory(256 << 20).build().unwrap().with_input_size(Some(1 << 30));

@@ -82,6 +82,7 @@ use rayon::prelude::*;
 use crate::byte_stream::AlignedBuf;
 use crate::key::{prefix, NumKey};
 use crate::keys::{LineOrder, Scratch};
+use crate::line_ends::line_ends;
 use crate::output::Output;
 use crate::plain::run_block;
 use crate::plan::{Derived, SortPlan};
@@ -464,7 +465,7 @@ impl Indexer<'_> {
     fn fill(&self, text: &[u8], base: usize, eol: u8, out: &mut [Entry], long: &AtomicBool) {
         let mut room = KeyRoom::default();
         let mut start = 0;
-        for (slot, nl) in out.iter_mut().zip(memchr::memchr_iter(eol, text)) {
+        for (slot, nl) in out.iter_mut().zip(line_ends(text, eol)) {
             *slot = (self.key(&text[start..nl], &mut room, long), (base + start) as u32, (nl - start) as u32);
             start = nl + 1;
         }
@@ -726,7 +727,7 @@ impl KeyRoom {
 /// `lines` reaches `max`, returns the position just after that terminator
 /// (where the chunk must end).
 fn count_until(buf: &[u8], from: usize, to: usize, eol: u8, lines: &mut u64, max: u64) -> Option<usize> {
-    for p in memchr::memchr_iter(eol, &buf[from..to]) {
+    for p in line_ends(&buf[from..to], eol) {
         *lines += 1;
         if *lines >= max {
             return Some(from + p + 1);

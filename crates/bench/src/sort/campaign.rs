@@ -20,7 +20,8 @@
 //! 3. **Run, data set by data set** (format, N): the input is generated
 //!    once ([`emsort_sort::gen`], seed 42) and fingerprinted. Then, for each
 //!    repetition: every emsort point, then the peers — the I/O bound, the
-//!    in-memory sort where N fits in memory, GNU sort for `lines` and STXXL
+//!    in-memory sort where N fits in memory, GNU sort and uutils sort for
+//!    `lines` and STXXL
 //!    for `u32` at each (M, threads) of the grid, and the CPU bound at each
 //!    (M, threads) ([`super::cpu_bound`]: emsort with its input, runs and
 //!    output on tmpfs, emsort's defaults for d, policy and B, buffered
@@ -156,7 +157,7 @@ impl Point {
 pub struct Campaign {
     points: Vec<Point>,
     keys_points: Vec<KeysPoint>,
-    /// Run uutils sort in the keys experiment (when installed).
+    /// Run uutils sort in the keys experiment and on `lines` (when installed).
     uutils: bool,
     /// Run DuckDB in the keys experiment (when installed).
     duckdb: bool,
@@ -251,7 +252,7 @@ pub struct SortMachine {
     pub cxx_version: Option<String>,
     /// How emsort ran: `child process: EXE` or `in-process (sort_file)`.
     pub emsort_runs: String,
-    /// uutils sort (keys experiment): the first line of `coreutils sort
+    /// uutils sort (keys experiment, `lines`): the first line of `coreutils sort
     /// --version`, `not installed: WHY` or `not used: …`.
     pub uutils_sort_version: String,
     /// DuckDB (keys experiment): `DuckDB VERSION (python: PYTHON)`, `not
@@ -469,8 +470,8 @@ impl Campaign {
         &self.keys_points
     }
 
-    /// Whether uutils sort runs in the keys experiment when installed
-    /// (default: yes).
+    /// Whether uutils sort runs in the keys experiment and on `lines` when
+    /// installed (default: yes).
     pub fn uutils(mut self, yes: bool) -> Campaign {
         self.uutils = yes;
         self
@@ -494,11 +495,13 @@ impl Campaign {
         v
     }
 
-    /// The keys experiment's peers that can run here (none without keys
+    /// The peers of the keys experiment and of `lines` inputs that can run
+    /// here (none without keys points or `lines`; DuckDB only with keys
     /// points), with why the others cannot.
     fn keys_peers(&self) -> (KeysPeers, String, String) {
-        if self.keys_points.is_empty() {
-            let no = "not used: no csv input".to_string();
+        let lines = self.points.iter().any(|p| p.format == Format::Lines);
+        if self.keys_points.is_empty() && !lines {
+            let no = "not used: no csv or lines input".to_string();
             return (KeysPeers::default(), no.clone(), no);
         }
         let gnu = peers::gnu_sort_version();
@@ -513,7 +516,9 @@ impl Campaign {
                 Err(e) => (None, format!("not installed: {e}")),
             }
         };
-        let (duckdb, d_status) = if !self.duckdb {
+        let (duckdb, d_status) = if self.keys_points.is_empty() {
+            (None, "not used: no csv input".to_string())
+        } else if !self.duckdb {
             (None, "not used: turned off".to_string())
         } else {
             match DuckDb::find() {
@@ -563,10 +568,14 @@ impl Campaign {
         v
     }
 
-    /// Peer runs per repetition on one input.
-    fn peer_runs(format: Format, bytes: u64, points: &[&Point], gnu: bool, stxxl: bool, cpu: bool) -> u64 {
+    /// Peer runs per repetition on one input (`text`: GNU sort and uutils
+    /// sort, those of them that run).
+    fn peer_runs(format: Format, bytes: u64, points: &[&Point], text: u64, stxxl: bool, cpu: bool) -> u64 {
         let mut n = 1 + u64::from(Self::in_memory_fits(format, bytes));
-        if (gnu && format == Format::Lines) || (stxxl && format == Format::U32) {
+        if format == Format::Lines {
+            n += text * Self::peer_settings(points).len() as u64;
+        }
+        if stxxl && format == Format::U32 {
             n += Self::peer_settings(points).len() as u64;
         }
         if cpu {
@@ -614,13 +623,15 @@ impl Campaign {
 
     /// Total runs of every tool (STXXL's counted when it is installed).
     pub fn runs(&self) -> u64 {
-        let gnu = peers::gnu_sort_version().is_some();
-        self.runs_with_keys(gnu, self.stxxl_wanted(), self.cpu_bound_wanted(), self.keys_peers().0.tools())
+        let peers = self.keys_peers().0;
+        let text = u64::from(peers::gnu_sort_version().is_some()) + u64::from(peers.uutils.is_some());
+        self.runs_with_keys(text, self.stxxl_wanted(), self.cpu_bound_wanted(), peers.tools())
     }
 
-    /// Total runs, with `keys_tools` tools per keys point and repetition
-    /// (and the keys experiment's I/O bound once per input and repetition).
-    fn runs_with_keys(&self, gnu: bool, stxxl: bool, cpu: bool, keys_tools: u64) -> u64 {
+    /// Total runs, with `text` text sorts (GNU's, uutils') per `lines`
+    /// setting and `keys_tools` tools per keys point and repetition (and the
+    /// keys experiment's I/O bound once per input and repetition).
+    fn runs_with_keys(&self, text: u64, stxxl: bool, cpu: bool, keys_tools: u64) -> u64 {
         let io_bounds: u64 = self
             .keys_sizes()
             .into_iter()
@@ -638,7 +649,7 @@ impl Campaign {
                 let reps = ps.iter().map(|p| p.reps).max().unwrap_or(1);
                 let emsort_runs = ps.iter().map(|p| u64::from(p.reps)).sum::<u64>();
                 let extra = self.variants(1).len() as u64 - 1;
-                emsort_runs * (1 + extra) + u64::from(reps) * Self::peer_runs(f, n, &ps, gnu, stxxl, cpu)
+                emsort_runs * (1 + extra) + u64::from(reps) * Self::peer_runs(f, n, &ps, text, stxxl, cpu)
             })
             .sum::<u64>()
     }
@@ -713,7 +724,11 @@ impl Campaign {
                 progress.message("compiling the STXXL driver");
                 match b.compile(&work.join("stxxl")) {
                     Ok(d) => {
-                        let s = format!("built: {}", d.command);
+                        // The paths relative to the current directory (issue 19).
+                        let cmd = crate::machine::portable_command_line(
+                            d.command.split_whitespace().map(String::from),
+                        );
+                        let s = format!("built: {cmd}");
                         (Some(d), s)
                     }
                     Err(e) => (None, format!("not built: {e}")),
@@ -768,13 +783,12 @@ impl Campaign {
         {
             warnings.push("GNU sort could not run: no GNU sort peer".into());
         }
-        if !self.keys_points.is_empty() {
-            if keys_peers.uutils.is_none() {
-                warnings.push(format!("no uutils sort peer: {}", facts.uutils_sort_version));
-            }
-            if keys_peers.duckdb.is_none() {
-                warnings.push(format!("no DuckDB peer: {}", facts.duckdb_version));
-            }
+        let any_lines = self.points.iter().any(|p| p.format == Format::Lines);
+        if (any_lines || !self.keys_points.is_empty()) && keys_peers.uutils.is_none() {
+            warnings.push(format!("no uutils sort peer: {}", facts.uutils_sort_version));
+        }
+        if !self.keys_points.is_empty() && keys_peers.duckdb.is_none() {
+            warnings.push(format!("no DuckDB peer: {}", facts.duckdb_version));
         }
 
         // 3. The runs; 4. clean up whatever happened.
@@ -854,7 +868,7 @@ impl Campaign {
     /// Step 3: every data set, every repetition; returns the runs done.
     fn run_all(&self, mut ctx: RunCtx<'_>, warnings: &mut Vec<String>) -> Result<u64> {
         let total = self.runs_with_keys(
-            ctx.gnu.is_some(),
+            u64::from(ctx.gnu.is_some()) + u64::from(ctx.keys_peers.uutils.is_some()),
             ctx.stxxl.is_some(),
             ctx.cpu.is_some(),
             ctx.keys_peers.tools(),
@@ -1016,26 +1030,40 @@ impl Campaign {
                     ctx.progress.advance(1);
                 }
             }
-            // GNU sort on text.
-            if let (Some(version), Format::Lines) = (ctx.gnu, format) {
+            // GNU sort and uutils sort on text, with the same options.
+            let mut text_sorts: Vec<(&str, &str, String, peers::TextSort<'_>)> = Vec::new();
+            if format == Format::Lines {
+                if let Some(version) = ctx.gnu {
+                    text_sorts.push(("gnu-sort", "GNU sort", version.to_string(), peers::TextSort::Gnu));
+                }
+                if let Some(u) = &ctx.keys_peers.uutils {
+                    text_sorts.push((
+                        "uutils-sort",
+                        "uutils sort",
+                        u.version.clone(),
+                        peers::TextSort::Uutils(&u.exe),
+                    ));
+                }
+            }
+            for (tool, name, version, sort) in text_sorts {
                 for (memory, threads) in Self::peer_settings(&points) {
                     if ctx.cancel.load(Ordering::Relaxed) {
                         return Err(interrupted(ctx.work));
                     }
                     ctx.progress.message(&format!(
-                        "GNU sort N={} M={} t={threads} rep {rep}",
+                        "{name} N={} M={} t={threads} rep {rep}",
                         format_size(bytes),
                         format_size(memory)
                     ));
                     self.settings.cache.apply(&[input])?;
-                    let mut row = RawRow::new("gnu-sort", &fmt, bytes, fp.count, threads, rep);
+                    let mut row = RawRow::new(tool, &fmt, bytes, fp.count, threads, rep);
                     row.memory = Some(memory);
                     row.cache = self.settings.cache.name().into();
-                    row.note = version.to_string();
-                    peers::gnu_sort(input, &peer_out, tmp, memory, threads, ctx.cancel, &mut row)?;
+                    row.note = version.clone();
+                    peers::text_sort(sort, input, &peer_out, tmp, memory, threads, ctx.cancel, &mut row)?;
                     if !peers::same_bytes(&peer_out, &reference)? {
                         return Err(Error::Campaign(format!(
-                            "GNU sort's output on {fmt} N={} differs from emsort's",
+                            "{name}'s output on {fmt} N={} differs from emsort's",
                             format_size(bytes)
                         )));
                     }
@@ -1338,6 +1366,8 @@ impl Campaign {
              in the same run, `ratio_to_baseline` in the summary.\n\
              - `gnu-sort`: `LC_ALL=C sort -S M --parallel=P -T TMP -o OUT` on `lines` inputs; output \
              compared byte for byte with emsort's.\n\
+             - `uutils-sort`: uutils coreutils' `coreutils sort` with GNU sort's options on `lines` \
+             inputs ({uutils}); output compared byte for byte with emsort's.\n\
              - Keys experiment (`experiment` = `keys`, on `csv` inputs: about N bytes of typed lines \
              `id,category,amount,date` from `emsort gen --format csv`, seed 42): per key sort (column \
              `keys`), M and threads, on a cold cache each: `emsort` = `emsort sort KEYS -S M --parallel T \
@@ -1580,7 +1610,7 @@ mod tests {
         assert_eq!(c.keys_points().len(), 5);
         // 2 + 2 + 3 key points × reps per size 1M, 2 + 2 on 2M: 11 point-reps;
         // I/O bounds: 3 reps on 1M, 2 on 2M.
-        assert_eq!(c.runs_with_keys(true, false, false, 4), 11 * 4 + 5);
+        assert_eq!(c.runs_with_keys(1, false, false, 4), 11 * 4 + 5);
         let c = c.uutils(false).duckdb(false).cpu_bound(false);
         let (peers, ..) = c.clone().baseline(Some("old".into())).keys_peers();
         assert!(peers.baseline.is_none(), "no baseline without the binary to compare it with");
@@ -1767,9 +1797,11 @@ mod tests {
             .stxxl(None)
             .cpu_bound_dir(shm.path());
         let gnu = u64::from(peers::gnu_sort_version().is_some());
+        let uutils = u64::from(UutilsSort::find().is_ok());
         let mem = u64::from(Campaign::in_memory_fits(Format::U32, 1 << 20));
-        // Per input and rep: 4 emsort points, io-bound, in-memory, 2 cpu-bound (+ 2 GNU sort on lines).
-        assert_eq!(c.runs(), 2 * (2 * (4 + 1 + mem + 2) + 2 * gnu));
+        // Per input and rep: 4 emsort points, io-bound, in-memory, 2 cpu-bound (+ 2 GNU sort and
+        // 2 uutils sort on lines, where installed).
+        assert_eq!(c.runs(), 2 * (2 * (4 + 1 + mem + 2) + 2 * gnu + 2 * uutils));
         let o = c.run(&NoProgress, &AtomicBool::new(false)).unwrap();
         assert_eq!(o.runs, c.runs());
         let rows = read_raw(&o.raw_csv).unwrap();
@@ -1866,6 +1898,12 @@ mod tests {
         if peers::gnu_sort_version().is_some() {
             assert_eq!(rows.iter().filter(|r| r.tool == "gnu-sort").count(), 2);
         }
+        // uutils sort on lines at each M, where installed, set beside emsort.
+        let uutils = UutilsSort::find().is_ok();
+        assert_eq!(rows.iter().filter(|r| r.tool == "uutils-sort").count(), 2 * usize::from(uutils));
+        let mut lines_em = o.summary.iter().filter(|s| s.tool == "emsort" && s.format == "lines").peekable();
+        assert!(lines_em.peek().is_some());
+        assert!(lines_em.all(|s| s.speedup_vs_uutils_sort.is_some() == uutils));
         assert!(o.summary.iter().any(|s| s.ratio_to_io_bound.is_some()));
         assert!(!o.plots.is_empty());
         // The README lists exactly the plots drawn.

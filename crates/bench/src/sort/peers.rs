@@ -276,9 +276,21 @@ pub(crate) fn put_child(row: &mut RawRow, c: &ChildRun) {
     put_usage(row, &c.usage);
 }
 
-/// Runs GNU sort on `input` into `output` with `-S memory`, `--parallel
-/// threads` and `-T tmp`; fills `row`'s time and usage columns.
-pub fn gnu_sort(
+/// A text sort beside emsort's on `lines`: GNU's or uutils'.
+#[derive(Debug, Clone, Copy)]
+pub enum TextSort<'a> {
+    /// GNU sort, `sort` on the `PATH`.
+    Gnu,
+    /// uutils sort: `EXE sort` (its multi-call binary).
+    Uutils(&'a Path),
+}
+
+/// `LC_ALL=C sort -S Mb --parallel=T -T TMP -o OUT IN` with GNU's sort or
+/// uutils' (`EXE sort …`, the same options), as a child process; `row`
+/// gets its time until OUT is synced, its rusage and peak RSS.
+#[allow(clippy::too_many_arguments)]
+pub fn text_sort(
+    sort: TextSort<'_>,
     input: &Path,
     output: &Path,
     tmp: &Path,
@@ -287,8 +299,15 @@ pub fn gnu_sort(
     cancel: &AtomicBool,
     row: &mut RawRow,
 ) -> Result<()> {
-    let what = format!("GNU sort -S {memory}b --parallel={threads} on {}", input.display());
-    let mut cmd = Command::new("sort");
+    let (mut cmd, name) = match sort {
+        TextSort::Gnu => (Command::new("sort"), "GNU sort"),
+        TextSort::Uutils(exe) => {
+            let mut c = Command::new(exe);
+            c.arg("sort");
+            (c, "uutils sort")
+        }
+    };
+    let what = format!("{name} -S {memory}b --parallel={threads} on {}", input.display());
     cmd.env("LC_ALL", "C")
         .arg("-S")
         .arg(format!("{memory}b"))
@@ -691,7 +710,8 @@ mod tests {
         assert!(row.seconds > 0.0);
         if gnu_sort_version().is_some() {
             let mut g = RawRow::new("gnu-sort", "lines", 13, 5, 1, 1);
-            gnu_sort(&inp, &o2, d.path(), 1 << 20, 1, &AtomicBool::new(false), &mut g).unwrap();
+            let no = AtomicBool::new(false);
+            text_sort(TextSort::Gnu, &inp, &o2, d.path(), 1 << 20, 1, &no, &mut g).unwrap();
             assert!(same_bytes(&o1, &o2).unwrap());
             assert!(g.peak_rss_bytes.unwrap() > 0);
         }

@@ -8,7 +8,7 @@
 //!
 //! | column | meaning |
 //! |---|---|
-//! | `tool` | `emsort`, `emsort-stdio` (the same sort from standard input to standard output), `emsort-baseline` (the same sort with another emsort binary, `--baseline`, alternating with `emsort`: first in even repetitions, second in odd ones), `cpu-bound` (emsort with input, runs and output on tmpfs, [`super::cpu_bound`]), `gnu-sort`, `uutils-sort` (uutils coreutils' `sort`, keys experiment), `duckdb` (DuckDB's `COPY (SELECT … ORDER BY …)`, keys experiment), `stxxl` (STXXL's `stxxl::sorter` on u32, through `bench/stxxl/stxxl_sort.cpp`), `in-memory` (read all, sort on all cores: numbers with emsort's radix sort, records and lines with `par_sort`; write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks; once per input and repetition, in the keys experiment too, where its `keys` is empty: it does not depend on them) |
+//! | `tool` | `emsort`, `emsort-stdio` (the same sort from standard input to standard output), `emsort-baseline` (the same sort with another emsort binary, `--baseline`, alternating with `emsort`: first in even repetitions, second in odd ones), `cpu-bound` (emsort with input, runs and output on tmpfs, [`super::cpu_bound`]), `gnu-sort`, `uutils-sort` (uutils coreutils' `sort`: keys experiment, and `lines` with GNU sort's options), `duckdb` (DuckDB's `COPY (SELECT … ORDER BY …)`, keys experiment), `stxxl` (STXXL's `stxxl::sorter` on u32, through `bench/stxxl/stxxl_sort.cpp`), `in-memory` (read all, sort on all cores: numbers with emsort's radix sort, records and lines with `par_sort`; write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks; once per input and repetition, in the keys experiment too, where its `keys` is empty: it does not depend on them) |
 //! | `format`, `bytes`, `items` | the input: format, size N in bytes, items (lines for `lines`) |
 //! | `memory`, `fan_in`, `block_size`, `policy`, `io` | emsort's M, d, B, merge policy and stream kind; GNU sort: M (its `-S`); STXXL: M, its block size and I/O implementation (`syscall`) |
 //! | `threads` | threads used (emsort `--parallel`, GNU sort `--parallel`, STXXL's OpenMP threads, the in-memory pool) |
@@ -311,7 +311,8 @@ pub struct SummaryRow {
     pub stxxl_s: Option<f64>,
     /// stxxl_s / median_s: how many times faster than STXXL.
     pub speedup_vs_stxxl: Option<f64>,
-    /// uutils sort's median with the same keys, M and threads (keys experiment).
+    /// uutils sort's median with the same keys, M and threads (keys
+    /// experiment, `lines`).
     pub uutils_sort_s: Option<f64>,
     /// uutils_sort_s / median_s.
     pub speedup_vs_uutils_sort: Option<f64>,

@@ -33,6 +33,8 @@ pub struct HeadlineRow {
     pub cpu_bound_s: Option<f64>,
     /// GNU sort's median, seconds.
     pub gnu_sort_s: Option<f64>,
+    /// uutils sort's median, seconds.
+    pub uutils_sort_s: Option<f64>,
     /// The in-memory sort's median, seconds.
     pub in_memory_s: Option<f64>,
     /// STXXL's median, seconds.
@@ -51,6 +53,10 @@ impl HeadlineRow {
     /// GNU sort / emsort.
     pub fn speedup_vs_gnu_sort(&self) -> Option<f64> {
         self.gnu_sort_s.map(|g| g / self.emsort_s)
+    }
+    /// uutils sort / emsort.
+    pub fn speedup_vs_uutils_sort(&self) -> Option<f64> {
+        self.uutils_sort_s.map(|g| g / self.emsort_s)
     }
     /// STXXL / emsort.
     pub fn speedup_vs_stxxl(&self) -> Option<f64> {
@@ -95,6 +101,7 @@ pub fn headline(rows: &[SummaryRow]) -> Vec<HeadlineRow> {
                 io_bound_s: best.io_bound_s,
                 cpu_bound_s: best.cpu_bound_s,
                 gnu_sort_s: best.gnu_sort_s.or_else(|| fastest("gnu-sort")),
+                uutils_sort_s: best.uutils_sort_s.or_else(|| fastest("uutils-sort")),
                 in_memory_s: best.in_memory_s,
                 stxxl_s: best.stxxl_s.or_else(|| fastest("stxxl")),
             })
@@ -107,7 +114,7 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
     let opt = |x: Option<f64>| x.map(format_seconds).unwrap_or_else(|| "-".into());
     let ratio = |x: Option<f64>| x.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "-".into());
     let mut s = format!(
-        "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
+        "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
         "format",
         "N",
         "emsort",
@@ -118,6 +125,8 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
         "ratio",
         "GNU sort",
         "speedup",
+        "uutils",
+        "speedup",
         "STXXL",
         "speedup",
         "in-memory",
@@ -125,7 +134,7 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
     );
     for r in rows {
         s.push_str(&format!(
-            "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
+            "{:<7} {:>6} {:>9} {:<34} {:>9} {:>7} {:>9} {:>7} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>9} {:>7}\n",
             r.format,
             format_size(r.bytes),
             format_seconds(r.emsort_s),
@@ -136,6 +145,8 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
             ratio(r.ratio_to_cpu_bound()),
             opt(r.gnu_sort_s),
             ratio(r.speedup_vs_gnu_sort()),
+            opt(r.uutils_sort_s),
+            ratio(r.speedup_vs_uutils_sort()),
             opt(r.stxxl_s),
             ratio(r.speedup_vs_stxxl()),
             opt(r.in_memory_s),
@@ -145,7 +156,7 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
     s.push_str(
         "ratio = emsort / I/O bound (2 x one O_DIRECT read + write), emsort / CPU bound (the same \
          sort on tmpfs, emsort's defaults at this M) and emsort / in-memory sort; \
-         speedup = GNU sort / emsort and STXXL / emsort (same M and threads where measured).\n",
+         speedup = GNU sort / emsort, uutils sort / emsort and STXXL / emsort (same M and threads where measured).\n",
     );
     s
 }

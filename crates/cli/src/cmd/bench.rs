@@ -1,5 +1,7 @@
 //! `emsort bench …`: experiment campaigns. `streams` is SPEC experiment 1,
-//! `sort` experiment 2, `srm` experiment 3 (in `bench_srm`).
+//! `sort` experiment 2, `srm` experiment 3 (in `bench_srm`), `readers`
+//! experiment 4 (in `bench_readers`), `ray` the distributed sort's reports
+//! (in `bench_ray`).
 //!
 //! The measuring, the CSV files and the plots are in `emsort-bench`; this
 //! module turns flags into a [`Campaign`], draws the progress bar and
@@ -34,6 +36,10 @@ pub enum BenchCommand {
     /// Experiment 3: SRM against DSM on D disks (Barve & Vitter's tables): U, passes, merge
     /// order, merge time, streaming rate and ν over N, M and D, with and without emulated disks.
     Srm(super::bench_srm::SrmArgs),
+    /// The distributed sort on Ray (run by bench/ray/bench_ray.py, beside single-node emsort
+    /// and the I/O bound): its summary, plot and README from its raw.csv, with Exoshuffle's
+    /// published results beside it.
+    Ray(super::bench_ray::RayArgs),
     /// Runs one job of the readers campaign's memory experiment (internal).
     #[command(hide = true)]
     ReadersWorker(super::bench_readers::WorkerArgs),
@@ -148,6 +154,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Sort(a) => sort_bench(a),
         BenchCommand::Readers(a) => super::bench_readers::run(a),
         BenchCommand::Srm(a) => super::bench_srm::run(a),
+        BenchCommand::Ray(a) => super::bench_ray::run(a),
         BenchCommand::ReadersWorker(a) => super::bench_readers::worker(a),
     }
 }
@@ -464,7 +471,8 @@ pub struct SortBenchArgs {
     /// Leave STXXL out (by default it runs on u32 inputs when libstxxl-dev and g++ are installed).
     #[arg(long)]
     no_stxxl: bool,
-    /// Leave uutils sort out of the keys experiment (by default it runs when installed).
+    /// Leave uutils sort out of the keys experiment and the lines inputs (by default it runs
+    /// when installed).
     #[arg(long)]
     no_uutils: bool,
     /// Leave DuckDB out of the keys experiment (by default it runs when installed).

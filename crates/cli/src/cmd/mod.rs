@@ -2,6 +2,7 @@
 //! `run(args) -> anyhow::Result<ExitCode>`.
 
 pub mod bench;
+pub mod bench_ray;
 pub mod bench_readers;
 pub mod bench_srm;
 pub mod calibrate;
