@@ -7,8 +7,8 @@
 //!   from an inherited perf counter. The campaign runs `emsort sort` itself
 //!   this way (so the numbers are the sort's, not the harness's), and the
 //!   child peers below.
-//! - [`gnu_sort`]: `LC_ALL=C sort -S M --parallel=P -T TMP -o OUT IN`, a
-//!   child process.
+//! - [`text_sort`]: `LC_ALL=C sort -S M --parallel=P -T TMP -o OUT IN`, a
+//!   child process, with GNU's sort or uutils' ([`TextSort`]).
 //! - [`StxxlBuild`] / [`StxxlDriver`] / [`stxxl_sort`]: STXXL's pipelined
 //!   sorter on u32, through a small C++ driver (`bench/stxxl/stxxl_sort.cpp`,
 //!   built into the harness as [`STXXL_DRIVER_SOURCE`]) compiled with `g++
