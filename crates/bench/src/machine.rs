@@ -370,6 +370,19 @@ fn local_tm() -> Option<libc::tm> {
     }
 }
 
+/// The facts of `dir/machine.json` as a campaign recorded them, for the
+/// reports a `--plot-only` remakes: `Null` when the file is missing, an
+/// error naming it when it is unreadable or not JSON.
+pub(crate) fn read_facts(dir: &Path) -> crate::Result<serde_json::Value> {
+    let path = dir.join("machine.json");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| crate::Error::Campaign(format!("{}: not JSON: {e}", relative_path(&path)))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(serde_json::Value::Null),
+        Err(e) => Err(crate::Error::io("read", &path, e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -489,13 +489,7 @@ pub fn reports_from_csv(dir: &Path) -> Result<Reports> {
     let summary = summarize(&raw);
     write_rows(&dir.join("summary.csv"), &summary)?;
     let plots = draw_all(&dir.join("plots"), [("ray_time".to_string(), chart(&summary))])?;
-    let mpath = dir.join("machine.json");
-    let machine: serde_json::Value = match std::fs::read_to_string(&mpath) {
-        Ok(t) => serde_json::from_str(&t)
-            .map_err(|e| Error::Campaign(format!("{}: not JSON: {e}", relative_path(&mpath))))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::Value::Null,
-        Err(e) => return Err(Error::io("read", &mpath, e)),
-    };
+    let machine = crate::machine::read_facts(dir)?;
     let readme_path = dir.join("README.md");
     std::fs::write(&readme_path, readme(dir, &summary, &machine, &plots))
         .map_err(|e| Error::io("write", &readme_path, e))?;

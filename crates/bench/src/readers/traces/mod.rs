@@ -396,13 +396,7 @@ pub fn redraw(dir: &Path) -> Result<Redrawn> {
     let summary = summarise(&read_raw(&raw)?);
     write_summary(&dir.join("summary.csv"), &summary)?;
     let plots = plots::draw(dir, &summary)?;
-    let machine_json = dir.join("machine.json");
-    let machine: serde_json::Value = match std::fs::read_to_string(&machine_json) {
-        Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| Error::Campaign(format!("{}: not JSON: {e}", relative_path(&machine_json))))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::Value::Null,
-        Err(e) => return Err(Error::io("read", &machine_json, e)),
-    };
+    let machine = crate::machine::read_facts(dir)?;
     let cal_path = dir.join(CALIBRATION_FILE);
     let calibration = match std::fs::read_to_string(&cal_path) {
         Ok(text) => Some(text),
