@@ -35,6 +35,12 @@ pub trait NumKey: Element {
     type Key: Ord + Copy + Send + Sync + Not<Output = Self::Key> + Into<u64>;
     /// The key: unsigned order equals the format's order.
     fn key(self) -> Self::Key;
+    /// For a 32-bit integer whose key in the order `rev` (descending when
+    /// true) is its bits XOR a constant: that constant, the `flip` of the
+    /// AVX-512 sort and merge kernels. `None` for the other formats.
+    fn flip32(_rev: bool) -> Option<u32> {
+        None
+    }
 }
 
 impl NumKey for u32 {
@@ -42,6 +48,9 @@ impl NumKey for u32 {
     #[inline]
     fn key(self) -> u32 {
         self
+    }
+    fn flip32(rev: bool) -> Option<u32> {
+        Some(if rev { !0 } else { 0 })
     }
 }
 
@@ -58,6 +67,9 @@ impl NumKey for i32 {
     #[inline]
     fn key(self) -> u32 {
         (self as u32) ^ (1 << 31)
+    }
+    fn flip32(rev: bool) -> Option<u32> {
+        Some(if rev { !(1 << 31) } else { 1 << 31 })
     }
 }
 

@@ -73,6 +73,7 @@ mod run_formation;
 mod run_store;
 mod runtime;
 mod simd_merge;
+mod simd_sort;
 mod sorter;
 mod source;
 pub mod stats;

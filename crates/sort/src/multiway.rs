@@ -30,24 +30,13 @@ use crate::simd_merge;
 pub(crate) trait MergeKey: NumKey {
     /// The packed (key, source) type.
     type P: Packed<Key = Self::Key>;
-    /// For a 32-bit integer whose key is its bits XOR a constant: that
-    /// constant in the order `rev` (the [`simd_merge`] kernel's `flip`).
-    fn flip32(_rev: bool) -> Option<u32> {
-        None
-    }
 }
 
 impl MergeKey for u32 {
     type P = u64;
-    fn flip32(rev: bool) -> Option<u32> {
-        Some(if rev { !0 } else { 0 })
-    }
 }
 impl MergeKey for i32 {
     type P = u64;
-    fn flip32(rev: bool) -> Option<u32> {
-        Some(if rev { !(1 << 31) } else { 1 << 31 })
-    }
 }
 impl MergeKey for f32 {
     type P = u64;

@@ -31,7 +31,7 @@
 use std::cell::RefCell;
 
 /// Keys per vector.
-const W: usize = 16;
+pub(crate) const W: usize = 16;
 
 /// Whether this CPU runs the kernel (AVX-512F).
 pub(crate) fn available() -> bool {
@@ -147,8 +147,9 @@ fn merge2_scalar(a: &[u32], b: &[u32], out: &mut [u32], flip: u32) {
     out[o..].copy_from_slice(&b[j..]);
 }
 
+/// The AVX-512 kernels, shared with [`crate::simd_sort`]'s networks.
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
+pub(crate) mod avx512 {
     use super::{merge2_scalar, W};
     use std::arch::x86_64::*;
 
@@ -156,7 +157,7 @@ mod avx512 {
     /// the larger key kept in the lane with that distance's bit set.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn clean(v: __m512i) -> __m512i {
+    pub(crate) fn clean(v: __m512i) -> __m512i {
         let p = _mm512_shuffle_i32x4::<0b01_00_11_10>(v, v);
         let v = _mm512_mask_blend_epi32(0xFF00, _mm512_min_epu32(v, p), _mm512_max_epu32(v, p));
         let p = _mm512_shuffle_i32x4::<0b10_11_00_01>(v, v);
@@ -171,9 +172,15 @@ mod avx512 {
     #[inline]
     #[target_feature(enable = "avx512f")]
     fn merge_vectors(a: __m512i, b: __m512i) -> (__m512i, __m512i) {
-        let reverse = _mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        let b = _mm512_permutexvar_epi32(reverse, b);
+        let b = reverse(b);
         (clean(_mm512_min_epu32(a, b)), clean(_mm512_max_epu32(a, b)))
+    }
+
+    /// The vector's lanes in reverse order.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    pub(crate) fn reverse(v: __m512i) -> __m512i {
+        _mm512_permutexvar_epi32(_mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), v)
     }
 
     /// Merges two sorted slices of at least [`W`] keys each into `out`.
