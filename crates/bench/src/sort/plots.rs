@@ -12,6 +12,7 @@
 //! | `peers_{f}.svg` | time vs N: emsort's best point, GNU sort's best, STXXL's best, the in-memory sort, the I/O bound, the CPU bound's best |
 //! | `threads_{f}_{n}.svg` | context switches, CPU migrations and minor faults (+1, for the log axis) vs threads, emsort and GNU sort |
 //! | `time_vs_threads_{f}_{n}.svg` | emsort's, GNU sort's and STXXL's time vs threads |
+//! | `tools_M{m}_t{t}.svg` | one (M, threads) whose inputs have no time-vs-M chart (one M each): per input, each tool's median with a bar from its fastest to its slowest repetition (emsort's and the baseline's fastest point, GNU sort, uutils sort, STXXL, DuckDB, the in-memory sort), and the CPU bound and 2 × the I/O bound as marks across the format |
 //! | `keys_csv_{n}_M{m}_t{t}.svg` | the keys experiment at one (M, threads): per key sort, each tool's median with a bar from its fastest to its slowest repetition (emsort, the baseline, GNU sort, uutils sort, DuckDB), and the CPU bound and 2 × the I/O bound as marks across the key sort |
 //!
 //! emsort's charts use one *reference setting* per input: the policy
@@ -40,19 +41,25 @@ pub fn plots_from_csv(dir: &Path) -> Result<Vec<PathBuf>> {
     let (keys, grid): (Vec<SummaryRow>, Vec<SummaryRow>) =
         summarise(&read_raw(&dir.join("raw.csv"))?).into_iter().partition(|r| r.experiment == "keys");
     let mut drawn = draw_all(&dir.join("plots"), charts(&grid))?;
+    drawn.extend(draw_all(&dir.join("plots"), tools_charts(&grid))?);
     drawn.extend(draw_all(&dir.join("plots"), keys_charts(&keys))?);
     Ok(drawn)
 }
 
 /// What a plot file of [`plots_from_csv`] shows, in a line (by its name).
 pub fn describe_plot(file_name: &str) -> &'static str {
-    const KINDS: [(&str, &str); 7] = [
+    const KINDS: [(&str, &str); 8] = [
         ("time_vs_m_", "emsort's time vs M, a line per d, with GNU sort, STXXL, the I/O and CPU bounds and the in-memory sort"),
         ("time_vs_d_", "emsort's time vs d, a line per M"),
         ("phases_vs_m_", "run formation, merge and total time vs M at the largest d"),
         ("peers_", "time vs N: emsort's best point, its peers' and the bounds"),
         ("threads_", "context switches, CPU migrations and minor faults vs threads, emsort and GNU sort"),
         ("time_vs_threads_", "emsort's, GNU sort's and STXXL's time vs threads"),
+        (
+            "tools_",
+            "per format, each tool's median time with its min – max over the repetitions, the CPU \
+             bound and 2 × the I/O bound",
+        ),
         (
             "keys_",
             "keys experiment: per key sort, each tool's median time with its min – max over the \
@@ -340,6 +347,134 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
     out
 }
 
+/// A chart of times per category (median marker, min – max bar).
+fn times_chart(
+    title: String,
+    x_label: &str,
+    categories: Vec<String>,
+    series: Vec<RangeSeries>,
+) -> CategoryChart {
+    CategoryChart {
+        title,
+        x_label: x_label.into(),
+        y_label: "time (marker: median; bar: min – max)".into(),
+        y_ticks: Ticks::Seconds,
+        categories,
+        series,
+        legend: Legend::UpperRight,
+    }
+}
+
+/// The tools side by side where the grid has one M per input (a campaign
+/// at one setting, such as issue 18's bar: no time-vs-M chart to show its
+/// ratios), one chart per (M, threads): the inputs on the x axis, a
+/// series per tool with its fastest point's median and min – max, the CPU
+/// bound (emsort on tmpfs at that M and threads) and 2 × the I/O bound as
+/// reference marks.
+fn tools_charts(rows: &[SummaryRow]) -> Vec<(String, CategoryChart)> {
+    const TOOLS: [&str; 8] = [
+        "emsort",
+        "emsort-baseline",
+        "emsort-stdio",
+        "gnu-sort",
+        "uutils-sort",
+        "stxxl",
+        "duckdb",
+        "in-memory",
+    ];
+    // The inputs emsort ran at one M only.
+    let one_m = |format: &str, bytes: u64| {
+        let mut ms = rows.iter().filter(|r| r.tool == "emsort" && r.format == format && r.bytes == bytes);
+        let first = ms.next().and_then(|r| r.memory);
+        ms.all(|r| r.memory == first)
+    };
+    /// An input: (format, N).
+    type Input = (String, u64);
+    // Groups of (M, threads); their inputs in the summary's order.
+    let mut groups: Vec<(u64, usize, Vec<Input>)> = Vec::new();
+    for r in rows.iter().filter(|r| r.tool == "emsort" && one_m(&r.format, r.bytes)) {
+        let Some(m) = r.memory else { continue };
+        let input = (r.format.clone(), r.bytes);
+        match groups.iter_mut().find(|g| (g.0, g.1) == (m, r.threads)) {
+            Some(g) if !g.2.contains(&input) => g.2.push(input),
+            Some(_) => {}
+            None => groups.push((m, r.threads, vec![input])),
+        }
+    }
+    let mut out = Vec::new();
+    for (memory, threads, inputs) in groups {
+        // A tool's fastest row on an input at this M (or none: the
+        // in-memory sort) and threads.
+        let best = |tool: &str, (format, bytes): &Input| -> Option<&SummaryRow> {
+            rows.iter()
+                .filter(|r| {
+                    r.tool == tool && &r.format == format && r.bytes == *bytes && r.threads == threads
+                })
+                .filter(|r| r.memory.is_none_or(|m| m == memory))
+                .min_by(|a, b| a.median_s.total_cmp(&b.median_s))
+        };
+        // N in the title when the inputs share it (records of 100 bytes
+        // stop short of 1 GiB: such an input names its own), else per input.
+        let mut sizes: Vec<u64> = inputs.iter().map(|i| i.1).collect();
+        sizes.sort_unstable();
+        let common = sizes.iter().max_by_key(|&&n| sizes.iter().filter(|&&m| m == n).count()).copied();
+        let categories: Vec<String> = inputs
+            .iter()
+            .map(|(f, n)| if Some(*n) == common { f.clone() } else { format!("{f} (N = {n} B)") })
+            .collect();
+        let categories_of = &inputs;
+        let marks =
+            |tool: &str, value: &dyn Fn(&SummaryRow) -> Option<f64>, range: bool| -> Vec<RangePoint> {
+                categories_of
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(category, input)| {
+                        let r = best(tool, input)?;
+                        Some(RangePoint {
+                            category,
+                            value: value(r)?,
+                            range: range.then_some((r.min_s, r.max_s)),
+                        })
+                    })
+                    .collect()
+            };
+        let mut series: Vec<RangeSeries> = TOOLS
+            .iter()
+            .map(|&tool| RangeSeries {
+                label: tool.to_string(),
+                points: marks(tool, &|r| Some(r.median_s), true),
+                reference: false,
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        series.push(RangeSeries {
+            label: "CPU bound (emsort on tmpfs)".into(),
+            points: marks("cpu-bound", &|r| Some(r.median_s), false),
+            reference: true,
+        });
+        series.push(RangeSeries {
+            label: "2 × I/O bound".into(),
+            points: marks("emsort", &|r| r.io_bound_s, false),
+            reference: true,
+        });
+        let reps = rows.iter().filter(|r| r.memory == Some(memory)).map(|r| r.reps).max().unwrap_or(0);
+        let n = common.map(|n| format!("N = {}, ", format_size(n))).unwrap_or_default();
+        out.push((
+            format!("tools_M{}_t{threads}", format_size(memory)),
+            times_chart(
+                format!(
+                    "{n}M = {}, {threads} thread(s): time per format ({reps} rep(s))",
+                    format_size(memory)
+                ),
+                "format",
+                categories,
+                series,
+            ),
+        ));
+    }
+    out
+}
+
 /// The keys experiment's charts, one per (N, M, threads): the key sorts
 /// on the x axis (in [`KeySort::EVERY`]'s order), a series per tool with
 /// its median and min – max, the CPU bound (emsort on tmpfs, same keys, M
@@ -405,19 +540,16 @@ fn keys_charts(rows: &[SummaryRow]) -> Vec<(String, CategoryChart)> {
         let name = format!("keys_csv_{}_M{}_t{threads}", format_size(bytes), format_size(memory));
         out.push((
             name,
-            CategoryChart {
-                title: format!(
+            times_chart(
+                format!(
                     "csv N = {}, M = {}, {threads} thread(s): time per key sort ({reps} rep(s))",
                     format_size(bytes),
                     format_size(memory)
                 ),
-                x_label: "key sort".into(),
-                y_label: "time (marker: median; bar: min – max)".into(),
-                y_ticks: Ticks::Seconds,
+                "key sort",
                 categories,
                 series,
-                legend: Legend::UpperRight,
-            },
+            ),
         ));
     }
     out
@@ -476,8 +608,108 @@ mod tests {
         let c = charts(&rows).into_iter().find(|(n, _)| n == "time_vs_m_lines_8M").unwrap().1;
         let s = c.series.iter().find(|s| s.label.starts_with("CPU bound")).unwrap();
         assert_eq!(s.points, vec![((1 << 20) as f64, 0.7), ((4 << 20) as f64, 0.7)]);
-        // No keys experiment: no keys chart.
-        assert!(!names.iter().any(|n| n.starts_with("keys_")), "{names:?}");
+        // No keys experiment: no keys chart; two Ms: no tools chart.
+        assert!(!names.iter().any(|n| n.starts_with("keys_") || n.starts_with("tools_")), "{names:?}");
+    }
+
+    /// A campaign at one M (issue 18's bar): no time-vs-M chart, but the
+    /// tools side by side per format, each at its fastest point with its
+    /// min – max, and the two bounds as marks.
+    #[test]
+    fn one_setting_draws_the_tools_per_format_with_the_bounds() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = RawWriter::create(&dir.path().join("raw.csv")).unwrap();
+        for rep in 1..=2u32 {
+            let k = f64::from(rep);
+            for format in ["u32", "lines"] {
+                // emsort at two fan-ins: d = 8 is the faster one.
+                for (d, s) in [(4usize, 3.0), (8, 2.0)] {
+                    let mut r = RawRow::new("emsort", format, 1 << 30, 100, 2, rep);
+                    (r.memory, r.fan_in, r.seconds) = (Some(256 << 20), Some(d), s * k);
+                    w.write(&r).unwrap();
+                }
+                let mut cpu = RawRow::new("cpu-bound", format, 1 << 30, 100, 2, rep);
+                (cpu.memory, cpu.seconds) = (Some(256 << 20), 1.5);
+                w.write(&cpu).unwrap();
+                let mut io = RawRow::new("io-bound", format, 1 << 30, 100, 1, rep);
+                io.seconds = 0.5 * k;
+                w.write(&io).unwrap();
+            }
+            let mut gnu = RawRow::new("gnu-sort", "lines", 1 << 30, 100, 2, rep);
+            (gnu.memory, gnu.seconds) = (Some(256 << 20), 8.0 * k);
+            w.write(&gnu).unwrap();
+            let mut mem = RawRow::new("in-memory", "u32", 1 << 30, 100, 2, rep);
+            mem.seconds = 4.0;
+            w.write(&mem).unwrap();
+        }
+        drop(w);
+        let drawn = plots_from_csv(dir.path()).unwrap();
+        let names: Vec<String> =
+            drawn.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        // One M: no time-vs-M chart (the two fan-ins give time-vs-d ones).
+        assert_eq!(names, ["time_vs_d_lines_1G.svg", "time_vs_d_u32_1G.svg", "tools_M256M_t2.svg"]);
+        assert!(describe_plot(&names[2]).starts_with("per format, each tool's median"));
+        let rows = summarise(&read_raw(&dir.path().join("raw.csv")).unwrap());
+        let charts = tools_charts(&rows);
+        let c = &charts[0].1;
+        // The formats in the summary's order.
+        assert_eq!(c.categories, ["lines", "u32"]);
+        let labels: Vec<(&str, bool)> = c.series.iter().map(|s| (s.label.as_str(), s.reference)).collect();
+        assert_eq!(
+            labels,
+            [
+                ("emsort", false),
+                ("gnu-sort", false),
+                ("in-memory", false),
+                ("CPU bound (emsort on tmpfs)", true),
+                ("2 × I/O bound", true)
+            ]
+        );
+        // emsort's fastest point (d = 8: 2 s and 4 s) on both formats.
+        for cat in 0..2 {
+            let p = c.series[0].points.iter().find(|p| p.category == cat).unwrap();
+            assert_eq!((p.value, p.range), (3.0, Some((2.0, 4.0))));
+        }
+        assert_eq!(c.series[1].points, [RangePoint { category: 0, value: 12.0, range: Some((8.0, 16.0)) }]);
+        assert_eq!(c.series[2].points, [RangePoint { category: 1, value: 4.0, range: Some((4.0, 4.0)) }]);
+        assert_eq!(c.series[3].points[0], RangePoint { category: 0, value: 1.5, range: None });
+        // 2 × median(0.5, 1.0).
+        assert!(c.series[4].points.iter().all(|p| (p.value - 1.5).abs() < 1e-12 && p.range.is_none()));
+        let svg = std::fs::read_to_string(&drawn[2]).unwrap();
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        for label in [
+            "emsort",
+            "gnu-sort",
+            "in-memory",
+            "CPU bound (emsort on tmpfs)",
+            "2 × I/O bound",
+            "u32",
+            "lines",
+        ] {
+            assert!(texts.contains(&label), "{label} missing");
+        }
+    }
+
+    /// Inputs of other sizes in one (M, threads) group: the chart's N is
+    /// the common one, and an input of another size names its own.
+    #[test]
+    fn the_tools_chart_names_an_input_of_another_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = RawWriter::create(&dir.path().join("raw.csv")).unwrap();
+        for (format, bytes) in [("u32", 1u64 << 30), ("lines", 1 << 30), ("rec:100:0:10", (1 << 30) - 24)] {
+            let mut r = RawRow::new("emsort", format, bytes, 100, 2, 1);
+            (r.memory, r.fan_in, r.seconds) = (Some(256 << 20), Some(8), 2.0);
+            w.write(&r).unwrap();
+        }
+        drop(w);
+        let rows = summarise(&read_raw(&dir.path().join("raw.csv")).unwrap());
+        let charts = tools_charts(&rows);
+        assert_eq!(charts.len(), 1);
+        let (name, c) = &charts[0];
+        assert_eq!(name, "tools_M256M_t2");
+        assert!(c.title.starts_with("N = 1G, M = 256M, 2 thread(s)"), "{}", c.title);
+        assert!(c.categories.contains(&"rec:100:0:10 (N = 1073741800 B)".to_string()), "{:?}", c.categories);
+        assert!(c.categories.contains(&"u32".to_string()) && c.categories.contains(&"lines".to_string()));
     }
 
     /// The keys experiment's raw rows: per key sort and rep, each tool
