@@ -11,13 +11,23 @@
 //!
 //! ```text
 //!   pivot = the median of 16 keys spread over the slice
-//!   partition: keep the first and last 16 keys in registers (room to
-//!   write), then load 16 keys from whichever end has less room, compare
-//!   them with the pivot (a mask), compress the smaller ones to the left
-//!   store and the others to the right store; the two kept vectors last
+//!   partition: keep the first and last 4 vectors (64 keys each end) in
+//!   registers (room to write), then load 4 vectors from whichever end
+//!   has less room; each compared with the pivot (a mask), its smaller
+//!   keys compressed to the left store, the others to the right store;
+//!   the kept vectors last
 //!   ≤ 256 keys: 1–16 vectors (padded with u32::MAX) sorted by a bitonic
 //!   network in registers, as simd_merge merges them
 //! ```
+//!
+//! Measured on this project's machine (32 Mi random u32, same run): one
+//! thread 0.31–0.37 s (NumPy's AVX-512 sort 0.23–0.26 s, `rdst` 0.41–0.66 s),
+//! two threads 0.18–0.24 s (`rdst` 0.31–0.38 s). A first version with one
+//! vector per step and no POPCNT instruction (a software popcount) took
+//! 0.56–0.60 s on one thread; four vectors per step choose an end a
+//! quarter as often (a branch the data decides) and keep more loads in
+//! flight; eight were no faster. `perf` of a 1 GiB sort: the partition 45 % of all
+//! samples, the networks 13 %.
 //!
 //! The parts of a partition longer than [`PAR`] keys are sorted on the
 //! caller's rayon pool (`join`). A partition whose left part is empty (the
@@ -97,7 +107,7 @@ mod avx512 {
         let (left, right) = keys.split_at_mut(k);
         let left = &mut left[start..];
         if n > PAR {
-            // SAFETY (both tasks): the caller's CPU has AVX-512F.
+            // SAFETY (both tasks): the caller's CPU has AVX-512F and POPCNT.
             rayon::join(|| unsafe { quicksort(left, depth - 1) }, || unsafe { quicksort(right, depth - 1) });
         } else {
             quicksort(left, depth - 1);

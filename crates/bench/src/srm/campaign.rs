@@ -374,7 +374,7 @@ impl Campaign {
         let facts = SrmMachine {
             machine,
             emsort_runs: format!("child process: {}", crate::machine::relative(&exe)),
-            disk_dirs: disk_dirs.iter().map(|d| d.display().to_string()).collect(),
+            disk_dirs: disk_dirs.iter().map(|d| crate::machine::relative_path(d)).collect(),
             seed: self.seed,
             verify: self.verify,
             input: "emsort's generator (emsort_sort::gen), uniform, seed 42".into(),

@@ -94,6 +94,10 @@ fn quick_grid_writes_the_tables_plots_and_verified_rows() {
         assert!(machine.get(key).is_some(), "machine.json lacks {key}: {machine}");
     }
     assert!(machine["emsort_runs"].as_str().unwrap().starts_with("child process: "));
+    // Recorded paths name no absolute path of the machine (issue 19).
+    for d in machine["disk_dirs"].as_array().unwrap() {
+        assert!(!d.as_str().unwrap().starts_with('/'), "an absolute disk directory: {machine}");
+    }
 
     let text = stdout(&o);
     assert!(text.contains("SRM campaign:") && text.contains("outputs verified"), "{text}");
