@@ -422,10 +422,9 @@ fn tools_charts(rows: &[SummaryRow]) -> Vec<(String, CategoryChart)> {
             .iter()
             .map(|(f, n)| if Some(*n) == common { f.clone() } else { format!("{f} (N = {n} B)") })
             .collect();
-        let categories_of = &inputs;
         let marks =
             |tool: &str, value: &dyn Fn(&SummaryRow) -> Option<f64>, range: bool| -> Vec<RangePoint> {
-                categories_of
+                inputs
                     .iter()
                     .enumerate()
                     .filter_map(|(category, input)| {
