@@ -64,8 +64,21 @@
 //! merge pass at all). There is only one, too, when runs of all the memory
 //! instead of half of it save a whole level of merging
 //! ([`Derived::chunk_buffers`](crate::Derived::chunk_buffers)): the stages
-//! then take turns, which costs less than a pass over the data. A chunk's
-//! index lives until its run is written; the plan's split of M counts each
+//! then take turns, which costs less than a pass over the data. So that
+//! they take fewer turns, one buffer of numbers is read in *segments*
+//! ([`Derived::segments`](crate::Derived::segments), 8 by default): each
+//! segment read goes to a task of the pool that sorts it while the next is
+//! read, and the run writer merges the sorted segments
+//! ([`Order::Segments`]) into write-behind blocks while the block before is
+//! written:
+//!
+//! ```text
+//!  reader:  [ s0 ][ s1 ][ s2 ]…[ s7 ]                 [ s0 ][ s1 ] …
+//!  pool:          [sort s0][sort s1]…[sort s7]              [sort s0] …
+//!  writer:                                   [merge s0..s7 → run 0]
+//! ```
+//!
+//! A chunk's index lives until its run is written; the plan's split of M counts each
 //! buffer's index within that buffer's share, so two indexes at once still
 //! fit.
 //!
@@ -116,6 +129,9 @@ struct Chunk {
     entries: Vec<Entry>,
     /// Some line's key is longer than its prefix (`lines` with keys).
     long: bool,
+    /// Where each of its sorted segments ends (numbers read in segments:
+    /// the reader had each sorted as soon as it was read).
+    ends: Vec<usize>,
     index: usize,
     last: bool,
 }
@@ -163,6 +179,9 @@ impl RunFormation<'_, '_> {
             max_lines: self.derived.max_lines_per_run.unwrap_or(u64::MAX),
             indexer: Indexer { pool: self.pool, keys: self.plan.line_order() },
             index_step: INDEX_STEP,
+            segments: self.derived.segments,
+            segment_sort: segment_sort(self.plan.format()),
+            reverse: self.plan.reverse(),
             carry: Vec::new(),
             eof: false,
         };
@@ -241,7 +260,12 @@ impl RunFormation<'_, '_> {
                     // A run (not the output) may carry its lines' keys.
                     let keyed = !single && self.store.takes_keyed_runs();
                     let data = &mut buf.bytes_mut()[start..start + len];
-                    let order = self.sort_chunk(data, chunk.entries, chunk.long, keyed);
+                    let order = match chunk.ends.len() {
+                        // Sorted as it was read.
+                        1 => Order::InPlace,
+                        2.. => Order::Segments { ends: chunk.ends, rev: self.plan.reverse() },
+                        0 => self.sort_chunk(data, chunk.entries, chunk.long, keyed),
+                    };
                     let job = Sorted { buf, start, len, order, single };
                     if job_tx.send(job).is_err() {
                         break; // the writer failed: its error comes from join
@@ -397,6 +421,23 @@ impl RunFormation<'_, '_> {
     }
 }
 
+/// Sorts a segment of numbers of format `format` in place (`None`: not
+/// numbers).
+fn segment_sort(format: Format) -> Option<fn(&mut [u8], bool)> {
+    fn sort<T: NumKey>(data: &mut [u8], rev: bool) {
+        radix::sort_numbers(bytemuck::cast_slice_mut::<u8, T>(data), rev);
+    }
+    Some(match format {
+        Format::U32 => sort::<u32>,
+        Format::I32 => sort::<i32>,
+        Format::U64 => sort::<u64>,
+        Format::I64 => sort::<i64>,
+        Format::F32 => sort::<f32>,
+        Format::F64 => sort::<f64>,
+        Format::Lines | Format::Rec(_) => return None,
+    })
+}
+
 /// Bytes of whole lines the reader reads between two indexing tasks (about
 /// 60,000 lines of a CSV: a few milliseconds of parsing each).
 const INDEX_STEP: usize = 2 << 20;
@@ -421,6 +462,13 @@ struct Reader<'i, 'p> {
     indexer: Indexer<'p>,
     /// Bytes of whole lines read between two indexing tasks.
     index_step: usize,
+    /// Segments per chunk of numbers, each sorted by a task of the pool as
+    /// soon as it is read (1: the sorting thread sorts the whole chunk).
+    segments: usize,
+    /// How a segment is sorted (numbers).
+    segment_sort: Option<fn(&mut [u8], bool)>,
+    /// Descending.
+    reverse: bool,
     /// The bytes after the last chunk's last line, for the next chunk.
     carry: Vec<u8>,
     /// The input has ended.
@@ -536,6 +584,15 @@ impl Reader<'_, '_> {
             };
             buf.bytes_mut()[start..start + len].copy_from_slice(&self.carry);
             self.carry.clear();
+            // Segments of about an S-th of what this chunk will hold.
+            let segment = match self.segment_sort {
+                Some(_) if self.segments > 1 => {
+                    let most = self.input.remaining().map_or(cap, |r| (cap as u64).min(r) as usize);
+                    let size = self.item_size();
+                    most.div_ceil(self.segments).div_ceil(size).max(1) * size
+                }
+                _ => 0,
+            };
             let mut fill = Fill {
                 len,
                 nlines: 0,
@@ -543,6 +600,8 @@ impl Reader<'_, '_> {
                 complete: 0,
                 entries: Vec::new(),
                 long: AtomicBool::new(false),
+                segment,
+                ends: Vec::new(),
             };
             if lines {
                 let data = &buf.bytes()[start..start + len];
@@ -566,10 +625,10 @@ impl Reader<'_, '_> {
                 // The input ended just after a full chunk, or was empty.
                 break;
             }
-            let Fill { len, nlines, mut entries, long, .. } = fill;
+            let Fill { len, nlines, mut entries, long, ends, .. } = fill;
             entries.truncate(nlines as usize);
             let last = self.eof && self.carry.is_empty();
-            let chunk = Chunk { buf, start, len, entries, long: long.into_inner(), index, last };
+            let chunk = Chunk { buf, start, len, entries, long: long.into_inner(), ends, index, last };
             if full_tx.send(chunk).is_err() {
                 return Ok(self.input.bytes_read());
             }
@@ -605,6 +664,7 @@ impl Reader<'_, '_> {
             }
         }
         let indexer = self.indexer;
+        let (sort, rev) = (self.segment_sort.filter(|_| fill.segment > 0), self.reverse);
         indexer.pool.in_place_scope(|s| -> Result<bool> {
             // One byte kept for a final terminator.
             let data = &mut buf.bytes_mut()[start..];
@@ -644,6 +704,16 @@ impl Reader<'_, '_> {
                     }
                 }
                 fill.len += n;
+                if let Some(sort) = sort {
+                    // Each segment read is sorted while the next is read.
+                    while fill.len - at >= fill.segment {
+                        let (part, t) = std::mem::take(&mut tail).split_at_mut(fill.segment);
+                        tail = t;
+                        at += fill.segment;
+                        fill.ends.push(at);
+                        s.spawn(move |_| sort(part, rev));
+                    }
+                }
                 progress.advance(n as u64);
                 if cancel.load(Ordering::Relaxed) {
                     return Err(Error::new(ErrorKind::Interrupted, self.input.name()));
@@ -676,6 +746,10 @@ impl Reader<'_, '_> {
                     ErrorKind::BadSize { size, element_size: self.item_size() },
                     self.input.name(),
                 ));
+            } else if let Some(sort) = sort.filter(|_| fill.len > at) {
+                let part = &mut std::mem::take(&mut tail)[..fill.len - at];
+                fill.ends.push(fill.len);
+                s.spawn(move |_| sort(part, rev));
             }
             Ok(false)
         })
@@ -701,6 +775,10 @@ struct Fill {
     entries: Vec<Entry>,
     /// Some line's key is longer than its prefix.
     long: AtomicBool,
+    /// Bytes per sorted segment (numbers; 0: the chunk is sorted whole).
+    segment: usize,
+    /// Where each segment handed to a sorting task ends.
+    ends: Vec<usize>,
 }
 
 /// Where a chunk's reads land in its buffer: page-aligned (see
@@ -789,6 +867,9 @@ mod tests {
                 max_lines: 5,
                 indexer: Indexer { pool: &pool, keys },
                 index_step: step,
+                segments: 1,
+                segment_sort: None,
+                reverse: false,
                 carry: Vec::new(),
                 eof: false,
             };

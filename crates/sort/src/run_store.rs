@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use emsort_io::{Error, ErrorKind, Progress, Result};
 
 use crate::byte_stream::BlockSink;
+use crate::multiway::{self, MergeKey};
 use crate::output::Output;
 use crate::plan::SortPlan;
 use crate::stats::{ParallelDiskStats, PhaseStats};
@@ -33,6 +34,10 @@ use crate::Format;
 pub(crate) enum Order {
     /// The chunk itself is sorted (numbers).
     InPlace,
+    /// The chunk is sorted segments of numbers, the k-th ending at byte
+    /// `ends[k]`, each ascending (or descending: `rev`); the run is their
+    /// merge.
+    Segments { ends: Vec<usize>, rev: bool },
     /// Record numbers in order (with their key prefixes).
     Records(Vec<(u64, u32)>),
     /// Lines in order: (key prefix, offset, length without the `\n`).
@@ -76,6 +81,7 @@ impl SortedChunk<'_> {
                 let size = self.format.item_size().expect("numbers");
                 &self.data[n * size..(n + 1) * size]
             }
+            Order::Segments { .. } => unreachable!("segments are merged, not read item by item"),
         }
     }
 
@@ -138,7 +144,9 @@ impl SortedChunk<'_> {
         match self.order {
             Order::Records(index) => index.len(),
             Order::Lines(index) | Order::KeyedLines(index) => index.len(),
-            Order::InPlace => self.data.len() / self.format.item_size().expect("numbers"),
+            Order::InPlace | Order::Segments { .. } => {
+                self.data.len() / self.format.item_size().expect("numbers")
+            }
         }
     }
 
@@ -190,6 +198,10 @@ impl SortedChunk<'_> {
         }
         std::thread::scope(|scope| {
             let mut w = WriteBehind::new(scope, out, block / 2, name);
+            if let Order::Segments { ends, rev } = self.order {
+                self.merge_segments(ends, *rev, &mut w, name, cancel)?;
+                return w.finish();
+            }
             let len = self.len();
             let mut starts = Vec::new();
             let mut n = 0;
@@ -224,6 +236,78 @@ impl SortedChunk<'_> {
             }
             w.finish()
         })
+    }
+}
+
+impl SortedChunk<'_> {
+    /// Merges the chunk's sorted segments (ending at `ends`) into `w`'s
+    /// blocks: for each block, the items that fill it are selected from
+    /// the segments' fronts ([`multiway::select`]) and merged on all the
+    /// pool's threads ([`multiway::par_merge_into`]) while the block
+    /// before is written.
+    fn merge_segments(
+        &self,
+        ends: &[usize],
+        rev: bool,
+        w: &mut WriteBehind<'_>,
+        name: &Path,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        match (self.format, rev) {
+            (Format::U32, false) => self.merge_as::<u32, false>(ends, w, name, cancel),
+            (Format::U32, true) => self.merge_as::<u32, true>(ends, w, name, cancel),
+            (Format::I32, false) => self.merge_as::<i32, false>(ends, w, name, cancel),
+            (Format::I32, true) => self.merge_as::<i32, true>(ends, w, name, cancel),
+            (Format::U64, false) => self.merge_as::<u64, false>(ends, w, name, cancel),
+            (Format::U64, true) => self.merge_as::<u64, true>(ends, w, name, cancel),
+            (Format::I64, false) => self.merge_as::<i64, false>(ends, w, name, cancel),
+            (Format::I64, true) => self.merge_as::<i64, true>(ends, w, name, cancel),
+            (Format::F32, false) => self.merge_as::<f32, false>(ends, w, name, cancel),
+            (Format::F32, true) => self.merge_as::<f32, true>(ends, w, name, cancel),
+            (Format::F64, false) => self.merge_as::<f64, false>(ends, w, name, cancel),
+            (Format::F64, true) => self.merge_as::<f64, true>(ends, w, name, cancel),
+            (Format::Lines | Format::Rec(_), _) => unreachable!("only numbers are sorted in segments"),
+        }
+    }
+
+    fn merge_as<T: MergeKey, const REV: bool>(
+        &self,
+        ends: &[usize],
+        w: &mut WriteBehind<'_>,
+        name: &Path,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        let size = std::mem::size_of::<T>();
+        let mut from = 0;
+        let mut segments: Vec<&[T]> = ends
+            .iter()
+            .map(|&end| {
+                let s = bytemuck::cast_slice(&self.data[from..end]);
+                from = end;
+                s
+            })
+            .collect();
+        let threads = self.pool.current_num_threads();
+        let (mut left, mut counts) = (self.data.len() / size, Vec::new());
+        while left > 0 {
+            let spare = w.spare_for(size)?;
+            let q = (spare.len() / size).min(left);
+            // At most q items of each segment go into this block.
+            let fronts: Vec<&[T]> = segments.iter().map(|s| &s[..q.min(s.len())]).collect();
+            multiway::select::<T, REV>(&fronts, q, &mut counts);
+            let parts: Vec<&[T]> = fronts.iter().zip(&counts).map(|(s, &c)| &s[..c]).collect();
+            let out: &mut [T] = bytemuck::cast_slice_mut(&mut spare[..q * size]);
+            self.pool.install(|| multiway::par_merge_into::<T, REV>(&parts, out, threads));
+            w.commit(q * size);
+            for (s, &c) in segments.iter_mut().zip(&counts) {
+                *s = &s[c..];
+            }
+            left -= q;
+            if cancel.load(Ordering::Relaxed) {
+                return Err(Error::new(ErrorKind::Interrupted, name));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -52,6 +52,8 @@ pub struct PlanRecord {
     pub temp_dirs: Vec<String>,
     /// Chunk buffers in run formation (1 or 2).
     pub chunk_buffers: usize,
+    /// Sorted segments per chunk (numbers; 1: sorted whole).
+    pub segments: usize,
     /// Data bytes in a full run.
     pub run_bytes: u64,
     /// Items in a full run (fixed-size formats).
@@ -75,6 +77,7 @@ impl PlanRecord {
             threads: plan.threads(),
             temp_dirs: plan.temp_dirs().iter().map(|p| p.display().to_string()).collect(),
             chunk_buffers: d.chunk_buffers,
+            segments: d.segments,
             run_bytes: d.run_bytes,
             items_per_run: d.items_per_run,
             expected_runs: d.expected_runs,

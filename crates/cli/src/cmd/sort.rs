@@ -179,10 +179,15 @@ pub struct SortArgs {
     #[arg(long, value_name = "D", help_heading = "emsort's options")]
     fan_in: Option<usize>,
     /// Chunk buffers of run formation: 2 (read the next chunk while this one is sorted and written;
-    /// runs of about M/2) or 1 (runs of about M, no overlap) [default: 2, or 1 when the longer runs
-    /// save a whole level of merging].
+    /// runs of about M/2) or 1 (runs of about M; numbers sorted in segments as they are read)
+    /// [default: 2, or 1 when the longer runs save a whole level of merging or the input fits].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=2), help_heading = "emsort's options")]
     chunk_buffers: Option<u8>,
+    /// Sorted segments per chunk of binary numbers (1-64, plain method): each segment is sorted as
+    /// soon as it is read, and the run is written as their merge [default: 8 with one chunk buffer,
+    /// else 1: the chunk sorted after it is read].
+    #[arg(long, value_name = "S", help_heading = "emsort's options")]
+    segments: Option<usize>,
     /// Merge policy: fifo (the seeds' queue) or optimal (fewest passes, smallest runs first).
     #[arg(long, default_value = "optimal", value_parser = clap::value_parser!(MergePolicy), help_heading = "emsort's options")]
     policy: MergePolicy,
@@ -503,6 +508,9 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(n) = a.chunk_buffers {
         b = b.chunk_buffers(n.into());
+    }
+    if let Some(n) = a.segments {
+        b = b.segments(n);
     }
     if let Some(n) = a.parallel {
         b = b.threads(n);

@@ -119,6 +119,23 @@ proptest! {
         check(f, rev, &data, &out)?;
     }
 
+    /// Chunks sorted in segments as they are read, and written as the
+    /// segments' merge: in one buffer or two, as runs or as the whole
+    /// output (a larger M), in either order.
+    #[test]
+    fn numbers_in_segments(data32 in words32(), data64 in words64(),
+                           f in prop::sample::select(vec![Format::U32, Format::I32, Format::F32, Format::U64, Format::I64, Format::F64]),
+                           s in 2usize..9, buffers in 1usize..3, fits: bool, rev: bool) {
+        let data = if f.item_size() == Some(4) { data32 } else { data64 };
+        let mut b = tiny(f, 3, MergePolicy::Optimal, rev).chunk_buffers(buffers).segments(s);
+        if fits {
+            b = b.memory(64 << 10);
+        }
+        let (out, stats) = sort_bytes(b, &data);
+        check(f, rev, &data, &out)?;
+        prop_assert_eq!(stats.plan.segments, s);
+    }
+
     #[test]
     fn records_with_duplicate_keys(recs in prop::collection::vec(
             (prop::collection::vec(0u8..3, 3), prop::collection::vec(any::<u8>(), 9)), 0..120),
