@@ -268,7 +268,8 @@ fn run_phases(
     let (input_bytes, output_bytes, runs, run_formation) = match &formed {
         Some((f, seconds)) => (
             f.bytes_read,
-            f.run_bytes,
+            // What reached the output (-u drops lines in runs and merges).
+            if f.wrote_output { f.bytes_written } else { merged.output_bytes },
             f.runs,
             PhaseStats { seconds: *seconds, bytes_read: f.bytes_read, bytes_written: f.bytes_written },
         ),

@@ -61,7 +61,10 @@
 //! merge's streams take at most half of M. A merge of u32 or i32 on a CPU
 //! with AVX-512 (module `simd_merge`) keeps two scratch buffers per thread
 //! as large as its part of a round (at most the output block, F/8 of the
-//! merge's memory per stream F), also within that other half. The binary's
+//! merge's memory per stream F), also within that other half; run
+//! formation's merge of a chunk's sorted segments keeps the same two
+//! buffers, for at most 64 Ki items at a time (512 KiB over all threads,
+//! within the 1 MiB per thread below). The binary's
 //! tests check that the peak RSS stays within M + 8 MiB + 1 MiB per thread.
 //! That holds with an allocator that returns freed large buffers to the
 //! system: the `emsort` binary makes glibc map every allocation of 256 KiB
@@ -76,7 +79,7 @@
 //!     .memory(64 << 20)
 //!     .fan_in(8)
 //!     .block_size(1 << 20)
-//!     .input_bytes(1 << 30)
+//!     .input_bytes(200 << 20)
 //!     .build()
 //!     .unwrap();
 //! let d = plan.derived();
@@ -157,7 +160,8 @@ pub struct Derived {
     pub run_memory: u64,
     /// Chunk buffers in run formation: 2 (read one while sorting the other),
     /// or 1 when the whole input fits in it or when runs twice as long save
-    /// a level of merging (or as [`SortPlanBuilder::chunk_buffers`] sets).
+    /// a level of merging or a quarter of a pass over the data (or as
+    /// [`SortPlanBuilder::chunk_buffers`] sets).
     pub chunk_buffers: usize,
     /// Segments of a chunk of numbers, each sorted as soon as it is read;
     /// the run is their merge (1: the chunk is sorted whole).
@@ -450,17 +454,22 @@ impl SortPlan {
         };
         // Two buffers overlap reading with sorting and writing, but make
         // runs of half the memory; one buffer makes runs twice as long.
-        // Two, unless the longer runs save a whole level of merging (a
-        // pass over the data costs more than the overlap saves): e.g.
-        // Barve & Vitter's 1 M records of 104 bytes with M = 15 MB and
-        // SRM on 6 disks, 20 runs in two passes or 10 in one.
-        let runs_with =
-            |buffers: u64| self.input_bytes.map(|n| n.div_ceil(data_in(run_memory / buffers).max(1)));
+        // Two, unless the longer runs save a whole level of merging, or at
+        // least a quarter of a pass over the data (a pass costs more than
+        // the overlap saves): e.g. Barve & Vitter's 1 M records of 104
+        // bytes with M = 15 MB and SRM on 6 disks, 20 runs in two passes or
+        // 10 in one; 16 GiB of u32 with M = 256 MiB and d = 64, 130 runs
+        // in 2.52 passes or 65 in 2.02 (104-114 s against 81 s).
+        let runs_with = |buffers: u64| {
+            let run = data_in(run_memory / buffers).max(1);
+            self.input_bytes.map(|n| (n.div_ceil(run), run, n))
+        };
         let chunk_buffers = match (fits_one, self.chunk_buffers) {
             (true, _) => 1,
             (false, Some(n)) => n,
             (false, None) => match (runs_with(2), runs_with(1)) {
-                (Some(two), Some(one)) if self.merge_levels(one) < self.merge_levels(two) => 1,
+                (Some(two), Some(one)) if self.merge_levels(one.0) < self.merge_levels(two.0) => 1,
+                (Some(two), Some(one)) if self.plain_passes(two) - self.plain_passes(one) >= 0.25 => 1,
                 _ => 2,
             },
         };
@@ -477,13 +486,7 @@ impl SortPlan {
         };
         let schedule = match (expected_runs, self.input_bytes) {
             (Some(u), Some(n)) if self.fan_in >= 2 => {
-                // Full runs, and whatever is left in the last one.
-                let u = u as usize;
-                let mut sizes = vec![run_bytes.min(n); u];
-                if let Some(last) = sizes.last_mut() {
-                    *last = n - run_bytes.min(n) * (u as u64 - 1);
-                }
-                Some(schedule(&sizes, self.fan_in, self.policy))
+                Some(schedule(&run_sizes(u, run_bytes, n), self.fan_in, self.policy))
             }
             _ => None,
         };
@@ -511,6 +514,16 @@ impl SortPlan {
             schedule,
             passes,
         }
+    }
+
+    /// Passes over the data of the plain method's merge schedule for
+    /// `(runs, run size, input size)` (0 for DSM and SRM, whose passes are
+    /// levels).
+    fn plain_passes(&self, (runs, run, n): (u64, u64, u64)) -> f64 {
+        if self.method != Method::Plain || self.fan_in < 2 {
+            return 0.0;
+        }
+        schedule(&run_sizes(runs, run, n), self.fan_in, self.policy).passes(n)
     }
 
     /// Levels of merging that `runs` runs need with this plan's method: a
@@ -797,7 +810,8 @@ impl SortPlanBuilder {
     }
     /// Sets the chunk buffers of run formation: 2 overlap reading one with
     /// sorting and writing the other, 1 makes runs twice as long (default:
-    /// 2, or 1 when that saves a level of merging or the input fits in it).
+    /// 2, or 1 when that saves a level of merging or a quarter of a pass,
+    /// or the input fits in it).
     pub fn chunk_buffers(mut self, n: usize) -> Self {
         self.chunk_buffers = Some(n);
         self
@@ -945,6 +959,16 @@ impl SortPlanBuilder {
         plan.check()?;
         Ok(plan)
     }
+}
+
+/// The sizes of `runs` runs of `run` bytes of an input of `n` bytes: full
+/// runs, and whatever is left in the last one.
+fn run_sizes(runs: u64, run: u64, n: u64) -> Vec<u64> {
+    let mut sizes = vec![run.min(n); runs as usize];
+    if let Some(last) = sizes.last_mut() {
+        *last = n - run.min(n) * (runs - 1);
+    }
+    sizes
 }
 
 /// A size in the largest binary unit: exact (`64K`) when it divides, else
@@ -1119,7 +1143,9 @@ mod tests {
 
     #[test]
     fn derives_runs_and_passes_in_one_place() {
-        let p = plan(Format::U64, 10 * 1024, 3, 1024).unwrap().with_input_bytes(80_000);
+        let two =
+            SortPlan::builder(Format::U64).memory(10 * 1024).fan_in(3).block_size(1024).chunk_buffers(2);
+        let p = two.build().unwrap().with_input_bytes(80_000);
         let d = p.derived();
         // (10K − 2K) / 2 buffers = 4K per chunk = 512 u64 per run.
         assert_eq!(d.chunk_buffers, 2);
@@ -1212,6 +1238,22 @@ mod tests {
         assert!(big.derived().expected_runs.unwrap() <= 64);
         // One buffer of numbers is sorted in segments as it is read.
         assert_eq!(big.derived().segments, DEFAULT_SEGMENTS);
+        // 16 GiB: 130 runs of M/2 in 2.52 passes, 65 of M in 2.02 (both
+        // two levels): one buffer (81 s against 104-114 s).
+        let huge = SortPlan::builder(Format::U32)
+            .memory(256 << 20)
+            .fan_in(64)
+            .build()
+            .unwrap()
+            .with_input_size(Some(16 << 30));
+        let d = huge.derived();
+        assert_eq!((d.chunk_buffers, d.segments), (1, DEFAULT_SEGMENTS));
+        assert!((65..=66).contains(&d.expected_runs.unwrap()), "{:?}", d.expected_runs);
+        assert!(d.passes.unwrap() < 2.1, "{:?}", d.passes);
+        // 4 GiB: 33 runs of M/2 or 17 of M, one pass of merging either way.
+        let four =
+            SortPlan::builder(Format::U32).memory(256 << 20).build().unwrap().with_input_size(Some(4 << 30));
+        assert_eq!(four.derived().chunk_buffers, 2);
         // 1 GiB of u32 in 256 MiB merges in one level either way.
         let u =
             SortPlan::builder(Format::U32).memory(256 << 20).build().unwrap().with_input_size(Some(1 << 30));

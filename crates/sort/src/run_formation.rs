@@ -62,9 +62,10 @@
 //! read → sort → write → read. When the whole input fits in one buffer there
 //! is only one, and that single run is written straight to the output (no
 //! merge pass at all). There is only one, too, when runs of all the memory
-//! instead of half of it save a whole level of merging
+//! instead of half of it save a whole level of merging or a quarter of a
+//! pass over the data
 //! ([`Derived::chunk_buffers`](crate::Derived::chunk_buffers)): the stages
-//! then take turns, which costs less than a pass over the data. So that
+//! then take turns, which costs less than the merging saved. So that
 //! they take fewer turns, one buffer of numbers is read in *segments*
 //! ([`Derived::segments`](crate::Derived::segments), 8 by default): each
 //! segment read goes to a task of the pool that sorts it while the next is
@@ -115,8 +116,6 @@ pub(crate) struct Formed {
     pub bytes_read: u64,
     /// Bytes written to runs (or the output), with any side data.
     pub bytes_written: u64,
-    /// Bytes of the runs' items (the output's size).
-    pub run_bytes: u64,
 }
 
 /// A chunk of input in a buffer.
@@ -241,7 +240,6 @@ impl RunFormation<'_, '_> {
                     let _ = empty.send(job.buf);
                     let written = written?;
                     done.runs += 1;
-                    done.run_bytes += job.len as u64;
                     done.bytes_written += written;
                     done.wrote_output = job.single;
                 }

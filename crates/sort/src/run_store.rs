@@ -291,7 +291,9 @@ impl SortedChunk<'_> {
         let (mut left, mut counts) = (self.data.len() / size, Vec::new());
         while left > 0 {
             let spare = w.spare_for(size)?;
-            let q = (spare.len() / size).min(left);
+            // At most MERGE_STEP items at a time: the merge's scratch
+            // (module `simd_merge`) stays small.
+            let q = (spare.len() / size).min(left).min(MERGE_STEP);
             // At most q items of each segment go into this block.
             let fronts: Vec<&[T]> = segments.iter().map(|s| &s[..q.min(s.len())]).collect();
             multiway::select::<T, REV>(&fronts, q, &mut counts);
@@ -330,6 +332,10 @@ pub(crate) fn copy_item(dst: &mut [u8], src: &[u8]) {
         _ => dst.copy_from_slice(src),
     }
 }
+
+/// The most items of sorted segments merged at once
+/// ([`SortedChunk::merge_segments`]).
+const MERGE_STEP: usize = 64 << 10;
 
 /// Items one task of [`SortedChunk::gather`] copies.
 const GATHER_PIECE: usize = 4096;

@@ -274,8 +274,10 @@ fn stdio_and_baseline_runs_sit_beside_each_emsort_run() {
         "u32,lines",
         "--sizes",
         "2M",
+        // Runs of M/2 merged in one pass: a file's plan (its size known)
+        // and a stream's (unknown) both keep two chunk buffers.
         "-M",
-        "256K",
+        "1M",
         "--fan-in",
         "8",
         "--threads",

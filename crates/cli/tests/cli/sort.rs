@@ -340,7 +340,11 @@ fn peak_rss_stays_within_memory_plus_overhead() {
     const OVERHEAD: u64 = (8 << 20) + 2 * (1 << 20);
     const M: u64 = 12 << 20;
     let (d, tmp) = setup();
-    for (f, size) in [("u32", "-n"), ("rec:100:0:10", "-n"), ("lines", "--bytes")] {
+    // u32 in one chunk buffer too: sorted in segments, its runs merged
+    // from them through the merge's scratch.
+    let cases =
+        [("u32", "-n", "2"), ("u32", "-n", "1"), ("rec:100:0:10", "-n", "2"), ("lines", "--bytes", "2")];
+    for (f, size, buffers) in cases {
         let input = d.path().join("in");
         let amount = match f {
             "u32" => "12M",             // 48 MiB
@@ -359,6 +363,8 @@ fn peak_rss_stays_within_memory_plus_overhead() {
             "12M",
             "--parallel",
             "2",
+            "--chunk-buffers",
+            buffers,
             "-T",
             p(&tmp),
             p(&input),
@@ -369,9 +375,11 @@ fn peak_rss_stays_within_memory_plus_overhead() {
         ]);
         assert!(o.status.success(), "{f}: {}", stderr(&o));
         let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        let segments = if buffers == "1" && f == "u32" { 8 } else { 1 };
+        assert_eq!(json["plan"]["segments"], segments, "{f}, {buffers} buffer(s)");
         let rss = json["peak_rss_bytes"].as_u64().unwrap();
         assert!(json["runs"].as_u64().unwrap() > 2, "{f}: {json}");
-        assert!(rss <= M + OVERHEAD, "{f}: peak RSS {rss} > M {M} + {OVERHEAD}");
+        assert!(rss <= M + OVERHEAD, "{f}, {buffers} buffer(s): peak RSS {rss} > M {M} + {OVERHEAD}");
         // And the budget is really used: more than half of M is resident.
         assert!(rss > M / 2, "{f}: peak RSS {rss}");
         // Blocks of 128 KiB make merge rounds of thousands of items: the
@@ -563,6 +571,8 @@ fn compress_program_writes_runs_through_it_and_matches_gnu() {
         let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
         let (runs, merges) = (json["runs"].as_u64().unwrap(), json["merges"].as_u64().unwrap());
         assert!(runs > 4 && merges > 1, "{keys:?}: {json}");
+        // What reached the output (-u keeps 1000 of the 60000 lines).
+        assert_eq!(json["output_bytes"].as_u64(), Some(std::fs::metadata(&out).unwrap().len()), "{keys:?}");
         // Every temporary run went through the program, and was read back
         // through `PROG -d` once: the runs of run formation and of every
         // merge but the last (which writes the output).
