@@ -108,6 +108,17 @@ pub const INDEX_ENTRY_BYTES: u64 = 16;
 /// record numbers and line offsets.
 pub const MAX_CHUNK_ITEMS: u64 = u32::MAX as u64;
 
+/// The part of a pass over the data that runs of M (one chunk buffer) must
+/// save over runs of M/2 (two) for the planner to take them when they save
+/// no whole merge level ([`Derived::chunk_buffers`]). One buffer's run
+/// formation no longer overlaps its writes with its reads: on 16 GiB of u32
+/// with M = 256 MiB and d = 64 it took 7-12 s longer (25-29 s against
+/// 32-40 s), 0.2-0.35 of a pass, where its 65 runs in 2.02 passes against
+/// 130 in 2.52 saved 13-34 s in the merge; in total 81-113 s against
+/// 104-114 s, faster in 3 of 4 pairs (bench/results/2026-11-27-large/
+/// planner-16g and the A/B before it). 0.4 keeps a margin above the cost.
+pub const PASSES_FOR_ONE_BUFFER: f64 = 0.4;
+
 /// The most sorted segments a chunk may have ([`SortPlanBuilder::segments`]).
 pub const MAX_SEGMENTS: usize = 64;
 
@@ -160,7 +171,8 @@ pub struct Derived {
     pub run_memory: u64,
     /// Chunk buffers in run formation: 2 (read one while sorting the other),
     /// or 1 when the whole input fits in it or when runs twice as long save
-    /// a level of merging or a quarter of a pass over the data (or as
+    /// a level of merging or [`PASSES_FOR_ONE_BUFFER`] of a pass over the
+    /// data (or as
     /// [`SortPlanBuilder::chunk_buffers`] sets).
     pub chunk_buffers: usize,
     /// Segments of a chunk of numbers, each sorted as soon as it is read;
@@ -454,12 +466,11 @@ impl SortPlan {
         };
         // Two buffers overlap reading with sorting and writing, but make
         // runs of half the memory; one buffer makes runs twice as long.
-        // Two, unless the longer runs save a whole level of merging, or at
-        // least a quarter of a pass over the data (a pass costs more than
-        // the overlap saves): e.g. Barve & Vitter's 1 M records of 104
-        // bytes with M = 15 MB and SRM on 6 disks, 20 runs in two passes or
-        // 10 in one; 16 GiB of u32 with M = 256 MiB and d = 64, 130 runs
-        // in 2.52 passes or 65 in 2.02 (104-114 s against 81 s).
+        // Two, unless the longer runs save a whole level of merging, or
+        // [`PASSES_FOR_ONE_BUFFER`] of a pass over the data: e.g. Barve &
+        // Vitter's 1 M records of 104 bytes with M = 15 MB and SRM on 6
+        // disks, 20 runs in two passes or 10 in one; 16 GiB of u32 with
+        // M = 256 MiB and d = 64, 130 runs in 2.52 passes or 65 in 2.02.
         let runs_with = |buffers: u64| {
             let run = data_in(run_memory / buffers).max(1);
             self.input_bytes.map(|n| (n.div_ceil(run), run, n))
@@ -469,7 +480,11 @@ impl SortPlan {
             (false, Some(n)) => n,
             (false, None) => match (runs_with(2), runs_with(1)) {
                 (Some(two), Some(one)) if self.merge_levels(one.0) < self.merge_levels(two.0) => 1,
-                (Some(two), Some(one)) if self.plain_passes(two) - self.plain_passes(one) >= 0.25 => 1,
+                (Some(two), Some(one))
+                    if self.plain_passes(two) - self.plain_passes(one) >= PASSES_FOR_ONE_BUFFER =>
+                {
+                    1
+                }
                 _ => 2,
             },
         };
@@ -810,7 +825,8 @@ impl SortPlanBuilder {
     }
     /// Sets the chunk buffers of run formation: 2 overlap reading one with
     /// sorting and writing the other, 1 makes runs twice as long (default:
-    /// 2, or 1 when that saves a level of merging or a quarter of a pass,
+    /// 2, or 1 when that saves a level of merging or
+    /// [`PASSES_FOR_ONE_BUFFER`] of a pass,
     /// or the input fits in it).
     pub fn chunk_buffers(mut self, n: usize) -> Self {
         self.chunk_buffers = Some(n);
@@ -1239,7 +1255,7 @@ mod tests {
         // One buffer of numbers is sorted in segments as it is read.
         assert_eq!(big.derived().segments, DEFAULT_SEGMENTS);
         // 16 GiB: 130 runs of M/2 in 2.52 passes, 65 of M in 2.02 (both
-        // two levels): one buffer (81 s against 104-114 s).
+        // two levels): one buffer (PASSES_FOR_ONE_BUFFER).
         let huge = SortPlan::builder(Format::U32)
             .memory(256 << 20)
             .fan_in(64)

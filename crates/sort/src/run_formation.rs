@@ -62,8 +62,8 @@
 //! read → sort → write → read. When the whole input fits in one buffer there
 //! is only one, and that single run is written straight to the output (no
 //! merge pass at all). There is only one, too, when runs of all the memory
-//! instead of half of it save a whole level of merging or a quarter of a
-//! pass over the data
+//! instead of half of it save a whole level of merging or 0.4 of a pass
+//! over the data
 //! ([`Derived::chunk_buffers`](crate::Derived::chunk_buffers)): the stages
 //! then take turns, which costs less than the merging saved. So that
 //! they take fewer turns, one buffer of numbers is read in *segments*

@@ -180,8 +180,8 @@ pub struct SortArgs {
     fan_in: Option<usize>,
     /// Chunk buffers of run formation: 2 (read the next chunk while this one is sorted and written;
     /// runs of about M/2) or 1 (runs of about M; numbers sorted in segments as they are read)
-    /// [default: 2, or 1 when the longer runs save a level of merging or a quarter of a pass over the
-    /// data, or the input fits].
+    /// [default: 2, or 1 when the longer runs save a level of merging or 0.4 of a pass over the data,
+    /// or the input fits].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=2), help_heading = "emsort's options")]
     chunk_buffers: Option<u8>,
     /// Sorted segments per chunk of binary numbers (1-64, plain method): each segment is sorted as
