@@ -127,9 +127,10 @@ pub const MAX_SEGMENTS: usize = 64;
 /// written as their merge. 1 GiB of u32 in M = 256 MiB with one buffer:
 /// run formation 2.0-2.2 s with 4 or 8 segments, 2.5 s with 16, 2.8 s
 /// sorted whole; an input that fits (256 MiB in M = 1 GiB) 0.67 s against
-/// 0.93 s whole. Two buffers of M/2 sorted whole stay faster where they
-/// are used (1.6-1.8 s): the segments' merge costs CPU, and nothing is read
-/// while it runs.
+/// 0.93 s whole; 8 GiB (disk-bound) 17.8 s against 17.4 s, no gain
+/// (bench/results/2026-11-27-large/segments-8g). Two buffers of M/2 sorted
+/// whole stay faster where they are used (1.6-1.8 s): the segments' merge
+/// costs CPU, and nothing is read while it runs.
 pub const DEFAULT_SEGMENTS: usize = 8;
 
 /// The parameters of one sort. Make one with [`SortPlan::builder`]: the
@@ -393,15 +394,16 @@ impl SortPlan {
     }
 
     /// Memory reserved outside the chunk buffers during run formation,
-    /// with M = `memory` (which sets the run's write block).
-    fn run_formation_reserve(&self, memory: u64) -> u64 {
+    /// with M = `memory` (which sets the run's write block); `segmented`:
+    /// chunks of numbers sorted in segments, whose merge writes runs like
+    /// records are gathered.
+    fn run_formation_reserve(&self, memory: u64, segmented: bool) -> u64 {
         let carry = if self.format == Format::Lines { self.block_size as u64 } else { 0 };
         // DSM and SRM write runs through a striped writer with two logical
         // blocks of D·B (one filling, one being written). A chunk of sorted
         // segments is merged into write-behind blocks as records are
         // gathered.
-        let gathered =
-            matches!(self.format, Format::Lines | Format::Rec(_)) || self.segments.unwrap_or(1) > 1;
+        let gathered = matches!(self.format, Format::Lines | Format::Rec(_)) || segmented;
         let run_output = match &self.method {
             // Records and lines with room: gathered into write-behind
             // blocks of 2B feeding a stream of 2B.
@@ -424,6 +426,17 @@ impl SortPlan {
         !matches!(self.format, Format::Lines | Format::Rec(_)) && self.method == Method::Plain
     }
 
+    /// Sorted segments per chunk with `buffers` chunk buffers
+    /// ([`Derived::segments`]).
+    fn segments_for(&self, buffers: usize) -> usize {
+        match self.segments {
+            Some(n) => n,
+            // One buffer: sorting overlaps reading, merging writing.
+            None if buffers == 1 && self.segmentable() => DEFAULT_SEGMENTS,
+            None => 1,
+        }
+    }
+
     /// The smallest useful chunk buffer (a few items).
     fn minimum_chunk(&self) -> u64 {
         match self.format {
@@ -439,11 +452,16 @@ impl SortPlan {
             .footprint(self.input_kind, self.block_size)
             .max(self.footprint(self.output_kind, self.block_size));
         let merge_memory = (self.fan_in as u64 + 1) * f;
-        let reserve = self.run_formation_reserve(self.memory);
+        // What the chunk buffers get with 1 or 2 of them (segments reserve
+        // write-behind blocks).
+        let run_memory_for = |buffers: usize| {
+            self.memory
+                .saturating_sub(self.run_formation_reserve(self.memory, self.segments_for(buffers) > 1))
+        };
         // The least M that works: with the small write block (M ≥ 64·B,
         // where the larger one is used, leaves room for it).
-        let minimum_memory = merge_memory.max(self.run_formation_reserve(0) + 2 * self.minimum_chunk());
-        let run_memory = self.memory.saturating_sub(reserve);
+        let reserve0 = [1, 2].map(|b| self.run_formation_reserve(0, self.segments_for(b) > 1));
+        let minimum_memory = merge_memory.max(reserve0[0].max(reserve0[1]) + 2 * self.minimum_chunk());
         // Data bytes a chunk buffer of `cap` bytes holds.
         let data_in = |cap: u64| -> u64 {
             match self.format {
@@ -461,7 +479,7 @@ impl SortPlan {
         // One buffer when the whole input fits in it (lines: plus the
         // newline a last line may need).
         let fits_one = match self.input_bytes {
-            Some(n) => n + u64::from(self.format == Format::Lines) <= data_in(run_memory),
+            Some(n) => n + u64::from(self.format == Format::Lines) <= data_in(run_memory_for(1)),
             None => false,
         };
         // Two buffers overlap reading with sorting and writing, but make
@@ -472,7 +490,7 @@ impl SortPlan {
         // disks, 20 runs in two passes or 10 in one; 16 GiB of u32 with
         // M = 256 MiB and d = 64, 130 runs in 2.52 passes or 65 in 2.02.
         let runs_with = |buffers: u64| {
-            let run = data_in(run_memory / buffers).max(1);
+            let run = data_in(run_memory_for(buffers as usize) / buffers).max(1);
             self.input_bytes.map(|n| (n.div_ceil(run), run, n))
         };
         let chunk_buffers = match (fits_one, self.chunk_buffers) {
@@ -488,6 +506,7 @@ impl SortPlan {
                 _ => 2,
             },
         };
+        let run_memory = run_memory_for(chunk_buffers);
         let chunk_bytes = run_memory / chunk_buffers as u64;
         let run_bytes = data_in(chunk_bytes);
         let items_per_run = self.format.item_size().map(|s| run_bytes / s as u64);
@@ -515,12 +534,7 @@ impl SortPlan {
             minimum_memory,
             run_memory,
             chunk_buffers,
-            segments: match self.segments {
-                Some(n) => n,
-                // One buffer: sorting overlaps reading, merging writing.
-                None if chunk_buffers == 1 && self.segmentable() => DEFAULT_SEGMENTS,
-                None => 1,
-            },
+            segments: self.segments_for(chunk_buffers),
             chunk_bytes,
             run_bytes,
             items_per_run,
@@ -1312,6 +1326,13 @@ mod tests {
             assert!(msg(u32s().segments(n)).contains("1 to 64 sorted segments"), "{n}");
         }
         assert_eq!(seg(u32s().segments(MAX_SEGMENTS)).unwrap(), MAX_SEGMENTS);
+        // The segments' merge writes through write-behind blocks, reserved
+        // outside the chunk buffer whether S is the default or given.
+        let one =
+            |b: SortPlanBuilder| b.chunk_buffers(1).build().unwrap().with_input_size(Some(1 << 30)).derived();
+        let (default, given, whole) = (one(u32s()), one(u32s().segments(8)), one(u32s().segments(1)));
+        assert_eq!((default.segments, default.run_memory), (given.segments, given.run_memory));
+        assert!(default.run_memory < whole.run_memory, "{} {}", default.run_memory, whole.run_memory);
     }
 
     #[test]
