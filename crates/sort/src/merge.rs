@@ -223,7 +223,6 @@ impl<'s> Ctx<'_, 's> {
     /// block, then refills the blocks it used up.
     fn numbers<T: MergeKey, const REV: bool>(&self, inputs: &[RunFile]) -> Result<Moved> {
         let (runs, block) = self.open_runs(inputs)?;
-        let threads = self.plan.threads().max(1);
         let n = std::thread::scope(|scope| -> Result<u64> {
             let mut ins = read_ahead::start(scope, runs, block);
             let mut done = vec![false; ins.len()];
@@ -256,19 +255,10 @@ impl<'s> Ctx<'_, 's> {
                 let bound =
                     windows.iter().map(|w| multiway::key64::<T, REV>(w[w.len() - 1])).min().expect("live");
                 multiway::count_le::<T, REV>(&windows, bound, &mut counts);
+                let safe: Vec<&[T]> = windows.iter().zip(&counts).map(|(w, &c)| &w[..c]).collect();
                 let spare: &mut [T] = bytemuck::cast_slice_mut(out.spare()?);
                 let q = counts.iter().sum::<usize>().min(spare.len());
-                if q < counts.iter().sum::<usize>() {
-                    let safe: Vec<&[T]> = windows.iter().zip(&counts).map(|(w, &c)| &w[..c]).collect();
-                    multiway::select::<T, REV>(&safe, q, &mut counts);
-                }
-                let parts: Vec<&[T]> = windows.iter().zip(&counts).map(|(w, &c)| &w[..c]).collect();
-                if threads > 1 {
-                    self.pool
-                        .install(|| multiway::par_merge_into::<T, REV>(&parts, &mut spare[..q], threads));
-                } else {
-                    multiway::merge_into::<T, REV>(&parts, &mut spare[..q]);
-                }
+                multiway::merge_front::<T, REV>(self.pool, &safe, &mut spare[..q], &mut counts);
                 out.commit(q * T::SIZE);
                 for (&r, &c) in live.iter().zip(&counts) {
                     ins[r].pos += c * T::SIZE;

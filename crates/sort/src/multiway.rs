@@ -138,6 +138,25 @@ pub(crate) fn merge_into<T: MergeKey, const REV: bool>(slices: &[&[T]], out: &mu
     }
 }
 
+/// Merges the first `out.len()` items of the slices' merged order into
+/// `out` on all of `pool`'s threads, and sets `counts[r]` to how many came
+/// from slice r (the caller advances its slices by them).
+pub(crate) fn merge_front<T: MergeKey, const REV: bool>(
+    pool: &rayon::ThreadPool,
+    slices: &[&[T]],
+    out: &mut [T],
+    counts: &mut Vec<usize>,
+) {
+    select::<T, REV>(slices, out.len(), counts);
+    let parts: Vec<&[T]> = slices.iter().zip(counts.iter()).map(|(s, &c)| &s[..c]).collect();
+    let threads = pool.current_num_threads();
+    if threads > 1 {
+        pool.install(|| par_merge_into::<T, REV>(&parts, out, threads));
+    } else {
+        merge_into::<T, REV>(&parts, out);
+    }
+}
+
 /// Merges `slices` into `out` on the current rayon pool in `parts` parts of
 /// about equal size (one part: on this thread).
 pub(crate) fn par_merge_into<T: MergeKey, const REV: bool>(slices: &[&[T]], out: &mut [T], parts: usize) {

@@ -1258,40 +1258,34 @@ mod tests {
         // level that merges only 2 of them, but the 64-way merge's smaller
         // blocks cost more than the overlap saves (41.9-44.4 s in 33 runs
         // against 48.8-51.4 s in 65: bench/results/2026-11-27-large): one.
-        let big = SortPlan::builder(Format::U32)
-            .memory(256 << 20)
-            .fan_in(64)
-            .build()
-            .unwrap()
-            .with_input_size(Some(8 << 30));
-        assert_eq!(big.derived().chunk_buffers, 1);
-        assert!(big.derived().expected_runs.unwrap() <= 64);
+        // (The default d for 256 MiB is 64.)
+        let u32s = |n: u64| {
+            SortPlan::builder(Format::U32)
+                .memory(256 << 20)
+                .build()
+                .unwrap()
+                .with_input_size(Some(n))
+                .derived()
+        };
+        let big = u32s(8 << 30);
+        assert_eq!(big.chunk_buffers, 1);
+        assert!(big.expected_runs.unwrap() <= 64);
         // One buffer of numbers is sorted in segments as it is read.
-        assert_eq!(big.derived().segments, DEFAULT_SEGMENTS);
+        assert_eq!(big.segments, DEFAULT_SEGMENTS);
         // 16 GiB: 130 runs of M/2 in 2.52 passes, 65 of M in 2.02 (both
         // two levels): one buffer (PASSES_FOR_ONE_BUFFER).
-        let huge = SortPlan::builder(Format::U32)
-            .memory(256 << 20)
-            .fan_in(64)
-            .build()
-            .unwrap()
-            .with_input_size(Some(16 << 30));
-        let d = huge.derived();
+        let d = u32s(16 << 30);
         assert_eq!((d.chunk_buffers, d.segments), (1, DEFAULT_SEGMENTS));
         assert!((65..=66).contains(&d.expected_runs.unwrap()), "{:?}", d.expected_runs);
         assert!(d.passes.unwrap() < 2.1, "{:?}", d.passes);
         // 4 GiB: 33 runs of M/2 or 17 of M, one pass of merging either way.
-        let four =
-            SortPlan::builder(Format::U32).memory(256 << 20).build().unwrap().with_input_size(Some(4 << 30));
-        assert_eq!(four.derived().chunk_buffers, 2);
+        assert_eq!(u32s(4 << 30).chunk_buffers, 2);
         // 1 GiB of u32 in 256 MiB merges in one level either way.
-        let u =
-            SortPlan::builder(Format::U32).memory(256 << 20).build().unwrap().with_input_size(Some(1 << 30));
-        assert_eq!((u.derived().chunk_buffers, u.derived().segments), (2, 1));
+        let u = u32s(1 << 30);
+        assert_eq!((u.chunk_buffers, u.segments), (2, 1));
         // The input fits: one buffer, one run.
-        let small =
-            SortPlan::builder(Format::U32).memory(256 << 20).build().unwrap().with_input_size(Some(1 << 20));
-        assert_eq!((small.derived().chunk_buffers, small.derived().expected_runs), (1, Some(1)));
+        let small = u32s(1 << 20);
+        assert_eq!((small.chunk_buffers, small.expected_runs), (1, Some(1)));
         let e = SortPlan::builder(Format::U32).chunk_buffers(3).build().unwrap_err().to_string();
         assert!(e.contains("1 or 2 chunk buffers"), "{e}");
     }

@@ -179,7 +179,7 @@ impl RunFormation<'_, '_> {
             indexer: Indexer { pool: self.pool, keys: self.plan.line_order() },
             index_step: INDEX_STEP,
             segments: self.derived.segments,
-            segment_sort: segment_sort(self.plan.format()),
+            segment_sort: segment_sort(self.plan.format()).filter(|_| self.derived.segments > 1),
             reverse: self.plan.reverse(),
             carry: Vec::new(),
             eof: false,
@@ -463,7 +463,8 @@ struct Reader<'i, 'p> {
     /// Segments per chunk of numbers, each sorted by a task of the pool as
     /// soon as it is read (1: the sorting thread sorts the whole chunk).
     segments: usize,
-    /// How a segment is sorted (numbers).
+    /// How a segment is sorted (numbers read in segments; `None`: the
+    /// chunk is sorted whole).
     segment_sort: Option<fn(&mut [u8], bool)>,
     /// Descending.
     reverse: bool,
@@ -584,12 +585,12 @@ impl Reader<'_, '_> {
             self.carry.clear();
             // Segments of about an S-th of what this chunk will hold.
             let segment = match self.segment_sort {
-                Some(_) if self.segments > 1 => {
+                Some(_) => {
                     let most = self.input.remaining().map_or(cap, |r| (cap as u64).min(r) as usize);
                     let size = self.item_size();
                     most.div_ceil(self.segments).div_ceil(size).max(1) * size
                 }
-                _ => 0,
+                None => 0,
             };
             let mut fill = Fill {
                 len,
@@ -662,7 +663,7 @@ impl Reader<'_, '_> {
             }
         }
         let indexer = self.indexer;
-        let (sort, rev) = (self.segment_sort.filter(|_| fill.segment > 0), self.reverse);
+        let (sort, rev) = (self.segment_sort, self.reverse);
         indexer.pool.in_place_scope(|s| -> Result<bool> {
             // One byte kept for a final terminator.
             let data = &mut buf.bytes_mut()[start..];

@@ -242,9 +242,8 @@ impl SortedChunk<'_> {
 impl SortedChunk<'_> {
     /// Merges the chunk's sorted segments (ending at `ends`) into `w`'s
     /// blocks: for each block, the items that fill it are selected from
-    /// the segments' fronts ([`multiway::select`]) and merged on all the
-    /// pool's threads ([`multiway::par_merge_into`]) while the block
-    /// before is written.
+    /// the segments' fronts and merged on all the pool's threads
+    /// ([`multiway::merge_front`]) while the block before is written.
     fn merge_segments(
         &self,
         ends: &[usize],
@@ -287,7 +286,6 @@ impl SortedChunk<'_> {
                 s
             })
             .collect();
-        let threads = self.pool.current_num_threads();
         let (mut left, mut counts) = (self.data.len() / size, Vec::new());
         while left > 0 {
             let spare = w.spare_for(size)?;
@@ -296,10 +294,8 @@ impl SortedChunk<'_> {
             let q = (spare.len() / size).min(left).min(MERGE_STEP);
             // At most q items of each segment go into this block.
             let fronts: Vec<&[T]> = segments.iter().map(|s| &s[..q.min(s.len())]).collect();
-            multiway::select::<T, REV>(&fronts, q, &mut counts);
-            let parts: Vec<&[T]> = fronts.iter().zip(&counts).map(|(s, &c)| &s[..c]).collect();
             let out: &mut [T] = bytemuck::cast_slice_mut(&mut spare[..q * size]);
-            self.pool.install(|| multiway::par_merge_into::<T, REV>(&parts, out, threads));
+            multiway::merge_front::<T, REV>(self.pool, &fronts, out, &mut counts);
             w.commit(q * size);
             for (s, &c) in segments.iter_mut().zip(&counts) {
                 *s = &s[c..];

@@ -282,14 +282,22 @@ fn refusals_are_clear() {
     assert!(stderr(&o).contains("nodir: no such file"), "{}", stderr(&o));
     assert!(!d.path().join("o").exists());
     assert!(entries(&tmp).is_empty());
+    // Sorted segments are for binary numbers, 1 to 64 of them.
+    for (format, s, why) in [("lines", "4", "binary numbers"), ("u32", "65", "1 to 64")] {
+        let o = run(&["sort", "--format", format, "--segments", s, p(&input), "-o", p(&d.path().join("o"))]);
+        assert_eq!(o.status.code(), Some(2), "{format} {s}");
+        assert!(stderr(&o).contains(why), "{format} {s}: {}", stderr(&o));
+    }
+    assert!(!d.path().join("o").exists());
 }
 
 #[test]
 fn full_disk_gives_exit_3_and_leaves_nothing() {
     // RLIMIT_FSIZE = 1 MiB stands in for a full disk. With -S 600K the runs
     // (256K) fit and the 4 MiB output does not; with -S 3M the first run
-    // (1.4M, in the temp dir) does not.
-    for memory in ["600K", "3M"] {
+    // (1.4M, in the temp dir) does not, nor in one chunk buffer (2.8M,
+    // written as the merge of its sorted segments).
+    for (memory, buffers) in [("600K", "2"), ("3M", "2"), ("3M", "1")] {
         let (d, tmp) = setup();
         let input = d.path().join("in.u32");
         gen(&["-n", "1M"], &input);
@@ -297,7 +305,8 @@ fn full_disk_gives_exit_3_and_leaves_nothing() {
         std::fs::create_dir(&out_dir).unwrap();
         let out = out_dir.join("sorted.u32");
         let mut cmd = emsort();
-        cmd.args(["sort", "-q", "--format", "u32", "-S", memory, "-T", p(&tmp), p(&input), "-o", p(&out)]);
+        cmd.args(["sort", "-q", "--format", "u32", "-S", memory, "--chunk-buffers", buffers, "-T", p(&tmp)]);
+        cmd.args([p(&input), "-o", p(&out)]);
         crate::file_size_limit(&mut cmd, 1 << 20);
         let o = cmd.output().unwrap();
         assert_eq!(o.status.code(), Some(3), "{memory}: {}", stderr(&o));
@@ -316,9 +325,13 @@ fn ctrl_c_or_sigterm_mid_sort_exits_128_plus_signal_and_leaves_nothing() {
     let input = d.path().join("big.u32");
     gen(&["-n", "32M"], &input); // 128 MiB
     let out = d.path().join("sorted.u32");
-    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+    // Two chunk buffers, and one read in sorted segments.
+    for (signal, code, buffers) in
+        [(libc::SIGINT, 130, "2"), (libc::SIGTERM, 143, "2"), (libc::SIGINT, 130, "1")]
+    {
         let child = emsort()
-            .args(["sort", "-q", "--format", "u32", "-S", "4M", "-T", p(&tmp), p(&input), "-o", p(&out)])
+            .args(["sort", "-q", "--format", "u32", "-S", "4M", "--chunk-buffers", buffers, "-T", p(&tmp)])
+            .args([p(&input), "-o", p(&out)])
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
