@@ -79,6 +79,16 @@
 //!  writer:                                   [merge s0..s7 → run 0]
 //! ```
 //!
+//! Reading the next chunk while one buffer's run is written would need the
+//! memory the write frees: batched replacement selection (Larson 2003) was
+//! tried (git branch `tried/replacement-selection`): reads go into the gaps
+//! the run's merge frees, each read sorted by a task and split at the last
+//! key written. Its runs were 1.1-1.3 M (1 GiB and 8 GiB of u32, M =
+//! 256 MiB), but on two cores it is CPU-bound — the merge of about 30
+//! sorted pieces costs five SIMD merge passes and a selection over 30
+//! slices per block — and formed runs slower than one buffer (8 GiB: 22.6 s
+//! against 17.4 s; 37.5 s against 35.9 s in all).
+//!
 //! A chunk's index lives until its run is written; the plan's split of M counts each
 //! buffer's index within that buffer's share, so two indexes at once still
 //! fit.
