@@ -4,11 +4,15 @@
 mod annotate;
 mod cmd;
 mod interrupt;
+mod oom;
 mod progress;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+#[global_allocator]
+static ALLOCATOR: oom::Guard = oom::Guard;
 
 /// Sort and stream data larger than memory, and measure what each I/O
 /// strategy costs on this machine.
@@ -41,8 +45,9 @@ enum Command {
 }
 
 /// Exit codes: 0 success, 1 a check failed (verify), 2 bad usage or input,
-/// 3 an I/O failure (full disk, permissions …), 130 interrupted by
-/// Ctrl-C (SIGINT), 143 by SIGTERM.
+/// 3 an I/O failure (full disk, permissions …); a signal (SIGINT, SIGTERM,
+/// SIGHUP …, see `interrupt`) ends the process by that signal once its
+/// temporary files are removed (130, 143, 129 … in a shell).
 /// Makes glibc serve every allocation of 256 KiB or more (chunk buffers,
 /// indexes, read-ahead and write-behind blocks) with its own mapping, which
 /// goes back to the system when freed. Left to itself, glibc raises this
@@ -56,6 +61,12 @@ fn large_buffers_to_mmap() {
     // other thread exists.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
+        // Under `ulimit -v`, each thread's own arena would reserve 64 MiB of
+        // address space (6 of them took 380 MiB beside M = 160 MiB): one
+        // arena for all then, so the limit serves the sort's buffers.
+        if rustix::process::getrlimit(rustix::process::Resource::As).current.is_some() {
+            libc::mallopt(libc::M_ARENA_MAX, 1);
+        }
     }
 }
 
@@ -76,10 +87,15 @@ fn main() -> ExitCode {
         Command::Calibrate(a) => cmd::calibrate::run(a),
     };
     match result {
+        // A signal that came once the work was done (a commit it did not
+        // cut short): the process still dies of it, as GNU sort would.
+        Ok(_) if interrupt::interrupted() => interrupt::die(),
         Ok(code) => code,
         Err(e) if interrupt::interrupted() => {
-            eprintln!("emsort: interrupted; temporary files removed ({})", describe(&e));
-            ExitCode::from(interrupt::exit_code())
+            if interrupt::signal() != libc::SIGPIPE {
+                eprintln!("emsort: interrupted; temporary files removed ({})", describe(&e));
+            }
+            interrupt::die()
         }
         Err(e) => {
             eprintln!("emsort: {}", describe(&e));

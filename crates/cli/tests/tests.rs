@@ -15,14 +15,22 @@ mod cli {
     mod replay;
     mod sort;
     mod sort_pdisk;
+    mod trust;
 }
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// The `emsort` binary built for these tests.
+/// The `emsort` binary under test: the one built for these tests, or
+/// `EMSORT_TEST_BIN` (to show that a regression test fails on an older
+/// build).
+pub fn emsort_path() -> std::path::PathBuf {
+    std::env::var_os("EMSORT_TEST_BIN").map_or_else(|| env!("CARGO_BIN_EXE_emsort").into(), Into::into)
+}
+
+/// The `emsort` binary under test ([`emsort_path`]).
 pub fn emsort() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_emsort"))
+    Command::new(emsort_path())
 }
 
 /// A path as the `&str` an argument list takes.
@@ -56,6 +64,24 @@ pub fn file_size_limit(cmd: &mut Command, bytes: u64) {
             Ok(())
         });
     }
+}
+
+/// Whether `status` is death by signal `sig`, as GNU sort ends once it has
+/// removed its temporary files (a shell shows 128 + `sig`).
+pub fn died_of(status: &std::process::ExitStatus, sig: i32) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal() == Some(sig)
+}
+
+/// A decimal or `0x` hexadecimal number from the environment.
+pub fn env_u64(name: &str) -> Option<u64> {
+    let v = std::env::var(name).ok()?;
+    let v = v.trim();
+    let n = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => v.parse(),
+    };
+    Some(n.unwrap_or_else(|_| panic!("{name}={v}: not a number")))
 }
 
 /// Standard error as text.

@@ -19,13 +19,17 @@ use std::ptr::NonNull;
 ///   `u32`s or `u64`s.
 ///
 /// The capacity is always a whole number of alignment units (a request is
-/// rounded up), so a transfer of the whole buffer has an aligned length. The
-/// memory comes from `std::alloc::alloc_zeroed`. With an alignment the C
-/// allocator gives by itself (up to 16, so the sort's 8) that is `calloc`,
-/// whose large buffers are fresh zero pages from the kernel, touched (made
-/// resident) only when written; a larger alignment is zeroed when allocated
-/// (std writes the zeros), as the `O_DIRECT` buffers always were. A buffer
-/// of capacity 0 (and [`AlignedBuf::default`]) allocates nothing.
+/// rounded up), so a transfer of the whole buffer has an aligned length. A
+/// buffer of 256 KiB or more (`MAP_MIN`; with an alignment of at most a
+/// page) is an anonymous mapping of its own: fresh zero pages from the
+/// kernel, made resident only when written, grown by `mremap` — which
+/// neither copies nor touches the pages that join, so a buffer grown to
+/// hold one long line costs that line's size in memory, not the doubled
+/// capacity zeroed (issue 37: a 3 GB line took 4.2 GB). Smaller buffers
+/// come from `std::alloc::alloc_zeroed` (`calloc` for alignments up to 16;
+/// a larger alignment is zeroed when allocated), and a mapping that cannot
+/// be made falls back to it. A buffer of capacity 0 (and
+/// [`AlignedBuf::default`]) allocates nothing.
 ///
 /// ```
 /// use emsort_io::AlignedBuf;
@@ -45,9 +49,37 @@ pub struct AlignedBuf {
     /// `align`.
     capacity: usize,
     /// Bytes allocated (0: nothing allocated), at least `capacity`, a
-    /// multiple of `align`; past `capacity` they are not initialised.
+    /// multiple of `align`; past `capacity` they are not initialised
+    /// (zero, in a mapping, never written).
     allocated: usize,
     align: usize,
+    /// An anonymous mapping of its own (else the global allocator's).
+    mapped: bool,
+}
+
+/// The smallest buffer that gets a mapping of its own (as the binary's
+/// `M_MMAP_THRESHOLD`).
+pub(crate) const MAP_MIN: usize = 256 << 10;
+
+/// A fresh anonymous mapping of `bytes` (a multiple of the page size), or
+/// `None` where the kernel refuses it.
+fn map_anonymous(bytes: usize) -> Option<NonNull<u8>> {
+    // SAFETY: a new private anonymous mapping at an address the kernel
+    // chooses; nothing else refers to it.
+    let p = unsafe {
+        rustix::mm::mmap_anonymous(
+            std::ptr::null_mut(),
+            bytes,
+            rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
+            rustix::mm::MapFlags::PRIVATE,
+        )
+    };
+    p.ok().and_then(|p| NonNull::new(p.cast()))
+}
+
+/// Whether a buffer of `bytes` aligned to `align` gets its own mapping.
+fn mappable(bytes: usize, align: usize) -> bool {
+    bytes >= MAP_MIN && align <= rustix::param::page_size()
 }
 
 // SAFETY: an `AlignedBuf` owns its memory exclusively, as a `Vec<u8>` does,
@@ -81,13 +113,20 @@ impl AlignedBuf {
                 capacity: 0,
                 allocated: 0,
                 align,
+                mapped: false,
             };
+        }
+        if mappable(capacity, align) {
+            let allocated = round_up(capacity, rustix::param::page_size());
+            if let Some(ptr) = map_anonymous(allocated) {
+                return AlignedBuf { ptr, capacity, allocated, align, mapped: true };
+            }
         }
         let layout = layout(capacity, align);
         // SAFETY: `layout` has a non-zero size (`capacity` > 0).
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        AlignedBuf { ptr, capacity, allocated: capacity, align }
+        AlignedBuf { ptr, capacity, allocated: capacity, align, mapped: false }
     }
 
     /// Capacity in bytes (a multiple of [`AlignedBuf::align`]).
@@ -122,6 +161,14 @@ impl AlignedBuf {
         if capacity > self.allocated {
             // Both multiples of the alignment (`allocated` is).
             let allocated = capacity.max(self.allocated.saturating_mul(2));
+            if self.mapped || mappable(allocated, self.align) {
+                let allocated = round_up(allocated, rustix::param::page_size());
+                if self.remap(allocated) {
+                    // The pages that join are the kernel's zero pages.
+                    self.capacity = capacity;
+                    return;
+                }
+            }
             let old = layout(self.allocated, self.align);
             let new = layout(allocated, self.align);
             // SAFETY: `ptr` was allocated with `old` (by `with_align` or an
@@ -131,10 +178,64 @@ impl AlignedBuf {
             self.ptr = NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(new));
             self.allocated = allocated;
         }
-        // SAFETY: `capacity` ≤ `allocated`, so the range written is inside
-        // the allocation; zeroing it initialises the bytes that join.
-        unsafe { self.ptr.as_ptr().add(self.capacity).write_bytes(0, capacity - self.capacity) };
+        if !self.mapped {
+            // SAFETY: `capacity` ≤ `allocated`, so the range written is
+            // inside the allocation; zeroing it initialises the bytes that
+            // join (a mapping's are zero, never written).
+            unsafe { self.ptr.as_ptr().add(self.capacity).write_bytes(0, capacity - self.capacity) };
+        }
         self.capacity = capacity;
+    }
+
+    /// Grows the buffer to `allocated` bytes (a multiple of the page size)
+    /// in a mapping, keeping its contents: `mremap` of its own mapping, or
+    /// a new mapping and one copy of a heap buffer. A mapping the kernel
+    /// will not grow is copied into a zeroed heap allocation instead (true
+    /// either way); a heap buffer the kernel will not map stays as it is
+    /// (false: the caller reallocates it).
+    fn remap(&mut self, allocated: usize) -> bool {
+        if self.mapped {
+            // SAFETY: `ptr`/`allocated` are this buffer's own mapping; MAYMOVE
+            // lets the kernel move it (no other pointer to it exists).
+            let moved = unsafe {
+                rustix::mm::mremap(
+                    self.ptr.as_ptr().cast(),
+                    self.allocated,
+                    allocated,
+                    rustix::mm::MremapFlags::MAYMOVE,
+                )
+            };
+            if let Some(p) = moved.ok().and_then(|p| NonNull::new(p.cast::<u8>())) {
+                self.ptr = p;
+                self.allocated = allocated;
+                return true;
+            }
+            // The kernel refused: a heap copy, through the global allocator
+            // (which reports exhaustion its own way).
+            let new = layout(allocated, self.align);
+            // SAFETY: `new` has a non-zero size.
+            let p = unsafe { std::alloc::alloc_zeroed(new) };
+            let p = NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(new));
+            // SAFETY: both ranges are valid for `capacity` bytes and distinct.
+            unsafe { std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), p.as_ptr(), self.capacity) };
+            // SAFETY: the old mapping, no longer referred to.
+            let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.allocated) };
+            self.ptr = p;
+            self.allocated = allocated;
+            self.mapped = false;
+            return true;
+        }
+        let Some(p) = map_anonymous(allocated) else { return false };
+        // SAFETY: both ranges are valid for `capacity` bytes and distinct;
+        // the old allocation was made with this layout and is freed once.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), p.as_ptr(), self.capacity);
+            std::alloc::dealloc(self.ptr.as_ptr(), layout(self.allocated, self.align));
+        }
+        self.ptr = p;
+        self.allocated = allocated;
+        self.mapped = true;
+        true
     }
 
     /// The whole buffer, [`capacity`](AlignedBuf::capacity) bytes.
@@ -172,6 +273,11 @@ impl Default for AlignedBuf {
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
         if self.allocated > 0 {
+            if self.mapped {
+                // SAFETY: this buffer's own mapping, unmapped once.
+                let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.allocated) };
+                return;
+            }
             // SAFETY: allocated (by `with_align` or `grow_to`'s `realloc`)
             // with this very layout, and not freed before.
             unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout(self.allocated, self.align)) }
@@ -290,5 +396,44 @@ mod tests {
     #[should_panic(expected = "not a power of two")]
     fn alignment_must_be_a_power_of_two() {
         AlignedBuf::with_align(16, 24);
+    }
+
+    /// Pages of `b` from byte `from` on that are resident (`mincore`).
+    fn resident_pages(b: &AlignedBuf, from: usize) -> usize {
+        let page = rustix::param::page_size();
+        let start = (b.bytes().as_ptr() as usize + from).div_ceil(page) * page;
+        let end = (b.bytes().as_ptr() as usize + b.capacity()) / page * page;
+        let mut vec = vec![0u8; (end - start) / page];
+        // SAFETY: `[start, end)` lies inside the buffer's mapping.
+        let r = unsafe { libc::mincore(start as *mut libc::c_void, end - start, vec.as_mut_ptr()) };
+        assert_eq!(r, 0);
+        vec.iter().filter(|&&v| v & 1 != 0).count()
+    }
+
+    /// A large buffer grown to hold one long line touches no page it was
+    /// not given data for (issue 37: the zeroing of a doubled buffer took
+    /// 1.4 x the line's size).
+    #[test]
+    fn a_grown_mapping_touches_only_what_is_written() {
+        let mut b = AlignedBuf::new(1 << 20);
+        assert!(b.mapped);
+        b.bytes_mut().fill(7);
+        for _ in 0..6 {
+            let n = b.capacity();
+            b.grow_to(2 * n);
+            assert!(b.mapped);
+            assert_eq!(resident_pages(&b, n), 0, "growth to {} touched the new pages", b.capacity());
+            assert!(b.bytes()[..n].iter().all(|&x| x == 7));
+            assert!(b.bytes()[n..].iter().all(|&x| x == 0));
+            b.bytes_mut()[n..].fill(7);
+        }
+        assert!(b.capacity() >= 64 << 20);
+        // A small heap buffer that grows past MAP_MIN moves into a mapping.
+        let mut h = AlignedBuf::new(100);
+        assert!(!h.mapped);
+        h.bytes_mut()[..3].copy_from_slice(b"abc");
+        h.grow_to(MAP_MIN * 4);
+        assert!(h.mapped);
+        assert_eq!(&h.bytes()[..4], b"abc\0");
     }
 }

@@ -56,6 +56,9 @@ pub enum ErrorKind {
     Closed,
     /// The work was cancelled (Ctrl-C, SIGTERM) before it finished.
     Interrupted,
+    /// No memory for what the work needs (a thread the kernel refused
+    /// under `ulimit -v`): GNU sort's "memory exhausted".
+    OutOfMemory,
     /// A configuration file (e.g. the readers' calibration) is malformed.
     BadConfig {
         /// The line at fault (1-based; 0 for the file as a whole).
@@ -176,6 +179,7 @@ impl fmt::Display for Error {
             )?,
             ErrorKind::Closed => write!(f, "{p}: stream used after close or after an error")?,
             ErrorKind::Interrupted => write!(f, "{p}: interrupted")?,
+            ErrorKind::OutOfMemory => write!(f, "{p}: memory exhausted")?,
             ErrorKind::BadConfig { line: 0, reason } => write!(f, "{p}: {reason}")?,
             ErrorKind::BadConfig { line, reason } => write!(f, "{p}:{line}: {reason}")?,
             ErrorKind::Program(what) => write!(f, "{p}: {what}")?,

@@ -39,18 +39,57 @@ pub(crate) fn open_for_read(
     Ok((f, size))
 }
 
-/// Creates or truncates `path` for writing (and reading, which `mmap` needs)
-/// with extra `flags`.
-pub(crate) fn create_for_write(path: &Path, flags: i32, counts: &mut SyscallCounts) -> Result<File> {
+/// Where an output stream writes.
+#[derive(Debug, Clone, Copy)]
+pub enum Dest<'a> {
+    /// A path, created or truncated.
+    Path(&'a Path),
+    /// A file already open for reading and writing (an
+    /// [`crate::AtomicFile`]'s), written from its start through a duplicate
+    /// of its descriptor and never reopened by name; the path names it in
+    /// messages.
+    Open(&'a File, &'a Path),
+}
+
+impl Dest<'_> {
+    /// The name for messages.
+    pub fn name(&self) -> &Path {
+        match self {
+            Dest::Path(p) | Dest::Open(_, p) => p,
+        }
+    }
+}
+
+/// Creates or truncates `dest` for writing (and reading, which `mmap`
+/// needs) with extra `flags` (`O_DIRECT` is the only one a file already
+/// open can be given: `fcntl(F_SETFL)`).
+pub(crate) fn create_for_write(dest: Dest<'_>, flags: i32, counts: &mut SyscallCounts) -> Result<File> {
     counts.open += 1;
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(flags)
-        .open(path)
-        .map_err(|e| Error::from_io("open", path, e))
+    match dest {
+        Dest::Path(path) => OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(flags)
+            .open(path)
+            .map_err(|e| Error::from_io("open", path, e)),
+        Dest::Open(file, name) => {
+            let f = file.try_clone().map_err(|e| Error::from_io("dup", name, e))?;
+            let io = |e: rustix::io::Errno| Error::from_io("open", name, e.into());
+            let fl = rustix::fs::fcntl_getfl(&f).map_err(io)?;
+            let direct = rustix::fs::OFlags::DIRECT;
+            let want = if flags & libc::O_DIRECT != 0 { fl | direct } else { fl - direct };
+            if want != fl {
+                rustix::fs::fcntl_setfl(&f, want).map_err(io)?;
+            }
+            counts.truncate += 1;
+            rustix::fs::ftruncate(&f, 0).map_err(|e| Error::from_io("ftruncate", name, e.into()))?;
+            rustix::fs::seek(&f, rustix::fs::SeekFrom::Start(0))
+                .map_err(|e| Error::from_io("seek", name, e.into()))?;
+            Ok(f)
+        }
+    }
 }
 
 /// `read(2)` into `buf`, retrying on `EINTR`; returns bytes read (0 at end).

@@ -55,15 +55,18 @@ mod element;
 mod error;
 mod file;
 mod memory;
+mod place;
 pub mod progress;
 pub mod reader;
 pub mod rusage;
+pub mod sigbus;
 mod size;
 mod stream;
 mod target;
 pub mod temp;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_util;
+mod threads;
 mod uring;
 
 pub use atomic::{resolve_links, AtomicFile};
@@ -72,7 +75,9 @@ pub use config::{StreamConfig, StreamInfo, StreamKind};
 pub use counts::SyscallCounts;
 pub use element::{as_bytes, as_bytes_mut, from_bytes, Element};
 pub use error::{Error, ErrorKind, Result};
-pub use memory::meminfo;
+pub use file::Dest;
+pub use memory::{meminfo, self_status};
+pub use place::{Found, Place};
 pub use progress::{NoProgress, Progress};
 pub use reader::{
     open_reader, AccessHint, AdaptiveReader, AnyReader, Calibration, Choice, ChoiceCounts, Completion,
@@ -81,9 +86,10 @@ pub use reader::{
 };
 pub use size::{format_size, parse_count, parse_size};
 pub use stream::{
-    create_output, open_input, AnyInput, AnyOutput, BufferedInput, BufferedOutput, DirectInput, DirectOutput,
-    InputStream, MmapInput, MmapOutput, OutputStream, StdioInput, StdioOutput, SyscallInput, SyscallOutput,
-    UringInput, UringOutput,
+    create_output, create_output_in, open_input, AnyInput, AnyOutput, BufferedInput, BufferedOutput,
+    DirectInput, DirectOutput, InputStream, MmapInput, MmapOutput, OutputStream, StdioInput, StdioOutput,
+    SyscallInput, SyscallOutput, UringInput, UringOutput,
 };
 pub use target::{input_size, open_into, write_into, IntoKind, OutputTarget};
 pub use temp::TempDir;
+pub use threads::spawn_scoped;

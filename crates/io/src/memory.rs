@@ -1,4 +1,5 @@
-//! What the machine says about its memory: fields of `/proc/meminfo`.
+//! What the machine says about its memory: fields of `/proc/meminfo`, and
+//! of this process's `/proc/self/status` (its address space and data).
 //!
 //! ```
 //! if let Some(total) = emsort_io::meminfo("MemTotal:") {
@@ -10,6 +11,13 @@
 /// there) in bytes, or `None` where the file or the field is missing.
 pub fn meminfo(field: &str) -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    parse_meminfo(&text, field)
+}
+
+/// A field of this process's `/proc/self/status` given in kB (`"VmSize:"`,
+/// `"VmData:"`, `"VmRSS:"` …) in bytes, or `None` where it is missing.
+pub fn self_status(field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
     parse_meminfo(&text, field)
 }
 
@@ -33,5 +41,6 @@ mod tests {
         assert_eq!(parse_meminfo(text, "Missing:"), None);
         assert_eq!(parse_meminfo("MemTotal: lots kB\n", "MemTotal:"), None);
         assert!(meminfo("MemTotal:").is_some_and(|t| t > 0));
+        assert!(self_status("VmSize:").is_some_and(|t| t > 0));
     }
 }

@@ -16,15 +16,20 @@
 //!   as GNU `sort` does).
 //! - [`open_into`] and [`write_into`] open and write such a target so that
 //!   setting the cancel flag stops them even when nobody reads the other end
-//!   of a FIFO.
+//!   of a FIFO; the open goes through the directory [`Place::resolve`] held
+//!   open, without following a link, and checks the file is the one
+//!   classified.
 
 use std::fs::File;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::atomic::{can_give_owner, resolve_links};
+use rustix::fs::{FileType, OFlags};
+use rustix::io::Errno;
+
+use crate::atomic::can_give_owner;
+use crate::place::Place;
 use crate::{Error, ErrorKind, Result};
 
 /// `statfs` magic numbers of file systems whose files do not know their
@@ -62,14 +67,14 @@ pub fn input_size(path: &Path) -> Result<Option<u64>> {
 }
 
 /// How an output path is to be written.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum OutputTarget {
-    /// Written beside and renamed over ([`crate::AtomicFile`]); the path as
-    /// given (symbolic links are followed when it is created).
-    Replace(PathBuf),
-    /// Written into once the result is complete: the path with symbolic
-    /// links followed, and what it is.
-    WriteInto(PathBuf, IntoKind),
+    /// Written beside and renamed over ([`crate::AtomicFile::at`]): the
+    /// place the path leads to (a new file, or a regular file this user may
+    /// replace).
+    Replace(Place),
+    /// Written into: the place (symbolic links followed), and what it is.
+    WriteInto(Place, IntoKind),
 }
 
 /// What an [`OutputTarget::WriteInto`] is.
@@ -82,8 +87,8 @@ pub enum IntoKind {
     /// A named pipe: opening it waits for a reader.
     Fifo,
     /// A regular file this process cannot replace (its owner cannot be
-    /// given to a new file, or its directory is not writable): truncated
-    /// and rewritten in place once the result is complete.
+    /// given to a new file, or its directory is not writable): rewritten
+    /// in place once the result is complete.
     InPlace,
 }
 
@@ -99,74 +104,84 @@ impl std::fmt::Display for IntoKind {
 }
 
 impl OutputTarget {
-    /// Decides how `path` is written (see the module docs). A directory is
+    /// Decides how `path` is written (see the module docs), resolving it
+    /// once ([`Place::resolve`]). A directory is
     /// [`ErrorKind::IsADirectory`]; a socket [`ErrorKind::NotReplaceable`].
     pub fn classify(path: &Path) -> Result<OutputTarget> {
-        let real = resolve_links(path)?;
-        let md = match std::fs::metadata(&real) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(OutputTarget::Replace(path.to_path_buf()))
+        let place = Place::resolve(path)?;
+        let Some(found) = place.found() else { return Ok(OutputTarget::Replace(place)) };
+        let kind = match found.file_type() {
+            FileType::Directory => return Err(Error::new(ErrorKind::IsADirectory, path)),
+            FileType::CharacterDevice => IntoKind::CharDevice,
+            FileType::BlockDevice => IntoKind::BlockDevice,
+            FileType::Fifo => IntoKind::Fifo,
+            FileType::RegularFile => {
+                let dir_writable = rustix::fs::accessat(
+                    place.dir(),
+                    ".",
+                    rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+                    rustix::fs::AtFlags::EACCESS,
+                )
+                .is_ok();
+                if dir_writable && can_give_owner(found.uid, found.gid) {
+                    return Ok(OutputTarget::Replace(place));
+                }
+                IntoKind::InPlace
             }
-            Err(e) => return Err(Error::from_io("stat", &real, e)),
+            _ => return Err(Error::new(ErrorKind::NotReplaceable, path)),
         };
-        let ft = md.file_type();
-        let kind = if md.is_dir() {
-            return Err(Error::new(ErrorKind::IsADirectory, path));
-        } else if ft.is_char_device() {
-            IntoKind::CharDevice
-        } else if ft.is_block_device() {
-            IntoKind::BlockDevice
-        } else if ft.is_fifo() {
-            IntoKind::Fifo
-        } else if ft.is_socket() {
-            return Err(Error::new(ErrorKind::NotReplaceable, path));
-        } else {
-            let dir = match real.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
-            let dir_writable =
-                rustix::fs::access(&dir, rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK).is_ok();
-            if dir_writable && can_give_owner(md.uid(), md.gid()) {
-                return Ok(OutputTarget::Replace(path.to_path_buf()));
-            }
-            IntoKind::InPlace
-        };
-        Ok(OutputTarget::WriteInto(real, kind))
+        Ok(OutputTarget::WriteInto(place, kind))
+    }
+
+    /// Where the path leads.
+    pub fn place(&self) -> &Place {
+        match self {
+            OutputTarget::Replace(p) | OutputTarget::WriteInto(p, _) => p,
+        }
+    }
+
+    /// How it is written, without the place: `None` for a replacement.
+    pub fn into_kind(&self) -> Option<IntoKind> {
+        match self {
+            OutputTarget::Replace(_) => None,
+            OutputTarget::WriteInto(_, k) => Some(*k),
+        }
     }
 }
 
-/// Opens a [`OutputTarget::WriteInto`] target for writing, without creating
-/// anything. A FIFO is opened without blocking, retried until a reader
-/// opens the other end or `cancel` is set ([`ErrorKind::Interrupted`]); a
-/// regular file is truncated. Devices and FIFOs stay non-blocking, for
-/// [`write_into`].
-pub fn open_into(path: &Path, kind: IntoKind, cancel: &AtomicBool) -> Result<File> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true);
-    match kind {
-        IntoKind::InPlace => {
-            opts.truncate(true).custom_flags(libc::O_CLOEXEC);
-        }
-        _ => {
-            opts.custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK);
-        }
+/// Opens a [`OutputTarget::WriteInto`] target for writing, through its
+/// directory's descriptor and without following a link (the name is the
+/// one [`Place::resolve`] found), and checks that it is still the file
+/// classified: a name swapped since for a link or another file is refused,
+/// never written (issue 37). Nothing is created or truncated. A FIFO is
+/// opened without blocking, retried until a reader opens the other end or
+/// `cancel` is set ([`ErrorKind::Interrupted`]). Devices and FIFOs stay
+/// non-blocking, for [`write_into`].
+pub fn open_into(place: &Place, kind: IntoKind, cancel: &AtomicBool) -> Result<File> {
+    let path = place.path();
+    let mut flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC;
+    if kind != IntoKind::InPlace {
+        flags |= OFlags::NONBLOCK;
     }
-    loop {
-        match opts.open(path) {
-            Ok(f) => return Ok(f),
+    let fd = loop {
+        match rustix::fs::openat(place.dir(), place.name(), flags, rustix::fs::Mode::empty()) {
+            Ok(fd) => break fd,
             // A FIFO without a reader yet.
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) && kind == IntoKind::Fifo => {
+            Err(Errno::NXIO) if kind == IntoKind::Fifo => {
                 if cancel.load(Ordering::Relaxed) {
-                    return Err(Error::new(ErrorKind::Interrupted, path));
+                    return Err(Error::new(ErrorKind::Interrupted, &path));
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::from_io("open", path, e)),
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(Error::from_io("open", &path, e.into())),
         }
+    };
+    let st = rustix::fs::fstat(&fd).map_err(|e| Error::from_io("stat", &path, e.into()))?;
+    if !place.found().is_some_and(|f| f.same_file(&st)) {
+        return Err(Error::new(ErrorKind::Io("open (the output was replaced during the sort)"), &path));
     }
+    Ok(File::from(fd))
 }
 
 /// Writes all of `buf` into `f` (opened by [`open_into`]), waiting while a
@@ -196,6 +211,7 @@ pub fn write_into(f: &File, mut buf: &[u8], path: &Path, cancel: &AtomicBool) ->
 mod tests {
     use super::*;
     use std::io::Read;
+    use std::path::PathBuf;
 
     fn mknod(path: &Path, ft: rustix::fs::FileType, dev: u64) -> bool {
         rustix::fs::mknodat(rustix::fs::CWD, path, ft, rustix::fs::Mode::from_raw_mode(0o666), dev).is_ok()
@@ -217,39 +233,58 @@ mod tests {
         assert_eq!(input_size(&fifo).unwrap(), None);
     }
 
+    /// The kind and the path it leads to.
+    fn classified(p: &Path) -> (Option<IntoKind>, PathBuf) {
+        let t = OutputTarget::classify(p).unwrap();
+        (t.into_kind(), t.place().path())
+    }
+
     #[test]
     fn outputs_are_classified() {
         let d = tempfile::tempdir().unwrap();
         let new = d.path().join("new");
-        assert_eq!(OutputTarget::classify(&new).unwrap(), OutputTarget::Replace(new.clone()));
+        assert_eq!(classified(&new), (None, new.clone()));
         std::fs::write(&new, b"").unwrap();
-        assert_eq!(OutputTarget::classify(&new).unwrap(), OutputTarget::Replace(new.clone()));
+        assert_eq!(classified(&new), (None, new.clone()));
         let link = d.path().join("link");
         std::os::unix::fs::symlink(&new, &link).unwrap();
-        assert_eq!(OutputTarget::classify(&link).unwrap(), OutputTarget::Replace(link.clone()));
+        assert_eq!(classified(&link), (None, new.clone()));
         let fifo = d.path().join("fifo");
         assert!(mknod(&fifo, rustix::fs::FileType::Fifo, 0));
-        assert_eq!(
-            OutputTarget::classify(&fifo).unwrap(),
-            OutputTarget::WriteInto(fifo.clone(), IntoKind::Fifo)
-        );
+        assert_eq!(classified(&fifo), (Some(IntoKind::Fifo), fifo.clone()));
         // A link to the FIFO: written into the FIFO, the link stays.
         let flink = d.path().join("flink");
         std::os::unix::fs::symlink("fifo", &flink).unwrap();
-        assert_eq!(
-            OutputTarget::classify(&flink).unwrap(),
-            OutputTarget::WriteInto(fifo.clone(), IntoKind::Fifo)
-        );
+        assert_eq!(classified(&flink), (Some(IntoKind::Fifo), fifo.clone()));
         // A character device node of our own (the null device's numbers),
         // where the test may make one.
         let null = d.path().join("null");
         if mknod(&null, rustix::fs::FileType::CharacterDevice, rustix::fs::makedev(1, 3)) {
-            assert_eq!(
-                OutputTarget::classify(&null).unwrap(),
-                OutputTarget::WriteInto(null.clone(), IntoKind::CharDevice)
-            );
+            assert_eq!(classified(&null), (Some(IntoKind::CharDevice), null.clone()));
         }
         assert_eq!(*OutputTarget::classify(d.path()).unwrap_err().kind(), ErrorKind::IsADirectory);
+    }
+
+    /// A FIFO swapped for a link to another file after it was classified
+    /// is refused when opened, and the other file is untouched.
+    #[test]
+    fn a_target_swapped_after_classification_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        assert!(mknod(&fifo, rustix::fs::FileType::Fifo, 0));
+        let t = OutputTarget::classify(&fifo).unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"secret").unwrap();
+        std::fs::remove_file(&fifo).unwrap();
+        std::os::unix::fs::symlink(&victim, &fifo).unwrap();
+        let no = AtomicBool::new(false);
+        assert!(open_into(t.place(), IntoKind::Fifo, &no).is_err());
+        // A regular file put in its place: refused too.
+        std::fs::remove_file(&fifo).unwrap();
+        std::fs::write(&fifo, b"other").unwrap();
+        assert!(open_into(t.place(), IntoKind::Fifo, &no).is_err());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"secret");
+        assert_eq!(std::fs::read(&fifo).unwrap(), b"other");
     }
 
     #[test]
@@ -258,8 +293,10 @@ mod tests {
         let fifo = d.path().join("fifo");
         assert!(mknod(&fifo, rustix::fs::FileType::Fifo, 0));
         // Nobody reads: cancelled.
+        let place = OutputTarget::classify(&fifo).unwrap();
+        let place = place.place();
         let cancel = AtomicBool::new(true);
-        let e = open_into(&fifo, IntoKind::Fifo, &cancel).unwrap_err();
+        let e = open_into(place, IntoKind::Fifo, &cancel).unwrap_err();
         assert_eq!(*e.kind(), ErrorKind::Interrupted);
         // A reader that starts later gets every byte, through a full pipe.
         let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
@@ -273,7 +310,7 @@ mod tests {
             })
         };
         let no = AtomicBool::new(false);
-        let f = open_into(&fifo, IntoKind::Fifo, &no).unwrap();
+        let f = open_into(place, IntoKind::Fifo, &no).unwrap();
         write_into(&f, &data, &fifo, &no).unwrap();
         drop(f);
         assert_eq!(reader.join().unwrap(), data);
@@ -286,7 +323,7 @@ mod tests {
                 drop(f);
             })
         };
-        let f = open_into(&fifo, IntoKind::Fifo, &no).unwrap();
+        let f = open_into(place, IntoKind::Fifo, &no).unwrap();
         let stop = AtomicBool::new(false);
         std::thread::scope(|s| {
             s.spawn(|| {

@@ -175,7 +175,7 @@ fn write_sorted<T: NumKey + bytemuck::Pod>(
 ) -> emsort_io::Result<()> {
     emsort_sort::sort_numbers(&mut items, reverse);
     let out = AtomicFile::create(output)?;
-    std::fs::write(out.path(), bytemuck::cast_slice::<T, u8>(&items))
+    std::io::Write::write_all(&mut out.file(), bytemuck::cast_slice::<T, u8>(&items))
         .map_err(|e| emsort_io::Error::from_io("write", output, e))?;
     out.commit()
 }

@@ -5,7 +5,12 @@
 //! - [`parse_memory`]: a size with K/M/G/T/P suffixes (powers of 1024, as
 //!   [`emsort_io::parse_size`]) or `N%` of the machine's total RAM.
 //! - [`default_memory`]: a quarter of the available RAM, but no more than
-//!   twice the input plus 16 MiB (a small input needs no more).
+//!   twice the input plus 16 MiB (a small input needs no more), and no more
+//!   than the process's limits allow ([`limit_cap`]).
+//! - [`limit_cap`]: under `ulimit -v` or `ulimit -d`, half of the address
+//!   space or data the process has left, as GNU sort sizes its buffer (a
+//!   sort that runs into such a limit fails; issue 37 saw `ulimit -v 400M`
+//!   with `-S 1G` abort).
 //!
 //! ```
 //! use emsort_sort::budget::{default_memory, parse_memory};
@@ -14,7 +19,7 @@
 //! assert!(default_memory(Some(1000)) <= 2000 + (16 << 20));
 //! ```
 
-use emsort_io::meminfo;
+use emsort_io::{meminfo, self_status};
 
 /// A memory size: K/M/G/T/P suffixes (powers of 1024) or `N%` of the
 /// machine's total RAM (more than 0 and at most 100).
@@ -73,13 +78,34 @@ pub fn parse_sort_size(s: &str) -> Result<u64, String> {
 }
 
 /// The memory M of a sort given none: a quarter of the available RAM, but
-/// no more than twice the input plus 16 MiB when its size is known.
+/// no more than twice the input plus 16 MiB when its size is known, and
+/// no more than [`limit_cap`].
 pub fn default_memory(input_bytes: Option<u64>) -> u64 {
     let quarter = meminfo("MemAvailable:").unwrap_or(1 << 30) / 4;
-    match input_bytes {
+    let m = match input_bytes {
         Some(n) => quarter.min(n.saturating_mul(2).saturating_add(16 << 20)),
         None => quarter,
-    }
+    };
+    limit_cap().map_or(m, |cap| m.min(cap))
+}
+
+/// The most memory a sort may plan for under this process's resource
+/// limits: half of what `RLIMIT_AS` (`ulimit -v`) leaves of the address
+/// space and of what `RLIMIT_DATA` (`ulimit -d`) leaves of the data
+/// segment, the smaller; `None` without such limits. GNU sort halves its
+/// limits the same way ("leave a large safety margin … as failure can
+/// occur when they are exceeded"): threads, their stacks and the
+/// allocator's arenas take address space beyond M.
+pub fn limit_cap() -> Option<u64> {
+    use rustix::process::{getrlimit, Resource};
+    let left = |r: Resource, used: &str| {
+        getrlimit(r).current.map(|lim| lim.saturating_sub(self_status(used).unwrap_or(0)))
+    };
+    let least = match (left(Resource::As, "VmSize:"), left(Resource::Data, "VmData:")) {
+        (Some(a), Some(d)) => Some(a.min(d)),
+        (a, d) => a.or(d),
+    };
+    least.map(|l| l / 2)
 }
 
 #[cfg(test)]
@@ -96,6 +122,14 @@ mod tests {
         for bad in ["0%", "101%", "-5%", "x%", "%", "12Q"] {
             assert!(parse_memory(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn no_limit_no_cap() {
+        use rustix::process::{getrlimit, Resource};
+        let unlimited =
+            getrlimit(Resource::As).current.is_none() && getrlimit(Resource::Data).current.is_none();
+        assert_eq!(limit_cap().is_none(), unlimited);
     }
 
     #[test]

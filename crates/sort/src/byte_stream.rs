@@ -16,7 +16,7 @@
 use std::path::Path;
 
 use emsort_io::{
-    create_output, open_input, AnyInput, AnyOutput, InputStream, OutputStream, Result, StreamConfig,
+    create_output_in, open_input, AnyInput, AnyOutput, Dest, InputStream, OutputStream, Result, StreamConfig,
 };
 
 use crate::compress::{CompressedWriter, DecompressedReader};
@@ -105,10 +105,15 @@ impl BlockSink for ByteOutput {
 impl ByteOutput {
     /// Creates `path` as a stream of `unit`-byte elements.
     pub fn create(path: &Path, unit: usize, cfg: &StreamConfig) -> Result<ByteOutput> {
+        ByteOutput::create_in(Dest::Path(path), unit, cfg)
+    }
+
+    /// [`ByteOutput::create`] into `dest` (a path, or a file already open).
+    pub fn create_in(dest: Dest<'_>, unit: usize, cfg: &StreamConfig) -> Result<ByteOutput> {
         Ok(match unit {
-            8 => ByteOutput::U64(create_output(path, cfg)?),
-            4 => ByteOutput::U32(create_output(path, cfg)?),
-            _ => ByteOutput::U8(create_output(path, cfg)?),
+            8 => ByteOutput::U64(create_output_in(dest, cfg)?),
+            4 => ByteOutput::U32(create_output_in(dest, cfg)?),
+            _ => ByteOutput::U8(create_output_in(dest, cfg)?),
         })
     }
 

@@ -48,7 +48,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 
 use emsort_io::{
-    create_output, AtomicFile, Error, ErrorKind, OutputStream, Progress, StreamConfig, StreamKind,
+    create_output_in, AtomicFile, Dest, Error, ErrorKind, OutputStream, Progress, StreamConfig, StreamKind,
 };
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution as _, Zipf};
@@ -489,13 +489,13 @@ pub fn generate(
         _ => (spec.count.div_ceil(CHUNK_ITEMS), gen_fixed_chunk),
     };
     let atomic = AtomicFile::create(out)?;
-    let name = |e: Error| atomic.about_target(e);
-    let mut file = create_output::<u8>(atomic.path(), &spec.io).map_err(name)?;
+    let target = atomic.target();
+    let mut file = create_output_in::<u8>(Dest::Open(atomic.file(), &target), &spec.io)?;
     progress.phase_bytes("gen", Some(spec.total_bytes()));
     let batch = (rayon::current_num_threads() as u64 * 2).max(2);
     let (tx, rx) = sync_channel::<Vec<Vec<u8>>>(1);
     let (bytes, items) = std::thread::scope(|s| -> Result<(u64, u64), Error> {
-        let writer = s.spawn(move || -> Result<(), Error> {
+        let writer = emsort_io::spawn_scoped(s, "emsort-gen-write", out, move || -> Result<(), Error> {
             for chunks in rx {
                 for c in chunks {
                     file.write_all(&c)?;
@@ -503,7 +503,7 @@ pub fn generate(
                 }
             }
             file.close()
-        });
+        })?;
         let (mut bytes, mut items) = (0u64, 0u64);
         let mut c0 = 0;
         let mut send_failed = false;
@@ -532,8 +532,7 @@ pub fn generate(
             return Err(Error::new(ErrorKind::Io("write"), out));
         }
         Ok((bytes, items))
-    })
-    .map_err(name)?;
+    })?;
     progress.finish_phase();
     if cancel.load(Ordering::Relaxed) {
         return Err(Error::new(ErrorKind::Interrupted, out));

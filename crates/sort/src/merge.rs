@@ -183,7 +183,7 @@ impl<'s> Ctx<'_, 's> {
     {
         let out =
             self.sink.lock().unwrap_or_else(|e| e.into_inner()).take().expect("the output is opened once");
-        Ok(WriteBehind::new(scope, out, self.block / 4, self.output))
+        WriteBehind::new(scope, out, self.block / 4, self.output)
     }
 
     fn poll(&self, bytes: u64) -> Result<()> {
@@ -224,7 +224,7 @@ impl<'s> Ctx<'_, 's> {
     fn numbers<T: MergeKey, const REV: bool>(&self, inputs: &[RunFile]) -> Result<Moved> {
         let (runs, block) = self.open_runs(inputs)?;
         let n = std::thread::scope(|scope| -> Result<u64> {
-            let mut ins = read_ahead::start(scope, runs, block);
+            let mut ins = read_ahead::start(scope, runs, block)?;
             let mut done = vec![false; ins.len()];
             let mut out = self.write_behind(scope)?;
             let (mut n, mut reported) = (0u64, 0u64);
@@ -283,7 +283,7 @@ impl<'s> Ctx<'_, 's> {
         let (runs, block) = self.open_runs(inputs)?;
         let threads = self.plan.threads().max(1);
         let written = std::thread::scope(|scope| -> Result<merge_items::Moved> {
-            let readers = read_ahead::start(scope, runs, block);
+            let readers = read_ahead::start(scope, runs, block)?;
             let mut out = self.write_behind(scope)?;
             let mut poll = |bytes| self.poll(bytes);
             let (format, reverse, lines) = (self.plan.format(), self.plan.reverse(), self.plan.line_order());

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::{Mutex, OnceLock};
 
-use emsort_io::{AtomicFile, Error, ErrorKind, IntoKind, OutputTarget, Result, TempDir};
+use emsort_io::{AtomicFile, Dest, Error, ErrorKind, IntoKind, OutputTarget, Place, Result, TempDir};
 
 use crate::byte_stream::{BlockSink, ByteInput, ByteOutput};
 use crate::plan::SortPlan;
@@ -62,9 +62,15 @@ pub(crate) struct Later<'a> {
 
 enum Kind<'a> {
     Atomic(AtomicFile),
-    Into(PathBuf, IntoKind),
-    /// The complete result is kept in `spool/output` until the commit.
-    InPlace(PathBuf, TempDir),
+    Into(Place, IntoKind),
+    /// A file that cannot be replaced, open for writing since the start
+    /// (not truncated); the complete result is kept in `spool/output` until
+    /// the commit copies it in.
+    InPlace {
+        file: std::fs::File,
+        place: Place,
+        spool: TempDir,
+    },
     Stdout,
     Writer(Mutex<Option<&'a mut (dyn Write + Send)>>),
     Channel(Mutex<Option<ItemBlocks>>),
@@ -88,13 +94,16 @@ pub(crate) struct Output<'a> {
 /// How the path `p` is written.
 fn path_kind<'a>(p: &Path, temp_root: Option<&Path>) -> Result<Kind<'a>> {
     Ok(match OutputTarget::classify(p)? {
-        OutputTarget::Replace(target) => Kind::Atomic(AtomicFile::create(&target)?),
-        OutputTarget::WriteInto(target, IntoKind::InPlace) => {
+        OutputTarget::Replace(place) => Kind::Atomic(AtomicFile::at(place)?),
+        OutputTarget::WriteInto(place, IntoKind::InPlace) => {
             let root =
                 temp_root.ok_or_else(|| Error::new(ErrorKind::Io("no temporary directory given"), p))?;
-            Kind::InPlace(target, TempDir::new_in(root, "emsort-out-")?)
+            // Opened now, as GNU sort checks it: a file this user may not
+            // write is refused before the sort.
+            let file = emsort_io::open_into(&place, IntoKind::InPlace, &AtomicBool::new(false))?;
+            Kind::InPlace { file, place, spool: TempDir::new_in(root, "emsort-out-")? }
         }
-        OutputTarget::WriteInto(target, kind) => Kind::Into(target, kind),
+        OutputTarget::WriteInto(place, kind) => Kind::Into(place, kind),
     })
 }
 
@@ -153,13 +162,16 @@ impl<'a> Output<'a> {
     pub fn open(&self, block: usize) -> Result<Box<dyn BlockSink + '_>> {
         let cfg = self.cfg.clone().block_size(block.max(self.unit));
         Ok(match &self.kind {
-            Kind::Atomic(f) => Box::new(Named(ByteOutput::create(f.path(), self.unit, &cfg)?, f.target())),
-            Kind::InPlace(_, spool) => {
+            Kind::Atomic(f) => {
+                let target = f.target();
+                Box::new(ByteOutput::create_in(Dest::Open(f.file(), &target), self.unit, &cfg)?)
+            }
+            Kind::InPlace { spool, .. } => {
                 Box::new(ByteOutput::create(&spool.path().join("output"), self.unit, &cfg)?)
             }
-            Kind::Into(path, kind) => {
-                let file = emsort_io::open_into(path, *kind, self.cancel)?;
-                Box::new(FdSink { file, name: path.clone(), cancel: self.cancel })
+            Kind::Into(place, kind) => {
+                let file = emsort_io::open_into(place, *kind, self.cancel)?;
+                Box::new(FdSink { file, name: place.path(), cancel: self.cancel })
             }
             Kind::Stdout => {
                 use std::os::fd::AsFd;
@@ -216,27 +228,12 @@ impl<'a> Output<'a> {
 
     /// Makes the complete result the output: renames the temporary file
     /// over its target, or copies the spooled result into a file that could
-    /// not be replaced.
+    /// not be replaced ([`commit_in_place`]).
     pub fn commit(self) -> Result<()> {
         match self.kind {
             Kind::Atomic(f) => f.commit(),
-            Kind::InPlace(target, spool) => {
-                let from = spool.path().join("output");
-                // Opened (and truncated) only now that the result exists.
-                let f = emsort_io::open_into(&target, IntoKind::InPlace, self.cancel)?;
-                let mut inp = ByteInput::open(&from, 1, &self.cfg)?;
-                let mut buf = vec![0u8; self.cfg.block_size.max(4096)];
-                loop {
-                    let n = inp.read(&mut buf)?;
-                    if n == 0 {
-                        break;
-                    }
-                    emsort_io::write_into(&f, &buf[..n], &target, self.cancel)?;
-                    if self.cancel.load(Ordering::Relaxed) {
-                        return Err(Error::new(ErrorKind::Interrupted, &target));
-                    }
-                }
-                f.sync_all().map_err(|e| Error::from_io("fsync", &target, e))
+            Kind::InPlace { file, place, spool } => {
+                commit_in_place(&file, &place, spool, &self.cfg, self.cancel)
             }
             Kind::Later(later) => match later.chosen.into_inner() {
                 Some(o) => o.commit(),
@@ -247,15 +244,66 @@ impl<'a> Output<'a> {
     }
 }
 
-/// A stream whose errors name the output, not its temporary file.
-struct Named<'p>(ByteOutput, &'p Path);
-
-impl BlockSink for Named<'_> {
-    fn write(&mut self, bytes: &[u8]) -> Result<()> {
-        self.0.write(bytes).map_err(|e| about_output(e, self.1))
+/// Copies the complete result (`spool/output`) over a file that cannot
+/// be replaced (open as `file`), so that the file ends up holding its old
+/// content or the whole result whatever happens (issue 37: a Ctrl-C during
+/// this copy lost the file):
+///
+/// 1. a stop asked for before the copy leaves the file untouched;
+/// 2. the copy runs under an [`emsort_io::temp::ExitHold`] and ignores the
+///    cancel flag: it is a bounded local copy, and the binary's watchdog
+///    waits for it, so a SIGINT or SIGTERM now ends the process right
+///    after it;
+/// 3. the spool is marked kept ([`TempDir::set_kept`]) while the file is
+///    being rewritten: if the process dies there (SIGKILL, a power cut) the
+///    cleaners leave the complete result and say where it is;
+/// 4. the result is written over the old bytes from the start, then the
+///    file is cut to its length and synced: overwriting needs no new space
+///    on most file systems, so a full disk rarely stops it halfway; if a
+///    write fails anyway, the spool is kept, reported, and the error
+///    returned.
+fn commit_in_place(
+    file: &std::fs::File,
+    place: &Place,
+    spool: TempDir,
+    cfg: &emsort_io::StreamConfig,
+    cancel: &AtomicBool,
+) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let target = place.path();
+    let _hold = emsort_io::temp::hold_exit();
+    if cancel.load(Ordering::Relaxed) {
+        return Err(Error::new(ErrorKind::Interrupted, &target));
     }
-    fn close(&mut self) -> Result<()> {
-        self.0.close().map_err(|e| about_output(e, self.1))
+    let from = spool.path().join("output");
+    let note = format!(
+        "the complete sorted result for {} is {} (emsort stopped while it copied the result there; \
+         copy it by hand, then remove this directory)",
+        target.display(),
+        from.display()
+    );
+    spool.set_kept(Some(&note))?;
+    let copy = || -> Result<()> {
+        let mut inp = ByteInput::open(&from, 1, cfg)?;
+        let mut buf = vec![0u8; cfg.block_size.max(4096)];
+        let mut at = 0u64;
+        loop {
+            let n = inp.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            file.write_all_at(&buf[..n], at).map_err(|e| Error::from_io("write", &target, e))?;
+            at += n as u64;
+        }
+        file.set_len(at).map_err(|e| Error::from_io("ftruncate", &target, e))?;
+        file.sync_all().map_err(|e| Error::from_io("fsync", &target, e))
+    };
+    match copy() {
+        Ok(()) => spool.set_kept(None),
+        Err(e) => {
+            emsort_io::temp::report_kept(spool.into_kept(), note);
+            Err(e)
+        }
     }
 }
 

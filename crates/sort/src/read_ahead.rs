@@ -103,7 +103,7 @@ pub(crate) fn start<'scope>(
     scope: &'scope Scope<'scope, '_>,
     inputs: Vec<Input>,
     block: usize,
-) -> Vec<BlockReader> {
+) -> Result<Vec<BlockReader>> {
     let cap = block.max(8).div_ceil(8) * 8;
     let (req_tx, req_rx) = channel::<(usize, AlignedBuf)>();
     let mut streams = Vec::with_capacity(inputs.len());
@@ -116,11 +116,15 @@ pub(crate) fn start<'scope>(
         .iter()
         .map(|i| i.free_behind.then(|| std::fs::OpenOptions::new().write(true).open(&i.path).ok()).flatten())
         .collect();
-    let free_tx = free.iter().any(Option::is_some).then(|| {
-        let (tx, rx) = channel::<(usize, u64, u64)>();
-        scope.spawn(move || free_behind(free, rx));
-        tx
-    });
+    let about = inputs.first().map_or_else(PathBuf::new, |i| i.path.clone());
+    let free_tx = match free.iter().any(Option::is_some) {
+        true => {
+            let (tx, rx) = channel::<(usize, u64, u64)>();
+            emsort_io::spawn_scoped(scope, "emsort-free", &about, move || free_behind(free, rx))?;
+            Some(tx)
+        }
+        false => None,
+    };
     for (id, Input { stream, path, .. }) in inputs.into_iter().enumerate() {
         let (ret_tx, ret_rx) = channel::<Filled>();
         streams.push(stream);
@@ -138,7 +142,7 @@ pub(crate) fn start<'scope>(
         });
     }
     drop(req_tx);
-    scope.spawn(move || {
+    emsort_io::spawn_scoped(scope, "emsort-read-ahead", &about, move || {
         // Bytes read from each run, and up to where its space is freed.
         let (mut read, mut freed) = (vec![0u64; streams.len()], vec![0u64; streams.len()]);
         // Ends when every BlockReader is gone; dropping the streams closes
@@ -155,8 +159,8 @@ pub(crate) fn start<'scope>(
             }
             let _ = ret_txs[id].send(filled);
         }
-    });
-    readers
+    })?;
+    Ok(readers)
 }
 
 /// The free-behind thread: punches a hole into `(run, offset, length)` for
@@ -186,7 +190,7 @@ mod tests {
         let input = Input { stream, path: path.to_path_buf(), free_behind };
         let mut got = Vec::new();
         std::thread::scope(|s| {
-            let mut r = start(s, vec![input], 1 << 20).pop().unwrap();
+            let mut r = start(s, vec![input], 1 << 20).unwrap().pop().unwrap();
             while r.refill().unwrap() {
                 got.extend_from_slice(&r.buf.bytes()[r.pos..r.end]);
             }

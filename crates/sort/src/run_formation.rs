@@ -195,7 +195,9 @@ impl RunFormation<'_, '_> {
             eof: false,
         };
         std::thread::scope(|s| {
-            let handle = s.spawn(|| reader.run(empty_rx, full_tx, self.progress, self.cancel));
+            let handle = emsort_io::spawn_scoped(s, "emsort-read", self.output.name(), || {
+                reader.run(empty_rx, full_tx, self.progress, self.cancel)
+            })?;
             let mut formed = Formed::default();
             let result = self.consume(&full_rx, &empty_tx, &mut formed);
             // Unblock the reader whatever happened, then collect its result.
@@ -224,37 +226,42 @@ impl RunFormation<'_, '_> {
         std::thread::scope(|scope| {
             let (job_tx, job_rx) = sync_channel::<Sorted>(0);
             let empty = empty_tx.clone();
-            let writer = scope.spawn(move || -> Result<Formed> {
-                let mut done = Formed::default();
-                for job in job_rx {
-                    let chunk = SortedChunk {
-                        data: &job.buf.bytes()[job.start..job.start + job.len],
-                        order: &job.order,
-                        format: self.plan.format(),
-                        pool: self.pool,
-                    };
-                    let written = if job.single {
-                        let block = run_block(self.plan, &job.order);
-                        self.output
-                            .open(block)
-                            .and_then(|out| chunk.write(out, block, self.output.name(), self.cancel))
-                    } else {
-                        self.store.write_run(&chunk, self.cancel)
-                    };
-                    // The buffer goes back even after a failure: with one
-                    // chunk buffer the reader waits for it, and the sorter
-                    // for the reader.
-                    if written.is_err() {
-                        failed.store(true, Ordering::Relaxed);
+            let writer = emsort_io::spawn_scoped(
+                scope,
+                "emsort-runs",
+                self.output.name(),
+                move || -> Result<Formed> {
+                    let mut done = Formed::default();
+                    for job in job_rx {
+                        let chunk = SortedChunk {
+                            data: &job.buf.bytes()[job.start..job.start + job.len],
+                            order: &job.order,
+                            format: self.plan.format(),
+                            pool: self.pool,
+                        };
+                        let written = if job.single {
+                            let block = run_block(self.plan, &job.order);
+                            self.output
+                                .open(block)
+                                .and_then(|out| chunk.write(out, block, self.output.name(), self.cancel))
+                        } else {
+                            self.store.write_run(&chunk, self.cancel)
+                        };
+                        // The buffer goes back even after a failure: with one
+                        // chunk buffer the reader waits for it, and the sorter
+                        // for the reader.
+                        if written.is_err() {
+                            failed.store(true, Ordering::Relaxed);
+                        }
+                        let _ = empty.send(job.buf);
+                        let written = written?;
+                        done.runs += 1;
+                        done.bytes_written += written;
+                        done.wrote_output = job.single;
                     }
-                    let _ = empty.send(job.buf);
-                    let written = written?;
-                    done.runs += 1;
-                    done.bytes_written += written;
-                    done.wrote_output = job.single;
-                }
-                Ok(done)
-            });
+                    Ok(done)
+                },
+            )?;
             let sorting = (|| -> Result<()> {
                 for chunk in full_rx.iter() {
                     let single = chunk.index == 0 && chunk.last;

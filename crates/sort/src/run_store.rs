@@ -197,7 +197,7 @@ impl SortedChunk<'_> {
             return Ok(self.data.len() as u64);
         }
         std::thread::scope(|scope| {
-            let mut w = WriteBehind::new(scope, out, block / 2, name);
+            let mut w = WriteBehind::new(scope, out, block / 2, name)?;
             if let Order::Segments { ends, rev } = self.order {
                 self.merge_segments(ends, *rev, &mut w, name, cancel)?;
                 return w.finish();

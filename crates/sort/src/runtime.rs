@@ -51,7 +51,13 @@ impl Runtime {
                 move |i| format!("{name}-{i}")
             })
             .build()
-            .map_err(|e| SortError::BadPlan(format!("cannot start {} sort threads: {e}", plan.threads())))?;
+            // The kernel refused a thread: no room for its stack (ulimit -v).
+            .map_err(|_| {
+                SortError::from(emsort_io::Error::new(
+                    emsort_io::ErrorKind::OutOfMemory,
+                    format!("{} sort threads", plan.threads()),
+                ))
+            })?;
         Ok(Runtime { pool, pool_name, start, usage0, migrations })
     }
 

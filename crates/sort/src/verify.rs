@@ -177,7 +177,13 @@ pub fn verify(
     // The original's fingerprint is made on another thread while this one
     // checks the order: two sequential streams, two cores.
     std::thread::scope(|s| {
-        let orig = original.map(|o| s.spawn(move || fingerprint_file(o, format, cancel)));
+        let orig = original
+            .map(|o| {
+                emsort_io::spawn_scoped(s, "emsort-fingerprint", o, move || {
+                    fingerprint_file(o, format, cancel)
+                })
+            })
+            .transpose()?;
         let mut prev: Vec<u8> = Vec::new();
         let mut fp = Fingerprint::default();
         let mut disorder = None;

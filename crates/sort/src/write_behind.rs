@@ -51,21 +51,21 @@ impl<'scope> WriteBehind<'scope> {
         mut out: Box<dyn BlockSink + 'scope>,
         block: usize,
         path: &Path,
-    ) -> Self {
+    ) -> Result<Self> {
         let cap = (block / 2).max(8).div_ceil(8) * 8;
         let (full_tx, full_rx) = sync_channel::<(AlignedBuf, usize)>(BLOCKS);
         let (empty_tx, empty_rx) = channel::<AlignedBuf>();
         for _ in 1..BLOCKS {
             let _ = empty_tx.send(AlignedBuf::new(cap));
         }
-        let writer = scope.spawn(move || {
+        let writer = emsort_io::spawn_scoped(scope, "emsort-write", path, move || {
             for (buf, len) in full_rx {
                 out.write(&buf.bytes()[..len])?;
                 let _ = empty_tx.send(buf);
             }
             out.close()
-        });
-        WriteBehind {
+        })?;
+        Ok(WriteBehind {
             block: AlignedBuf::new(cap),
             len: 0,
             cap,
@@ -74,7 +74,7 @@ impl<'scope> WriteBehind<'scope> {
             writer: Some(writer),
             path: path.to_path_buf(),
             written: 0,
-        }
+        })
     }
 
     /// Appends `bytes`.

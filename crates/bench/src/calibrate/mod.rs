@@ -901,7 +901,8 @@ pub fn write_calibration(path: &Path, out: &Outcome, command: &str) -> Result<()
         std::fs::create_dir_all(parent).map_err(|e| Error::io("create directory", parent, e))?;
     }
     let f = AtomicFile::create(path)?;
-    std::fs::write(f.path(), file_text(out, command)).map_err(|e| Error::io("write", path, e))?;
+    std::io::Write::write_all(&mut f.file(), file_text(out, command).as_bytes())
+        .map_err(|e| Error::io("write", path, e))?;
     f.commit()?;
     Ok(())
 }

@@ -325,7 +325,7 @@ pub fn generate(
         ),
     ];
     let out = AtomicFile::create(trace.path())?;
-    std::fs::write(out.path(), trace.to_text(dir, &comments))
+    std::io::Write::write_all(&mut out.file(), trace.to_text(dir, &comments).as_bytes())
         .map_err(|e| Error::io("write", trace.path(), e))?;
     out.commit()?;
     Ok(summary)
@@ -339,11 +339,7 @@ pub fn data_rng(seed: u64) -> Xoshiro256PlusPlus {
 fn write_data_file(f: &DataFile, progress: &dyn Progress, cancel: &AtomicBool) -> Result<()> {
     const CHUNK: usize = 1 << 20;
     let out = AtomicFile::create(&f.path)?;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .truncate(true)
-        .open(out.path())
-        .map_err(|e| Error::io("open", &f.path, e))?;
+    let mut file = out.file();
     let mut rng = data_rng(f.seed);
     let mut buf = vec![0u8; CHUNK];
     let mut left = f.size;
@@ -357,7 +353,6 @@ fn write_data_file(f: &DataFile, progress: &dyn Progress, cancel: &AtomicBool) -
         left -= n as u64;
         progress.advance(n as u64);
     }
-    drop(file);
     out.commit()?;
     Ok(())
 }

@@ -14,7 +14,8 @@ pub mod sort;
 pub mod verify;
 
 /// Maps an error to the process exit code: 2 for bad input or usage (a
-/// `--compress-program` that cannot run or fails, as GNU sort), 3 for
+/// `--compress-program` that cannot run or fails, memory exhausted, as GNU
+/// sort), 3 for
 /// I/O failures of the system (disk full, permissions, io_uring missing).
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     use emsort_io::ErrorKind;
@@ -25,7 +26,8 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
                 | ErrorKind::IsADirectory
                 | ErrorKind::BadSize { .. }
                 | ErrorKind::BadConfig { .. }
-                | ErrorKind::Program(_) => 2,
+                | ErrorKind::Program(_)
+                | ErrorKind::OutOfMemory => 2,
                 _ => 3,
             };
         }

@@ -69,7 +69,9 @@ order the merge needs them (forecasting), so it merges about M / (2·B) runs at 
 passes. Both form the same runs.
 
 Exit status: 0 sorted (or in order with -c), 1 not in order (-c, -C), 2 bad usage or input, 3 I/O \
-failure (full disk …), 130 Ctrl-C, 143 SIGTERM."
+failure (full disk …). On SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE (the output's reader went away) \
+and the other signals GNU sort catches, emsort removes its temporary files and dies of the signal, as \
+GNU sort does (130, 143, 129, 131, 141 … in a shell); a signal the caller ignores stays ignored."
 )]
 pub struct SortArgs {
     // Ordering options (GNU sort's letters and meanings).
@@ -497,7 +499,23 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| if is_stdin(p) { None } else { emsort_io::input_size(p).ok().flatten() })
         .sum::<Option<u64>>();
-    let memory = a.memory.unwrap_or_else(|| emsort_sort::budget::default_memory(input_bytes));
+    let memory = match (a.memory, emsort_sort::budget::limit_cap()) {
+        // Under `ulimit -v` / `ulimit -d`, a buffer the limits cannot hold
+        // would fail (issue 37); GNU sort shrinks its buffer too.
+        (Some(m), Some(cap)) if m > cap => {
+            if !a.quiet {
+                eprintln!(
+                    "emsort: note: -S {} lowered to {}, half of what this process's memory limits \
+                     (ulimit -v, ulimit -d) leave",
+                    emsort_io::format_size(m),
+                    emsort_io::format_size(cap)
+                );
+            }
+            cap
+        }
+        (Some(m), _) => m,
+        (None, _) => emsort_sort::budget::default_memory(input_bytes),
+    };
     let debug_order = a.debug.then(|| order.clone());
     let mut b = SortPlan::builder(a.format).memory(memory).io(a.io).policy(a.policy).method(method);
     b = if text { b.line_order(order).eol(eol) } else { b.reverse(a.reverse) };
@@ -561,10 +579,16 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     });
     let stats = match result {
         Ok(s) => s,
-        // The reader of standard output went away (`emsort sort … | head`):
-        // stop quietly, as other filters do; temporary files are gone.
-        Err(e) if is_broken_pipe(&e) => return Ok(ExitCode::SUCCESS),
+        // The reader of the output went away (`emsort sort … | head`, a
+        // FIFO's reader): temporary files are gone; die of SIGPIPE as GNU
+        // sort does (never exit 0 for a truncated output).
+        Err(e) if is_broken_pipe(&e) => {
+            let name =
+                a.output.as_deref().map_or_else(|| "standard output".into(), |o| o.display().to_string());
+            return Ok(crate::interrupt::broken_pipe(&name));
+        }
         Err(e) => {
+            report_kept();
             let names: Vec<String> = inputs
                 .iter()
                 .map(|p| if is_stdin(p) { "standard input".into() } else { p.display().to_string() })
@@ -573,6 +597,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
             return Err(to_anyhow(e).context(format!("cannot sort {what}")));
         }
     };
+    report_kept();
     if !a.quiet {
         report_stale();
         if other_links > 0 {
@@ -599,12 +624,18 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
 /// How many other names (hard links) an output file that will be replaced
 /// has: they keep the previous content.
 fn other_links(output: &std::path::Path) -> u64 {
-    use std::os::unix::fs::MetadataExt;
     match emsort_io::OutputTarget::classify(output) {
-        Ok(emsort_io::OutputTarget::Replace(_)) => {
-            std::fs::metadata(output).map_or(0, |m| if m.is_file() { m.nlink().saturating_sub(1) } else { 0 })
-        }
+        Ok(emsort_io::OutputTarget::Replace(place)) => place.found().map_or(0, |f| f.nlink.saturating_sub(1)),
         _ => 0,
+    }
+}
+
+/// Says where complete results were kept because a sort could not finish
+/// copying them into their output (this run's, or a killed run's found
+/// by the cleaners): printed even with -q, since it is the user's data.
+fn report_kept() {
+    for k in emsort_io::temp::take_kept_reports() {
+        eprintln!("emsort: note: kept {}: {}", k.path.display(), k.note);
     }
 }
 

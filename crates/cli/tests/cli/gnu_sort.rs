@@ -60,7 +60,7 @@ use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::emsort;
+use crate::{emsort, env_u64};
 
 /// Whether the generator draws `-z` and `-m` with standard input (both
 /// supported: the README's table).
@@ -98,17 +98,6 @@ fn gnu_sort_differential_full() {
     let seed = env_u64("EMSORT_GNU_SEED").unwrap_or(FULL_SEED);
     let cases = env_u64("EMSORT_GNU_CASES").map_or(50_000, |n| n as usize);
     campaign("gnu_sort_differential_full", seed, cases);
-}
-
-/// A decimal or `0x` hexadecimal number from the environment.
-fn env_u64(name: &str) -> Option<u64> {
-    let v = std::env::var(name).ok()?;
-    let v = v.trim();
-    let n = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => v.parse(),
-    };
-    Some(n.unwrap_or_else(|_| panic!("{name}={v}: not a number")))
 }
 
 /// Whether GNU `sort -S 1K` stands in for emsort (`EMSORT_GNU_SELF=1`).

@@ -436,7 +436,7 @@ impl AdaptiveReader {
 
     /// Copies a request out of the mapping, starting the file's
     /// background prefetch first if the calibration asks for it.
-    fn mmap_copy(&mut self, offset: u64, amount: usize, buf: &mut [u8]) -> usize {
+    fn mmap_copy(&mut self, offset: u64, amount: usize, buf: &mut [u8]) -> Result<usize> {
         if self.cal.prefetch && !self.prefetch_tried {
             self.prefetch_tried = true;
             // Several files may be prefetched at once: each must leave room
@@ -527,7 +527,7 @@ impl Reader for AdaptiveReader {
                 }
                 n
             }
-            ReaderKind::Mmap => self.mmap_copy(offset, amount, buf),
+            ReaderKind::Mmap => self.mmap_copy(offset, amount, buf)?,
             ReaderKind::Uring => {
                 let file = self.file.as_ref().expect("open");
                 let engine = self.engine.as_mut().expect("a ring");
@@ -568,7 +568,7 @@ impl Reader for AdaptiveReader {
             };
             match c.kind {
                 ReaderKind::Mmap => {
-                    let n = self.mmap_copy(r.offset, amount, r.buf);
+                    let n = self.mmap_copy(r.offset, amount, r.buf)?;
                     self.record(c, n);
                     on_complete(Completion { id, result: Ok(n), data: &r.buf[..n] });
                 }

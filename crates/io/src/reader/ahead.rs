@@ -191,7 +191,7 @@ impl DirectAhead {
                 if self.map.is_none() {
                     self.map = Some(Mapping::new(&self.file, self.size, Madvise::Random, &self.path)?);
                 }
-                let n = self.map.as_ref().expect("mapped").copy(offset, want, buf);
+                let n = self.map.as_ref().expect("mapped").copy(offset, want, buf)?;
                 return Ok((n, true));
             }
         }

@@ -26,39 +26,55 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use super::{check_buf, clamp, open_action, open_file, Madvise, OpenAction, Reader, ReaderConfig};
-use crate::{Error, Result};
+use crate::sigbus::Guarded;
+use crate::{Error, ErrorKind, Result};
 
 /// A read-only mapping of a whole file (nothing for an empty file).
 pub(crate) struct Mapping {
     map: Option<Mmap>,
+    /// Listed with the `SIGBUS` guard: a file that shrinks under the
+    /// mapping is an error, not a crash ([`crate::sigbus`]).
+    guard: Option<Guarded>,
+    path: PathBuf,
 }
 
 impl Mapping {
     /// Maps `file` of `size` bytes and applies `hint`.
     pub(crate) fn new(file: &std::fs::File, size: u64, hint: Madvise, path: &Path) -> Result<Mapping> {
         if size == 0 {
-            return Ok(Mapping { map: None });
+            return Ok(Mapping { map: None, guard: None, path: path.to_path_buf() });
         }
-        // SAFETY: the mapping is read-only; readers assume nobody truncates
-        // their files while open (documented above: a shrunk file raises
-        // SIGBUS rather than corrupting memory).
+        // SAFETY: the mapping is read-only; a file truncated under it raises
+        // SIGBUS on access, which the guard turns into an error.
         let map = unsafe { memmap2::MmapOptions::new().len(size as usize).map(file) }
             .map_err(|e| Error::from_io("mmap", path, e))?;
         if hint != Madvise::Normal {
             map.advise(hint.advice()).map_err(|e| Error::from_io("madvise", path, e))?;
         }
-        Ok(Mapping { map: Some(map) })
+        let guard = Some(Guarded::map(map.as_ptr(), map.len()));
+        Ok(Mapping { map: Some(map), guard, path: path.to_path_buf() })
     }
 
-    /// Copies the mapped bytes `[offset, offset + amount)` into `buf`.
-    pub(crate) fn copy(&self, offset: u64, amount: usize, buf: &mut [u8]) -> usize {
-        let Some(map) = &self.map else { return 0 };
+    /// Copies the mapped bytes `[offset, offset + amount)` into `buf`; an
+    /// error if the file shrank under the mapping.
+    pub(crate) fn copy(&self, offset: u64, amount: usize, buf: &mut [u8]) -> Result<usize> {
+        let Some(map) = &self.map else { return Ok(0) };
         let (off, n) = clamp(offset, amount, map.len() as u64);
         if n > 0 {
             let off = off as usize;
             buf[..n].copy_from_slice(&map[off..off + n]);
         }
-        n
+        if self.guard.as_ref().is_some_and(Guarded::faulted) {
+            return Err(Error::new(ErrorKind::Io("read (the file shrank while it was mapped)"), &self.path));
+        }
+        Ok(n)
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // Unlisted before the mapping goes.
+        self.guard = None;
     }
 }
 
@@ -121,6 +137,6 @@ impl Reader for MmapReader {
     fn read_bytes(&mut self, offset: u64, amount: usize, buf: &mut [u8]) -> Result<usize> {
         check_buf(amount, buf);
         self.check_open()?;
-        Ok(self.map.as_ref().expect("open").copy(offset, amount, buf))
+        self.map.as_ref().expect("open").copy(offset, amount, buf)
     }
 }

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
-use crate::file::{create_for_write, maybe_sync, open_for_read, read_retry, write_all_retry};
+use crate::file::{create_for_write, maybe_sync, open_for_read, read_retry, write_all_retry, Dest};
 use crate::{
     as_bytes, from_bytes, Element, Error, ErrorKind, InputStream, OutputStream, Result, StreamConfig,
     StreamInfo, StreamKind, SyscallCounts,
@@ -151,8 +151,14 @@ pub struct BufferedOutput<T: Element> {
 impl<T: Element> BufferedOutput<T> {
     /// Creates or truncates `path`.
     pub fn create(path: &Path, cfg: &StreamConfig) -> Result<Self> {
+        Self::create_in(Dest::Path(path), cfg)
+    }
+
+    /// As [`Self::create`], into `dest` (a path, or a file already open).
+    pub fn create_in(dest: Dest<'_>, cfg: &StreamConfig) -> Result<Self> {
+        let path = dest.name();
         let mut counts = SyscallCounts::default();
-        let file = create_for_write(path, 0, &mut counts)?;
+        let file = create_for_write(dest, 0, &mut counts)?;
         let b = rounded_block::<T>(cfg);
         Ok(BufferedOutput {
             path: path.to_path_buf(),

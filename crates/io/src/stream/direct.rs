@@ -49,7 +49,9 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, StatxFlags};
 
-use crate::file::{create_for_write, ftruncate, maybe_sync, open_for_read, read_retry, write_all_retry};
+use crate::file::{
+    create_for_write, ftruncate, maybe_sync, open_for_read, read_retry, write_all_retry, Dest,
+};
 use crate::{
     as_bytes, as_bytes_mut, from_bytes, AlignedBuf, Element, Error, ErrorKind, InputStream, OutputStream,
     Result, StreamConfig, StreamInfo, StreamKind, SyscallCounts,
@@ -281,8 +283,14 @@ impl<T: Element> DirectOutput<T> {
     /// Creates or truncates `path` with `O_DIRECT` (or without, see the
     /// module docs).
     pub fn create(path: &Path, cfg: &StreamConfig) -> Result<Self> {
+        Self::create_in(Dest::Path(path), cfg)
+    }
+
+    /// As [`Self::create`], into `dest` (a path, or a file already open).
+    pub fn create_in(dest: Dest<'_>, cfg: &StreamConfig) -> Result<Self> {
+        let path = dest.name();
         let mut counts = SyscallCounts::default();
-        let (file, fallback) = open_direct(|flags| create_for_write(path, flags, &mut counts))?;
+        let (file, fallback) = open_direct(|flags| create_for_write(dest, flags, &mut counts))?;
         let (mem, off) = dio_alignment(&file, &mut counts);
         let (block, align) = block_and_align(cfg.block_size, mem, off, T::SIZE);
         Ok(DirectOutput {

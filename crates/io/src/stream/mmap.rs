@@ -41,8 +41,11 @@
 //! `fallocate` plus one final `ftruncate` when w > 0 (counted together as
 //! `truncate`: w + 1).
 //!
-//! Another process truncating the file while it is mapped makes the next
-//! access raise `SIGBUS`; streams assume they own their files.
+//! Another process truncating an input while it is mapped makes the next
+//! access raise `SIGBUS`: read windows are listed with [`crate::sigbus`]'s
+//! guard, which turns that into an error ("the file shrank while it was
+//! read"), and each window is mapped only after `fstat` says the file
+//! still holds it (issue 37). Output windows are the stream's own file.
 
 use std::ffi::c_void;
 use std::fs::File;
@@ -52,7 +55,10 @@ use std::path::{Path, PathBuf};
 use rustix::fs::FallocateFlags;
 use rustix::mm::{MapFlags, ProtFlags};
 
-use crate::file::{create_for_write, ftruncate, maybe_sync, open_for_read, page_size, round_up_at_least};
+use crate::file::{
+    create_for_write, ftruncate, maybe_sync, open_for_read, page_size, round_up_at_least, Dest,
+};
+use crate::sigbus::Guarded;
 use crate::{
     as_bytes, as_bytes_mut, from_bytes, Element, Error, ErrorKind, InputStream, OutputStream, Result,
     StreamConfig, StreamInfo, StreamKind, SyscallCounts,
@@ -63,10 +69,11 @@ const FALLOCATE_FALLBACK: &str =
     "file system does not support fallocate (EOPNOTSUPP); growing the file with ftruncate \
      (a full disk may raise SIGBUS)";
 
-/// One mapped window.
+/// One mapped window (a read window listed with the `SIGBUS` guard).
 struct Window {
     ptr: *mut u8,
     len: usize,
+    guard: Option<Guarded>,
 }
 
 impl Window {
@@ -85,10 +92,19 @@ impl Window {
         // `Window` while it is mapped.
         let ptr = unsafe { rustix::mm::mmap(std::ptr::null_mut(), len, prot, MapFlags::SHARED, file, off) }
             .map_err(|e| Error::from_io("mmap", path, e.into()))?;
-        Ok(Window { ptr: ptr.cast(), len })
+        let guard = (!write).then(|| Guarded::map(ptr.cast(), len));
+        Ok(Window { ptr: ptr.cast(), len, guard })
     }
 
-    fn unmap(self, path: &Path, counts: &mut SyscallCounts) -> Result<()> {
+    /// Whether a page of this read window was past the file's end when
+    /// read (the file shrank: the bytes read are not the file's).
+    fn shrank(&self) -> bool {
+        self.guard.as_ref().is_some_and(Guarded::faulted)
+    }
+
+    fn unmap(mut self, path: &Path, counts: &mut SyscallCounts) -> Result<()> {
+        // Unlisted before the pages go.
+        self.guard = None;
         counts.munmap += 1;
         // SAFETY: `ptr`/`len` are a live mapping made by `map`, consumed here.
         unsafe { rustix::mm::munmap(self.ptr.cast::<c_void>(), self.len) }
@@ -105,6 +121,11 @@ impl Window {
         // other reference to them exists.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
+}
+
+/// The error of a file that shrank while it was read.
+fn shrank(path: &Path) -> Error {
+    Error::new(ErrorKind::Io("read (the file shrank while it was read)"), path)
 }
 
 fn window_size(cfg: &StreamConfig) -> usize {
@@ -165,6 +186,13 @@ impl<T: Element> MmapInput<T> {
             w.unmap(&self.path, &mut self.counts)?;
         }
         let len = (self.size - self.mapped_end).min(self.info.block_size as u64) as usize;
+        // A file that shrank since it was opened: said now (the guard
+        // catches what shrinks while the window is read).
+        self.counts.other += 1;
+        let now = file.metadata().map_err(|e| Error::from_io("fstat", &self.path, e))?.len();
+        if now < self.mapped_end + len as u64 {
+            return Err(shrank(&self.path));
+        }
         self.win = Some(Window::map(file, self.mapped_end, len, false, &self.path, &mut self.counts)?);
         self.mapped_end += len as u64;
         self.pos = 0;
@@ -180,6 +208,9 @@ impl<T: Element> InputStream<T> for MmapInput<T> {
         }
         let w = self.win.as_ref().expect("a window is mapped");
         let x = from_bytes::<T>(&w.bytes()[self.pos..]);
+        if w.shrank() {
+            return Err(shrank(&self.path));
+        }
         self.pos += T::SIZE;
         Ok(Some(x))
     }
@@ -201,6 +232,9 @@ impl<T: Element> InputStream<T> for MmapInput<T> {
             let w = self.win.as_ref().expect("a window is mapped");
             let take = (w.len - self.pos).min(out.len() - n);
             out[n..n + take].copy_from_slice(&w.bytes()[self.pos..self.pos + take]);
+            if w.shrank() {
+                return Err(shrank(&self.path));
+            }
             self.pos += take;
             n += take;
         }
@@ -262,8 +296,14 @@ impl<T: Element> MmapOutput<T> {
     /// Creates or truncates `path`; windows are `cfg.block_size` rounded up
     /// to whole pages.
     pub fn create(path: &Path, cfg: &StreamConfig) -> Result<Self> {
+        Self::create_in(Dest::Path(path), cfg)
+    }
+
+    /// As [`Self::create`], into `dest` (a path, or a file already open).
+    pub fn create_in(dest: Dest<'_>, cfg: &StreamConfig) -> Result<Self> {
+        let path = dest.name();
         let mut counts = SyscallCounts::default();
-        let file = create_for_write(path, 0, &mut counts)?;
+        let file = create_for_write(dest, 0, &mut counts)?;
         Ok(MmapOutput {
             path: path.to_path_buf(),
             file: Some(file),

@@ -39,6 +39,7 @@
 
 use std::path::Path;
 
+use crate::file::Dest;
 use crate::{Element, Result, StreamConfig, StreamInfo, StreamKind, SyscallCounts};
 
 mod buffered;
@@ -175,13 +176,20 @@ pub fn open_input<T: Element>(path: &Path, cfg: &StreamConfig) -> Result<AnyInpu
 /// Creates (or truncates) `path` for writing a stream of `T` with the kind
 /// `cfg` names.
 pub fn create_output<T: Element>(path: &Path, cfg: &StreamConfig) -> Result<AnyOutput<T>> {
+    create_output_in(Dest::Path(path), cfg)
+}
+
+/// [`create_output`] into `dest`: a path, or a file already open (written
+/// through its descriptor, never reopened by name: an
+/// [`crate::AtomicFile`]'s temporary file).
+pub fn create_output_in<T: Element>(dest: Dest<'_>, cfg: &StreamConfig) -> Result<AnyOutput<T>> {
     Ok(match cfg.kind {
-        StreamKind::Syscall => AnyOutput::Syscall(SyscallOutput::create(path, cfg)?),
-        StreamKind::Stdio => AnyOutput::Stdio(StdioOutput::create(path, cfg)?),
-        StreamKind::Buffered => AnyOutput::Buffered(BufferedOutput::create(path, cfg)?),
-        StreamKind::Mmap => AnyOutput::Mmap(MmapOutput::create(path, cfg)?),
-        StreamKind::Direct => AnyOutput::Direct(DirectOutput::create(path, cfg)?),
-        StreamKind::Uring => AnyOutput::Uring(UringOutput::create(path, cfg)?),
+        StreamKind::Syscall => AnyOutput::Syscall(SyscallOutput::create_in(dest, cfg)?),
+        StreamKind::Stdio => AnyOutput::Stdio(StdioOutput::create_in(dest, cfg)?),
+        StreamKind::Buffered => AnyOutput::Buffered(BufferedOutput::create_in(dest, cfg)?),
+        StreamKind::Mmap => AnyOutput::Mmap(MmapOutput::create_in(dest, cfg)?),
+        StreamKind::Direct => AnyOutput::Direct(DirectOutput::create_in(dest, cfg)?),
+        StreamKind::Uring => AnyOutput::Uring(UringOutput::create_in(dest, cfg)?),
     })
 }
 

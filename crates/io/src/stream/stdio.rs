@@ -37,7 +37,7 @@ use std::marker::PhantomData;
 use std::os::fd::{IntoRawFd, RawFd};
 use std::path::{Path, PathBuf};
 
-use crate::file::{create_for_write, open_for_read};
+use crate::file::{create_for_write, open_for_read, Dest};
 use crate::{
     as_bytes, as_bytes_mut, Element, Error, ErrorKind, InputStream, OutputStream, Result, StreamConfig,
     StreamInfo, StreamKind, SyscallCounts,
@@ -365,8 +365,14 @@ impl<T: Element> StdioOutput<T> {
     /// Creates or truncates `path` and wraps it in a `FILE` (mode `"w"`); B is
     /// ignored.
     pub fn create(path: &Path, cfg: &StreamConfig) -> Result<Self> {
+        Self::create_in(Dest::Path(path), cfg)
+    }
+
+    /// As [`Self::create`], into `dest` (a path, or a file already open).
+    pub fn create_in(dest: Dest<'_>, cfg: &StreamConfig) -> Result<Self> {
+        let path = dest.name();
         let mut counts = SyscallCounts::default();
-        let file = create_for_write(path, 0, &mut counts)?;
+        let file = create_for_write(dest, 0, &mut counts)?;
         let f = CFile::new(file.into_raw_fd(), counts, c"w", path)?;
         Ok(StdioOutput {
             path: path.to_path_buf(),

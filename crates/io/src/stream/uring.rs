@@ -72,7 +72,7 @@ use std::path::{Path, PathBuf};
 
 use io_uring::{opcode, squeue, types, IoUring};
 
-use crate::file::{create_for_write, maybe_sync, open_for_read};
+use crate::file::{create_for_write, maybe_sync, open_for_read, Dest};
 use crate::{
     as_bytes, as_bytes_mut, from_bytes, Element, Error, ErrorKind, InputStream, OutputStream, Result,
     StreamConfig, StreamInfo, StreamKind, SyscallCounts,
@@ -447,8 +447,14 @@ pub struct UringOutput<T: Element> {
 impl<T: Element> UringOutput<T> {
     /// Creates or truncates `path` and sets up a ring of Q entries.
     pub fn create(path: &Path, cfg: &StreamConfig) -> Result<Self> {
+        Self::create_in(Dest::Path(path), cfg)
+    }
+
+    /// As [`Self::create`], into `dest` (a path, or a file already open).
+    pub fn create_in(dest: Dest<'_>, cfg: &StreamConfig) -> Result<Self> {
+        let path = dest.name();
         let mut counts = SyscallCounts::default();
-        let file = create_for_write(path, 0, &mut counts)?;
+        let file = create_for_write(dest, 0, &mut counts)?;
         let q = cfg.queue_depth.max(1);
         let ring = Ring::new(q, path, &mut counts)?;
         let block = rounded_block::<T>(cfg);

@@ -231,7 +231,7 @@ impl Ctx<'_> {
                 let (counts, written) = if last {
                     std::thread::scope(|scope| {
                         let stream = output.open(plan.block_size())?;
-                        let mut out = FileOut(WriteBehind::new(scope, stream, d * b, output.name()));
+                        let mut out = FileOut(WriteBehind::new(scope, stream, d * b, output.name())?);
                         let counts = self.merge(&group, m, &mut out)?;
                         let written = out.0.finish()?;
                         Ok::<_, Error>((counts, written))
