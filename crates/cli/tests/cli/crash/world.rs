@@ -86,7 +86,18 @@ impl Mount {
     /// Unmounts and mounts the image again (the journal replayed, as after
     /// a reboot): what the failed disk really holds.
     pub fn remount(&self) -> Result<(), String> {
-        self.unmount();
+        // A full unmount, not a lazy one: mounting the image again while
+        // the shut-down superblock lives on would get that superblock back
+        // (the loop device is reused), still failing every I/O.
+        let target = CString::new(self.dir.as_os_str().as_encoded_bytes()).unwrap();
+        let t = std::time::Instant::now();
+        // SAFETY: a valid path.
+        while unsafe { libc::umount2(target.as_ptr(), 0) } != 0 {
+            if t.elapsed() > std::time::Duration::from_secs(10) {
+                return Err(format!("cannot unmount: {}", std::io::Error::last_os_error()));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         self.mount_image()
     }
 
