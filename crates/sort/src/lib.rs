@@ -55,6 +55,8 @@ pub mod gen;
 pub mod key;
 mod key_tree;
 pub mod keys;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
 mod line_ends;
 pub mod loser_tree;
 pub mod merge;
@@ -72,6 +74,7 @@ mod read_ahead;
 mod run_formation;
 mod run_store;
 mod runtime;
+pub mod simd;
 mod simd_merge;
 mod simd_sort;
 mod sorter;

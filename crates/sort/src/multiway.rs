@@ -109,7 +109,7 @@ pub(crate) fn select<T: NumKey, const REV: bool>(slices: &[&[T]], q: usize, coun
 /// it, others (and CPUs without) through a [`KeyTree`].
 pub(crate) fn merge_into<T: MergeKey, const REV: bool>(slices: &[&[T]], out: &mut [T]) {
     debug_assert_eq!(out.len(), slices.iter().map(|s| s.len()).sum::<usize>());
-    if let Some(flip) = T::flip32(REV).filter(|_| simd_merge::available()) {
+    if let Some(flip) = T::flip32(REV).filter(|_| crate::simd::level() > crate::simd::Level::Scalar) {
         let keys: Vec<&[u32]> = slices.iter().map(|s| bytemuck::cast_slice(s)).collect();
         return simd_merge::merge_into(&keys, bytemuck::cast_slice_mut(out), flip);
     }

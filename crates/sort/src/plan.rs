@@ -1055,6 +1055,18 @@ impl fmt::Display for SortPlan {
             }
         )?;
         writeln!(f, "  merge policy      {}", self.policy)?;
+        if matches!(self.format, Format::U32 | Format::I32) {
+            let (l, cpu) = (crate::simd::level(), crate::simd::detected());
+            writeln!(
+                f,
+                "  SIMD kernels      {l} ({})",
+                if l == cpu {
+                    "the CPU's highest; EMSORT_SIMD=avx2|scalar forces a lower one".to_string()
+                } else {
+                    format!("EMSORT_SIMD; the CPU has {cpu}")
+                }
+            )?;
+        }
         if let Some(disks) = self.method.disks() {
             let dirs: Vec<String> = self.disk_dirs().iter().map(|p| p.display().to_string()).collect();
             writeln!(

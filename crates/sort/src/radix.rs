@@ -51,7 +51,7 @@ impl<T: NumKey, const REV: bool> RadixKey for ByKey<T, REV> {
 /// as fast as `rdst` on 32 Mi u32 with two threads here, see there), the
 /// others by radix.
 pub(crate) fn sort_numbers<T: NumKey>(items: &mut [T], rev: bool) {
-    if let Some(flip) = T::flip32(rev).filter(|_| simd_sort::available()) {
+    if let Some(flip) = T::flip32(rev).filter(|_| crate::simd::level() > crate::simd::Level::Scalar) {
         // T is u32 or i32 (its key is 32 bits wide): sorted as its bits.
         debug_assert_eq!(std::mem::size_of::<T>(), 4);
         return simd_sort::sort(bytemuck::cast_slice_mut(items), flip);

@@ -1,5 +1,7 @@
-//! Merging 32-bit integer keys with AVX-512 bitonic merge networks
-//! (Chhugani et al., VLDB 2008; Inoue & Taura, VLDB 2015).
+//! Merging 32-bit integer keys with bitonic merge networks (Chhugani et
+//! al., VLDB 2008; Inoue & Taura, VLDB 2015), written once over
+//! [`crate::lanes::Lanes`] for AVX-512 (16 keys per vector) and AVX2 (8);
+//! [`crate::simd::level`] chooses.
 //!
 //! A loser tree ([`crate::key_tree`]) plays one match per level for every
 //! item, each match waiting for the one below it: about 30 cycles per u32 in
@@ -22,28 +24,18 @@
 //! part, a fraction of a MiB that stays in the core's L2 cache). The tails
 //! (fewer than 16 keys left in a slice) are merged one key at a time.
 //!
+//! (The figures above are AVX-512's; AVX2 merges 8 keys per network in
+//! 6 steps.)
+//!
 //! Keys are compared as unsigned `u32` after an XOR with `flip`: 0 for u32
 //! ascending, `!0` descending, `1 << 31` for i32 (the sign bit flipped, as
 //! [`crate::key`] does), so one kernel serves u32 and i32 in both orders.
 //! Equal keys are equal values here, so the order of ties does not matter.
-//! Without AVX-512 ([`available`] false) the caller keeps the loser tree.
+//! At [`Level::Scalar`] the caller keeps the loser tree.
 
 use std::cell::RefCell;
 
-/// Keys per vector.
-pub(crate) const W: usize = 16;
-
-/// Whether this CPU runs the kernel (AVX-512F).
-pub(crate) fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
+use crate::simd::{level, Level};
 
 thread_local! {
     /// The two scratch buffers of the levels of a merge on this thread.
@@ -51,15 +43,22 @@ thread_local! {
 }
 
 /// Merges `slices` (each sorted by `x ^ flip`) into `out`, whose length is
-/// their total. Without AVX-512 it still merges, one key at a time: callers
-/// check [`available`] and keep their loser tree instead.
+/// their total, with the kernels of [`level`]. At [`Level::Scalar`] it
+/// still merges, one key at a time: callers keep their loser tree there.
 pub(crate) fn merge_into(slices: &[&[u32]], out: &mut [u32], flip: u32) {
+    merge_into_at(level(), slices, out, flip)
+}
+
+/// [`merge_into`] with the kernels of `at` (at most
+/// [`crate::simd::detected`]).
+pub(crate) fn merge_into_at(at: Level, slices: &[&[u32]], out: &mut [u32], flip: u32) {
+    assert!(at <= crate::simd::detected(), "the CPU has no {at}");
     debug_assert_eq!(out.len(), slices.iter().map(|s| s.len()).sum::<usize>());
     let lists: Vec<&[u32]> = slices.iter().copied().filter(|s| !s.is_empty()).collect();
     match lists.len() {
         0 => return,
         1 => return out.copy_from_slice(lists[0]),
-        2 => return merge2(lists[0], lists[1], out, flip),
+        2 => return merge2(at, lists[0], lists[1], out, flip),
         _ => {}
     }
     SCRATCH.with(|scratch| {
@@ -71,17 +70,17 @@ pub(crate) fn merge_into(slices: &[&[u32]], out: &mut [u32], flip: u32) {
             }
         }
         // Level 1: the caller's slices into `one`.
-        let mut lens = merge_level(&lists, &mut one[..out.len()], flip);
+        let mut lens = merge_level(at, &lists, &mut one[..out.len()], flip);
         let (mut from, mut to) = (one, two);
         // Further levels between the two buffers, the last into `out`.
         while lens.len() > 2 {
             let inputs = split(&from[..out.len()], &lens);
-            lens = merge_level(&inputs, &mut to[..out.len()], flip);
+            lens = merge_level(at, &inputs, &mut to[..out.len()], flip);
             std::mem::swap(&mut from, &mut to);
         }
         let inputs = split(&from[..out.len()], &lens);
         if let [a, b] = inputs[..] {
-            merge2(a, b, out, flip);
+            merge2(at, a, b, out, flip);
         } else {
             out.copy_from_slice(inputs[0]);
         }
@@ -90,14 +89,14 @@ pub(crate) fn merge_into(slices: &[&[u32]], out: &mut [u32], flip: u32) {
 
 /// Merges `lists` pairwise into consecutive pieces of `to` (an odd last
 /// one copied); returns the pieces' lengths.
-fn merge_level(lists: &[&[u32]], to: &mut [u32], flip: u32) -> Vec<usize> {
+fn merge_level(at: Level, lists: &[&[u32]], to: &mut [u32], flip: u32) -> Vec<usize> {
     let mut lens = Vec::with_capacity(lists.len().div_ceil(2));
     let mut rest = to;
     for pair in lists.chunks(2) {
         let len = pair.iter().map(|s| s.len()).sum();
         let (piece, tail) = rest.split_at_mut(len);
         match pair {
-            [a, b] => merge2(a, b, piece, flip),
+            [a, b] => merge2(at, a, b, piece, flip),
             [a] => piece.copy_from_slice(a),
             _ => unreachable!("chunks of two"),
         }
@@ -119,15 +118,21 @@ fn split<'b>(mut buf: &'b [u32], lens: &[usize]) -> Vec<&'b [u32]> {
 }
 
 /// Merges two sorted slices into `out` (their total length).
-fn merge2(a: &[u32], b: &[u32], out: &mut [u32], flip: u32) {
+fn merge2(at: Level, a: &[u32], b: &[u32], out: &mut [u32], flip: u32) {
     assert_eq!(out.len(), a.len() + b.len());
     #[cfg(target_arch = "x86_64")]
-    if a.len() >= W && b.len() >= W && available() {
-        // SAFETY: the CPU has AVX-512F (checked: a cached flag, once per
-        // pair of slices), and the lengths are checked above.
-        unsafe { avx512::merge2(a, b, out, flip) };
-        return;
+    {
+        use crate::lanes::Lanes;
+        // SAFETY (both): the CPU has the level's instruction set (checked
+        // by the caller against `detected()`), and the lengths are checked.
+        if at == Level::Avx512 && a.len() >= x86::Avx512::W && b.len() >= x86::Avx512::W {
+            return unsafe { x86::merge2_avx512(a, b, out, flip) };
+        }
+        if at == Level::Avx2 && a.len() >= x86::Avx2::W && b.len() >= x86::Avx2::W {
+            return unsafe { x86::merge2_avx2(a, b, out, flip) };
+        }
     }
+    let _ = at;
     merge2_scalar(a, b, out, flip);
 }
 
@@ -147,89 +152,90 @@ fn merge2_scalar(a: &[u32], b: &[u32], out: &mut [u32], flip: u32) {
     out[o..].copy_from_slice(&b[j..]);
 }
 
-/// The AVX-512 kernels, shared with [`crate::simd_sort`]'s networks.
+/// The kernels, once over [`crate::lanes::Lanes`].
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod avx512 {
-    use super::{merge2_scalar, W};
-    use std::arch::x86_64::*;
+mod x86 {
+    use super::merge2_scalar;
+    pub(super) use crate::lanes::{Avx2, Avx512, Lanes};
 
-    /// Sorts a bitonic vector: half-cleaners 8, 4, 2 and 1 lanes apart,
-    /// the larger key kept in the lane with that distance's bit set.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    pub(crate) fn clean(v: __m512i) -> __m512i {
-        let p = _mm512_shuffle_i32x4::<0b01_00_11_10>(v, v);
-        let v = _mm512_mask_blend_epi32(0xFF00, _mm512_min_epu32(v, p), _mm512_max_epu32(v, p));
-        let p = _mm512_shuffle_i32x4::<0b10_11_00_01>(v, v);
-        let v = _mm512_mask_blend_epi32(0xF0F0, _mm512_min_epu32(v, p), _mm512_max_epu32(v, p));
-        let p = _mm512_shuffle_epi32::<0b01_00_11_10>(v);
-        let v = _mm512_mask_blend_epi32(0xCCCC, _mm512_min_epu32(v, p), _mm512_max_epu32(v, p));
-        let p = _mm512_shuffle_epi32::<0b10_11_00_01>(v);
-        _mm512_mask_blend_epi32(0xAAAA, _mm512_min_epu32(v, p), _mm512_max_epu32(v, p))
-    }
-
-    /// Merges two sorted vectors: (the 16 smallest, the 16 largest), each sorted.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn merge_vectors(a: __m512i, b: __m512i) -> (__m512i, __m512i) {
-        let b = reverse(b);
-        (clean(_mm512_min_epu32(a, b)), clean(_mm512_max_epu32(a, b)))
-    }
-
-    /// The vector's lanes in reverse order.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    pub(crate) fn reverse(v: __m512i) -> __m512i {
-        _mm512_permutexvar_epi32(_mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), v)
-    }
-
-    /// Merges two sorted slices of at least [`W`] keys each into `out`.
+    /// [`merge2`] of [`Avx512`].
     ///
     /// # Safety
-    /// The CPU has AVX-512F; `a.len() >= W`, `b.len() >= W` and
-    /// `out.len() == a.len() + b.len()`.
+    /// The CPU has AVX-512F; both slices hold at least 16 keys and `out`
+    /// is as long as both.
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn merge2(a: &[u32], b: &[u32], out: &mut [u32], flip: u32) {
-        debug_assert!(a.len() >= W && b.len() >= W && out.len() == a.len() + b.len());
-        let f = _mm512_set1_epi32(flip as i32);
+    pub(super) unsafe fn merge2_avx512(a: &[u32], b: &[u32], out: &mut [u32], flip: u32) {
+        merge2::<Avx512>(a, b, out, flip)
+    }
+
+    /// [`merge2`] of [`Avx2`].
+    ///
+    /// # Safety
+    /// The CPU has AVX2; both slices hold at least 8 keys and `out` is as
+    /// long as both.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn merge2_avx2(a: &[u32], b: &[u32], out: &mut [u32], flip: u32) {
+        merge2::<Avx2>(a, b, out, flip)
+    }
+
+    /// Merges two sorted vectors: (the W smallest, the W largest), each sorted.
+    #[inline(always)]
+    unsafe fn merge_vectors<V: Lanes>(a: V, b: V) -> (V, V) {
+        let b = V::reverse(b);
+        (V::clean(V::min(a, b)), V::clean(V::max(a, b)))
+    }
+
+    /// Merges two sorted slices of at least `W` keys each into `out`.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s instruction set; `a.len() >= W`, `b.len() >= W`
+    /// and `out.len() == a.len() + b.len()`.
+    #[inline(always)]
+    unsafe fn merge2<V: Lanes>(a: &[u32], b: &[u32], out: &mut [u32], flip: u32) {
+        let w = V::W;
+        debug_assert!(a.len() >= w && b.len() >= w && out.len() == a.len() + b.len());
+        let f = V::splat(flip);
         // SAFETY (loads and stores below): every load reads W keys at an
         // index with at least W keys left (checked before it); every store
         // writes W keys at `o`, and `o + W` ≤ the keys loaded so far ≤
         // `out.len()`.
-        let load = |s: &[u32], i: usize| unsafe {
-            _mm512_xor_si512(_mm512_loadu_si512(s.as_ptr().add(i).cast()), f)
-        };
+        // (A function, not a closure: a closure is compiled without the
+        // entry point's instruction set.)
+        #[inline(always)]
+        unsafe fn load<V: Lanes>(s: &[u32], i: usize, f: V) -> V {
+            V::xor(V::load(s.as_ptr().add(i)), f)
+        }
         let (na, nb) = (a.len(), b.len());
-        let (mut va, mut vb) = (load(a, 0), load(b, 0));
-        let (mut ia, mut ib, mut o) = (W, W, 0);
+        let (mut va, mut vb) = (load(a, 0, f), load(b, 0, f));
+        let (mut ia, mut ib, mut o) = (w, w, 0);
         loop {
             let (lo, hi) = merge_vectors(va, vb);
-            unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(o).cast(), _mm512_xor_si512(lo, f)) };
-            o += W;
+            V::store(out.as_mut_ptr().add(o), V::xor(lo, f));
+            o += w;
             va = hi;
-            // The next 16 come from the slice whose next key is smaller.
+            // The next W come from the slice whose next key is smaller.
             let take_a = match (ia < na, ib < nb) {
                 (true, true) => (a[ia] ^ flip) <= (b[ib] ^ flip),
                 (more_a, _) => more_a,
             };
-            if take_a && na - ia >= W {
-                vb = load(a, ia);
-                ia += W;
-            } else if !take_a && nb - ib >= W {
-                vb = load(b, ib);
-                ib += W;
+            if take_a && na - ia >= w {
+                vb = load(a, ia, f);
+                ia += w;
+            } else if !take_a && nb - ib >= w {
+                vb = load(b, ib, f);
+                ib += w;
             } else {
                 break;
             }
         }
-        // The tail: the 16 kept keys, and what is left of a and b (the
-        // slice that ran short has fewer than 16 left).
-        let mut kept = [0u32; W];
-        unsafe { _mm512_storeu_si512(kept.as_mut_ptr().cast(), _mm512_xor_si512(va, f)) };
-        let (short, long) = if na - ia < W { (&a[ia..], &b[ib..]) } else { (&b[ib..], &a[ia..]) };
-        let mut small = [0u32; 2 * W];
-        let small = &mut small[..W + short.len()];
-        merge2_scalar(&kept, short, small, flip);
+        // The tail: the W kept keys, and what is left of a and b (the
+        // slice that ran short has fewer than W left).
+        let mut kept = [0u32; 16];
+        V::store(kept.as_mut_ptr(), V::xor(va, f));
+        let (short, long) = if na - ia < w { (&a[ia..], &b[ib..]) } else { (&b[ib..], &a[ia..]) };
+        let mut small = [0u32; 32];
+        let small = &mut small[..w + short.len()];
+        merge2_scalar(&kept[..w], short, small, flip);
         merge2_scalar(small, long, &mut out[o..], flip);
     }
 }
@@ -243,16 +249,19 @@ mod tests {
         x ^ flip
     }
 
-    /// The slices sorted by `x ^ flip`, merged here and by a sort.
-    /// (Without AVX-512 this checks the tree of one-key-at-a-time merges.)
+    /// The slices sorted by `x ^ flip`, merged here by every level this
+    /// CPU has (the scalar level: the tree of one-key-at-a-time merges)
+    /// and by a sort.
     fn check(mut runs: Vec<Vec<u32>>, flip: u32) {
         runs.iter_mut().for_each(|r| r.sort_by_key(|&x| key(x, flip)));
         let slices: Vec<&[u32]> = runs.iter().map(|r| r.as_slice()).collect();
         let mut expect: Vec<u32> = runs.concat();
         expect.sort_by_key(|&x| key(x, flip));
-        let mut out = vec![0u32; expect.len()];
-        merge_into(&slices, &mut out, flip);
-        assert!(out == expect, "{} slices, flip {flip:#x}", runs.len());
+        for at in crate::simd::levels() {
+            let mut out = vec![0u32; expect.len()];
+            merge_into_at(at, &slices, &mut out, flip);
+            assert!(out == expect, "{at}: {} slices, flip {flip:#x}", runs.len());
+        }
     }
 
     proptest! {

@@ -1,5 +1,8 @@
-//! Sorting 32-bit integer keys in place with an AVX-512 quicksort
-//! (Bramas, IJACSA 2017; Intel's x86-simd-sort, which NumPy uses).
+//! Sorting 32-bit integer keys in place with a SIMD quicksort (Bramas,
+//! IJACSA 2017; Intel's x86-simd-sort, which NumPy uses), written once over
+//! [`crate::lanes::Lanes`] and compiled for AVX-512 (16 keys per vector)
+//! and AVX2 (8 keys per vector, issue 38: most cloud CPUs and laptops have
+//! no AVX-512); [`crate::simd::level`] chooses.
 //!
 //! Run formation of u32 and i32 was bound by the radix sort: `rdst` takes
 //! about 9 ns per key on this project's machine, and two of its threads on
@@ -16,8 +19,11 @@
 //!   has less room; each compared with the pivot (a mask), its smaller
 //!   keys compressed to the left store, the others to the right store;
 //!   the kept vectors last
-//!   ≤ 256 keys: 1–16 vectors (padded with u32::MAX) sorted by a bitonic
-//!   network in registers, as simd_merge merges them
+//!   ≤ 16 vectors (256 keys, 128 with AVX2): 1–16 vectors (padded with
+//!   u32::MAX) sorted by a bitonic network in registers, as simd_merge
+//!   merges them
+//!   (AVX2 has no compress: each vector is permuted by a table so that
+//!   its smaller keys come first, and stored at both ends)
 //! ```
 //!
 //! The recorded evidence is the sort campaign
@@ -39,23 +45,28 @@
 //!
 //! Keys are sorted as unsigned after an XOR with `flip` (the
 //! [`crate::simd_merge`] convention: 0 for u32 ascending, `!0` descending,
-//! `1 << 31` for i32): the slice is XORed before and after. Without
-//! AVX-512 ([`available`] false) the caller keeps its radix sort.
+//! `1 << 31` for i32): the slice is XORed before and after. At
+//! [`Level::Scalar`] the caller keeps its radix sort.
 
 use rayon::prelude::*;
 
-pub(crate) use crate::simd_merge::available;
-
-/// Slices up to this long are sorted by a network in registers.
-const SMALL: usize = 256;
+use crate::simd::{level, Level};
 
 /// Parts longer than this are sorted as separate rayon tasks.
 const PAR: usize = 1 << 16;
 
-/// Sorts `keys` by `x ^ flip`, in place, on the current rayon pool.
+/// Sorts `keys` by `x ^ flip`, in place, on the current rayon pool, with
+/// the kernels of [`level`] (at [`Level::Scalar`], `par_sort_unstable`:
+/// callers use their radix sort there instead).
 pub(crate) fn sort(keys: &mut [u32], flip: u32) {
+    sort_at(level(), keys, flip)
+}
+
+/// [`sort`] with the kernels of `at` (at most [`crate::simd::detected`]).
+pub(crate) fn sort_at(at: Level, keys: &mut [u32], flip: u32) {
     #[cfg(target_arch = "x86_64")]
-    if available() && std::arch::is_x86_feature_detected!("popcnt") {
+    if at >= Level::Avx2 {
+        assert!(at <= crate::simd::detected(), "the CPU has no {at}");
         let xor = |keys: &mut [u32]| {
             keys.par_chunks_mut(1 << 16).for_each(|c| c.iter_mut().for_each(|x| *x ^= flip))
         };
@@ -63,8 +74,15 @@ pub(crate) fn sort(keys: &mut [u32], flip: u32) {
             xor(keys);
         }
         let depth = 2 * (usize::BITS - keys.len().leading_zeros());
-        // SAFETY: the CPU has AVX-512F and POPCNT (checked above).
-        unsafe { avx512::quicksort(keys, depth) };
+        // SAFETY: the CPU has the level's instruction set and POPCNT
+        // (detected() checked both).
+        unsafe {
+            if at == Level::Avx512 {
+                x86::quicksort_avx512(keys, depth)
+            } else {
+                x86::quicksort_avx2(keys, depth)
+            }
+        }
         if flip != 0 {
             xor(keys);
         }
@@ -74,28 +92,119 @@ pub(crate) fn sort(keys: &mut [u32], flip: u32) {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
-    use super::{PAR, SMALL};
-    use crate::simd_merge::avx512::{clean, reverse};
-    use crate::simd_merge::W;
-    use std::arch::x86_64::*;
+mod x86 {
+    use super::PAR;
+    use crate::lanes::{Avx2, Avx512, Lanes};
 
-    /// Sorts `keys` ascending (unsigned); `depth` levels of partitions
-    /// left before it falls back to `sort_unstable`.
+    /// The quicksort of [`Avx512`]; `depth` levels of partitions left
+    /// before it falls back to `sort_unstable`.
     ///
     /// # Safety
     /// The CPU has AVX-512F and POPCNT.
     #[target_feature(enable = "avx512f,popcnt")]
-    pub(super) unsafe fn quicksort(keys: &mut [u32], depth: u32) {
+    pub(super) unsafe fn quicksort_avx512(keys: &mut [u32], depth: u32) {
+        quicksort::<Avx512>(keys, depth)
+    }
+
+    /// The quicksort of [`Avx2`].
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and POPCNT.
+    #[target_feature(enable = "avx2,popcnt")]
+    pub(super) unsafe fn quicksort_avx2(keys: &mut [u32], depth: u32) {
+        quicksort::<Avx2>(keys, depth)
+    }
+
+    // The partition and the networks out of line, each compiled for its
+    // instruction set (inlined into every level of the quicksort, they made
+    // it 13 % slower: a larger frame and more spills per call). They are
+    // called directly: a call through a function pointer was inlined
+    // despite `inline(never)`.
+
+    #[target_feature(enable = "avx512f,popcnt")]
+    #[inline(never)]
+    unsafe fn partition_avx512(keys: &mut [u32], pivot: u32) -> usize {
+        partition_by::<Avx512, 4>(keys, pivot)
+    }
+
+    #[target_feature(enable = "avx2,popcnt")]
+    #[inline(never)]
+    unsafe fn partition_avx2(keys: &mut [u32], pivot: u32) -> usize {
+        partition_by::<Avx2, 8>(keys, pivot)
+    }
+
+    #[target_feature(enable = "avx512f")]
+    #[inline(never)]
+    unsafe fn vectors_avx512<const N: usize>(keys: &mut [u32]) {
+        sort_vectors::<Avx512, N>(keys)
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline(never)]
+    unsafe fn vectors_avx2<const N: usize>(keys: &mut [u32]) {
+        sort_vectors::<Avx2, N>(keys)
+    }
+
+    /// An instruction set's compiled pieces, for the generic [`quicksort`].
+    /// Every function needs the instruction set.
+    trait Kernels: Lanes {
+        unsafe fn quicksort(keys: &mut [u32], depth: u32);
+        /// Puts the keys below `pivot` first; returns their count. `keys`
+        /// holds more than [`small`] keys.
+        unsafe fn split(keys: &mut [u32], pivot: u32) -> usize;
+        /// Sorts at most `N` vectors of keys ([`sort_vectors`]).
+        unsafe fn vectors<const N: usize>(keys: &mut [u32]);
+    }
+
+    impl Kernels for Avx512 {
+        #[inline(always)]
+        unsafe fn quicksort(keys: &mut [u32], depth: u32) {
+            quicksort_avx512(keys, depth)
+        }
+        #[inline(always)]
+        unsafe fn split(keys: &mut [u32], pivot: u32) -> usize {
+            partition_avx512(keys, pivot)
+        }
+        #[inline(always)]
+        unsafe fn vectors<const N: usize>(keys: &mut [u32]) {
+            vectors_avx512::<N>(keys)
+        }
+    }
+
+    impl Kernels for Avx2 {
+        #[inline(always)]
+        unsafe fn quicksort(keys: &mut [u32], depth: u32) {
+            quicksort_avx2(keys, depth)
+        }
+        #[inline(always)]
+        unsafe fn split(keys: &mut [u32], pivot: u32) -> usize {
+            partition_avx2(keys, pivot)
+        }
+        #[inline(always)]
+        unsafe fn vectors<const N: usize>(keys: &mut [u32]) {
+            vectors_avx2::<N>(keys)
+        }
+    }
+
+    /// Slices up to this many keys are sorted by a network in registers.
+    #[inline(always)]
+    fn small<V: Lanes>() -> usize {
+        16 * V::W
+    }
+
+    /// One level: partition, then the instruction set's quicksort on
+    /// both parts.
+    #[inline(always)]
+    unsafe fn quicksort<V: Kernels>(keys: &mut [u32], depth: u32) {
         let n = keys.len();
-        if n <= SMALL {
-            return sort_small(keys);
+        if n <= small::<V>() {
+            return sort_small::<V>(keys);
         }
         if depth == 0 {
             return keys.sort_unstable();
         }
-        let pivot = pivot(keys);
-        let mut k = partition(keys, pivot);
+        let pivot = pivot::<V>(keys);
+        let mut k = V::split(keys, pivot);
         let mut start = 0;
         if k == 0 {
             // The pivot is the smallest key: the keys equal to it go first
@@ -103,48 +212,50 @@ mod avx512 {
             if pivot == u32::MAX {
                 return;
             }
-            k = partition(keys, pivot + 1);
+            k = V::split(keys, pivot + 1);
             start = k;
         }
         let (left, right) = keys.split_at_mut(k);
         let left = &mut left[start..];
         if n > PAR {
-            // SAFETY (both tasks): the caller's CPU has AVX-512F and POPCNT.
-            rayon::join(|| unsafe { quicksort(left, depth - 1) }, || unsafe { quicksort(right, depth - 1) });
+            // SAFETY (both tasks): the CPU has the instruction set, as this
+            // call needs.
+            rayon::join(
+                || unsafe { V::quicksort(left, depth - 1) },
+                || unsafe { V::quicksort(right, depth - 1) },
+            );
         } else {
-            quicksort(left, depth - 1);
-            quicksort(right, depth - 1);
+            V::quicksort(left, depth - 1);
+            V::quicksort(right, depth - 1);
         }
     }
 
-    /// The median of 16 keys spread evenly over `keys` (at least 16).
-    #[target_feature(enable = "avx512f")]
-    fn pivot(keys: &[u32]) -> u32 {
-        let step = keys.len() / W;
-        let mut sample = [0u32; W];
+    /// The median of 16 keys spread evenly over `keys` (at least 16),
+    /// sorted by the networks (a call of `sort_unstable` here cost 9 % of
+    /// the sort: a partition is a few hundred keys at the bottom levels).
+    #[inline(always)]
+    unsafe fn pivot<V: Kernels>(keys: &[u32]) -> u32 {
+        let step = keys.len() / 16;
+        let mut sample = [0u32; 16];
         for (i, s) in sample.iter_mut().enumerate() {
             *s = keys[i * step + step / 2];
         }
-        // SAFETY: `sample` holds W keys.
-        let v = sort16(unsafe { _mm512_loadu_si512(sample.as_ptr().cast()) });
-        unsafe { _mm512_storeu_si512(sample.as_mut_ptr().cast(), v) };
-        sample[W / 2]
+        sort_small::<V>(&mut sample);
+        sample[8]
     }
 
-    /// Puts the keys below `pivot` first, in place; returns their count.
-    /// `keys` holds more than [`SMALL`] keys.
-    #[target_feature(enable = "avx512f,popcnt")]
-    fn partition(keys: &mut [u32], pivot: u32) -> usize {
-        /// Vectors loaded and stored per step (fewer mispredicted choices
-        /// of an end, more independent work between them).
-        const U: usize = 4;
-        const UW: usize = U * W;
+    /// [`Kernels::split`], `U` vectors a step (64 keys: 4 vectors of
+    /// AVX-512, 8 of AVX2; fewer mispredicted choices of an end, more
+    /// independent work between them).
+    #[inline(always)]
+    unsafe fn partition_by<V: Lanes, const U: usize>(keys: &mut [u32], pivot: u32) -> usize {
+        let uw = U * V::W;
         let n = keys.len();
-        debug_assert!(n > SMALL && SMALL >= 2 * UW);
+        debug_assert!(n > small::<V>() && small::<V>() >= 2 * uw);
         // Whole steps from here: the first n % UW keys partitioned one by
         // one, to the ends of the slice.
         let (mut lo, mut hi) = (0, n);
-        for _ in 0..n % UW {
+        for _ in 0..n % uw {
             if keys[lo] < pivot {
                 lo += 1;
             } else {
@@ -153,153 +264,135 @@ mod avx512 {
             }
         }
         let p = keys.as_mut_ptr();
-        let pv = _mm512_set1_epi32(pivot as i32);
+        let pv = V::splat(pivot);
         // Keys [lo, hi), a multiple of UW and at least 2 UW long: the first
         // and last U vectors kept in registers leave 2 UW free slots;
         // unread keys are [l, r), the left store writes at ls, the right
         // one ends at rs. Free slots: [ls, l) and [r, rs), 2 UW in all
         // before each load; loading U vectors from the end with less room
-        // gives both ends at least UW, so each of the U whole vectors
-        // stored at ls and the larger keys stored below rs overwrite only
-        // keys already read.
+        // gives both ends at least UW, so each of the U steps' stores (up
+        // to a whole vector at ls, and below rs) overwrites only keys
+        // already read; in the last steps, [ls, rs) is one free stretch of
+        // at least 2 vectors, or exactly one (both stores then write the
+        // same lanes).
         //
         // SAFETY (every load and store): all indices lie in [lo, hi) ⊆
         // [0, n), by the invariant above.
-        let load = |i: usize| -> [__m512i; U] {
-            std::array::from_fn(|j| unsafe { _mm512_loadu_si512(p.add(i + j * W).cast()) })
-        };
-        let (first, last) = (load(lo), load(hi - UW));
+        // (No closures here: a closure is compiled without the entry
+        // point's instruction set, and its vector operations would become
+        // calls.)
+        let (first, last) = (load::<V, U>(p.add(lo)), load::<V, U>(p.add(hi - uw)));
         let (mut ls, mut rs) = (lo, hi);
-        let (mut l, mut r) = (lo + UW, hi - UW);
-        let put = |vs: [__m512i; U], ls: &mut usize, rs: &mut usize| {
-            for v in vs {
-                let ge = _mm512_cmpge_epu32_mask(v, pv);
-                let c = ge.count_ones() as usize;
-                unsafe {
-                    _mm512_storeu_si512(p.add(*ls).cast(), _mm512_maskz_compress_epi32(!ge, v));
-                    let low = ((1u32 << c) - 1) as u16;
-                    _mm512_mask_storeu_epi32(p.add(*rs - c).cast(), low, _mm512_maskz_compress_epi32(ge, v));
-                }
-                *ls += W - c;
-                *rs -= c;
-            }
-        };
+        let (mut l, mut r) = (lo + uw, hi - uw);
         while l < r {
             let vs = if rs - r < l - ls {
-                r -= UW;
-                load(r)
+                r -= uw;
+                load::<V, U>(p.add(r))
             } else {
-                l += UW;
-                load(l - UW)
+                l += uw;
+                load::<V, U>(p.add(l - uw))
             };
-            put(vs, &mut ls, &mut rs);
+            put(vs, pv, p, &mut ls, &mut rs);
         }
-        put(first, &mut ls, &mut rs);
-        put(last, &mut ls, &mut rs);
+        put(first, pv, p, &mut ls, &mut rs);
+        put(last, pv, p, &mut ls, &mut rs);
         debug_assert_eq!(ls, rs);
         ls
     }
 
-    /// Compare-exchange of each lane with the lane `partner` holds: the
-    /// larger key goes to the lanes of `high`.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn exchange(v: __m512i, partner: __m512i, high: u16) -> __m512i {
-        _mm512_mask_blend_epi32(high, _mm512_min_epu32(v, partner), _mm512_max_epu32(v, partner))
+    /// `U` vectors from `at` on.
+    #[inline(always)]
+    unsafe fn load<V: Lanes, const U: usize>(at: *const u32) -> [V; U] {
+        let mut vs = [V::splat(0); U];
+        for (j, v) in vs.iter_mut().enumerate() {
+            *v = V::load(at.add(j * V::W));
+        }
+        vs
     }
 
-    /// Sorts the 16 keys of a vector: bitonic merges of 1, 2, 4 and 8.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    pub(super) fn sort16(v: __m512i) -> __m512i {
-        // SAFETY: the index arrays hold 16 lanes.
-        let rev8: __m512i = unsafe {
-            _mm512_loadu_si512([7u32, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8].as_ptr().cast())
-        };
-        let v = exchange(v, _mm512_shuffle_epi32::<0b10_11_00_01>(v), 0xAAAA);
-        let v = exchange(v, _mm512_shuffle_epi32::<0b00_01_10_11>(v), 0xCCCC);
-        let v = exchange(v, _mm512_shuffle_epi32::<0b10_11_00_01>(v), 0xAAAA);
-        let v = exchange(v, _mm512_permutexvar_epi32(rev8, v), 0xF0F0);
-        let v = exchange(v, _mm512_shuffle_epi32::<0b01_00_11_10>(v), 0xCCCC);
-        let v = exchange(v, _mm512_shuffle_epi32::<0b10_11_00_01>(v), 0xAAAA);
-        let v = exchange(v, reverse(v), 0xFF00);
-        let v = exchange(v, _mm512_shuffle_i32x4::<0b10_11_00_01>(v, v), 0xF0F0);
-        let v = exchange(v, _mm512_shuffle_epi32::<0b01_00_11_10>(v), 0xCCCC);
-        exchange(v, _mm512_shuffle_epi32::<0b10_11_00_01>(v), 0xAAAA)
+    /// Partition steps of the vectors `vs`: smaller keys stored from
+    /// `p + ls` on, the others down to `p + rs`; both moved.
+    #[inline(always)]
+    unsafe fn put<V: Lanes, const U: usize>(
+        vs: [V; U],
+        pivot: V,
+        p: *mut u32,
+        ls: &mut usize,
+        rs: &mut usize,
+    ) {
+        for v in vs {
+            let c = V::partition(v, pivot, p.add(*ls), p.add(*rs));
+            *ls += V::W - c;
+            *rs -= c;
+        }
     }
 
-    /// Sorts at most [`SMALL`] keys in registers.
-    #[target_feature(enable = "avx512f")]
-    fn sort_small(keys: &mut [u32]) {
-        match keys.len().div_ceil(W) {
+    /// Sorts at most 16 vectors of keys in registers.
+    #[inline(always)]
+    unsafe fn sort_small<V: Kernels>(keys: &mut [u32]) {
+        match keys.len().div_ceil(V::W) {
             0 => {}
-            1 => sort_vectors::<1>(keys),
-            2 => sort_vectors::<2>(keys),
-            3 | 4 => sort_vectors::<4>(keys),
-            5..=8 => sort_vectors::<8>(keys),
-            _ => sort_vectors::<16>(keys),
+            1 => V::vectors::<1>(keys),
+            2 => V::vectors::<2>(keys),
+            3 | 4 => V::vectors::<4>(keys),
+            5..=8 => V::vectors::<8>(keys),
+            _ => V::vectors::<16>(keys),
         }
     }
 
-    /// Sorts at most `N` × 16 keys: loaded into `N` vectors (padded with
-    /// u32::MAX, which sorts last), each sorted, then sorted blocks of 1,
-    /// 2, 4 … vectors merged pairwise; the first `keys.len()` stored back.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn sort_vectors<const N: usize>(keys: &mut [u32]) {
-        let n = keys.len();
-        debug_assert!(n <= N * W);
-        let max = _mm512_set1_epi32(-1);
-        let mask = |i: usize| -> u16 {
-            let k = n.saturating_sub(i * W).min(W);
-            ((1u32 << k) - 1) as u16
-        };
-        let mut v = [max; N];
+    /// Sorts at most `N` vectors of keys: loaded into `N` vectors (padded
+    /// with u32::MAX, which sorts last), each sorted, then sorted blocks of
+    /// 1, 2, 4 … vectors merged pairwise; the first `keys.len()` stored back.
+    #[inline(always)]
+    unsafe fn sort_vectors<V: Lanes, const N: usize>(keys: &mut [u32]) {
+        let (n, w) = (keys.len(), V::W);
+        debug_assert!(n <= N * w);
+        let count = |i: usize| n.saturating_sub(i * w).min(w);
+        let mut v = [V::splat(u32::MAX); N];
         for (i, x) in v.iter_mut().enumerate() {
-            // SAFETY: the mask covers only keys of the slice.
-            *x = sort16(unsafe { _mm512_mask_loadu_epi32(max, mask(i), keys.as_ptr().add(i * W).cast()) });
+            // SAFETY: only the keys of the slice are read.
+            *x = V::sort(V::load_first(keys.as_ptr().add(i * w), count(i)));
         }
-        let mut w = 1;
-        while w < N {
-            for block in v.chunks_exact_mut(2 * w) {
-                merge_blocks(block, w);
+        let mut b = 1;
+        while b < N {
+            for block in v.chunks_exact_mut(2 * b) {
+                merge_blocks(block, b);
             }
-            w *= 2;
+            b *= 2;
         }
         for (i, x) in v.iter().enumerate() {
-            // SAFETY: the mask covers only keys of the slice.
-            unsafe { _mm512_mask_storeu_epi32(keys.as_mut_ptr().add(i * W).cast(), mask(i), *x) };
+            // SAFETY: only the keys of the slice are written.
+            V::store_first(keys.as_mut_ptr().add(i * w), count(i), *x);
         }
     }
 
-    /// Merges two sorted blocks of `w` vectors (`block` = A then B) into
+    /// Merges two sorted blocks of `b` vectors (`block` = A then B) into
     /// one: A against B reversed gives a low and a high bitonic half
     /// (every key of the low ≤ every key of the high), each sorted by
-    /// half-cleaners between vectors `w/2 … 1` apart, then in each vector.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn merge_blocks(block: &mut [__m512i], w: usize) {
-        let mut high = [_mm512_setzero_si512(); 8];
-        for i in 0..w {
-            let (a, b) = (block[i], reverse(block[2 * w - 1 - i]));
-            block[i] = _mm512_min_epu32(a, b);
-            high[i] = _mm512_max_epu32(a, b);
+    /// half-cleaners between vectors `b/2 … 1` apart, then in each vector.
+    #[inline(always)]
+    unsafe fn merge_blocks<V: Lanes>(block: &mut [V], b: usize) {
+        let mut high = [V::splat(0); 8];
+        for i in 0..b {
+            let (x, y) = (block[i], V::reverse(block[2 * b - 1 - i]));
+            block[i] = V::min(x, y);
+            high[i] = V::max(x, y);
         }
-        block[w..].copy_from_slice(&high[..w]);
-        for half in block.chunks_exact_mut(w) {
-            let mut d = w / 2;
+        block[b..].copy_from_slice(&high[..b]);
+        for half in block.chunks_exact_mut(b) {
+            let mut d = b / 2;
             while d > 0 {
-                for j in 0..w {
+                for j in 0..b {
                     if j & d == 0 {
                         let (x, y) = (half[j], half[j + d]);
-                        half[j] = _mm512_min_epu32(x, y);
-                        half[j + d] = _mm512_max_epu32(x, y);
+                        half[j] = V::min(x, y);
+                        half[j + d] = V::max(x, y);
                     }
                 }
                 d /= 2;
             }
             for x in half.iter_mut() {
-                *x = clean(*x);
+                *x = V::clean(*x);
             }
         }
     }
@@ -310,11 +403,15 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn check(mut keys: Vec<u32>, flip: u32) {
+    /// Sorted by every level this CPU has, against `sort_unstable`.
+    fn check(keys: Vec<u32>, flip: u32) {
         let mut want = keys.clone();
         want.sort_unstable_by_key(|&x| x ^ flip);
-        sort(&mut keys, flip);
-        assert!(keys == want, "{} keys, flip {flip:#x}", want.len());
+        for at in crate::simd::levels() {
+            let mut got = keys.clone();
+            sort_at(at, &mut got, flip);
+            assert!(got == want, "{at}: {} keys, flip {flip:#x}", want.len());
+        }
     }
 
     proptest! {

@@ -60,12 +60,16 @@ pub struct PlanRecord {
     pub items_per_run: Option<u64>,
     /// Runs the plan predicts (exact for fixed-size formats).
     pub expected_runs: Option<u64>,
+    /// The SIMD kernels of u32 and i32 sorts and merges
+    /// ([`crate::simd::level`]: `avx512`, `avx2` or `scalar`).
+    pub simd: String,
 }
 
 impl PlanRecord {
     /// The record of `plan` and its derived numbers.
     pub fn new(plan: &SortPlan, d: &Derived) -> PlanRecord {
         PlanRecord {
+            simd: crate::simd::level().name().to_string(),
             format: plan.format().to_string(),
             memory: plan.memory(),
             fan_in: plan.fan_in(),

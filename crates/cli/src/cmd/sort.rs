@@ -68,6 +68,10 @@ about M / (2·D·B) runs at a time; SRM starts each run on a random disk and rea
 order the merge needs them (forecasting), so it merges about M / (2·B) runs at a time and needs fewer \
 passes. Both form the same runs.
 
+SIMD: numbers (u32, i32) are sorted and merged with the CPU's best vector instructions (AVX-512, \
+else AVX2, else scalar code); EMSORT_SIMD=avx2 or EMSORT_SIMD=scalar forces a lower level (the \
+output is the same; --show-plan says which level runs).
+
 Exit status: 0 sorted (or in order with -c), 1 not in order (-c, -C), 2 bad usage or input, 3 I/O \
 failure (full disk …). On SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE (the output's reader went away) \
 and the other signals GNU sort catches, emsort removes its temporary files and dies of the signal, as \
