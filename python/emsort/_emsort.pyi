@@ -77,7 +77,7 @@ def sort(
     temp_dirs: Union[_StrPath, Sequence[_StrPath], None] = None,
     parallel: Optional[int] = None,
     reverse: bool = False,
-    io: str = "direct",
+    io: str = "auto",
     block_size: Optional[_Size] = None,
     policy: str = "optimal",
     progress: Optional[_ProgressCallback] = None,
@@ -105,9 +105,14 @@ def sort(
         temp_dirs: directories for the runs (default: ``$TMPDIR`` or ``/tmp``).
         parallel: threads (default: all cores).
         reverse: descending order.
-        io: stream kind: ``syscall``, ``stdio``, ``buffered``, ``mmap``,
-            ``direct`` (O_DIRECT; where the file system refuses it, as tmpfs
-            does, buffered I/O with the same block size) or ``uring``.
+        io: ``auto`` (default: as ``emsort sort``, a probe of the temp dir
+            picks ``uring-direct`` on a device and ``direct`` on memory or
+            without io_uring; the stats' ``plan["io_choice"]`` says which
+            and why) or a stream kind: ``syscall``, ``stdio``,
+            ``buffered``, ``mmap``, ``direct`` (O_DIRECT; where the file
+            system refuses it, as tmpfs does, buffered I/O with the same
+            block size), ``uring`` or ``uring-direct`` (O_DIRECT with Q
+            requests in flight).
         block_size: B of every stream (default: M/16 within 4K … 1M).
         policy: ``optimal`` (fewest passes) or ``fifo``.
         progress: called as ``progress(phase, done, total)`` at most ten
@@ -139,7 +144,7 @@ def merge_files(
     progress: Optional[_ProgressCallback] = None,
     fan_in: Optional[int] = None,
     parallel: Optional[int] = None,
-    io: str = "direct",
+    io: str = "auto",
     block_size: Optional[_Size] = None,
     policy: str = "optimal",
 ) -> Dict[str, Any]:
@@ -452,7 +457,7 @@ class Sorter:
         temp_dirs: Union[_StrPath, Sequence[_StrPath], None] = None,
         parallel: Optional[int] = None,
         reverse: bool = False,
-        io: str = "direct",
+        io: str = "auto",
         block_size: Optional[_Size] = None,
         policy: str = "optimal",
         fan_in: Optional[int] = None,

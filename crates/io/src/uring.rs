@@ -24,6 +24,14 @@ pub(crate) fn setup(entries: u32, path: &Path) -> Result<IoUring> {
     IoUring::new(entries).map_err(|e| setup_error(path, e))
 }
 
+/// Whether this process may use io_uring: a ring of 2 entries set up once
+/// and dropped (the answer is kept). `None` when it may, else why not (the
+/// system error of `io_uring_setup`).
+pub fn unavailable() -> Option<&'static str> {
+    static WHY: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    WHY.get_or_init(|| IoUring::new(2).err().map(|e| e.to_string())).as_deref()
+}
+
 /// The error for a failed `io_uring_setup` (see the module docs).
 fn setup_error(path: &Path, e: std::io::Error) -> Error {
     match e.raw_os_error() {

@@ -50,7 +50,7 @@ fn file_size(path: &std::path::Path) -> Option<u64> {
 #[pyfunction]
 #[pyo3(signature = (
     input, output, *, format = "u32", memory = None, fan_in = None, temp_dirs = None,
-    parallel = None, reverse = false, io = "direct", block_size = None, policy = "optimal",
+    parallel = None, reverse = false, io = "auto", block_size = None, policy = "optimal",
     progress = None
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -103,7 +103,7 @@ pub(crate) fn sort<'py>(
 #[pyfunction]
 #[pyo3(signature = (
     inputs, output, *, format = "u32", memory = None, reverse = false, temp_dirs = None,
-    progress = None, fan_in = None, parallel = None, io = "direct", block_size = None,
+    progress = None, fan_in = None, parallel = None, io = "auto", block_size = None,
     policy = "optimal"
 ))]
 #[allow(clippy::too_many_arguments)]

@@ -130,7 +130,7 @@ fn busy() -> PyErr {
 /// iterate or write.
 ///
 /// Sorter(format="u32", *, memory=None, temp_dirs=None, parallel=None,
-/// reverse=False, io="direct", block_size=None, policy="optimal",
+/// reverse=False, io="auto", block_size=None, policy="optimal",
 /// fan_in=None, progress=None): the options of `sort` (memory default: a
 /// quarter of the available RAM). push(data) any bytes-like object of
 /// items (cut anywhere); finish() (returns the sorter); then iterate (numpy
@@ -264,7 +264,7 @@ impl PySorter {
     #[new]
     #[pyo3(signature = (
         format = "u32", *, memory = None, temp_dirs = None, parallel = None, reverse = false,
-        io = "direct", block_size = None, policy = "optimal", fan_in = None, progress = None
+        io = "auto", block_size = None, policy = "optimal", fan_in = None, progress = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(

@@ -163,6 +163,7 @@ pub struct SortPlan {
     eol: u8,
     chunk_buffers: Option<usize>,
     segments: Option<usize>,
+    io_choice: Option<String>,
 }
 
 /// Numbers that follow from a [`SortPlan`], computed by [`SortPlan::derived`].
@@ -231,6 +232,7 @@ impl SortPlan {
             eol: b'\n',
             chunk_buffers: None,
             segments: None,
+            io_choice: None,
         }
     }
 
@@ -288,6 +290,12 @@ impl SortPlan {
     /// io_uring queue depth Q (`uring` streams only).
     pub fn queue_depth(&self) -> u32 {
         self.queue_depth
+    }
+
+    /// Why the stream kinds were chosen, when a front end chose them
+    /// ([`SortPlanBuilder::io_choice`]).
+    pub fn io_choice(&self) -> Option<&str> {
+        self.io_choice.as_deref()
     }
     /// Descending order.
     pub fn reverse(&self) -> bool {
@@ -352,7 +360,7 @@ impl SortPlan {
         let b = b.max(self.unit()) as u64;
         match kind {
             StreamKind::Mmap | StreamKind::Direct => b.div_ceil(page) * page,
-            StreamKind::Uring => b * self.queue_depth.max(1) as u64,
+            StreamKind::Uring | StreamKind::UringDirect => b * self.queue_depth.max(1) as u64,
             _ => b,
         }
     }
@@ -372,7 +380,7 @@ impl SortPlan {
     /// `io_uring` streams, whose footprint is Q blocks, keep B.
     pub fn merge_block(&self, k: usize) -> usize {
         let b = self.block_size.max(self.unit());
-        if self.input_kind == StreamKind::Uring || self.output_kind == StreamKind::Uring {
+        if self.input_kind.queued() || self.output_kind.queued() {
             return b;
         }
         let share = self.memory / (2 * (k as u64 + 1));
@@ -806,6 +814,7 @@ pub struct SortPlanBuilder {
     eol: u8,
     chunk_buffers: Option<usize>,
     segments: Option<usize>,
+    io_choice: Option<String>,
 }
 
 impl SortPlanBuilder {
@@ -850,6 +859,12 @@ impl SortPlanBuilder {
     /// or the input fits in it).
     pub fn chunk_buffers(mut self, n: usize) -> Self {
         self.chunk_buffers = Some(n);
+        self
+    }
+    /// Records why the stream kinds were chosen (a front end's default:
+    /// [`StreamKind::sort_default`]), for `--show-plan` and `--stats`.
+    pub fn io_choice(mut self, why: impl Into<String>) -> Self {
+        self.io_choice = Some(why.into());
         self
     }
     /// Sets the sorted segments of a chunk of numbers: each is sorted as
@@ -954,7 +969,7 @@ impl SortPlanBuilder {
         let block_size = self.block_size.unwrap_or_else(|| {
             // M/16, and small enough for d + 1 streams (of Q blocks each,
             // with io_uring) when d is given.
-            let uring = self.input_kind == StreamKind::Uring || self.output_kind == StreamKind::Uring;
+            let uring = self.input_kind.queued() || self.output_kind.queued();
             let q = if uring { self.queue_depth.max(1) as u64 } else { 1 };
             let per_stream = match self.fan_in {
                 Some(d) => self.memory / ((d as u64).max(2) + 1) / q,
@@ -987,6 +1002,7 @@ impl SortPlanBuilder {
             eol: self.eol,
             chunk_buffers: self.chunk_buffers,
             segments: self.segments,
+            io_choice: self.io_choice,
         };
         if self.fan_in.is_none() {
             let f = plan.derived().stream_buffer.max(1);
@@ -1048,12 +1064,15 @@ impl fmt::Display for SortPlan {
             self.input_kind,
             self.output_kind,
             human(d.stream_buffer),
-            if self.input_kind == StreamKind::Uring || self.output_kind == StreamKind::Uring {
+            if self.input_kind.queued() || self.output_kind.queued() {
                 format!(", Q = {}", self.queue_depth)
             } else {
                 String::new()
             }
         )?;
+        if let Some(why) = &self.io_choice {
+            writeln!(f, "                    ({why})")?;
+        }
         writeln!(f, "  merge policy      {}", self.policy)?;
         if matches!(self.format, Format::U32 | Format::I32) {
             let (l, cpu) = (crate::simd::level(), crate::simd::detected());

@@ -42,6 +42,8 @@ pub struct PlanRecord {
     pub input_kind: String,
     /// Output stream kind.
     pub output_kind: String,
+    /// Why the kinds were chosen, when they were not asked for (`--io`).
+    pub io_choice: Option<String>,
     /// Descending order.
     pub reverse: bool,
     /// Merge policy name.
@@ -76,6 +78,7 @@ impl PlanRecord {
             block_size: plan.block_size(),
             input_kind: plan.input_kind().to_string(),
             output_kind: plan.output_kind().to_string(),
+            io_choice: plan.io_choice().map(str::to_string),
             reverse: plan.reverse(),
             policy: plan.policy().to_string(),
             threads: plan.threads(),

@@ -41,9 +41,11 @@ pub fn predicted_ios(kind: StreamKind, k: u32, n: u64, block_effective: u64) -> 
     match kind {
         StreamKind::Syscall => elements,
         StreamKind::Mmap => 2 * bytes.div_ceil(block),
-        StreamKind::Stdio | StreamKind::Buffered | StreamKind::Direct | StreamKind::Uring => {
-            bytes.div_ceil(block)
-        }
+        StreamKind::Stdio
+        | StreamKind::Buffered
+        | StreamKind::Direct
+        | StreamKind::Uring
+        | StreamKind::UringDirect => bytes.div_ceil(block),
     }
 }
 
@@ -53,7 +55,9 @@ pub fn formula(kind: StreamKind) -> &'static str {
         StreamKind::Syscall => "k*N",
         StreamKind::Stdio => "ceil(k*N*4/BUFSIZ)",
         StreamKind::Mmap => "2*ceil(k*N*4/W)",
-        StreamKind::Buffered | StreamKind::Direct | StreamKind::Uring => "ceil(k*N*4/B)",
+        StreamKind::Buffered | StreamKind::Direct | StreamKind::Uring | StreamKind::UringDirect => {
+            "ceil(k*N*4/B)"
+        }
     }
 }
 

@@ -257,7 +257,7 @@ mod tests {
         assert!(parse_blocks("12X").is_err());
         assert_eq!(parse_ops("write,read"), Ok(vec![Op::Write, Op::Read]));
         assert!(parse_ops("append").is_err());
-        assert_eq!(parse_kinds("all").unwrap().len(), 6);
+        assert_eq!(parse_kinds("all").unwrap(), StreamKind::ALL.to_vec());
         assert_eq!(parse_kinds("mmap,Syscall"), Ok(vec![StreamKind::Syscall, StreamKind::Mmap]));
         assert!(parse_kinds("mmap,fast").is_err());
     }

@@ -126,7 +126,7 @@ impl Point {
     /// for `uring`); 0 for kinds without a buffer of size B.
     pub fn buffer_bytes(&self) -> u64 {
         let per_stream = match self.kind {
-            StreamKind::Uring => {
+            StreamKind::Uring | StreamKind::UringDirect => {
                 self.block_bytes().unwrap_or(0) * u64::from(StreamConfig::DEFAULT_QUEUE_DEPTH)
             }
             // mmap maps windows of B bytes: they are page cache, not heap,

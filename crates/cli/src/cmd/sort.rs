@@ -198,9 +198,15 @@ pub struct SortArgs {
     /// Merge policy: fifo (the seeds' queue) or optimal (fewest passes, smallest runs first).
     #[arg(long, default_value = "optimal", value_parser = clap::value_parser!(MergePolicy), help_heading = "emsort's options")]
     policy: MergePolicy,
-    /// Stream kind for every read and write: syscall, stdio, buffered, mmap, direct or uring [default: direct: O_DIRECT, 1.5x faster than buffered here and the page cache keeps nothing; where the file system refuses O_DIRECT (tmpfs), buffered I/O with the same block size].
-    #[arg(long = "io", value_name = "KIND", default_value = "direct", hide_default_value = true, value_parser = clap::value_parser!(StreamKind), help_heading = "emsort's options")]
-    io: StreamKind,
+    /// Stream kind for every read and write: auto, syscall, stdio, buffered, mmap, direct, uring or
+    /// uring-direct [default: auto: 4 O_DIRECT writes of 1 MiB probe the temp dir (when there will be
+    /// runs); a device gets uring-direct — O_DIRECT (the page cache copies nothing and keeps nothing)
+    /// with Q requests in flight, so a disk with a long latency per request stays busy; memory
+    /// (tmpfs) and a process without io_uring get direct, one request at a time; where the file
+    /// system refuses O_DIRECT, the page cache with the same blocks. --show-plan and --stats say what
+    /// was chosen and why].
+    #[arg(long = "io", value_name = "KIND", default_value = "auto", hide_default_value = true, value_parser = parse_io, help_heading = "emsort's options")]
+    io: IoArg,
     /// Block size B of every stream [default: M/16 as a power of two, within 4K … 1M].
     #[arg(long, value_name = "SIZE", value_parser = parse_block, help_heading = "emsort's options")]
     block_size: Option<usize>,
@@ -237,6 +243,17 @@ pub struct SortArgs {
     /// `-` or none reads standard input.
     #[arg(value_name = "FILE")]
     inputs: Vec<PathBuf>,
+}
+
+/// `--io`: `auto` ([`StreamKind::sort_default`]) or a stream kind.
+#[derive(Debug, Clone, Copy)]
+struct IoArg(Option<StreamKind>);
+
+fn parse_io(s: &str) -> Result<IoArg, String> {
+    if s == "auto" {
+        return Ok(IoArg(None));
+    }
+    s.parse::<StreamKind>().map(|k| IoArg(Some(k))).map_err(|e| format!("{e}, or auto"))
 }
 
 fn parse_block(s: &str) -> Result<usize, String> {
@@ -521,7 +538,21 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         (None, _) => emsort_sort::budget::default_memory(input_bytes),
     };
     let debug_order = a.debug.then(|| order.clone());
-    let mut b = SortPlan::builder(a.format).memory(memory).io(a.io).policy(a.policy).method(method);
+    let (io, why) = match a.io.0 {
+        Some(kind) => (kind, None),
+        None => {
+            // Probe where the runs go, when there will be runs (an input
+            // larger than M, or of unknown size).
+            let runs = input_bytes.is_none_or(|n| n > memory);
+            let dir = a.temp_dirs.first().cloned().unwrap_or_else(std::env::temp_dir);
+            let (kind, why) = StreamKind::sort_default(runs.then_some(dir.as_path()), memory);
+            (kind, Some(why))
+        }
+    };
+    let mut b = SortPlan::builder(a.format).memory(memory).io(io).policy(a.policy).method(method);
+    if let Some(why) = why {
+        b = b.io_choice(why);
+    }
     b = if text { b.line_order(order).eol(eol) } else { b.reverse(a.reverse) };
     if let Some(d) = a.fan_in.or(a.batch_size) {
         b = b.fan_in(d);

@@ -596,7 +596,7 @@ fn an_input_that_shrinks_is_an_error_under_every_io_kind() {
     gen_lines(&original, 48 << 20, 11);
     let tmp = d.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    for io in ["mmap", "syscall", "stdio", "buffered", "direct", "uring"] {
+    for io in ["mmap", "syscall", "stdio", "buffered", "direct", "uring", "uring-direct"] {
         let input = d.path().join("in.txt");
         std::fs::copy(&original, &input).unwrap();
         let out = d.path().join("out.txt");

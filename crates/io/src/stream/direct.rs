@@ -71,7 +71,7 @@ fn o_direct_refused(err: &Error) -> bool {
 
 /// Runs `open` with `O_DIRECT`; if the file system refuses it, runs it again
 /// without and returns the fallback note.
-fn open_direct<F>(mut open: F) -> Result<(File, Option<String>)>
+pub(super) fn open_direct<F>(mut open: F) -> Result<(File, Option<String>)>
 where
     F: FnMut(i32) -> Result<File>,
 {
@@ -83,7 +83,7 @@ where
 }
 
 /// `(memory alignment, offset alignment)` for direct I/O on `file`.
-fn dio_alignment(file: &File, counts: &mut SyscallCounts) -> (usize, usize) {
+pub(super) fn dio_alignment(file: &File, counts: &mut SyscallCounts) -> (usize, usize) {
     counts.open += 1; // statx
     match rustix::fs::statx(file, c"", AtFlags::EMPTY_PATH, StatxFlags::DIOALIGN) {
         Ok(st)
@@ -99,7 +99,7 @@ fn dio_alignment(file: &File, counts: &mut SyscallCounts) -> (usize, usize) {
 
 /// Block size and alignment: B rounded up to a multiple of
 /// A = max(offset alignment, memory alignment, element size).
-fn block_and_align(b: usize, mem: usize, off: usize, elem: usize) -> (usize, usize) {
+pub(super) fn block_and_align(b: usize, mem: usize, off: usize, elem: usize) -> (usize, usize) {
     let a = mem.max(off).max(elem);
     (b.max(1).div_ceil(a) * a, a)
 }

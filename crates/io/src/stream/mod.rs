@@ -169,7 +169,7 @@ pub fn open_input<T: Element>(path: &Path, cfg: &StreamConfig) -> Result<AnyInpu
         StreamKind::Buffered => AnyInput::Buffered(BufferedInput::open(path, cfg)?),
         StreamKind::Mmap => AnyInput::Mmap(MmapInput::open(path, cfg)?),
         StreamKind::Direct => AnyInput::Direct(DirectInput::open(path, cfg)?),
-        StreamKind::Uring => AnyInput::Uring(UringInput::open(path, cfg)?),
+        StreamKind::Uring | StreamKind::UringDirect => AnyInput::Uring(UringInput::open(path, cfg)?),
     })
 }
 
@@ -189,7 +189,7 @@ pub fn create_output_in<T: Element>(dest: Dest<'_>, cfg: &StreamConfig) -> Resul
         StreamKind::Buffered => AnyOutput::Buffered(BufferedOutput::create_in(dest, cfg)?),
         StreamKind::Mmap => AnyOutput::Mmap(MmapOutput::create_in(dest, cfg)?),
         StreamKind::Direct => AnyOutput::Direct(DirectOutput::create_in(dest, cfg)?),
-        StreamKind::Uring => AnyOutput::Uring(UringOutput::create_in(dest, cfg)?),
+        StreamKind::Uring | StreamKind::UringDirect => AnyOutput::Uring(UringOutput::create_in(dest, cfg)?),
     })
 }
 

@@ -72,10 +72,11 @@ use std::path::{Path, PathBuf};
 
 use io_uring::{opcode, squeue, types, IoUring};
 
-use crate::file::{create_for_write, maybe_sync, open_for_read, Dest};
+use super::direct::{block_and_align, dio_alignment, open_direct};
+use crate::file::{create_for_write, ftruncate, maybe_sync, open_for_read, Dest};
 use crate::{
-    as_bytes, as_bytes_mut, from_bytes, Element, Error, ErrorKind, InputStream, OutputStream, Result,
-    StreamConfig, StreamInfo, StreamKind, SyscallCounts,
+    as_bytes, as_bytes_mut, from_bytes, AlignedBuf, Element, Error, ErrorKind, InputStream, OutputStream,
+    Result, StreamConfig, StreamInfo, StreamKind, SyscallCounts,
 };
 
 /// Largest length of one request; longer blocks go in several requests
@@ -156,14 +157,61 @@ fn rounded_block<T: Element>(cfg: &StreamConfig) -> usize {
     cfg.block_size.max(T::SIZE).div_ceil(T::SIZE) * T::SIZE
 }
 
-fn info(block: usize, q: u32) -> StreamInfo {
-    StreamInfo { kind: StreamKind::Uring, block_size: block, queue_depth: q, fallback: None }
+/// Alignment of the buffers of the page-cache mode (a page: any element
+/// size divides it or is a multiple of it, and copies are fastest).
+const PAGE: usize = 4096;
+
+/// Whether `cfg` asks for `O_DIRECT` (the `uring-direct` kind).
+fn is_direct(cfg: &StreamConfig) -> bool {
+    cfg.kind == StreamKind::UringDirect
+}
+
+/// Block size and request alignment of a stream of `T` on `file`: the
+/// `direct` kind's for `uring-direct` (and requests of whole aligned
+/// lengths), else B rounded to whole elements (any length).
+fn block_and_request_align<T: Element>(
+    cfg: &StreamConfig,
+    file: &File,
+    direct: bool,
+    counts: &mut SyscallCounts,
+) -> (usize, usize) {
+    if direct {
+        let (mem, off) = dio_alignment(file, counts);
+        let (block, align) = block_and_align(cfg.block_size, mem, off, T::SIZE);
+        (block, align.max(off))
+    } else {
+        (rounded_block::<T>(cfg), 1)
+    }
+}
+
+fn info(cfg: &StreamConfig, block: usize, q: u32, fallback: Option<String>) -> StreamInfo {
+    StreamInfo { kind: cfg.kind, block_size: block, queue_depth: q, fallback }
+}
+
+/// Opens `path` for reading, with `O_DIRECT` when `direct` (falling back
+/// as the `direct` kind does); the file, its size and the fallback note.
+fn open_read<T: Element>(
+    path: &Path,
+    direct: bool,
+    counts: &mut SyscallCounts,
+) -> Result<(File, u64, Option<String>)> {
+    if !direct {
+        let (f, size) = open_for_read(path, T::SIZE, 0, counts)?;
+        return Ok((f, size, None));
+    }
+    let mut size = 0;
+    let (f, fallback) = open_direct(|flags| {
+        let (f, s) = open_for_read(path, T::SIZE, flags, counts)?;
+        size = s;
+        Ok(f)
+    })?;
+    Ok((f, size, fallback))
 }
 
 /// One buffer and the request that fills or drains it.
 #[derive(Default)]
 struct Slot {
-    buf: Vec<u8>,
+    buf: AlignedBuf,
     /// File offset of the buffer's first byte.
     off: u64,
     /// Bytes the request moves in total.
@@ -174,15 +222,19 @@ struct Slot {
     busy: bool,
 }
 
-/// Queues the rest of `slot`'s request (read or write) as request `index`.
-fn push_rest(ring: &mut Ring, fd: types::Fd, slot: &mut Slot, index: usize, write: bool) {
-    let len = (slot.want - slot.done).min(MAX_OP) as u32;
+/// Queues the rest of `slot`'s request (read or write) as request `index`,
+/// its length rounded up to `align` (`O_DIRECT`: a read of the file's last
+/// block asks for whole aligned blocks and gets the rest of the file).
+fn push_rest(ring: &mut Ring, fd: types::Fd, slot: &mut Slot, index: usize, write: bool, align: usize) {
+    let rest = (slot.want - slot.done).div_ceil(align) * align;
+    let len = rest.min(slot.buf.capacity() - slot.done).min(MAX_OP) as u32;
     let off = slot.off + slot.done as u64;
-    // SAFETY: `done < want <= buf.len()`, so the range is inside the buffer;
-    // the buffer stays allocated (and untouched) until the completion is
-    // reaped, which `close`/`Drop` guarantee.
+    // SAFETY: `done < want <= buf.capacity()` and `done + len <=
+    // capacity`, so the range is inside the buffer; the buffer stays
+    // allocated (and untouched) until the completion is reaped, which
+    // `close`/`Drop` guarantee.
     let e = unsafe {
-        let p = slot.buf.as_mut_ptr().add(slot.done);
+        let p = slot.buf.bytes_mut().as_mut_ptr().add(slot.done);
         if write {
             opcode::Write::new(fd, p, len).offset(off).build()
         } else {
@@ -201,6 +253,9 @@ pub struct UringInput<T: Element> {
     ring: Option<Ring>,
     slots: Vec<Slot>,
     block: usize,
+    /// Alignment of buffers, offsets and request lengths (1 without
+    /// `O_DIRECT`, for lengths).
+    align: usize,
     size: u64,
     nblocks: u64,
     /// Next block whose read is to be queued.
@@ -217,13 +272,16 @@ pub struct UringInput<T: Element> {
 }
 
 impl<T: Element> UringInput<T> {
-    /// Opens `path`, sets up a ring of Q entries and starts reading ahead.
+    /// Opens `path` (with `O_DIRECT` for `uring-direct`), sets up a ring of
+    /// Q entries and starts reading ahead.
     pub fn open(path: &Path, cfg: &StreamConfig) -> Result<Self> {
         let mut counts = SyscallCounts::default();
-        let (file, size) = open_for_read(path, T::SIZE, 0, &mut counts)?;
+        let direct = is_direct(cfg);
+        let (file, size, fallback) = open_read::<T>(path, direct, &mut counts)?;
         let q = cfg.queue_depth.max(1);
         let ring = Ring::new(q, path, &mut counts)?;
-        let block = rounded_block::<T>(cfg);
+        let (block, align) =
+            block_and_request_align::<T>(cfg, &file, direct && fallback.is_none(), &mut counts);
         let nblocks = size.div_ceil(block as u64);
         let nslots = (q as u64).min(nblocks) as usize;
         let mut s = UringInput {
@@ -232,6 +290,7 @@ impl<T: Element> UringInput<T> {
             ring: Some(ring),
             slots: (0..nslots).map(|_| Slot::default()).collect(),
             block,
+            align,
             size,
             nblocks,
             next_submit: 0,
@@ -240,7 +299,7 @@ impl<T: Element> UringInput<T> {
             pos: 0,
             failed: false,
             counts,
-            info: info(block, q),
+            info: info(cfg, block, q, fallback),
             _t: PhantomData,
         };
         if nslots > 0 {
@@ -258,13 +317,13 @@ impl<T: Element> UringInput<T> {
         let i = (b % self.slots.len() as u64) as usize;
         let fd = types::Fd(self.file.as_ref().expect("open").as_raw_fd());
         let slot = &mut self.slots[i];
-        if slot.buf.len() < self.block {
-            slot.buf = vec![0; self.block];
+        if slot.buf.capacity() < self.block {
+            slot.buf = AlignedBuf::with_align(self.block, self.align.max(PAGE));
         }
         slot.off = b * self.block as u64;
         slot.want = (self.size - slot.off).min(self.block as u64) as usize;
         slot.done = 0;
-        push_rest(self.ring.as_mut().expect("open"), fd, slot, i, false);
+        push_rest(self.ring.as_mut().expect("open"), fd, slot, i, false, self.align);
         self.next_submit += 1;
     }
 
@@ -299,9 +358,11 @@ impl<T: Element> UringInput<T> {
                     Error::from_io("read", &self.path, e)
                 });
             } else {
-                slot.done += res as usize;
+                // More than asked: the file grew since it was opened (its
+                // size at open is the stream's length).
+                slot.done = (slot.done + res as usize).min(slot.want);
                 if slot.done < slot.want && err.is_none() {
-                    push_rest(ring, fd, slot, i, false);
+                    push_rest(ring, fd, slot, i, false, self.align);
                     resubmit = true;
                 }
             }
@@ -361,7 +422,7 @@ impl<T: Element> InputStream<T> for UringInput<T> {
             return Ok(None);
         }
         let i = self.cur.expect("a block is current");
-        let x = from_bytes::<T>(&self.slots[i].buf[self.pos..]);
+        let x = from_bytes::<T>(&self.slots[i].buf.bytes()[self.pos..]);
         self.pos += T::SIZE;
         Ok(Some(x))
     }
@@ -382,7 +443,7 @@ impl<T: Element> InputStream<T> for UringInput<T> {
             }
             let i = self.cur.expect("a block is current");
             let take = self.left().min(out.len() - n);
-            out[n..n + take].copy_from_slice(&self.slots[i].buf[self.pos..self.pos + take]);
+            out[n..n + take].copy_from_slice(&self.slots[i].buf.bytes()[self.pos..self.pos + take]);
             self.pos += take;
             n += take;
         }
@@ -432,6 +493,16 @@ pub struct UringOutput<T: Element> {
     ring: Option<Ring>,
     slots: Vec<Slot>,
     block: usize,
+    /// Alignment of buffers, offsets and request lengths (1 without
+    /// `O_DIRECT`).
+    align: usize,
+    /// Bytes given to the stream (the file's length at `close`).
+    exact: u64,
+    /// The file's length as allocated ahead of the writes (see
+    /// [`UringOutput::allocate_ahead`]); 0 when not preallocating.
+    allocated: u64,
+    /// Whether to preallocate (`uring-direct` on a regular file).
+    prealloc: bool,
     /// The buffer being filled and the bytes in it.
     cur: usize,
     filled: usize,
@@ -454,27 +525,61 @@ impl<T: Element> UringOutput<T> {
     pub fn create_in(dest: Dest<'_>, cfg: &StreamConfig) -> Result<Self> {
         let path = dest.name();
         let mut counts = SyscallCounts::default();
-        let file = create_for_write(dest, 0, &mut counts)?;
+        let direct = is_direct(cfg);
+        let (file, fallback) = if direct {
+            open_direct(|flags| create_for_write(dest, flags, &mut counts))?
+        } else {
+            (create_for_write(dest, 0, &mut counts)?, None)
+        };
         let q = cfg.queue_depth.max(1);
         let ring = Ring::new(q, path, &mut counts)?;
-        let block = rounded_block::<T>(cfg);
+        let direct = direct && fallback.is_none();
+        let (block, align) = block_and_request_align::<T>(cfg, &file, direct, &mut counts);
+        let prealloc = direct && file.metadata().is_ok_and(|m| m.file_type().is_file());
         let mut slots: Vec<Slot> = (0..q).map(|_| Slot::default()).collect();
-        slots[0].buf = vec![0; block];
+        slots[0].buf = AlignedBuf::with_align(block, align.max(PAGE));
         Ok(UringOutput {
             path: path.to_path_buf(),
             file: Some(file),
             ring: Some(ring),
             slots,
             block,
+            align,
+            exact: 0,
+            allocated: 0,
+            prealloc,
             cur: 0,
             filled: 0,
             next_off: 0,
             sync: cfg.sync_on_close,
             failed: false,
             counts,
-            info: info(block, q),
+            info: info(cfg, block, q, fallback),
             _t: PhantomData,
         })
+    }
+
+    /// Extends the file ahead of a write that ends at `end`, with
+    /// `fallocate` (mode 0: the length grows too), by at least a quarter of
+    /// what it has and 8 blocks. An `O_DIRECT` write past the end of the
+    /// file is waited for under the inode's lock on ext4 (it must set the
+    /// new length), so Q of them in flight would still reach the device
+    /// one at a time; a write inside the file's length does not. `close`
+    /// trims the file to what was written. A file system without
+    /// `fallocate` (or a full one: the write then reports it) is simply
+    /// written past its end.
+    fn allocate_ahead(&mut self, end: u64) {
+        if !self.prealloc || end <= self.allocated {
+            return;
+        }
+        let file = self.file.as_ref().expect("open");
+        let step = (self.allocated / 4).max(8 * self.block as u64).max(end - self.allocated);
+        let len = (step.div_ceil(self.align as u64)) * self.align as u64;
+        self.counts.truncate += 1;
+        match rustix::fs::fallocate(file, rustix::fs::FallocateFlags::empty(), self.allocated, len) {
+            Ok(()) => self.allocated += len,
+            Err(_) => self.prealloc = false,
+        }
     }
 
     fn check_open(&self) -> Result<()> {
@@ -491,15 +596,21 @@ impl<T: Element> UringOutput<T> {
 
     /// Queues and submits the write of the current buffer's `filled` bytes.
     fn submit_current(&mut self) -> Result<()> {
+        self.allocate_ahead(self.next_off + self.filled as u64);
         let fd = types::Fd(self.file.as_ref().expect("open").as_raw_fd());
         let ring = self.ring.as_mut().expect("open");
         let i = self.cur;
         let slot = &mut self.slots[i];
+        // O_DIRECT: a partial last block padded with zeros to the
+        // alignment (close trims the file).
+        let padded = self.filled.div_ceil(self.align) * self.align;
+        slot.buf.bytes_mut()[self.filled..padded].fill(0);
         slot.off = self.next_off;
-        slot.want = self.filled;
+        slot.want = padded;
         slot.done = 0;
-        push_rest(ring, fd, slot, i, true);
-        self.next_off += self.filled as u64;
+        push_rest(ring, fd, slot, i, true, self.align);
+        self.exact = self.next_off + self.filled as u64;
+        self.next_off += padded as u64;
         self.filled = 0;
         ring.enter(false, &mut self.counts)
             .map_err(|e| Error::from_io("io_uring_enter", &self.path, e))
@@ -525,7 +636,7 @@ impl<T: Element> UringOutput<T> {
             } else {
                 slot.done += res as usize;
                 if slot.done < slot.want && err.is_none() {
-                    push_rest(ring, fd, slot, i, true);
+                    push_rest(ring, fd, slot, i, true, self.align);
                     resubmit = true;
                 }
             }
@@ -550,8 +661,8 @@ impl<T: Element> UringOutput<T> {
         loop {
             self.reap()?;
             if let Some(i) = self.slots.iter().position(|s| !s.busy) {
-                if self.slots[i].buf.len() < self.block {
-                    self.slots[i].buf = vec![0; self.block];
+                if self.slots[i].buf.capacity() < self.block {
+                    self.slots[i].buf = AlignedBuf::with_align(self.block, self.align.max(PAGE));
                 }
                 self.cur = i;
                 return Ok(());
@@ -598,6 +709,10 @@ impl<T: Element> UringOutput<T> {
         self.failed = true;
         let ring = self.ring.take().expect("open");
         let file = self.file.take().expect("open");
+        if r.is_ok() && (self.next_off != self.exact || self.allocated > self.exact) {
+            // Padding or preallocation past the data: the exact length.
+            r = ftruncate(&file, self.exact, &self.path, &mut self.counts);
+        }
         if r.is_ok() {
             r = maybe_sync(&file, self.sync, &self.path, &mut self.counts);
         }
@@ -613,7 +728,8 @@ impl<T: Element> OutputStream<T> for UringOutput<T> {
     fn write(&mut self, x: T) -> Result<()> {
         self.check_open()?;
         let p = self.filled;
-        self.slots[self.cur].buf[p..p + T::SIZE].copy_from_slice(as_bytes(std::slice::from_ref(&x)));
+        self.slots[self.cur].buf.bytes_mut()[p..p + T::SIZE]
+            .copy_from_slice(as_bytes(std::slice::from_ref(&x)));
         self.filled += T::SIZE;
         if self.filled == self.block {
             self.flush_full()?;
@@ -627,7 +743,7 @@ impl<T: Element> OutputStream<T> for UringOutput<T> {
         while !bytes.is_empty() {
             let p = self.filled;
             let take = (self.block - p).min(bytes.len());
-            self.slots[self.cur].buf[p..p + take].copy_from_slice(&bytes[..take]);
+            self.slots[self.cur].buf.bytes_mut()[p..p + take].copy_from_slice(&bytes[..take]);
             self.filled += take;
             bytes = &bytes[take..];
             if self.filled == self.block {

@@ -6,7 +6,7 @@ use emsort_io::{as_bytes, create_output, open_input, InputStream, OutputStream, 
 use crate::util::{data, mount_or_skip, read_file, tmp, write_file, Mode};
 
 #[test]
-fn ramfs_direct_falls_back_to_buffered_io_and_says_so() {
+fn ramfs_direct_kinds_fall_back_to_the_page_cache_and_say_so() {
     let dir = tmp();
     let mnt = dir.path().join("ram");
     let Some(_m) = mount_or_skip(&mnt, "ramfs", "", "ramfs_direct_falls_back") else {
@@ -18,28 +18,30 @@ fn ramfs_direct_falls_back_to_buffered_io_and_says_so() {
         std::fs::OpenOptions::new().write(true).create(true).custom_flags_direct().open(&p).unwrap_err();
     assert_eq!(refused.raw_os_error(), Some(libc::EINVAL));
 
-    let cfg = StreamConfig::new(StreamKind::Direct).block_size(4096);
-    let xs = data::<u32>(3000, 2);
-    let mut out = create_output::<u32>(&p, &cfg).unwrap();
-    let note = out.info().fallback.clone().expect("fallback noted for output");
-    assert!(note.contains("refused O_DIRECT") && note.contains("EINVAL"), "{note}");
-    out.write_all(&xs).unwrap();
-    out.close().unwrap();
-    assert!(std::fs::read(&p).unwrap() == as_bytes(&xs));
-    let inp = open_input::<u32>(&p, &cfg).unwrap();
-    assert!(inp.info().fallback.as_deref().is_some_and(|n| n.contains("refused O_DIRECT")));
-    drop(inp);
-    for mode in [Mode::PerElement, Mode::Mixed] {
-        assert!(read_file::<u32>(&p, &cfg, mode) == xs);
-        write_file(&p, &cfg, &xs, mode);
-        assert!(std::fs::read(&p).unwrap() == as_bytes(&xs));
-    }
+    for kind in [StreamKind::Direct, StreamKind::UringDirect] {
+        let cfg = StreamConfig::new(kind).block_size(4096).queue_depth(3);
+        let xs = data::<u32>(3000, 2);
+        let mut out = create_output::<u32>(&p, &cfg).unwrap();
+        let note = out.info().fallback.clone().expect("fallback noted for output");
+        assert!(note.contains("refused O_DIRECT") && note.contains("EINVAL"), "{kind}: {note}");
+        out.write_all(&xs).unwrap();
+        out.close().unwrap();
+        assert!(std::fs::read(&p).unwrap() == as_bytes(&xs), "{kind}");
+        let inp = open_input::<u32>(&p, &cfg).unwrap();
+        assert!(inp.info().fallback.as_deref().is_some_and(|n| n.contains("refused O_DIRECT")), "{kind}");
+        drop(inp);
+        for mode in [Mode::PerElement, Mode::Mixed] {
+            assert!(read_file::<u32>(&p, &cfg, mode) == xs, "{kind}");
+            write_file(&p, &cfg, &xs, mode);
+            assert!(std::fs::read(&p).unwrap() == as_bytes(&xs), "{kind}");
+        }
 
-    // On a file system that accepts O_DIRECT there is no fallback.
-    let q = dir.path().join("disk.bin");
-    let out = create_output::<u32>(&q, &cfg).unwrap();
-    if std::fs::OpenOptions::new().read(true).custom_flags_direct().open(&q).is_ok() {
-        assert_eq!(out.info().fallback, None);
+        // On a file system that accepts O_DIRECT there is no fallback.
+        let q = dir.path().join("disk.bin");
+        let out = create_output::<u32>(&q, &cfg).unwrap();
+        if std::fs::OpenOptions::new().read(true).custom_flags_direct().open(&q).is_ok() {
+            assert_eq!(out.info().fallback, None, "{kind}");
+        }
     }
 }
 
@@ -74,4 +76,30 @@ impl DirectFlag for std::fs::OpenOptions {
     fn custom_flags_direct(&mut self) -> &mut Self {
         std::os::unix::fs::OpenOptionsExt::custom_flags(self, libc::O_DIRECT)
     }
+}
+
+/// Issue 38: the sorts' default kind. A tmpfs temp dir is memory (the probe's
+/// writes keep the thread on the CPU): `direct`, one request at a time; no
+/// probe (a sort without runs): `uring-direct`; a missing directory cannot
+/// be probed: `uring-direct`, and the reason says so.
+#[test]
+fn the_sort_default_probes_the_temp_dir() {
+    let dir = tmp();
+    let m = StreamKind::QUEUED_MEMORY;
+    let (kind, why) = StreamKind::sort_default(None, m);
+    assert_eq!(kind, StreamKind::UringDirect, "{why}");
+    assert!(why.contains("no probe"), "{why}");
+    let (kind, why) = StreamKind::sort_default(None, m - 1);
+    assert_eq!(kind, StreamKind::Direct, "{why}");
+    let (kind, why) = StreamKind::sort_default(Some(&dir.path().join("missing")), m);
+    assert_eq!(kind, StreamKind::UringDirect, "{why}");
+    let mnt = dir.path().join("shm");
+    let Some(_m) = mount_or_skip(&mnt, "tmpfs", "size=64m", "the_sort_default_probes") else {
+        return;
+    };
+    let (kind, why) = StreamKind::sort_default(Some(&mnt), m);
+    assert_eq!(kind, StreamKind::Direct, "{why}");
+    assert!(why.contains("on the CPU") && why.contains("memory"), "{why}");
+    // The probe's file had no name: nothing is left.
+    assert_eq!(std::fs::read_dir(&mnt).unwrap().count(), 0);
 }

@@ -26,7 +26,7 @@ fn check_rounding<T: Element>(kind: StreamKind, b: usize, used_bytes: usize) {
         StreamKind::Stdio => assert_eq!(used_bytes, 8192),
         StreamKind::Buffered | StreamKind::Uring => assert_eq!(used_bytes, b.max(s).div_ceil(s) * s),
         StreamKind::Mmap => assert_eq!(used_bytes, b.max(1).div_ceil(page()) * page()),
-        StreamKind::Direct => {
+        StreamKind::Direct | StreamKind::UringDirect => {
             // A multiple of the device alignment (≥ 512, ≤ 4096 here) and
             // of the element size, the smallest such ≥ B.
             assert_eq!(used_bytes % 512, 0, "B={b} used={used_bytes}");

@@ -52,7 +52,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use emsort_io::disks::{DiskIo, DiskModel, DiskSet};
-use emsort_io::{Error, ErrorKind, Result, StreamKind, TempDir};
+use emsort_io::{Error, ErrorKind, Result, TempDir};
 
 use crate::method::{MethodKind, ParallelDisks};
 use crate::output::Output;
@@ -99,7 +99,7 @@ impl StripedStore {
     ) -> Result<StripedStore> {
         let temps =
             plan.disk_dirs().iter().map(|dir| TempDir::new_in(dir, "emsort-")).collect::<Result<Vec<_>>>()?;
-        let direct = plan.input_kind() == StreamKind::Direct || plan.output_kind() == StreamKind::Direct;
+        let direct = plan.input_kind().bypasses_cache() || plan.output_kind().bypasses_cache();
         let dirs = temps.iter().map(|t| t.path().to_path_buf()).collect();
         let set = DiskSet::new(dirs, plan.block_size(), direct, emulated(plan))?;
         let fmt = ItemFormat::new(plan.format(), plan.reverse()).with_eol(plan.eol());
