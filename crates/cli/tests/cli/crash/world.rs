@@ -12,12 +12,23 @@ use crate::p;
 
 pub const NOBODY: u32 = 65534;
 
+/// Gives `path` (a file, a directory, or a link itself: never what a link
+/// points to) to `uid`, through a descriptor opened without following it.
 pub fn chown(path: &Path, uid: u32) {
-    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    let fd =
+        rustix::fs::open(path, OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty()).unwrap();
+    let id = Some(rustix::process::Uid::from_raw(uid));
+    let gid = Some(rustix::process::Gid::from_raw(uid));
+    rustix::fs::chownat(&fd, "", id, gid, AtFlags::EMPTY_PATH).unwrap();
 }
 
+/// Sets the mode of `path` (a file or a directory, never through a link)
+/// through a descriptor.
 pub fn chmod(path: &Path, mode: u32) {
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path).unwrap();
+    f.set_permissions(std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
 // ---------------------------------------------------------------------------
