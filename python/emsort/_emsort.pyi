@@ -105,10 +105,11 @@ def sort(
         temp_dirs: directories for the runs (default: ``$TMPDIR`` or ``/tmp``).
         parallel: threads (default: all cores).
         reverse: descending order.
-        io: ``auto`` (default: as ``emsort sort``, a probe of the temp dir
-            picks ``uring-direct`` on a device and ``direct`` on memory or
-            without io_uring; the stats' ``plan["io_choice"]`` says which
-            and why) or a stream kind: ``syscall``, ``stdio``,
+        io: ``auto`` (default: as ``emsort sort``, ``emsort calibrate``'s
+            measurement of the temp dir's device, or a probe of it, picks
+            ``uring-direct`` on a device, with its queue depth from
+            bandwidth × latency, and ``direct`` on memory or without
+            io_uring; the stats' ``plan["io_choice"]`` says which and why) or a stream kind: ``syscall``, ``stdio``,
             ``buffered``, ``mmap``, ``direct`` (O_DIRECT; where the file
             system refuses it, as tmpfs does, buffered I/O with the same
             block size), ``uring`` or ``uring-direct`` (O_DIRECT with Q
@@ -124,7 +125,11 @@ def sort(
         ``input_bytes``, ``output_bytes``, ``runs``, ``passes``,
         ``merge_levels``, ``merges``, ``merge_order``, ``run_formation`` and
         ``merge`` (``seconds``, ``bytes_read``, ``bytes_written``),
-        ``total_seconds``, ``peak_rss_bytes``, context switches, page faults …
+        ``total_seconds``, ``peak_rss_bytes``, context switches, page faults,
+        CPU seconds, and ``bounds`` (``cpu_seconds``: CPU time over threads;
+        ``io_seconds``: the bytes at the device's measured bandwidths, or
+        ``None``; ``binds``: ``"cpu"`` or ``"io"``; ``ratio``: the time over
+        the binding bound) …
 
     Raises:
         EmsortError: from the library (e.g. ``EmsortFileNotFoundError``).

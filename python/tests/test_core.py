@@ -50,6 +50,7 @@ STATS_KEYS = {
     "total_seconds",
     "cpu_migrations",
     "parallel_disks",
+    "bounds",
 }
 
 
@@ -172,6 +173,9 @@ def test_stats_keys_match_the_cli(tmp_path):
     stats = emsort.sort(src, tmp_path / "out", memory="256K", temp_dirs=[temp_dir(tmp_path)])
     assert STATS_KEYS <= set(stats)
     assert {"seconds", "bytes_read", "bytes_written"} <= set(stats["run_formation"])
+    b = stats["bounds"]
+    assert b["cpu_seconds"] > 0 and b["ratio"] > 0
+    assert b["binds"] == ("io" if (b["io_seconds"] or 0) > b["cpu_seconds"] else "cpu")
     json.dumps(stats)  # plain JSON values
     exe = emsort_binary()
     if exe is None:

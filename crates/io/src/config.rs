@@ -65,75 +65,6 @@ impl StreamKind {
         }
     }
 
-    /// The kind a sort whose temporary files go to `probe` uses when none
-    /// is asked for, and why (for `--show-plan` and `--stats`), from a
-    /// probe of a few milliseconds: 4 writes of 1 MiB with `O_DIRECT`, one
-    /// at a time, into an unnamed file in that directory (`O_TMPFILE`:
-    /// nothing to clean up, whatever happens). `None`: no probe (a sort
-    /// that writes no runs), `uring-direct`.
-    ///
-    /// - A device with a latency per request — the probing thread waits
-    ///   off the CPU for more than half of the writes' time — gets
-    ///   `uring-direct`:
-    ///   no copy through the page cache, and Q requests in flight so that
-    ///   the device stays busy (issue 38: the synchronous `direct` kind
-    ///   waited on a disk with 2.5 ms per 1 MiB write at 41 % CPU).
-    /// - Memory (tmpfs, or a cache in front of the device) has no latency
-    ///   to hide, and io_uring would add its own cost: `direct`, one request
-    ///   at a time (1 GiB of lines on tmpfs: 4.1–4.5 s with `direct`,
-    ///   4.7–5.0 s with `uring-direct`).
-    /// - Where this process may not use io_uring, or M (`memory`) is below
-    ///   [`StreamKind::QUEUED_MEMORY`] (Q blocks per stream would take a
-    ///   small budget from the runs, and raise the least M a plan needs):
-    ///   `direct`, without a probe.
-    /// - Where the probe cannot run (no `O_TMPFILE` or no `O_DIRECT`
-    ///   there): `uring-direct`, whose streams fall back to the page cache
-    ///   as `direct`'s do, and say so.
-    pub fn sort_default(probe: Option<&std::path::Path>, memory: u64) -> (StreamKind, String) {
-        if memory < Self::QUEUED_MEMORY {
-            return (
-                StreamKind::Direct,
-                format!(
-                    "default: M below {} MiB: one block per stream, O_DIRECT one request at a time",
-                    Self::QUEUED_MEMORY >> 20
-                ),
-            );
-        }
-        if let Some(why) = crate::uring::unavailable() {
-            return (
-                StreamKind::Direct,
-                format!("default: io_uring is unavailable ({why}), so O_DIRECT one request at a time"),
-            );
-        }
-        match probe.and_then(probe_write_latency) {
-            Some((t, on_cpu)) if on_cpu >= 0.5 => (
-                StreamKind::Direct,
-                format!(
-                    "default: a 1 MiB O_DIRECT write in the temp dir took {:.2} ms, {:.0} % of it on the CPU: \
-                     memory, no device to wait for, so one request at a time",
-                    t.as_secs_f64() * 1e3,
-                    on_cpu * 100.0
-                ),
-            ),
-            Some((t, _)) => (
-                StreamKind::UringDirect,
-                format!(
-                    "default: a 1 MiB O_DIRECT write in the temp dir waited {:.2} ms for the device: \
-                     O_DIRECT through io_uring, Q requests in flight per stream",
-                    t.as_secs_f64() * 1e3
-                ),
-            ),
-            None => (
-                StreamKind::UringDirect,
-                "default: O_DIRECT through io_uring, Q requests in flight per stream (no probe here)".to_string(),
-            ),
-        }
-    }
-
-    /// The least memory M for which [`StreamKind::sort_default`] keeps Q
-    /// blocks in flight per stream.
-    pub const QUEUED_MEMORY: u64 = 128 << 20;
-
     /// Whether the kind keeps Q requests in flight (`uring`,
     /// `uring-direct`): its streams buffer Q blocks.
     pub fn queued(self) -> bool {
@@ -239,34 +170,4 @@ pub struct StreamInfo {
     /// Set when the stream could not use its technique and fell back (e.g.
     /// `direct` on a file system that refuses `O_DIRECT`), saying why.
     pub fallback: Option<String>,
-}
-
-/// 4 writes of 1 MiB with `O_DIRECT`, one at a time, into an unnamed file
-/// in `dir`: their median wall time, and the share of their wall time the
-/// thread spent on a CPU (a device leaves the thread waiting; memory keeps
-/// it copying); `None` where that cannot be done.
-fn probe_write_latency(dir: &std::path::Path) -> Option<(std::time::Duration, f64)> {
-    use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::DIRECT | OFlags::CLOEXEC;
-    let fd = rustix::fs::open(dir, flags, Mode::from_raw_mode(0o600)).ok()?;
-    let buf = crate::AlignedBuf::with_align(1 << 20, 4096);
-    let cpu = || {
-        let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: `t` is a valid timespec to write into.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-        std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
-    };
-    let (wall0, cpu0) = (std::time::Instant::now(), cpu());
-    let mut times = Vec::with_capacity(4);
-    for i in 0..4u64 {
-        let t = std::time::Instant::now();
-        let n = rustix::io::pwrite(&fd, buf.bytes(), i << 20).ok()?;
-        if n != buf.capacity() {
-            return None;
-        }
-        times.push(t.elapsed());
-    }
-    let on_cpu = (cpu() - cpu0).as_secs_f64() / wall0.elapsed().as_secs_f64().max(1e-9);
-    times.sort();
-    Some((times[times.len() / 2], on_cpu))
 }

@@ -50,6 +50,7 @@ mod buf;
 pub mod cache;
 mod config;
 mod counts;
+pub mod device;
 pub mod disks;
 mod element;
 mod error;

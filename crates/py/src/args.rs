@@ -118,21 +118,11 @@ impl PlanArgs<'_, '_> {
         let format = format(self.format)?;
         let memory = opt_size(self.memory, "memory", true)?
             .unwrap_or_else(|| emsort_sort::budget::default_memory(input_bytes));
-        // "auto": the command line's default kind, and why.
-        let (io, why) = if self.io == "auto" {
-            let runs = input_bytes.is_none_or(|n| n > memory);
-            let dir = dirs(self.temp_dirs)?.into_iter().next().unwrap_or_else(std::env::temp_dir);
-            let (kind, why) = StreamKind::sort_default(runs.then_some(dir.as_path()), memory);
-            (kind, Some(why))
-        } else {
-            (parse::<StreamKind>(self.io)?, None)
-        };
         let policy: MergePolicy = parse(self.policy)?;
         let mut b: SortPlanBuilder =
-            SortPlan::builder(format).memory(memory).io(io).reverse(self.reverse).policy(policy);
-        if let Some(why) = why {
-            b = b.io_choice(why);
-        }
+            SortPlan::builder(format).memory(memory).reverse(self.reverse).policy(policy);
+        // "auto": the command line's default, chosen by the plan.
+        b = if self.io == "auto" { b.io_auto() } else { b.io(parse::<StreamKind>(self.io)?) };
         if let Some(d) = self.fan_in {
             b = b.fan_in(d);
         }

@@ -108,4 +108,4 @@ pub use stats::ParallelDiskStats;
 pub fn sort_numbers<T: key::NumKey>(items: &mut [T], reverse: bool) {
     radix::sort_numbers(items, reverse);
 }
-pub use stats::SortStats;
+pub use stats::{Bounds, SortStats};

@@ -47,7 +47,7 @@ use crate::run_formation::{Formed, RunFormation};
 use crate::run_store::{MergeCtx, Merger};
 use crate::runtime::Runtime;
 use crate::source::{open_sources, Input, Opened, Source};
-use crate::stats::{PhaseStats, PlanRecord, SortStats};
+use crate::stats::{Bounds, PhaseStats, PlanRecord, SortStats};
 use crate::SortError;
 
 /// Sorts `sources` (read in order, as one input) into `sink` with `plan`.
@@ -281,6 +281,10 @@ fn run_phases(
         formation_pass + merged.report.merged_bytes as f64 / input_bytes as f64
     };
     let report = merged.report;
+    let merge = PhaseStats { seconds: merge_seconds, ..report.phase };
+    let moved =
+        (run_formation.bytes_read + merge.bytes_read, run_formation.bytes_written + merge.bytes_written);
+    let bounds = Bounds::new(totals.seconds, &totals.rusage, plan.threads(), moved, plan.device_cost());
     Ok(SortStats {
         plan: PlanRecord::new(&plan, &derived),
         input_bytes,
@@ -291,11 +295,12 @@ fn run_phases(
         merges: report.merges,
         merge_order: report.order,
         run_formation,
-        merge: PhaseStats { seconds: merge_seconds, ..report.phase },
+        merge,
         total_seconds: totals.seconds,
         rusage: totals.rusage,
         cpu_migrations: totals.cpu_migrations,
         parallel_disks: report.parallel_disks,
+        bounds,
     })
 }
 

@@ -92,6 +92,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use emsort_io::device::{self, DeviceCache, DeviceCost};
 use emsort_io::{format_size, StreamConfig, StreamKind};
 
 use crate::keys::LineOrder;
@@ -164,6 +165,7 @@ pub struct SortPlan {
     chunk_buffers: Option<usize>,
     segments: Option<usize>,
     io_choice: Option<String>,
+    device: Option<DeviceCost>,
 }
 
 /// Numbers that follow from a [`SortPlan`], computed by [`SortPlan::derived`].
@@ -220,7 +222,8 @@ impl SortPlan {
             block_size: None,
             input_kind: StreamKind::Buffered,
             output_kind: StreamKind::Buffered,
-            queue_depth: StreamConfig::DEFAULT_QUEUE_DEPTH,
+            io_auto: false,
+            queue_depth: None,
             reverse: false,
             policy: MergePolicy::Optimal,
             threads: None,
@@ -232,7 +235,6 @@ impl SortPlan {
             eol: b'\n',
             chunk_buffers: None,
             segments: None,
-            io_choice: None,
         }
     }
 
@@ -292,10 +294,17 @@ impl SortPlan {
         self.queue_depth
     }
 
-    /// Why the stream kinds were chosen, when a front end chose them
-    /// ([`SortPlanBuilder::io_choice`]).
+    /// Why the stream kinds were chosen, when the plan chose them
+    /// ([`SortPlanBuilder::io_auto`]).
     pub fn io_choice(&self) -> Option<&str> {
         self.io_choice.as_deref()
+    }
+    /// What the device under the runs' directory costs, when it was
+    /// measured: by the probe of [`SortPlanBuilder::io_auto`], or by
+    /// `emsort calibrate` ([`DeviceCache`]). The statistics' I/O bound
+    /// rests on it.
+    pub fn device_cost(&self) -> Option<DeviceCost> {
+        self.device
     }
     /// Descending order.
     pub fn reverse(&self) -> bool {
@@ -802,7 +811,8 @@ pub struct SortPlanBuilder {
     block_size: Option<usize>,
     input_kind: StreamKind,
     output_kind: StreamKind,
-    queue_depth: u32,
+    io_auto: bool,
+    queue_depth: Option<u32>,
     reverse: bool,
     policy: MergePolicy,
     threads: Option<usize>,
@@ -814,7 +824,6 @@ pub struct SortPlanBuilder {
     eol: u8,
     chunk_buffers: Option<usize>,
     segments: Option<usize>,
-    io_choice: Option<String>,
 }
 
 impl SortPlanBuilder {
@@ -861,12 +870,6 @@ impl SortPlanBuilder {
         self.chunk_buffers = Some(n);
         self
     }
-    /// Records why the stream kinds were chosen (a front end's default:
-    /// [`StreamKind::sort_default`]), for `--show-plan` and `--stats`.
-    pub fn io_choice(mut self, why: impl Into<String>) -> Self {
-        self.io_choice = Some(why.into());
-        self
-    }
     /// Sets the sorted segments of a chunk of numbers: each is sorted as
     /// soon as it is read (sorting overlaps reading), and the run is
     /// written by merging them. Binary numbers with the plain merge only
@@ -892,21 +895,38 @@ impl SortPlanBuilder {
     pub fn io(mut self, kind: StreamKind) -> Self {
         self.input_kind = kind;
         self.output_kind = kind;
+        self.io_auto = false;
+        self
+    }
+    /// Lets [`SortPlanBuilder::build`] choose the stream kind and the queue
+    /// depth for the device the runs go to
+    /// ([`emsort_io::device::choose`]: `uring-direct` with Q from the
+    /// device's bandwidth × latency, or `direct` on memory, below
+    /// [`emsort_io::device::QUEUED_MEMORY`] or without io_uring), from
+    /// `emsort calibrate`'s measurement of that device or a probe of a few
+    /// milliseconds; the plan says what and why
+    /// ([`SortPlan::io_choice`]). The command line's and Python's default.
+    pub fn io_auto(mut self) -> Self {
+        self.io_auto = true;
         self
     }
     /// Sets the stream kind that reads the input and the runs.
     pub fn input_kind(mut self, kind: StreamKind) -> Self {
         self.input_kind = kind;
+        self.io_auto = false;
         self
     }
     /// Sets the stream kind that writes the runs and the output.
     pub fn output_kind(mut self, kind: StreamKind) -> Self {
         self.output_kind = kind;
+        self.io_auto = false;
         self
     }
-    /// Sets the io_uring queue depth Q.
+    /// Sets the io_uring queue depth Q (default: the device's with
+    /// [`SortPlanBuilder::io_auto`], else
+    /// [`StreamConfig::DEFAULT_QUEUE_DEPTH`]).
     pub fn queue_depth(mut self, q: u32) -> Self {
-        self.queue_depth = q;
+        self.queue_depth = Some(q);
         self
     }
     /// Sorts in descending order.
@@ -965,12 +985,31 @@ impl SortPlanBuilder {
     /// refuses M below what the plan needs
     /// ([`SortError::MemoryTooSmall`], [`SortError::MethodMemoryTooSmall`]),
     /// naming the minimum.
-    pub fn build(self) -> Result<SortPlan, SortError> {
+    pub fn build(mut self) -> Result<SortPlan, SortError> {
+        let temp_dirs =
+            if self.temp_dirs.is_empty() { vec![std::env::temp_dir()] } else { self.temp_dirs.clone() };
+        // Where the runs go: the first disk of DSM and SRM, else the first
+        // temp dir; there will be runs when the input is larger than M or
+        // of unknown size.
+        let runs_dir =
+            self.method.disks().and_then(|d| d.dirs.first().cloned()).unwrap_or_else(|| temp_dirs[0].clone());
+        let runs = self.input_bytes.is_none_or(|n| n > self.memory);
+        let cache = DeviceCache::default_path().map(|p| DeviceCache::load(&p));
+        let (mut io_choice, mut device) = (None, None);
+        if self.io_auto {
+            let d = device::choose(runs.then_some(runs_dir.as_path()), self.memory, cache.as_ref());
+            (self.input_kind, self.output_kind) = (d.kind, d.kind);
+            self.queue_depth = self.queue_depth.or(Some(d.queue_depth));
+            (io_choice, device) = (Some(d.why), d.cost);
+        } else if runs {
+            device = cache.and_then(|c| c.lookup(&runs_dir)).map(|(c, _)| c);
+        }
+        let queue_depth = self.queue_depth.unwrap_or(StreamConfig::DEFAULT_QUEUE_DEPTH);
         let block_size = self.block_size.unwrap_or_else(|| {
             // M/16, and small enough for d + 1 streams (of Q blocks each,
             // with io_uring) when d is given.
             let uring = self.input_kind.queued() || self.output_kind.queued();
-            let q = if uring { self.queue_depth.max(1) as u64 } else { 1 };
+            let q = if uring { queue_depth.max(1) as u64 } else { 1 };
             let per_stream = match self.fan_in {
                 Some(d) => self.memory / ((d as u64).max(2) + 1) / q,
                 None => self.memory / 16 / q,
@@ -982,7 +1021,6 @@ impl SortPlanBuilder {
         // More threads than CPUs only wait (and tens of thousands exhaust the
         // process before the sort starts): capped at what the machine gives.
         let threads = self.threads.unwrap_or_else(SortPlan::max_threads).min(SortPlan::max_threads());
-        let temp_dirs = if self.temp_dirs.is_empty() { vec![std::env::temp_dir()] } else { self.temp_dirs };
         let mut plan = SortPlan {
             format: self.format,
             memory: self.memory,
@@ -990,7 +1028,7 @@ impl SortPlanBuilder {
             block_size,
             input_kind: self.input_kind,
             output_kind: self.output_kind,
-            queue_depth: self.queue_depth,
+            queue_depth,
             reverse: self.reverse,
             policy: self.policy,
             threads,
@@ -1002,7 +1040,8 @@ impl SortPlanBuilder {
             eol: self.eol,
             chunk_buffers: self.chunk_buffers,
             segments: self.segments,
-            io_choice: self.io_choice,
+            io_choice,
+            device,
         };
         if self.fan_in.is_none() {
             let f = plan.derived().stream_buffer.max(1);

@@ -13,6 +13,8 @@
 
 use serde::Serialize;
 
+use emsort_io::device::DeviceCost;
+
 use crate::method::MethodKind;
 use crate::plan::{Derived, SortPlan};
 
@@ -93,7 +95,7 @@ impl PlanRecord {
 }
 
 /// Resource usage of the process, from `getrusage(RUSAGE_SELF)`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Rusage {
     /// Peak resident set size in bytes: `VmHWM` of `/proc/self/status`
     /// (`ru_maxrss` where that is missing). Not `ru_maxrss` first: Linux
@@ -109,6 +111,10 @@ pub struct Rusage {
     pub minor_page_faults: u64,
     /// Major page faults (`ru_majflt`).
     pub major_page_faults: u64,
+    /// CPU seconds in user mode, every thread (`ru_utime`).
+    pub user_seconds: f64,
+    /// CPU seconds in the kernel, every thread (`ru_stime`).
+    pub system_seconds: f64,
 }
 
 impl Rusage {
@@ -128,6 +134,8 @@ impl Rusage {
             involuntary_context_switches: u.involuntary_context_switches,
             minor_page_faults: u.minor_faults,
             major_page_faults: u.major_faults,
+            user_seconds: u.user_seconds,
+            system_seconds: u.system_seconds,
         }
     }
 
@@ -141,6 +149,8 @@ impl Rusage {
                 - earlier.involuntary_context_switches,
             minor_page_faults: self.minor_page_faults - earlier.minor_page_faults,
             major_page_faults: self.major_page_faults - earlier.major_page_faults,
+            user_seconds: self.user_seconds - earlier.user_seconds,
+            system_seconds: self.system_seconds - earlier.system_seconds,
         }
     }
 }
@@ -254,6 +264,48 @@ pub struct SortStats {
     /// DSM and SRM: disks, passes, merge orders, parallel reads, ν,
     /// flushes and the merge rate (`None` for the plain merge).
     pub parallel_disks: Option<ParallelDiskStats>,
+    /// The limits this sort could not beat, and which one binds.
+    pub bounds: Bounds,
+}
+
+/// The two limits of a sort's time (issue 38), from what it did: the CPU
+/// bound, its CPU time spread over its threads (no schedule of the same
+/// work on as many CPUs ends sooner), and the I/O bound, its bytes read and
+/// written at the bandwidths measured for the device under its runs (by
+/// the probe of `--io auto` or by `emsort calibrate`), one after the
+/// other as the benchmarks' bound moves them. The larger one binds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Bounds {
+    /// (user + system CPU seconds) ÷ threads.
+    pub cpu_seconds: f64,
+    /// Bytes read ÷ read bandwidth + bytes written ÷ write bandwidth;
+    /// `None` where the device was not measured.
+    pub io_seconds: Option<f64>,
+    /// `cpu` or `io`: the larger bound.
+    pub binds: &'static str,
+    /// The sort's wall time over the binding bound (1 is the best a sort
+    /// with this work can do).
+    pub ratio: f64,
+}
+
+impl Bounds {
+    /// The bounds of a sort that took `seconds` with `usage` on `threads`
+    /// threads, moving `read` and `written` bytes on a device of `cost`.
+    pub fn new(
+        seconds: f64,
+        usage: &Rusage,
+        threads: usize,
+        (read, written): (u64, u64),
+        cost: Option<DeviceCost>,
+    ) -> Bounds {
+        let cpu_seconds = (usage.user_seconds + usage.system_seconds) / threads.max(1) as f64;
+        let io_seconds = cost.and_then(|c| c.io_seconds(read, written));
+        let (binds, bound) = match io_seconds {
+            Some(io) if io > cpu_seconds => ("io", io),
+            _ => ("cpu", cpu_seconds),
+        };
+        Bounds { cpu_seconds, io_seconds, binds, ratio: if bound > 0.0 { seconds / bound } else { 0.0 } }
+    }
 }
 
 /// What a DSM or SRM sort did, part of [`SortStats`](SortStats::parallel_disks).

@@ -244,6 +244,8 @@ pub fn run_child_with(
             involuntary_context_switches: usage.involuntary_context_switches,
             minor_page_faults: usage.minor_faults,
             major_page_faults: usage.major_faults,
+            user_seconds: usage.user_seconds,
+            system_seconds: usage.system_seconds,
         },
         cpu_migrations: migrations.and_then(|m| m.read()),
         user_s: usage.user_seconds,

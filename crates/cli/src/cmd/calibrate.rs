@@ -13,6 +13,7 @@ use clap::Args;
 use emsort_bench::calibrate::{file_text, format_tables, write_calibration, Calibrate};
 use emsort_bench::scratch::disk_tempdir;
 use emsort_io::cache::CacheMethod;
+use emsort_io::device::{DeviceCache, DeviceCost, DeviceId};
 use emsort_io::{format_size, Calibration};
 
 use crate::interrupt;
@@ -38,10 +39,16 @@ Steps (each point run on a cold cache, the median of the runs kept):
        the runs by pread or by O_DIRECT reads of 2M ahead of them (as many
        in flight as make read_ahead_kb), paired rounds
        -> direct_readahead: on unless slower by more than 5 %
+  9. the device under --dir and under the sorts' temp dir ($TMPDIR or /tmp):
+       1 MiB O_DIRECT writes one at a time and 8 at once, 9 rounds
+       -> latency, bandwidth: `emsort sort --io auto` (the default) picks
+          its stream kind and queue depth from them instead of a probe
 The file is written to $XDG_CONFIG_HOME/emsort/calibration (or
 ~/.config/emsort/calibration), where `emsort replay` and the adaptive reader
 find it; --output writes elsewhere, --dry-run nowhere. It is written beside
-its name and renamed, so a reader never sees half a file.
+its name and renamed, so a reader never sees half a file. The devices'
+measurements go to the file `devices` beside it (one line per device, kept
+for the devices not measured this time).
 
 The full calibration reads a 256 MiB file, 3 runs per point, and takes a few
 minutes; --quick reads a 16 MiB file once per point and takes seconds (rough
@@ -140,10 +147,38 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
     println!("Guidelines (the thesis' flowchart, appendix B, with these values):");
     print!("{}", out.calibration.guidelines());
     println!();
+    // Step 9: the devices the sorts' runs go to.
+    let devices_path = output.as_ref().map(|o| o.with_file_name("devices"));
+    let mut devices = devices_path.as_deref().map(DeviceCache::load).unwrap_or_default();
+    println!("Devices (for emsort sort --io auto):");
+    let mut seen = Vec::new();
+    for d in [dir.clone(), std::env::temp_dir()] {
+        let id = DeviceId::of(&d);
+        if id.is_some() && seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
+        match DeviceCost::measure(&d, 9) {
+            Some(c) => {
+                let kept = devices.insert(&d, c);
+                println!(
+                    "  {}: {}{}",
+                    d.display(),
+                    c.describe(),
+                    if kept { "" } else { " (no device of its own: a sort probes it each time)" }
+                );
+            }
+            None => println!("  {}: cannot be measured (no O_TMPFILE or O_DIRECT there)", d.display()),
+        }
+    }
+    println!();
     match output {
         Some(o) => {
             write_calibration(&o, &out, &command).with_context(|| format!("cannot write {}", o.display()))?;
             println!("written to {}", o.display());
+            let p = devices_path.expect("beside the output");
+            devices.save(&p).with_context(|| format!("cannot write {}", p.display()))?;
+            println!("devices written to {}", p.display());
         }
         None => println!("--dry-run: no file written"),
     }

@@ -3,13 +3,15 @@
 //! budget of a quarter of its size, verifies the result against the input
 //! and prints a summary; `--streams` runs the quick stream campaign instead.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::Args;
 use emsort_bench::scratch::disk_tempdir;
+use emsort_bench::sort::peers::io_bound;
+use emsort_bench::sort::{CpuBoundDir, RawRow, DEFAULT_CPU_BOUND_DIR};
 use emsort_bench::streams::{reading, Campaign};
 use emsort_bench::CampaignBuilder;
 use emsort_io::cache::CacheMethod;
@@ -102,20 +104,20 @@ fn sort(a: &DemoArgs, dir: &std::path::Path) -> anyhow::Result<()> {
     // Cold cache, so the sort reads from the disk as a real one would.
     let cache = CacheMethod::best_available();
     cache.apply(&[&input])?;
-    // O_DIRECT (`--io direct`): 1.5x faster than the page cache on the
-    // project's VM, cold or warm (bench/results/2026-11-22b-sort).
-    let plan = SortPlan::builder(Format::U32)
-        .memory(memory)
-        .temp_dir(dir)
-        .io(emsort_io::StreamKind::Direct)
-        .input_bytes(bytes)
-        .build()?;
+    // The command line's default streams (`--io auto`): chosen for the
+    // device under `dir`.
+    let plan =
+        SortPlan::builder(Format::U32).memory(memory).temp_dir(dir).io_auto().input_bytes(bytes).build()?;
     let stats = sort_file(&plan, &input, &output, &bar as &dyn Progress, cancel)?;
     println!(
-        "  2. sorted it                       {:>7.2} s  ({:.0} MiB/s; O_DIRECT streams, cache emptied with '{cache}' first)",
+        "  2. sorted it                       {:>7.2} s  ({:.0} MiB/s; {} streams, cache emptied with '{cache}' first)",
         stats.total_seconds,
-        bytes as f64 / (1 << 20) as f64 / stats.total_seconds
+        bytes as f64 / (1 << 20) as f64 / stats.total_seconds,
+        plan.input_kind()
     );
+    if let Some(why) = plan.io_choice() {
+        println!("       streams: {}", why.trim_start_matches("default: "));
+    }
     println!(
         "       run formation {:>6.2} s: {} runs of up to {} sorted on {} threads",
         stats.run_formation.seconds,
@@ -142,9 +144,72 @@ fn sort(a: &DemoArgs, dir: &std::path::Path) -> anyhow::Result<()> {
         bail!("the sorted output failed verification: {r:?}");
     }
     println!("  3. verified: {} items in order, same multiset as the input {:>5.2} s", r.items, verify_s);
+    limits(&plan, &stats, &input, &output, cache, &bar, cancel)?;
     println!(
         "\nNext: emsort sort --help (your own file: numbers, records or text), \
          emsort demo --streams (what each I/O technique costs here), emsort bench streams --help."
+    );
+    Ok(())
+}
+
+/// Step 4: the machine's two limits for this sort, measured as the
+/// benchmarks measure them (`emsort bench sort`): the I/O bound, the data
+/// read and written once with O_DIRECT (cold cache) times the sort's
+/// passes, and the CPU bound, the same sort with input, runs and output on
+/// tmpfs; which one binds, and the sort's time over it.
+fn limits(
+    plan: &SortPlan,
+    stats: &emsort_sort::SortStats,
+    input: &Path,
+    output: &Path,
+    cache: CacheMethod,
+    bar: &Bar,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> anyhow::Result<()> {
+    let bytes = stats.input_bytes;
+    cache.apply(&[input])?;
+    let mut row = RawRow::new("io-bound", "u32", bytes, bytes / 4, 1, 1);
+    io_bound(input, output, &mut row)?;
+    let _ = std::fs::remove_file(output);
+    let io = row.seconds * stats.passes;
+    println!("  4. this machine's limits for this sort (as emsort bench sort measures them):");
+    println!(
+        "       I/O bound {:>7.2} s  the data read ({:.2} s) and written ({:.2} s) once with O_DIRECT, × {:.2} passes",
+        io,
+        row.run_formation_s.unwrap_or(0.0),
+        row.merge_s.unwrap_or(0.0),
+        stats.passes
+    );
+    let cpu = match CpuBoundDir::create(Path::new(DEFAULT_CPU_BOUND_DIR), bytes) {
+        Ok(shm) => {
+            let copy = shm.stage(input)?;
+            let p = SortPlan::builder(Format::U32)
+                .memory(plan.memory())
+                .temp_dir(shm.tmp())
+                .io(emsort_io::StreamKind::Buffered)
+                .input_bytes(bytes)
+                .build()?;
+            let s = sort_file(&p, &copy, &shm.output(), bar as &dyn Progress, cancel)?;
+            println!(
+                "       CPU bound {:>7.2} s  the same sort with input, runs and output on tmpfs ({DEFAULT_CPU_BOUND_DIR})",
+                s.total_seconds
+            );
+            Some(s.total_seconds)
+        }
+        Err(why) => {
+            println!("       CPU bound    -      not measured: {why}");
+            None
+        }
+    };
+    let (name, bound) = match cpu {
+        Some(c) if c > io => ("CPU", c),
+        _ => ("I/O", io),
+    };
+    println!(
+        "     the sort took {:.2} s = {:.2}× the {name} bound, which binds{}",
+        stats.total_seconds,
+        stats.total_seconds / bound.max(1e-9),
+        if cpu.is_none() { " (of the one measured)" } else { "" }
     );
     Ok(())
 }

@@ -199,14 +199,20 @@ pub struct SortArgs {
     #[arg(long, default_value = "optimal", value_parser = clap::value_parser!(MergePolicy), help_heading = "emsort's options")]
     policy: MergePolicy,
     /// Stream kind for every read and write: auto, syscall, stdio, buffered, mmap, direct, uring or
-    /// uring-direct [default: auto: 4 O_DIRECT writes of 1 MiB probe the temp dir (when there will be
-    /// runs); a device gets uring-direct — O_DIRECT (the page cache copies nothing and keeps nothing)
-    /// with Q requests in flight, so a disk with a long latency per request stays busy; memory
-    /// (tmpfs) and a process without io_uring get direct, one request at a time; where the file
-    /// system refuses O_DIRECT, the page cache with the same blocks. --show-plan and --stats say what
-    /// was chosen and why].
+    /// uring-direct [default: auto: the temp dir's device, as `emsort calibrate` measured it or else
+    /// as a probe of a few milliseconds finds it (1 MiB O_DIRECT writes, one at a time then 8 at
+    /// once; only when there will be runs); a device gets uring-direct — O_DIRECT (the page cache
+    /// copies nothing and keeps nothing) with Q requests in flight, Q from its bandwidth × latency,
+    /// so a disk with a long latency per request stays busy; memory (tmpfs), M below 128M and a
+    /// process without io_uring get direct, one request at a time; where the file system refuses
+    /// O_DIRECT, the page cache with the same blocks. --show-plan and --stats say what was chosen
+    /// and why].
     #[arg(long = "io", value_name = "KIND", default_value = "auto", hide_default_value = true, value_parser = parse_io, help_heading = "emsort's options")]
     io: IoArg,
+    /// Requests in flight per stream of the uring and uring-direct kinds [default: with --io auto,
+    /// the device's bandwidth × latency over B, plus one (2 … 8); else 4].
+    #[arg(long, value_name = "Q", value_parser = clap::value_parser!(u32).range(1..=4096), help_heading = "emsort's options")]
+    queue_depth: Option<u32>,
     /// Block size B of every stream [default: M/16 as a power of two, within 4K … 1M].
     #[arg(long, value_name = "SIZE", value_parser = parse_block, help_heading = "emsort's options")]
     block_size: Option<usize>,
@@ -245,7 +251,7 @@ pub struct SortArgs {
     inputs: Vec<PathBuf>,
 }
 
-/// `--io`: `auto` ([`StreamKind::sort_default`]) or a stream kind.
+/// `--io`: `auto` ([`emsort_sort::SortPlanBuilder::io_auto`]) or a stream kind.
 #[derive(Debug, Clone, Copy)]
 struct IoArg(Option<StreamKind>);
 
@@ -538,20 +544,13 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         (None, _) => emsort_sort::budget::default_memory(input_bytes),
     };
     let debug_order = a.debug.then(|| order.clone());
-    let (io, why) = match a.io.0 {
-        Some(kind) => (kind, None),
-        None => {
-            // Probe where the runs go, when there will be runs (an input
-            // larger than M, or of unknown size).
-            let runs = input_bytes.is_none_or(|n| n > memory);
-            let dir = a.temp_dirs.first().cloned().unwrap_or_else(std::env::temp_dir);
-            let (kind, why) = StreamKind::sort_default(runs.then_some(dir.as_path()), memory);
-            (kind, Some(why))
-        }
+    let mut b = SortPlan::builder(a.format).memory(memory).policy(a.policy).method(method);
+    b = match a.io.0 {
+        Some(kind) => b.io(kind),
+        None => b.io_auto(),
     };
-    let mut b = SortPlan::builder(a.format).memory(memory).io(io).policy(a.policy).method(method);
-    if let Some(why) = why {
-        b = b.io_choice(why);
+    if let Some(q) = a.queue_depth {
+        b = b.queue_depth(q);
     }
     b = if text { b.line_order(order).eol(eol) } else { b.reverse(a.reverse) };
     if let Some(d) = a.fan_in.or(a.batch_size) {
@@ -732,6 +731,23 @@ fn summary(s: &SortStats) {
     if let Some(pd) = &s.parallel_disks {
         eprintln!("{}", parallel_disks_summary(pd));
     }
+    eprintln!("{}", bounds_summary(&s.bounds));
+}
+
+/// The bounds line of the summary: both limits and which binds.
+pub(crate) fn bounds_summary(b: &emsort_sort::Bounds) -> String {
+    let io = match b.io_seconds {
+        Some(io) => format!("I/O {io:.2} s (its bytes at the temp dir's measured bandwidths)"),
+        None => "I/O not known (the temp dir's device unmeasured: --io auto probes it, emsort calibrate \
+                 keeps it)"
+            .to_string(),
+    };
+    format!(
+        "bounds: CPU {:.2} s (its CPU time over its threads), {io}; the {} bound binds, the sort took {:.2}× it",
+        b.cpu_seconds,
+        if b.binds == "io" { "I/O" } else { "CPU" },
+        b.ratio
+    )
 }
 
 /// `a, b, c` of per-pass values.

@@ -56,7 +56,15 @@ fn quick_calibration_writes_a_loadable_file_and_prints_guidelines() {
     let file = std::fs::read_to_string(&out).unwrap();
     assert!(file.starts_with("# measured by: ") && file.contains("fadvise"), "{file}");
     assert_eq!(crate::entries(&work), Vec::<String>::new());
-    assert_eq!(crate::entries(out.parent().unwrap()), ["calibration"]);
+    assert_eq!(crate::entries(out.parent().unwrap()), ["calibration", "devices"]);
+    // Step 9: the device under --dir, measured and kept for the sorts'
+    // --io auto (where it has a device of its own).
+    assert!(text.contains("Devices (for emsort sort --io auto):"), "{text}");
+    let devices = emsort_io::device::DeviceCache::load(&out.with_file_name("devices"));
+    if emsort_io::device::DeviceId::of(&work).is_some() && text.contains("in flight: write") {
+        let (cost, _) = devices.lookup(&work).expect("the work dir's device recorded");
+        assert!(cost.latency > std::time::Duration::ZERO && cost.write_bandwidth.is_some(), "{cost:?}");
+    }
 }
 
 #[test]

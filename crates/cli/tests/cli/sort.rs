@@ -1006,7 +1006,7 @@ fn the_default_io_kind_is_chosen_said_and_sorts_alike() {
                 // (direct), and says which.
                 let why = plan["io_choice"].as_str().unwrap_or_default();
                 // (3 MB in 128 MiB: no runs, so no probe.)
-                let kind = if why.contains("waited") || why.contains("no probe") {
+                let kind = if why.contains("a device to keep busy") || why.contains("no probe") {
                     "uring-direct"
                 } else {
                     "direct"
@@ -1023,8 +1023,19 @@ fn the_default_io_kind_is_chosen_said_and_sorts_alike() {
                 assert!(!err.contains("(default:"), "{err}");
             }
         }
+        // The bounds: the CPU time over the threads, the I/O bound where
+        // the device was measured, the larger one binding.
+        let b = &json["bounds"];
+        let (cpu, ratio) = (b["cpu_seconds"].as_f64().unwrap(), b["ratio"].as_f64().unwrap());
+        assert!(cpu > 0.0 && ratio > 0.0, "{b}");
+        let binds = if b["io_seconds"].as_f64().is_some_and(|io| io > cpu) { "io" } else { "cpu" };
+        assert_eq!(b["binds"], binds, "{b}");
         assert!(entries(&tmp).is_empty(), "{io:?}");
     }
+    // --queue-depth sets Q of the queued kinds.
+    let o =
+        run(&["sort", "-S", "128M", "--io", "uring-direct", "--queue-depth", "5", "--show-plan", p(&input)]);
+    assert!(o.status.success() && stderr(&o).contains(", Q = 5)"), "{}", stderr(&o));
     let o = run(&["sort", "--io", "fast", p(&input)]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("uring-direct") && stderr(&o).contains("or auto"), "{}", stderr(&o));

@@ -1,6 +1,7 @@
 //! Fallbacks on a file system that lacks a feature: ramfs refuses
 //! `O_DIRECT` (`EINVAL` at open) and does not implement `fallocate`.
 
+use emsort_io::device;
 use emsort_io::{as_bytes, create_output, open_input, InputStream, OutputStream, StreamConfig, StreamKind};
 
 use crate::util::{data, mount_or_skip, read_file, tmp, write_file, Mode};
@@ -81,25 +82,39 @@ impl DirectFlag for std::fs::OpenOptions {
 /// Issue 38: the sorts' default kind. A tmpfs temp dir is memory (the probe's
 /// writes keep the thread on the CPU): `direct`, one request at a time; no
 /// probe (a sort without runs): `uring-direct`; a missing directory cannot
-/// be probed: `uring-direct`, and the reason says so.
+/// be probed: `uring-direct`, and the reason says so; a directory on a
+/// device: `uring-direct` with Q from its bandwidth × latency, or `direct`
+/// if the device answers as fast as memory.
 #[test]
 fn the_sort_default_probes_the_temp_dir() {
     let dir = tmp();
-    let m = StreamKind::QUEUED_MEMORY;
-    let (kind, why) = StreamKind::sort_default(None, m);
-    assert_eq!(kind, StreamKind::UringDirect, "{why}");
-    assert!(why.contains("no probe"), "{why}");
-    let (kind, why) = StreamKind::sort_default(None, m - 1);
-    assert_eq!(kind, StreamKind::Direct, "{why}");
-    let (kind, why) = StreamKind::sort_default(Some(&dir.path().join("missing")), m);
-    assert_eq!(kind, StreamKind::UringDirect, "{why}");
+    let m = device::QUEUED_MEMORY;
+    let d = device::choose(None, m, None);
+    assert_eq!(d.kind, StreamKind::UringDirect, "{}", d.why);
+    assert!(d.why.contains("no probe"), "{}", d.why);
+    let d = device::choose(None, m - 1, None);
+    assert_eq!(d.kind, StreamKind::Direct, "{}", d.why);
+    let d = device::choose(Some(&dir.path().join("missing")), m, None);
+    assert_eq!(d.kind, StreamKind::UringDirect, "{}", d.why);
+    assert!(d.why.contains("could not be probed"), "{}", d.why);
+    // The probe measures what it says, and its Q follows from its figures.
+    if let Some(c) = device::DeviceCost::probe(dir.path()) {
+        let d = device::choose(Some(dir.path()), m, None);
+        let (lo, hi) = device::QUEUE_DEPTHS;
+        if d.kind == StreamKind::UringDirect {
+            assert!((lo..=hi).contains(&d.queue_depth), "{}", d.why);
+            assert!(d.why.contains("bandwidth × latency"), "{}", d.why);
+        }
+        assert!(c.latency > std::time::Duration::ZERO && c.on_cpu >= 0.0);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
     let mnt = dir.path().join("shm");
     let Some(_m) = mount_or_skip(&mnt, "tmpfs", "size=64m", "the_sort_default_probes") else {
         return;
     };
-    let (kind, why) = StreamKind::sort_default(Some(&mnt), m);
-    assert_eq!(kind, StreamKind::Direct, "{why}");
-    assert!(why.contains("on the CPU") && why.contains("memory"), "{why}");
+    let d = device::choose(Some(&mnt), m, None);
+    assert_eq!(d.kind, StreamKind::Direct, "{}", d.why);
+    assert!(d.why.contains("on the CPU") && d.why.contains("memory"), "{}", d.why);
     // The probe's file had no name: nothing is left.
     assert_eq!(std::fs::read_dir(&mnt).unwrap().count(), 0);
 }

@@ -1,0 +1,523 @@
+//! The device under a directory, and the stream kind and queue depth a
+//! sort's temporary files get there (issue 38).
+//!
+//! What a request costs is measured by writing into an unnamed file in the
+//! directory (`O_TMPFILE`: nothing to clean up, whatever happens) with
+//! `O_DIRECT` — [`DeviceCost::probe`], a few milliseconds before a sort —
+//! or read from the file `emsort calibrate` writes
+//! ([`DeviceCache`], one line per device, measured with more rounds).
+//! [`choose`] turns it into a [`IoDecision`]:
+//!
+//! - A device with a latency per request — the probing thread waits off the
+//!   CPU for more than half of the writes' time — gets `uring-direct`: no
+//!   copy through the page cache, and Q requests in flight so that the
+//!   device stays busy. Q comes from Little's law: the device serves
+//!   bandwidth × latency bytes at once, so a stream that alone keeps it
+//!   busy has ⌈bandwidth × latency / B⌉ requests of B bytes in flight, and
+//!   one more to submit while one completes ([`DeviceCost::queue_depth`]).
+//!   (Issue 38: the synchronous `direct` kind waited on a disk with 2.5 ms
+//!   per 1 MiB write at 41 % CPU.)
+//! - Memory (tmpfs, or a cache in front of the device) has no latency to
+//!   hide, and io_uring would add its own cost: `direct`, one request at a
+//!   time (1 GiB of lines on tmpfs: 4.1–4.5 s with `direct`, 4.7–5.0 s with
+//!   `uring-direct`).
+//! - Where this process may not use io_uring, or M is below
+//!   [`QUEUED_MEMORY`] (Q blocks per stream would take a small budget from
+//!   the runs, and raise the least M a plan needs): `direct`, without a
+//!   probe.
+//! - Where the probe cannot run (no `O_TMPFILE` or no `O_DIRECT` there):
+//!   `uring-direct` with the default Q, whose streams fall back to the page
+//!   cache as `direct`'s do, and say so.
+
+use std::fmt::Write as _;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::{AlignedBuf, StreamConfig, StreamKind};
+
+/// The least memory M for which [`choose`] keeps Q blocks in flight per
+/// stream.
+pub const QUEUED_MEMORY: u64 = 128 << 20;
+
+/// The size of each probing write, and the block B the queue depth is
+/// worked out for: 1 MiB, the sorts' largest default block.
+pub const PROBE_BLOCK: usize = 1 << 20;
+
+/// Writes one at a time in a probe, for the latency.
+const SERIAL_WRITES: u64 = 4;
+/// Writes, then reads, in flight at once in a probe, for the bandwidths.
+const QUEUED_WRITES: u32 = 8;
+
+/// The least and the most requests in flight [`DeviceCost::queue_depth`]
+/// gives a stream.
+pub const QUEUE_DEPTHS: (u32, u32) = (2, 8);
+
+/// What a request costs on the device under a directory.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DeviceCost {
+    /// The median time of one 1 MiB `O_DIRECT` write at queue depth 1.
+    pub latency: Duration,
+    /// The share of the serial writes' time the writing thread spent on a
+    /// CPU: near 0 on a device (it waits), near 1 on memory (it copies).
+    pub on_cpu: f64,
+    /// Bytes per second with 8 writes of 1 MiB in flight
+    /// through io_uring; `None` where io_uring could not be used.
+    pub write_bandwidth: Option<f64>,
+    /// Bytes per second reading those writes back as many at once with
+    /// `O_DIRECT` (from the device, not the page cache).
+    pub read_bandwidth: Option<f64>,
+}
+
+impl DeviceCost {
+    /// A probe of a few milliseconds: 4 writes of 1 MiB one at a time, then
+    /// 8 at once through io_uring and the 8 read back at once, in an
+    /// unnamed file in `dir`, allocated
+    /// first (an `O_DIRECT` write past the end of an ext4 file waits under
+    /// the inode lock). `None` where that cannot be done (no such
+    /// directory, no `O_TMPFILE` or `O_DIRECT` there, no room).
+    pub fn probe(dir: &Path) -> Option<DeviceCost> {
+        Self::measure(dir, 1)
+    }
+
+    /// `rounds` probes, the medians of their figures (`emsort calibrate`).
+    pub fn measure(dir: &Path, rounds: usize) -> Option<DeviceCost> {
+        use rustix::fs::{FallocateFlags, Mode, OFlags};
+        let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::DIRECT | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(dir, flags, Mode::from_raw_mode(0o600)).ok()?;
+        let serial_bytes = SERIAL_WRITES * PROBE_BLOCK as u64;
+        let len = serial_bytes + QUEUED_WRITES as u64 * PROBE_BLOCK as u64;
+        rustix::fs::fallocate(&fd, FallocateFlags::empty(), 0, len).ok()?;
+        let mut buf = AlignedBuf::with_align(QUEUED_WRITES as usize * PROBE_BLOCK, 4096);
+        let (mut latencies, mut on_cpu) = (Vec::new(), Vec::new());
+        let (mut writes, mut reads) = (Vec::new(), Vec::new());
+        for _ in 0..rounds.max(1) {
+            let (wall0, cpu0) = (Instant::now(), thread_cpu());
+            for i in 0..SERIAL_WRITES {
+                let t = Instant::now();
+                let block = &buf.bytes()[..PROBE_BLOCK];
+                if rustix::io::pwrite(&fd, block, i * PROBE_BLOCK as u64).ok()? != PROBE_BLOCK {
+                    return None;
+                }
+                latencies.push(t.elapsed());
+            }
+            on_cpu.push((thread_cpu() - cpu0).as_secs_f64() / wall0.elapsed().as_secs_f64().max(1e-9));
+            if let Some(w) = queued(&fd, &mut buf, serial_bytes, false) {
+                writes.push(w);
+                if let Some(r) = queued(&fd, &mut buf, serial_bytes, true) {
+                    reads.push(r);
+                }
+            }
+        }
+        let median_of = |v: &mut Vec<f64>| (!v.is_empty()).then(|| median_f(v));
+        Some(DeviceCost {
+            latency: median(&mut latencies),
+            on_cpu: median_f(&mut on_cpu),
+            write_bandwidth: median_of(&mut writes),
+            read_bandwidth: median_of(&mut reads),
+        })
+    }
+
+    /// Whether this is memory rather than a device: the writing thread
+    /// stayed on a CPU for at least half of the writes' time.
+    pub fn is_memory(&self) -> bool {
+        self.on_cpu >= 0.5
+    }
+
+    /// Requests of `block` bytes a stream keeps in flight here, by Little's
+    /// law: the device serves bandwidth × latency bytes at once, so
+    /// ⌈bandwidth × latency / block⌉ requests keep it busy, and one more is
+    /// submitted while one completes; within [`QUEUE_DEPTHS`]. Without a
+    /// bandwidth, the streams' default.
+    pub fn queue_depth(&self, block: usize) -> u32 {
+        let Some(bw) = self.write_bandwidth else {
+            return StreamConfig::DEFAULT_QUEUE_DEPTH;
+        };
+        let in_flight = bw * self.latency.as_secs_f64() / block.max(1) as f64;
+        let q = in_flight.ceil().min(u32::MAX as f64) as u32 + 1;
+        q.clamp(QUEUE_DEPTHS.0, QUEUE_DEPTHS.1)
+    }
+
+    /// The figures as the reasons and the devices file say them.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "1 MiB O_DIRECT write {:.2} ms at queue depth 1, {:.0} % of it on the CPU",
+            self.latency.as_secs_f64() * 1e3,
+            self.on_cpu * 100.0
+        );
+        if let Some(w) = self.write_bandwidth {
+            let _ = write!(s, "; {QUEUED_WRITES} in flight: write {:.0} MB/s", w / 1e6);
+            if let Some(r) = self.read_bandwidth {
+                let _ = write!(s, ", read {:.0} MB/s", r / 1e6);
+            }
+        }
+        s
+    }
+
+    /// Seconds to read `read` bytes and write `written` bytes at the
+    /// measured bandwidths, one after the other (the I/O bound as the
+    /// benchmarks measure it); `None` without both bandwidths.
+    pub fn io_seconds(&self, read: u64, written: u64) -> Option<f64> {
+        Some(read as f64 / self.read_bandwidth? + written as f64 / self.write_bandwidth?)
+    }
+}
+
+/// [`QUEUED_WRITES`] requests of [`PROBE_BLOCK`] from offset `at`,
+/// submitted at once through io_uring — writes of `buf`'s blocks, or
+/// (`read`) reads into them: their bytes over the time until the last
+/// completes.
+fn queued(fd: &rustix::fd::OwnedFd, buf: &mut AlignedBuf, at: u64, read: bool) -> Option<f64> {
+    use io_uring::{opcode, types};
+    use std::os::fd::AsRawFd;
+    let mut ring = io_uring::IoUring::new(QUEUED_WRITES).ok()?;
+    let base = buf.bytes_mut().as_mut_ptr();
+    let t = Instant::now();
+    for i in 0..QUEUED_WRITES as u64 {
+        // SAFETY: block i of `buf`, which holds QUEUED_WRITES blocks.
+        let ptr = unsafe { base.add(i as usize * PROBE_BLOCK) };
+        let (fd, len, off) = (types::Fd(fd.as_raw_fd()), PROBE_BLOCK as u32, at + i * PROBE_BLOCK as u64);
+        let op = if read {
+            opcode::Read::new(fd, ptr, len).offset(off).build()
+        } else {
+            opcode::Write::new(fd, ptr, len).offset(off).build()
+        };
+        // SAFETY: each request has a block of `buf` of its own, which
+        // outlives it: every completion is reaped below before `buf` is
+        // touched again (a failed `io_uring_enter` returns with `buf`
+        // borrowed by the caller, who keeps it until the ring is gone).
+        unsafe { ring.submission().push(&op.user_data(i)).ok()? };
+    }
+    // Every completion is reaped before returning, so no write is left in
+    // flight when the ring is dropped.
+    let (mut done, mut whole) = (0, true);
+    while done < QUEUED_WRITES {
+        if ring.submit_and_wait((QUEUED_WRITES - done) as usize).is_err() {
+            return None;
+        }
+        for c in ring.completion() {
+            whole &= c.result() == PROBE_BLOCK as i32;
+            done += 1;
+        }
+    }
+    if !whole {
+        return None;
+    }
+    Some(QUEUED_WRITES as f64 * PROBE_BLOCK as f64 / t.elapsed().as_secs_f64().max(1e-9))
+}
+
+fn thread_cpu() -> Duration {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid timespec to write into.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn median_f(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Which device a directory is on, as far as a measurement can be kept for
+/// it: the device number, the file system's type and the device's size in
+/// sectors (so that another disk given the same number is not taken for
+/// it). `None` on a file system without a device of its own (tmpfs,
+/// btrfs, overlays: their device numbers are handed out anew at each mount).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceId {
+    major: u32,
+    minor: u32,
+    fs_type: u64,
+    sectors: u64,
+}
+
+impl DeviceId {
+    /// The device under `dir`.
+    pub fn of(dir: &Path) -> Option<DeviceId> {
+        let dev = std::fs::metadata(dir).ok()?.dev();
+        let (major, minor) = (libc::major(dev), libc::minor(dev));
+        if major == 0 {
+            return None;
+        }
+        let fs_type = rustix::fs::statfs(dir).ok()?.f_type as u64;
+        let sectors = std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/size")).ok()?;
+        Some(DeviceId { major, minor, fs_type, sectors: sectors.trim().parse().ok()? })
+    }
+
+    fn key(&self) -> String {
+        format!("{}:{} {:#x} {}", self.major, self.minor, self.fs_type, self.sectors)
+    }
+}
+
+/// `emsort calibrate`'s measurements of devices: the file
+/// `$XDG_CONFIG_HOME/emsort/devices` (`~/.config/emsort/devices`), one line
+/// per device — `MAJOR:MINOR FS_TYPE SECTORS latency_us on_cpu write_mbs
+/// read_mbs measured_unix_seconds dir` (`-` for a bandwidth not
+/// measured) — `#` starting a comment.
+/// A sort reads it and never writes it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeviceCache {
+    entries: Vec<(String, DeviceCost, u64, PathBuf)>,
+}
+
+impl DeviceCache {
+    /// Where the file is: beside the calibration
+    /// ([`crate::reader::Calibration::default_path`]).
+    pub fn default_path() -> Option<PathBuf> {
+        Some(crate::reader::Calibration::default_path()?.with_file_name("devices"))
+    }
+
+    /// The file at `path`; empty when it is missing. Lines that do not
+    /// parse are skipped (a later version's fields, or an edit).
+    pub fn load(path: &Path) -> DeviceCache {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        DeviceCache { entries: text.lines().filter_map(parse_line).collect() }
+    }
+
+    /// The measurement of the device under `dir`, with the time it was made.
+    pub fn lookup(&self, dir: &Path) -> Option<(DeviceCost, SystemTime)> {
+        let key = DeviceId::of(dir)?.key();
+        self.entries
+            .iter()
+            .find(|e| e.0 == key)
+            .map(|e| (e.1, SystemTime::UNIX_EPOCH + Duration::from_secs(e.2)))
+    }
+
+    /// Records `cost` for the device under `dir` (replacing its earlier
+    /// line); false when `dir` has no device of its own ([`DeviceId::of`]).
+    pub fn insert(&mut self, dir: &Path, cost: DeviceCost) -> bool {
+        let Some(id) = DeviceId::of(dir) else { return false };
+        let key = id.key();
+        self.entries.retain(|e| e.0 != key);
+        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        self.entries.push((key, cost, now, dir.to_path_buf()));
+        true
+    }
+
+    /// The file's text.
+    pub fn to_text(&self) -> String {
+        let mut s = String::from(
+            "# emsort calibrate: the device under each directory measured \
+             (MAJOR:MINOR FS_TYPE SECTORS latency_us on_cpu write_mbs read_mbs measured_unix dir)\n",
+        );
+        for (key, c, at, dir) in &self.entries {
+            let mbs = |b: Option<f64>| b.map_or("-".to_string(), |b| format!("{:.1}", b / 1e6));
+            let _ = writeln!(
+                s,
+                "{key} {:.1} {:.3} {} {} {at} {}",
+                c.latency.as_secs_f64() * 1e6,
+                c.on_cpu,
+                mbs(c.write_bandwidth),
+                mbs(c.read_bandwidth),
+                dir.display()
+            );
+        }
+        s
+    }
+
+    /// Writes the file (its directory made when missing), beside its name
+    /// and renamed over it, so a sort never reads half a file.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)?;
+        }
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".{}.tmp", std::process::id()));
+        let tmp = path.with_file_name(name);
+        std::fs::write(&tmp, self.to_text()).and_then(|()| std::fs::rename(&tmp, path)).inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+    }
+}
+
+fn parse_line(line: &str) -> Option<(String, DeviceCost, u64, PathBuf)> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    let f: Vec<&str> = line.splitn(9, ' ').collect();
+    if f.len() < 8 {
+        return None;
+    }
+    let latency_us: f64 = f[3].parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0)?;
+    let on_cpu: f64 = f[4].parse().ok().filter(|v: &f64| v.is_finite())?;
+    let mbs = |s: &str| match s {
+        "-" => Some(None),
+        b => Some(Some(b.parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0)? * 1e6)),
+    };
+    let cost = DeviceCost {
+        latency: Duration::from_secs_f64(latency_us / 1e6),
+        on_cpu,
+        write_bandwidth: mbs(f[5])?,
+        read_bandwidth: mbs(f[6])?,
+    };
+    Some((
+        format!("{} {} {}", f[0], f[1], f[2]),
+        cost,
+        f[7].parse().ok()?,
+        PathBuf::from(f.get(8).unwrap_or(&"")),
+    ))
+}
+
+/// The stream kind, the queue depth and why, for a sort whose front end
+/// asked for none ([`choose`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IoDecision {
+    /// The kind for reading and writing.
+    pub kind: StreamKind,
+    /// Requests in flight per stream (`uring-direct`), else the default.
+    pub queue_depth: u32,
+    /// Why, for `--show-plan` and `--stats`.
+    pub why: String,
+    /// What the device under the runs' directory costs, where it was
+    /// measured (by `emsort calibrate` or the probe).
+    pub cost: Option<DeviceCost>,
+}
+
+/// The kind and queue depth for a sort with memory `memory` whose
+/// temporary runs go to `runs_dir` (`None`: a sort that writes no runs),
+/// as the module docs say: from `cache` (`emsort calibrate`'s measurement
+/// of that device) when it has one, else from a probe.
+pub fn choose(runs_dir: Option<&Path>, memory: u64, cache: Option<&DeviceCache>) -> IoDecision {
+    let decision = |kind, queue_depth, why: String| IoDecision {
+        kind,
+        queue_depth,
+        why: format!("default: {why}"),
+        cost: None,
+    };
+    let q0 = StreamConfig::DEFAULT_QUEUE_DEPTH;
+    if memory < QUEUED_MEMORY {
+        return decision(
+            StreamKind::Direct,
+            q0,
+            format!(
+                "M below {} MiB: one block per stream, O_DIRECT one request at a time",
+                QUEUED_MEMORY >> 20
+            ),
+        );
+    }
+    if let Some(why) = crate::uring::unavailable() {
+        return decision(
+            StreamKind::Direct,
+            q0,
+            format!("io_uring is unavailable ({why}), so O_DIRECT one request at a time"),
+        );
+    }
+    let Some(dir) = runs_dir else {
+        return decision(
+            StreamKind::UringDirect,
+            q0,
+            format!("O_DIRECT through io_uring, Q = {q0} requests in flight per stream (no runs: no probe)"),
+        );
+    };
+    let found = cache.and_then(|c| c.lookup(dir));
+    let (cost, source) = match found {
+        Some((cost, _)) => (Some(cost), "emsort calibrate measured"),
+        None => (DeviceCost::probe(dir), "a probe of the temp dir:"),
+    };
+    let d = match cost {
+        Some(c) if c.is_memory() => decision(
+            StreamKind::Direct,
+            q0,
+            format!("{source} {}: memory, no device to wait for, so one request at a time", c.describe()),
+        ),
+        Some(c) => {
+            let q = c.queue_depth(PROBE_BLOCK);
+            decision(
+                StreamKind::UringDirect,
+                q,
+                format!(
+                    "{source} {}: a device to keep busy, so O_DIRECT through io_uring, Q = {q} requests \
+                     of 1 MiB in flight per stream (bandwidth × latency / B, plus one)",
+                    c.describe()
+                ),
+            )
+        }
+        None => decision(
+            StreamKind::UringDirect,
+            q0,
+            format!(
+                "O_DIRECT through io_uring, Q = {q0} requests in flight per stream (the temp dir {} could not be \
+                 probed)",
+                dir.display()
+            ),
+        ),
+    };
+    IoDecision { cost, ..d }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cost(latency_ms: f64, bandwidth_mbs: Option<f64>) -> DeviceCost {
+        DeviceCost {
+            latency: Duration::from_secs_f64(latency_ms / 1e3),
+            on_cpu: 0.05,
+            write_bandwidth: bandwidth_mbs.map(|b| b * 1e6),
+            read_bandwidth: bandwidth_mbs.map(|b| 2.0 * b * 1e6),
+        }
+    }
+
+    /// Little's law, and its bounds: the issue's disk (2.5 ms, 0.87 GB/s)
+    /// holds 2.2 MB in flight, 3 requests of 1 MiB, plus one.
+    #[test]
+    fn queue_depth_is_bandwidth_times_latency_over_block() {
+        assert_eq!(cost(2.5, Some(870.0)).queue_depth(PROBE_BLOCK), 4);
+        assert_eq!(cost(0.93, Some(1640.0)).queue_depth(PROBE_BLOCK), 3);
+        assert_eq!(cost(0.1, Some(100.0)).queue_depth(PROBE_BLOCK), QUEUE_DEPTHS.0);
+        assert_eq!(cost(50.0, Some(3000.0)).queue_depth(PROBE_BLOCK), QUEUE_DEPTHS.1);
+        // Smaller blocks: more of them in flight for the same bytes.
+        assert_eq!(cost(2.5, Some(870.0)).queue_depth(PROBE_BLOCK / 4), QUEUE_DEPTHS.1);
+        assert_eq!(cost(2.5, None).queue_depth(PROBE_BLOCK), StreamConfig::DEFAULT_QUEUE_DEPTH);
+    }
+
+    /// The devices file: written and read back alike; comments, bad lines
+    /// and a missing bandwidth handled.
+    #[test]
+    fn device_cache_round_trips() {
+        let c = DeviceCache {
+            entries: vec![
+                ("253:0 0xef53 524288000".into(), cost(0.95, Some(1500.0)), 1_764_300_000, "/tmp".into()),
+                ("8:1 0x58465342 100".into(), cost(2.5, None), 5, "/mnt/a b".into()),
+            ],
+        };
+        let text = c.to_text() + "garbage line\n253:1 ext4\n1:2 0x1 3 4 0.1 x - 5 /d\n";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("devices");
+        std::fs::write(&path, text).unwrap();
+        let back = DeviceCache::load(&path);
+        assert_eq!(back.entries.len(), 2);
+        for (a, b) in back.entries.iter().zip(&c.entries) {
+            assert_eq!((&a.0, a.2, &a.3), (&b.0, b.2, &b.3));
+            assert!((a.1.latency.as_secs_f64() - b.1.latency.as_secs_f64()).abs() < 1e-6);
+            assert_eq!(a.1.write_bandwidth.map(|x| x.round()), b.1.write_bandwidth.map(|x| x.round()));
+            assert_eq!(a.1.read_bandwidth.map(|x| x.round()), b.1.read_bandwidth.map(|x| x.round()));
+        }
+        assert_eq!(DeviceCache::load(&dir.path().join("missing")), DeviceCache::default());
+    }
+
+    /// A directory's device found by the cache; a cached memory-like
+    /// measurement decides, with the reason naming calibrate.
+    #[test]
+    fn choose_reads_the_cache_before_probing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = DeviceCache::default();
+        if !cache.insert(dir.path(), DeviceCost { on_cpu: 0.9, ..cost(0.2, Some(5000.0)) }) {
+            return; // a temp dir without a device of its own: nothing to key
+        }
+        if crate::uring::unavailable().is_some() {
+            return;
+        }
+        let d = choose(Some(dir.path()), QUEUED_MEMORY, Some(&cache));
+        assert_eq!(d.kind, StreamKind::Direct, "{}", d.why);
+        assert!(d.why.contains("calibrate"), "{}", d.why);
+        cache.insert(dir.path(), cost(2.5, Some(870.0)));
+        let d = choose(Some(dir.path()), QUEUED_MEMORY, Some(&cache));
+        assert_eq!((d.kind, d.queue_depth), (StreamKind::UringDirect, 4), "{}", d.why);
+    }
+}
