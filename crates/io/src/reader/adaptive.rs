@@ -264,14 +264,16 @@ pub struct AdaptiveReader {
 
 impl AdaptiveReader {
     /// A closed reader with `cfg.access` and `cfg.calibration` (the block
-    /// size and queue depth come from the calibration).
+    /// size and queue depth come from the calibration); values the
+    /// calibration marks inconclusive are the thesis' ones
+    /// ([`Calibration::effective`]).
     pub fn new(cfg: &ReaderConfig) -> AdaptiveReader {
         AdaptiveReader {
             path: PathBuf::new(),
             file: None,
             size: 0,
             access: cfg.access,
-            cal: cfg.calibration.clone(),
+            cal: cfg.calibration.effective(),
             swap: None,
             map: None,
             prefetch: None,

@@ -27,6 +27,23 @@
 //! out keep their built-in value; an unknown key, a repeated key or a bad
 //! value is an [`ErrorKind::BadConfig`] naming the file and the line.
 //!
+//! **Where each value comes from** ([`Origin`], issue 38): `emsort
+//! calibrate` ends each value's line with a comment whose first word says
+//! it, so files stay readable by loaders that know nothing of it:
+//!
+//! ```text
+//! max_block = 4M               # inconclusive: the thesis' value (256K was not clearly faster)
+//! queue_depth = 8              # measured
+//! ```
+//!
+//! `measured`: the measurement chose this value; `inconclusive`: it could
+//! not separate its best candidate from the thesis' value, and **a value
+//! marked so is the thesis' value whatever the line says** (the loader
+//! puts it back, [`Calibration::effective`], and so does the adaptive
+//! reader with a calibration made in code). Any other comment, or none,
+//! leaves the origin [`Origin::Unmarked`] (files written before the marks,
+//! values set by hand).
+//!
 //! The file lives at `$XDG_CONFIG_HOME/emsort/calibration`, or
 //! `~/.config/emsort/calibration` without `XDG_CONFIG_HOME`
 //! ([`Calibration::default_path`]); [`Calibration::discover`] loads it when
@@ -37,6 +54,116 @@ use std::path::{Path, PathBuf};
 
 use super::{Choice, Madvise, ReaderKind, Rule};
 use crate::{format_size, parse_size, Error, ErrorKind, Result};
+
+/// Where a value of a [`Calibration`] comes from (see the [module docs](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Origin {
+    /// Not said: the built-in value, a file written before the marks, or a
+    /// value set by hand.
+    #[default]
+    Unmarked,
+    /// Measured on this machine: the calibration chose it.
+    Measured,
+    /// Measured, but the measurement could not tell its best candidate
+    /// from the thesis' value: the thesis' value is used.
+    Inconclusive,
+}
+
+impl Origin {
+    /// The first word of the comment that marks it (`""` for [`Origin::Unmarked`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::Unmarked => "",
+            Origin::Measured => "measured",
+            Origin::Inconclusive => "inconclusive",
+        }
+    }
+
+    /// The origin a value line's comment marks: its first word, any case.
+    fn of_comment(comment: &str) -> Origin {
+        let word: String = comment.trim_start().chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+        if word.eq_ignore_ascii_case("measured") {
+            Origin::Measured
+        } else if word.eq_ignore_ascii_case("inconclusive") {
+            Origin::Inconclusive
+        } else {
+            Origin::Unmarked
+        }
+    }
+}
+
+/// A key of the calibration file, one per value of a [`Calibration`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[allow(missing_docs)]
+pub enum Key {
+    MmapMaxRequest,
+    MaxBlock,
+    QueueDepth,
+    UringMinRequest,
+    SequentialRun,
+    RandomRun,
+    MmapAdvice,
+    Prefetch,
+    DirectReadahead,
+    ThreadsSequential,
+    ThreadsRandomSmall,
+    ThreadsRandomLarge,
+}
+
+impl Key {
+    /// Every key, in the file's order.
+    pub const ALL: [Key; 12] = [
+        Key::MmapMaxRequest,
+        Key::MaxBlock,
+        Key::QueueDepth,
+        Key::UringMinRequest,
+        Key::SequentialRun,
+        Key::RandomRun,
+        Key::MmapAdvice,
+        Key::Prefetch,
+        Key::DirectReadahead,
+        Key::ThreadsSequential,
+        Key::ThreadsRandomSmall,
+        Key::ThreadsRandomLarge,
+    ];
+
+    /// The key as the file spells it (`max_block` …).
+    pub fn name(self) -> &'static str {
+        KEYS[self as usize]
+    }
+
+    /// The key spelled `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<Key> {
+        KEYS.iter().position(|&k| k == name).map(|i| Key::ALL[i])
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The [`Origin`] of each value of a [`Calibration`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct Origins([Origin; 12]);
+
+impl Origins {
+    /// Where `key`'s value comes from.
+    pub fn get(&self, key: Key) -> Origin {
+        self.0[key as usize]
+    }
+
+    /// Says where `key`'s value comes from.
+    pub fn set(&mut self, key: Key, origin: Origin) {
+        self.0[key as usize] = origin;
+    }
+
+    /// The keys of origin `origin`, in the file's order.
+    pub fn keys(&self, origin: Origin) -> Vec<Key> {
+        Key::ALL.into_iter().filter(|&k| self.get(k) == origin).collect()
+    }
+}
 
 /// The adaptive reader's thresholds (see the [module docs](self)).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +216,9 @@ pub struct Calibration {
     pub threads_random_small: u32,
     /// Threads for large random reads (thesis: four are enough).
     pub threads_random_large: u32,
+    /// Where each value comes from: measured, or measured but
+    /// inconclusive (then the value is the thesis' one), or unmarked.
+    pub origins: Origins,
     /// The file the values came from (`None`: built in); not written by
     /// `Display`.
     pub source: Option<PathBuf>,
@@ -110,6 +240,7 @@ impl Default for Calibration {
             threads_sequential: 4,
             threads_random_small: 0,
             threads_random_large: 4,
+            origins: Origins::default(),
             source: None,
         }
     }
@@ -189,7 +320,8 @@ impl Calibration {
         let mut seen = [false; KEYS.len()];
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
-            let body = raw.split('#').next().unwrap_or("").trim();
+            let (body, comment) = raw.split_once('#').unwrap_or((raw, ""));
+            let body = body.trim();
             if body.is_empty() {
                 continue;
             }
@@ -203,6 +335,7 @@ impl Calibration {
             if std::mem::replace(&mut seen[k], true) {
                 return Err((line, format!("key '{key}' given twice")));
             }
+            c.origins.set(Key::ALL[k], Origin::of_comment(comment));
             let bad = |why: String| (line, format!("{key}: {why}"));
             match key {
                 "mmap_max_request" => c.mmap_max_request = size_or_off(value, 0).map_err(bad)?,
@@ -232,7 +365,76 @@ impl Calibration {
                 _ => unreachable!("every key in KEYS is handled"),
             }
         }
-        Ok(c)
+        Ok(c.effective())
+    }
+
+    /// These values with every one marked [`Origin::Inconclusive`] set to
+    /// the thesis' value (the built-in one): what the loader returns and
+    /// what the adaptive reader uses.
+    ///
+    /// ```
+    /// use emsort_io::reader::calibration::{Key, Origin};
+    /// use emsort_io::Calibration;
+    /// let mut c = Calibration { max_block: 64 << 10, queue_depth: 8, ..Calibration::default() };
+    /// c.origins.set(Key::MaxBlock, Origin::Inconclusive);
+    /// c.origins.set(Key::QueueDepth, Origin::Measured);
+    /// let e = c.effective();
+    /// assert_eq!((e.max_block, e.queue_depth), (4 << 20, 8));
+    /// ```
+    pub fn effective(&self) -> Calibration {
+        let mut c = self.clone();
+        for k in self.origins.keys(Origin::Inconclusive) {
+            c.fall_back(k);
+        }
+        c
+    }
+
+    /// Sets `key` to the thesis' value and marks it [`Origin::Inconclusive`]:
+    /// what a calibration does when its measurement cannot tell.
+    pub fn fall_back(&mut self, key: Key) {
+        let d = Calibration::default();
+        match key {
+            Key::MmapMaxRequest => self.mmap_max_request = d.mmap_max_request,
+            Key::MaxBlock => self.max_block = d.max_block,
+            Key::QueueDepth => self.queue_depth = d.queue_depth,
+            Key::UringMinRequest => self.uring_min_request = d.uring_min_request,
+            Key::SequentialRun => self.sequential_run = d.sequential_run,
+            Key::RandomRun => self.random_run = d.random_run,
+            Key::MmapAdvice => self.mmap_advice = d.mmap_advice,
+            Key::Prefetch => self.prefetch = d.prefetch,
+            Key::DirectReadahead => self.direct_readahead = d.direct_readahead,
+            Key::ThreadsSequential => self.threads_sequential = d.threads_sequential,
+            Key::ThreadsRandomSmall => self.threads_random_small = d.threads_random_small,
+            Key::ThreadsRandomLarge => self.threads_random_large = d.threads_random_large,
+        }
+        self.origins.set(key, Origin::Inconclusive);
+    }
+
+    /// `key`'s value as the file writes it (`4M`, `off`, `all`, `normal` …).
+    pub fn value_text(&self, key: Key) -> String {
+        let size_or_off = |n: usize, off: usize| {
+            if n == off {
+                "off".to_string()
+            } else {
+                format_size(n as u64)
+            }
+        };
+        match key {
+            Key::MmapMaxRequest => size_or_off(self.mmap_max_request, 0),
+            Key::MaxBlock => format_size(self.max_block as u64),
+            Key::QueueDepth => self.queue_depth.to_string(),
+            Key::UringMinRequest => size_or_off(self.uring_min_request, usize::MAX),
+            Key::SequentialRun => self.sequential_run.to_string(),
+            Key::RandomRun => self.random_run.to_string(),
+            Key::MmapAdvice => self.mmap_advice.to_string(),
+            Key::Prefetch => if self.prefetch { "on" } else { "off" }.to_string(),
+            Key::DirectReadahead if self.direct_readahead == 0 => "off".to_string(),
+            Key::DirectReadahead => self.direct_readahead.to_string(),
+            Key::ThreadsSequential => self.threads_sequential.to_string(),
+            Key::ThreadsRandomSmall if self.threads_random_small == 0 => "all".to_string(),
+            Key::ThreadsRandomSmall => self.threads_random_small.to_string(),
+            Key::ThreadsRandomLarge => self.threads_random_large.to_string(),
+        }
     }
 
     /// The thesis' per-request rule, given the file's swapFlag and whether
@@ -365,36 +567,19 @@ impl Calibration {
 }
 
 impl fmt::Display for Calibration {
-    /// The values in the file format [`Calibration::load`] reads.
+    /// The values in the file format [`Calibration::load`] reads, each
+    /// marked value's line ending in its [`Origin`]'s comment.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let size_or_off = |n: usize, off: usize| {
-            if n == off {
-                "off".to_string()
-            } else {
-                format_size(n as u64)
-            }
-        };
         writeln!(f, "# emsort reader calibration")?;
-        writeln!(f, "mmap_max_request = {}", size_or_off(self.mmap_max_request, 0))?;
-        writeln!(f, "max_block = {}", format_size(self.max_block as u64))?;
-        writeln!(f, "queue_depth = {}", self.queue_depth)?;
-        writeln!(f, "uring_min_request = {}", size_or_off(self.uring_min_request, usize::MAX))?;
-        writeln!(f, "sequential_run = {}", self.sequential_run)?;
-        writeln!(f, "random_run = {}", self.random_run)?;
-        writeln!(f, "mmap_advice = {}", self.mmap_advice)?;
-        writeln!(f, "prefetch = {}", if self.prefetch { "on" } else { "off" })?;
-        if self.direct_readahead == 0 {
-            writeln!(f, "direct_readahead = off")?;
-        } else {
-            writeln!(f, "direct_readahead = {}", self.direct_readahead)?;
+        for k in Key::ALL {
+            let line = format!("{k} = {}", self.value_text(k));
+            match self.origins.get(k) {
+                Origin::Unmarked => writeln!(f, "{line}")?,
+                Origin::Measured => writeln!(f, "{line:<32} # measured")?,
+                Origin::Inconclusive => writeln!(f, "{line:<32} # inconclusive: the thesis' value")?,
+            }
         }
-        writeln!(f, "threads_sequential = {}", self.threads_sequential)?;
-        if self.threads_random_small == 0 {
-            writeln!(f, "threads_random_small = all")?;
-        } else {
-            writeln!(f, "threads_random_small = {}", self.threads_random_small)?;
-        }
-        writeln!(f, "threads_random_large = {}", self.threads_random_large)
+        Ok(())
     }
 }
 
@@ -484,6 +669,59 @@ mod tests {
         assert_eq!(Calibration::parse("direct_readahead = OFF").unwrap().direct_readahead, 0);
         assert!(Calibration::parse("direct_readahead = 65").unwrap_err().1.contains("1 … 64"));
         assert!(Calibration::parse("direct_readahead = on").unwrap_err().1.contains("invalid number"));
+    }
+
+    #[test]
+    fn marks_round_trip_and_inconclusive_values_fall_back() {
+        let mut c =
+            Calibration { max_block: 256 << 10, queue_depth: 8, prefetch: true, ..Default::default() };
+        c.origins.set(Key::QueueDepth, Origin::Measured);
+        c.origins.set(Key::Prefetch, Origin::Measured);
+        c.fall_back(Key::MaxBlock);
+        c.fall_back(Key::UringMinRequest);
+        assert_eq!((c.max_block, c.uring_min_request), (4 << 20, 8 << 20));
+        let text = c.to_string();
+        assert!(text.contains("max_block = 4M"), "{text}");
+        assert!(
+            text.lines().any(|l| l.starts_with("max_block = 4M ") && l.contains("# inconclusive")),
+            "{text}"
+        );
+        assert!(
+            text.lines().any(|l| l.starts_with("queue_depth = 8 ") && l.ends_with("# measured")),
+            "{text}"
+        );
+        assert!(text.lines().any(|l| l == "random_run = 1"), "unmarked lines have no comment: {text}");
+        let back = Calibration::parse(&text).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(back.origins.keys(Origin::Inconclusive), [Key::MaxBlock, Key::UringMinRequest]);
+        assert_eq!(back.origins.keys(Origin::Measured), [Key::QueueDepth, Key::Prefetch]);
+        // A value marked inconclusive is the thesis' value, whatever the line says.
+        let hand = Calibration::parse(
+            "max_block = 16K   # Inconclusive (16K not clearly faster)
+                                       queue_depth = 4 # measured
+mmap_max_request = 8K # by hand
+",
+        )
+        .unwrap();
+        assert_eq!(hand.max_block, 4 << 20);
+        assert_eq!(hand.queue_depth, 4);
+        assert_eq!(hand.mmap_max_request, 8 << 10);
+        assert_eq!(hand.origins.get(Key::MaxBlock), Origin::Inconclusive);
+        assert_eq!(hand.origins.get(Key::MmapMaxRequest), Origin::Unmarked);
+        // An older file (no marks) loads as before, every value unmarked.
+        let old = "# emsort reader calibration\nmmap_max_request = 16K\nmax_block = 16K\nqueue_depth = 64\n";
+        let o = Calibration::parse(old).unwrap();
+        assert_eq!((o.mmap_max_request, o.max_block, o.queue_depth), (16 << 10, 16 << 10, 64));
+        assert_eq!(o.origins, Origins::default());
+    }
+
+    #[test]
+    fn keys_are_named_as_in_the_file() {
+        for (i, k) in Key::ALL.into_iter().enumerate() {
+            assert_eq!(k.name(), KEYS[i]);
+            assert_eq!(Key::from_name(k.name()), Some(k));
+        }
+        assert_eq!(Key::from_name("block"), None);
     }
 
     #[test]
@@ -668,8 +906,20 @@ mod fuzz {
                 threads_sequential: ts,
                 threads_random_small: trs,
                 threads_random_large: trl,
+                origins: Origins::default(),
                 source: None,
             })
+    }
+
+    /// A calibration as above with any origins marked.
+    fn marked_calibration() -> impl Strategy<Value = Calibration> {
+        (calibration(), prop::collection::vec(0u8..3, 12)).prop_map(|(mut c, marks)| {
+            for (k, m) in Key::ALL.into_iter().zip(marks) {
+                let o = [Origin::Unmarked, Origin::Measured, Origin::Inconclusive][m as usize];
+                c.origins.set(k, o);
+            }
+            c
+        })
     }
 
     /// The invariants of a parsed calibration, and it prints back to itself.
@@ -753,6 +1003,19 @@ mod fuzz {
         #[test]
         fn fuzz_calibration_display_round_trips(c in calibration()) {
             prop_assert_eq!(within(&c, || Calibration::parse(&c.to_string())), Ok(c.clone()));
+        }
+
+        /// With marks too: the origins come back, and the values marked
+        /// inconclusive come back as the thesis' values.
+        #[test]
+        fn fuzz_calibration_marks_round_trip(c in marked_calibration()) {
+            let back = within(&c, || Calibration::parse(&c.to_string())).unwrap();
+            prop_assert_eq!(back.origins, c.origins);
+            prop_assert_eq!(&back, &c.effective());
+            let d = Calibration::default();
+            for k in c.origins.keys(Origin::Inconclusive) {
+                prop_assert_eq!(back.value_text(k), d.value_text(k));
+            }
         }
     }
 }

@@ -224,6 +224,50 @@ fn loads_a_calibration_file() {
     assert_eq!(rd.as_adaptive().unwrap().calibration().queue_depth, 16);
 }
 
+/// Issue 38: values a calibration marks inconclusive are the thesis' ones,
+/// in the file loaded and in a calibration made in code; measured ones are
+/// followed.
+#[test]
+fn inconclusive_values_fall_back_to_the_thesis() {
+    use emsort_io::reader::calibration::{Key, Origin};
+    let dir = tmp();
+    let p = dir.path().join("calibration");
+    // The measurement said 1K for mmap (measured) and 16K / 64K for the
+    // others, but could not tell those from the thesis' 4M and 8M.
+    std::fs::write(
+        &p,
+        "mmap_max_request = 1K  # measured\n\
+         max_block = 16K        # inconclusive: the thesis' value\n\
+         uring_min_request = 64K # inconclusive\n",
+    )
+    .unwrap();
+    let loaded = Calibration::load(&p).unwrap();
+    assert_eq!(loaded.origins.keys(Origin::Inconclusive), [Key::MaxBlock, Key::UringMinRequest]);
+    let d = Calibration::default();
+    assert_eq!((loaded.max_block, loaded.uring_min_request), (d.max_block, d.uring_min_request));
+    // The same marks on values set in code: the reader puts the thesis' values back.
+    let mut made =
+        Calibration { mmap_max_request: 1024, max_block: 16 << 10, uring_min_request: 64 << 10, ..d };
+    made.origins.set(Key::MmapMaxRequest, Origin::Measured);
+    made.origins.set(Key::MaxBlock, Origin::Inconclusive);
+    made.origins.set(Key::UringMinRequest, Origin::Inconclusive);
+    let (f, _) = file(dir.path(), "f", 300_000, 3);
+    for cal in [loaded, made] {
+        let mut rd = open_reader(&f, &adaptive(AccessHint::Random, cal)).unwrap();
+        let used = rd.as_adaptive().unwrap().calibration().clone();
+        assert_eq!((used.max_block, used.uring_min_request, used.mmap_max_request), (4 << 20, 8 << 20, 1024));
+        // 1K: mmap (measured); 2K: pread with the thesis' 4K block, not
+        // the inconclusive one; 200K: pread (uring only from 8M), one
+        // block of 200K (≤ 4M, where 16K would have cut it).
+        assert_eq!(pick(&mut rd, 0, 1024).0, ReaderKind::Mmap);
+        assert_eq!(pick(&mut rd, 8192, 2048).0, ReaderKind::Pread);
+        let mut buf = vec![0u8; 200_000];
+        rd.read_bytes(0, 200_000, &mut buf).unwrap();
+        let c = rd.last_choice().unwrap();
+        assert_eq!((c.kind, c.block_size), (ReaderKind::Pread, 200_000));
+    }
+}
+
 #[test]
 fn a_malformed_calibration_file_is_a_clear_error() {
     let dir = tmp();
