@@ -79,10 +79,10 @@ use serde::Serialize;
 use super::cpu_bound::{CpuBoundDir, DEFAULT_CPU_BOUND_DIR};
 use super::fio::IoBound;
 use super::keys::{self, keys_table, DuckDb, KeysCtx, KeysPeers, KeysPoint, UutilsSort};
-use super::matrix::ProfileFacts;
 use super::params::{or_default, parse_params, read_params, Grid};
 use super::peers::{self, PeakRss, StxxlBuild, StxxlDriver, IO_BOUND_BLOCK};
 use super::plots::{describe_plot, plots_from_csv};
+use super::profile::ProfileFacts;
 use super::record::{summary_from_csv, RawRow, RawWriter, SummaryRow};
 use super::report::bounds_table;
 use crate::campaign::{
@@ -524,7 +524,7 @@ impl Campaign {
     }
 
     /// The machine profile the campaign runs on, recorded in
-    /// `machine.json` (`profile`) and the README ([`super::matrix`]).
+    /// `machine.json` (`profile`) and the README ([`super::matrix`] records it).
     pub fn profile(mut self, facts: Option<ProfileFacts>) -> Campaign {
         self.profile = facts;
         self

@@ -63,6 +63,7 @@ pub mod matrix;
 mod params;
 pub mod peers;
 mod plots;
+pub mod profile;
 mod record;
 mod report;
 

@@ -16,7 +16,7 @@
 //!
 //! 1. **Check** the output directory (no `raw.csv` yet) and find fio.
 //! 2. **Per profile**, in order: make its directory or mount
-//!    ([`mount`]); record its facts ([`ProfileFacts`]: the mount from
+//!    (`mount.rs`); record its facts ([`ProfileFacts`]: the mount from
 //!    `/proc/self/mountinfo`, the CPU and SIMD levels, the device's 1 MiB
 //!    latency at queue depth 1 and bandwidth at 32 measured by fio in that
 //!    directory, [`crate::sort::fio::device_facts`]); run the campaign into
@@ -50,7 +50,6 @@
 //! ```
 
 pub(crate) mod mount;
-mod profile;
 pub mod report;
 
 use std::path::{Path, PathBuf};
@@ -60,7 +59,7 @@ use std::time::Instant;
 use emsort_io::{format_size, ErrorKind, Progress};
 use serde::Serialize;
 
-pub use profile::{device_sentence, parse_profiles, rate, Profile, ProfileFacts};
+pub use super::profile::{device_sentence, parse_profiles, rate, Profile, ProfileFacts};
 pub use report::{bars, bars_table, Bar, Verdict};
 
 use super::campaign::{simd_record, Campaign};

@@ -90,6 +90,29 @@ fn judge(value: Option<f64>, target: f64, at_most: bool, missing: &str) -> Verdi
     }
 }
 
+/// The error of `tool`'s runs beside `r` (same experiment, input, keys,
+/// M and threads) when every one of them failed: why a bar has no value.
+fn peer_failure(rows: &[SummaryRow], r: &SummaryRow, tool: &str) -> Option<String> {
+    let p = rows.iter().find(|p| {
+        p.tool == tool
+            && (&p.experiment, &p.format, p.bytes, &p.keys, p.memory, p.threads)
+                == (&r.experiment, &r.format, r.bytes, &r.keys, r.memory, r.threads)
+    })?;
+    if p.median_s.is_finite() || p.failed == 0 {
+        return None;
+    }
+    let mut e = p.error.replace('|', "/");
+    if e.len() > 160 {
+        let mut cut = 160;
+        while !e.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        e.truncate(cut);
+        e.push('…');
+    }
+    Some(e)
+}
+
 /// Every bar of one profile's summary (see the module docs).
 pub fn bars(profile: &str, rows: &[SummaryRow]) -> Vec<Bar> {
     let mut out = Vec::new();
@@ -150,7 +173,12 @@ pub fn bars(profile: &str, rows: &[SummaryRow]) -> Vec<Bar> {
                 d.gnu_sort_s.map(format_seconds).unwrap_or_else(|| "—".into()),
                 timed(d)
             );
-            let why = if failed { "every run failed" } else { "GNU sort did not run" };
+            let why = match peer_failure(rows, d, "gnu-sort") {
+                _ if failed => "every run failed".to_string(),
+                Some(e) => format!("GNU sort failed: {e}"),
+                None => "GNU sort did not run".to_string(),
+            };
+            let why = why.as_str();
             bar(
                 "GNU sort / default",
                 input.clone(),
@@ -194,11 +222,13 @@ pub fn bars(profile: &str, rows: &[SummaryRow]) -> Vec<Bar> {
             let detail = |peer: &str, t: Option<f64>| {
                 format!("{peer} {}, emsort {}", t.map(format_seconds).unwrap_or_else(|| "—".into()), timed(k))
             };
-            let why = |peer: &str| {
+            let why = |tool: &str, peer: &str| {
                 if failed {
-                    "every run failed".to_string()
-                } else {
-                    format!("{peer} did not run")
+                    return "every run failed".to_string();
+                }
+                match peer_failure(rows, k, tool) {
+                    Some(e) => format!("{peer} failed: {e}"),
+                    None => format!("{peer} did not run"),
                 }
             };
             let (g, dd) = (detail("GNU sort", k.gnu_sort_s), detail("DuckDB", k.duckdb_s));
@@ -208,7 +238,7 @@ pub fn bars(profile: &str, rows: &[SummaryRow]) -> Vec<Bar> {
                 k.speedup_vs_gnu_sort,
                 K3N_GNU_BAR,
                 false,
-                &why("GNU sort"),
+                &why("gnu-sort", "GNU sort"),
                 g,
             );
             bar(
@@ -217,7 +247,7 @@ pub fn bars(profile: &str, rows: &[SummaryRow]) -> Vec<Bar> {
                 k.speedup_vs_duckdb,
                 K3N_DUCKDB_BAR,
                 false,
-                &why("DuckDB"),
+                &why("duckdb", "DuckDB"),
                 dd,
             );
         }
@@ -620,7 +650,11 @@ mod tests {
             let mut g = k.clone();
             g.tool = "gnu-sort".into();
             g.seconds = 4.0;
-            rows.extend([k, g]);
+            let mut dd = k.clone();
+            dd.tool = "duckdb".into();
+            dd.verified = crate::sort::FAILED.into();
+            dd.error = "exit status: 1: Out of Memory Error".into();
+            rows.extend([k, g, dd]);
         }
         let bars = bars("root", &summarise(&rows));
         let find = |bar: &str, input: &str| {
@@ -640,9 +674,9 @@ mod tests {
         assert!(matches!(find("default / fastest", "u32").verdict, Verdict::NotMeasured(_)));
         // csv -k3,3n: GNU 4 × < 5 misses; DuckDB not measured.
         assert_eq!(find("GNU sort", "csv -t, -k3,3n").verdict, Verdict::Misses);
-        assert!(
-            matches!(find("DuckDB", "csv -t, -k3,3n").verdict, Verdict::NotMeasured(ref w) if w.contains("DuckDB"))
-        );
+        let b = find("DuckDB", "csv -t, -k3,3n");
+        let want = "DuckDB failed: exit status: 1: Out of Memory Error";
+        assert!(matches!(b.verdict, Verdict::NotMeasured(ref w) if w == want), "{b:?}");
         let table = bars_table(&bars, false);
         assert!(table.contains("**MISSES**") && table.contains("| holds |"), "{table}");
         assert!(profile_chart("root", &summarise(&rows)).is_some());

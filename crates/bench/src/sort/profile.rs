@@ -1,5 +1,7 @@
-//! The machine profiles of a matrix: what each one is, how it is named,
-//! and the facts recorded beside its results.
+//! The machine profiles of a matrix ([`super::matrix`]): what each one
+//! is, how it is named, and the facts a campaign records beside its
+//! results when it runs on one ([`ProfileFacts`], `machine.json`'s
+//! `profile`).
 
 use serde::Serialize;
 
@@ -8,8 +10,7 @@ use emsort_sort::simd::{self, Level};
 use crate::machine::MountInfo;
 use crate::sort::fio::DeviceFacts;
 
-/// One machine profile the matrix can make (see the module docs of
-/// [`super`]).
+/// One machine profile the matrix can make (see [`super::matrix`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profile {
     /// The work directory's file system as it is (the root file system).
@@ -83,7 +84,7 @@ fn simd_below_detected() -> Vec<Level> {
 /// order given, each once.
 ///
 /// ```
-/// use emsort_bench::sort::matrix::{parse_profiles, Profile};
+/// use emsort_bench::sort::profile::{parse_profiles, Profile};
 /// assert_eq!(parse_profiles("tmpfs,root,tmpfs"), Ok(vec![Profile::Tmpfs, Profile::Root]));
 /// assert!(parse_profiles("ext2").is_err());
 /// ```
