@@ -4,7 +4,10 @@
 #   g++           compiles the STXXL driver (bench/stxxl/stxxl_sort.cpp)
 #   pkg-config    finds STXXL's compiler flags
 #   coreutils     GNU sort, the peer on text lines
-#   fio           the device's sequential and random rates (readers benchmark)
+#   fio           the device's sequential and random rates (readers benchmark),
+#                 and the machine-profile matrix's I/O bound and device facts
+#   xfsprogs      mkfs.xfs: the matrix's xfs profile (emsort bench sort --profiles)
+#   btrfs-progs   mkfs.btrfs: the matrix's btrfs profile
 # and two peers of `emsort bench sort`'s keys experiment (csv inputs):
 #   uutils sort   uutils coreutils' sort, as the multi-call binary `coreutils`
 #                 (cargo install coreutils --no-default-features --features sort,
@@ -18,7 +21,7 @@
 #   bash bench/setup.sh
 set -euo pipefail
 
-packages=(libstxxl-dev g++ pkg-config coreutils fio)
+packages=(libstxxl-dev g++ pkg-config coreutils fio xfsprogs btrfs-progs)
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

@@ -309,6 +309,61 @@ fn mount_fs_type(path: &Path) -> Option<String> {
         .map(|(_, ty)| ty)
 }
 
+/// The mount that holds a path, from `/proc/self/mountinfo`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MountInfo {
+    /// The mount point.
+    pub mount_point: String,
+    /// The file system type (`ext4`, `xfs`, `tmpfs` …).
+    pub fs_type: String,
+    /// What is mounted (`/dev/vda`, `/dev/loop3`, `tmpfs`).
+    pub source: String,
+    /// The mount's options (`rw,relatime`).
+    pub mount_options: String,
+    /// The file system's own options (`rw,discard,…`, `rw,size=…`).
+    pub super_options: String,
+}
+
+/// The mount holding `path`: the last entry of `/proc/self/mountinfo`
+/// (the top of a stack of mounts) whose mount point is the longest
+/// prefix of the path made canonical.
+pub fn mount_info(path: &Path) -> Option<MountInfo> {
+    let path = std::fs::canonicalize(path).ok()?;
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mut best: Option<(usize, MountInfo)> = None;
+    for line in text.lines() {
+        let Some(m) = parse_mountinfo_line(line) else { continue };
+        if path.starts_with(&m.mount_point)
+            && best.as_ref().is_none_or(|(len, _)| m.mount_point.len() >= *len)
+        {
+            best = Some((m.mount_point.len(), m));
+        }
+    }
+    best.map(|(_, m)| m)
+}
+
+/// One line of `/proc/self/mountinfo`: `ID PARENT MAJ:MIN ROOT POINT
+/// OPTIONS [OPTIONAL…] - TYPE SOURCE SUPER_OPTIONS` (blanks in paths
+/// escaped as octal).
+fn parse_mountinfo_line(line: &str) -> Option<MountInfo> {
+    let unescape = |s: &str| {
+        s.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+    };
+    let (head, tail) = line.split_once(" - ")?;
+    let h: Vec<&str> = head.split(' ').collect();
+    let t: Vec<&str> = tail.split(' ').collect();
+    if h.len() < 6 || t.len() < 3 {
+        return None;
+    }
+    Some(MountInfo {
+        mount_point: unescape(h[4]),
+        fs_type: t[0].to_string(),
+        source: unescape(t[1]),
+        mount_options: h[5].to_string(),
+        super_options: t[2].to_string(),
+    })
+}
+
 /// Whether a file system type keeps its files in memory (page-cache
 /// measurements there say nothing about a disk).
 pub fn is_memory_fs(fs_type: &str) -> bool {
@@ -321,6 +376,11 @@ fn cpu_model() -> Option<String> {
         .find(|l| l.starts_with("model name"))
         .and_then(|l| l.split_once(':'))
         .map(|(_, v)| v.trim().to_string())
+}
+
+/// The CPU's model name (`/proc/cpuinfo`), when known.
+pub fn cpu_model_name() -> Option<String> {
+    cpu_model()
 }
 
 pub(crate) use emsort_io::meminfo;
@@ -394,6 +454,28 @@ mod tests {
         assert_eq!(fs_type_name(0x1234), "unknown");
         assert!(is_memory_fs("tmpfs"));
         assert!(!is_memory_fs("xfs"));
+    }
+
+    #[test]
+    fn reads_mountinfo_lines() {
+        let m = parse_mountinfo_line(
+            "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard,resv_strict,resuid=65534,resgid=65534",
+        )
+        .unwrap();
+        assert_eq!(
+            (m.mount_point.as_str(), m.fs_type.as_str(), m.source.as_str()),
+            ("/", "ext4", "/dev/vda")
+        );
+        assert_eq!(
+            (m.mount_options.as_str(), m.super_options.as_str()),
+            ("rw,relatime", "rw,discard,resv_strict,resuid=65534,resgid=65534")
+        );
+        let m = parse_mountinfo_line("90 27 7:3 / /w/a\\040b rw,relatime shared:5 - xfs /dev/loop3 rw,attr2")
+            .unwrap();
+        assert_eq!((m.mount_point.as_str(), m.fs_type.as_str()), ("/w/a b", "xfs"));
+        assert!(parse_mountinfo_line("garbage").is_none());
+        let root = mount_info(Path::new("/")).unwrap();
+        assert_eq!(root.mount_point, "/");
     }
 
     #[test]

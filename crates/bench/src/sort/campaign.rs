@@ -71,15 +71,18 @@ use emsort_io::rusage::{Usage, Who};
 use emsort_io::{format_size, ErrorKind, NoProgress, Progress, StreamKind};
 use emsort_sort::gen::{generate, GenSpec};
 use emsort_sort::merge_policy::MergePolicy;
+use emsort_sort::simd::{self, Level};
 use emsort_sort::verify::{fingerprint_file, verify};
 use emsort_sort::{sort_file, Fingerprint, Format, SortError, SortPlan};
 use serde::Serialize;
 
 use super::cpu_bound::{CpuBoundDir, DEFAULT_CPU_BOUND_DIR};
+use super::fio::IoBound;
 use super::keys::{self, keys_table, DuckDb, KeysCtx, KeysPeers, KeysPoint, UutilsSort};
-use super::params::{parse_params, read_params, Grid};
+use super::params::{or_default, parse_params, read_params, Grid};
 use super::peers::{self, PeakRss, StxxlBuild, StxxlDriver, IO_BOUND_BLOCK};
 use super::plots::{describe_plot, plots_from_csv};
+use super::profile::ProfileFacts;
 use super::record::{summary_from_csv, RawRow, RawWriter, SummaryRow};
 use super::report::bounds_table;
 use crate::campaign::{
@@ -104,12 +107,12 @@ pub struct Point {
     pub bytes: u64,
     /// Memory M.
     pub memory: u64,
-    /// Fan-in d.
-    pub fan_in: usize,
-    /// Merge policy.
-    pub policy: MergePolicy,
-    /// Stream kind.
-    pub io: StreamKind,
+    /// Fan-in d; `None`: emsort's own, no `--fan-in` and no `--block-size`.
+    pub fan_in: Option<usize>,
+    /// Merge policy; `None`: emsort's own, no `--policy`.
+    pub policy: Option<MergePolicy>,
+    /// Stream kind; `None`: the sort's own choice, no `--io` (`--io auto`).
+    pub io: Option<StreamKind>,
     /// Threads.
     pub threads: usize,
     /// Repetitions.
@@ -119,30 +122,51 @@ pub struct Point {
 impl Point {
     /// emsort's plan for this point (B = the plan's default for M and d),
     /// temporary files in `tmp`; a plan that cannot work is an error naming
-    /// the point.
+    /// the point. A point without a stream kind plans with the kind `--io
+    /// auto` takes without its probe ([`emsort_io::device::choose`]: the
+    /// queued `uring-direct` from M = 128 MiB, which needs the most memory;
+    /// the sort itself probes its temp dir and records its choice).
     pub fn plan(&self, tmp: &Path) -> Result<SortPlan> {
-        SortPlan::builder(self.format)
-            .memory(self.memory)
-            .fan_in(self.fan_in)
-            .policy(self.policy)
-            .io(self.io)
-            .threads(self.threads)
-            .temp_dir(tmp)
-            .input_bytes(self.bytes)
-            .build()
-            .map_err(|e| Error::Campaign(format!("{}: {e}", self.label())))
+        self.plan_with(tmp, false)
     }
 
-    /// `u32 N=64M M=16M d=8 optimal buffered t=2`.
+    /// [`plan`](Point::plan), with `probe`: a point without a stream kind
+    /// gets the kind `--io auto` chooses after probing `tmp`, as `emsort
+    /// sort` does (for a sort in this process).
+    fn plan_with(&self, tmp: &Path, probe: bool) -> Result<SortPlan> {
+        let mut b = SortPlan::builder(self.format)
+            .memory(self.memory)
+            .threads(self.threads)
+            .temp_dir(tmp)
+            .input_bytes(self.bytes);
+        b = match (self.io, probe) {
+            (Some(k), _) => b.io(k),
+            (None, true) => b.io_auto(),
+            (None, false) => {
+                let d = emsort_io::device::choose(None, self.memory, None);
+                b.io(d.kind).queue_depth(d.queue_depth)
+            }
+        };
+        if let Some(d) = self.fan_in {
+            b = b.fan_in(d);
+        }
+        if let Some(p) = self.policy {
+            b = b.policy(p);
+        }
+        b.build().map_err(|e| Error::Campaign(format!("{}: {e}", self.label())))
+    }
+
+    /// `u32 N=64M M=16M d=8 optimal buffered t=2` (`default` where emsort
+    /// chooses: `u32 N=1G M=256M d=default default default t=2`).
     pub fn label(&self) -> String {
         format!(
             "{} N={} M={} d={} {} {} t={}",
             self.format,
             format_size(self.bytes),
             format_size(self.memory),
-            self.fan_in,
-            self.policy,
-            self.io,
+            or_default(self.fan_in),
+            or_default(self.policy.map(|p| p.name())),
+            or_default(self.io.map(|k| k.name())),
             self.threads
         )
     }
@@ -173,7 +197,17 @@ pub struct Campaign {
     /// Whether the directory was asked for (then a directory that cannot
     /// serve is an error, not a note).
     cpu_bound_required: bool,
+    /// The SIMD level forced on every emsort run (`EMSORT_SIMD`), if any.
+    simd: Option<Level>,
+    /// How the I/O bound is measured.
+    io_bound: IoBound,
+    /// The machine profile this campaign measures (recorded in machine.json).
+    profile: Option<ProfileFacts>,
 }
+
+/// The environment variable that forces emsort's SIMD level
+/// ([`emsort_sort::simd`]).
+pub const SIMD_ENV: &str = "EMSORT_SIMD";
 
 /// How an emsort run of a point is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,6 +303,17 @@ pub struct SortMachine {
     /// directory is not tmpfs, or holds too little) or `not used: turned
     /// off`.
     pub cpu_bound: String,
+    /// How the I/O bound (tool `io-bound`) was measured.
+    #[serde(default)]
+    pub io_bound: String,
+    /// The SIMD level of emsort's runs: `avx512 (detected)`, or `avx2
+    /// (forced by EMSORT_SIMD; the CPU has avx512)`.
+    #[serde(default)]
+    pub simd: String,
+    /// The machine profile, when the campaign is one of a matrix
+    /// ([`super::matrix`]): its file system, mount options, device facts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileFacts>,
 }
 
 fn cores() -> usize {
@@ -343,7 +388,10 @@ impl Campaign {
         }
         let points = merge_repeats(
             points,
-            |p| (p.format.to_string(), p.bytes, p.memory, p.fan_in, p.policy.name(), p.io.name(), p.threads),
+            |p| {
+                let (policy, io) = (p.policy.map(|p| p.name()), p.io.map(|k| k.name()));
+                (p.format.to_string(), p.bytes, p.memory, p.fan_in, policy, io, p.threads)
+            },
             |p| &mut p.reps,
         );
         let keys_points =
@@ -363,6 +411,9 @@ impl Campaign {
             stxxl: Some(StxxlBuild::default()),
             cpu_bound: Some(PathBuf::from(DEFAULT_CPU_BOUND_DIR)),
             cpu_bound_required: false,
+            simd: None,
+            io_bound: IoBound::Copy,
+            profile: None,
         })
     }
 
@@ -452,11 +503,41 @@ impl Campaign {
         self.cpu_bound.as_ref().is_some_and(|d| crate::machine::is_memory_fs(&crate::machine::fs_type(d).0))
     }
 
+    /// Forces emsort's SIMD level on every emsort run of the campaign (the
+    /// variable `EMSORT_SIMD` of its child processes: `emsort`, the
+    /// baseline, the CPU bound, the keys experiment's); `None` (the
+    /// default) leaves the environment as it is. Needs
+    /// [`sorter_exe`](Campaign::sorter_exe): a process reads its level once.
+    pub fn simd(mut self, level: Option<Level>) -> Campaign {
+        self.simd = level;
+        self
+    }
+
+    /// How the I/O bound is measured (default: the O_DIRECT copy;
+    /// [`IoBound::Fio`]: fio at emsort's block size, see [`super::fio`]).
+    pub fn io_bound(mut self, how: IoBound) -> Campaign {
+        self.io_bound = how;
+        self
+    }
+
+    /// The machine profile the campaign runs on, recorded in
+    /// `machine.json` (`profile`) and the README ([`super::matrix`] records it).
+    pub fn profile(mut self, facts: Option<ProfileFacts>) -> Campaign {
+        self.profile = facts;
+        self
+    }
+
     /// How to build the STXXL peer (default: `g++` and `/usr/include`);
     /// `None` leaves STXXL out.
     pub fn stxxl(mut self, build: Option<StxxlBuild>) -> Campaign {
         self.stxxl = build;
         self
+    }
+
+    /// The largest input of the campaign, bytes (the grid's and the keys
+    /// experiment's).
+    pub fn largest_input(&self) -> u64 {
+        self.points.iter().map(|p| p.bytes).chain(self.keys_points.iter().map(|p| p.bytes)).max().unwrap_or(0)
     }
 
     /// The emsort points, in the order they run.
@@ -606,9 +687,9 @@ impl Campaign {
             format,
             bytes,
             memory,
-            fan_in: plan.fan_in(),
-            policy: plan.policy(),
-            io: StreamKind::Buffered,
+            fan_in: Some(plan.fan_in()),
+            policy: Some(plan.policy()),
+            io: Some(StreamKind::Buffered),
             threads,
             reps: 1,
         })
@@ -667,6 +748,13 @@ impl Campaign {
         check_memory_m(
             self.points.iter().map(|p| p.memory).chain(self.keys_points.iter().map(|p| p.memory)).max(),
         )?;
+        if self.simd.is_some() && self.sorter_exe.is_none() {
+            return Err(Error::Campaign(
+                "a forced SIMD level needs emsort as a child process (not --in-process): \
+                 a process chooses its level once"
+                    .into(),
+            ));
+        }
         if !self.keys_points.is_empty() && self.sorter_exe.is_none() {
             return Err(Error::Campaign(
                 "the keys experiment (csv inputs) runs emsort as a child process with key options: \
@@ -766,6 +854,9 @@ impl Campaign {
             peak_rss_resettable: PeakRss::reset(),
             cpu_migrations_countable: emsort_sort::stats::MigrationCounter::start().is_some(),
             cpu_bound: cpu_status,
+            io_bound: self.io_bound.describe(),
+            simd: simd_record(self.simd),
+            profile: self.profile.clone(),
             machine,
         };
         let machine_json = out.join("machine.json");
@@ -902,6 +993,8 @@ impl Campaign {
                 problems: ctx.keys_problems,
                 runs: &mut runs,
                 cpu: ctx.cpu,
+                io_bound: &self.io_bound,
+                simd: self.simd,
             };
             for bytes in self.keys_sizes() {
                 let input = csv_input_path(ctx.work, bytes);
@@ -986,8 +1079,13 @@ impl Campaign {
                 return Err(interrupted(ctx.work));
             }
             ctx.progress.message(&format!("I/O bound {fmt} N={} rep {rep}", format_size(bytes)));
-            let row =
-                peers::io_bound_run(self.settings.cache, input, &peer_out, &fmt, (bytes, fp.count, rep))?;
+            let row = peers::io_bound_run(
+                (self.settings.cache, &self.io_bound, ctx.cancel),
+                input,
+                &peer_out,
+                &fmt,
+                (bytes, fp.count, rep),
+            )?;
             ctx.writer.write(&row)?;
             *runs += 1;
             ctx.progress.advance(1);
@@ -1131,14 +1229,19 @@ impl Campaign {
         cancel: &AtomicBool,
         v: Variant<'_>,
     ) -> Result<RawRow> {
-        let plan = p.plan(tmp)?;
+        let plan = p.plan_with(tmp, self.sorter_exe.is_none())?;
         let b = plan.block_size() as u64;
         let mut row = RawRow::new(v.tool(), &p.format.to_string(), p.bytes, items, p.threads, rep);
         row.memory = Some(p.memory);
-        row.fan_in = Some(p.fan_in);
+        // What the plan chose where the point leaves it to emsort (a child's
+        // statistics say what it really chose).
+        row.fan_in = Some(plan.fan_in());
         row.block_size = Some(b);
-        row.policy = p.policy.name().into();
-        row.io = p.io.name().into();
+        row.policy = plan.policy().name().into();
+        row.io = or_default(p.io.map(|k| k.name()));
+        if p.io.is_none() {
+            row.note = format!("streams {}; simd {}", plan.input_kind(), emsort_sort::simd::level());
+        }
         row.cache = self.settings.cache.name().into();
         let predicted = plan.derived().passes;
         row.predicted_passes = predicted;
@@ -1226,16 +1329,21 @@ impl Campaign {
             .arg("--format")
             .arg(p.format.to_string())
             .arg("-S")
-            .arg(crate::sort_size_arg(p.memory))
-            .arg("--fan-in")
-            .arg(p.fan_in.to_string())
-            .arg("--policy")
-            .arg(p.policy.name())
-            .arg("--io")
-            .arg(p.io.name())
-            .arg("--block-size")
-            .arg(plan.block_size().to_string())
-            .arg("--parallel")
+            .arg(crate::sort_size_arg(p.memory));
+        // Only the flags the point sets: without them emsort chooses.
+        if let Some(d) = p.fan_in {
+            cmd.arg("--fan-in").arg(d.to_string()).arg("--block-size").arg(plan.block_size().to_string());
+        }
+        if let Some(policy) = p.policy {
+            cmd.arg("--policy").arg(policy.name());
+        }
+        if let Some(io) = p.io {
+            cmd.arg("--io").arg(io.name());
+        }
+        if let Some(level) = self.simd {
+            cmd.env(SIMD_ENV, level.name());
+        }
+        cmd.arg("--parallel")
             .arg(p.threads.to_string())
             .arg("-T")
             .arg(&tmp)
@@ -1299,6 +1407,20 @@ impl Campaign {
         row.runs = Some(u("/runs")?);
         row.passes = Some(f("/passes")?);
         row.merge_order = Some(u("/merge_order")? as usize);
+        // What emsort chose: d, policy, streams (the same both ways), SIMD
+        // (where its statistics say: an earlier binary's may not).
+        if let Some(d) = v.pointer("/plan/fan_in").and_then(|x| x.as_u64()) {
+            row.fan_in = Some(d as usize);
+        }
+        let text_at = |ptr: &str| v.pointer(ptr).and_then(|x| x.as_str());
+        if let Some(policy) = text_at("/plan/policy") {
+            row.policy = policy.to_string();
+        }
+        row.note = [("streams", "/plan/input_kind"), ("simd", "/plan/simd")]
+            .into_iter()
+            .filter_map(|(name, ptr)| Some(format!("{name} {}", text_at(ptr)?)))
+            .collect::<Vec<_>>()
+            .join("; ");
         let block = u("/plan/block_size")?;
         if Some(block) != row.block_size {
             row.block_size = Some(block);
@@ -1332,7 +1454,8 @@ impl Campaign {
         format!(
             "# emsort sort campaign (SPEC experiment 2)\n\n\
              Command: `{cmd}`\n\n\
-             Page cache emptied before every run with `{cache}`. emsort: {runs_how}. GNU sort: {gnu}. \
+             {profile}Page cache emptied before every run with `{cache}`. emsort: {runs_how}; SIMD level \
+             {simd}. GNU sort: {gnu}. \
              STXXL: {stxxl}; driver {driver}.{stxxl_errors}\n\n\
              ## Files\n\n\
              - `raw.csv`: a row per run of every tool, written as the run finished.\n\
@@ -1395,8 +1518,9 @@ impl Campaign {
              are the driver's own: pushing the input into the sorter until its last run is written / \
              merging and writing the output. Output compared byte for byte with emsort's; a failed run \
              is listed in machine.json (`stxxl_errors`), not a row.\n\
-             - `io-bound`: read the input once and write as many bytes once with O_DIRECT streams of \
-             {iob} blocks (write synced); `run_formation_s` is the read, `merge_s` the write. A sort that \
+             - `io-bound` ({io_bound}): read the input once and write as many bytes once (the O_DIRECT \
+             copy: streams of {iob} blocks, write synced; fio: its own I/O time of a sequential read \
+             and write, see `emsort_bench::sort::fio`); `run_formation_s` is the read, `merge_s` the write. A sort that \
              reads and writes its data twice cannot beat 2 × this: the summary's `io_bound_s`. Once per \
              input and repetition, csv inputs of the keys experiment included.\n\
              - `cpu-bound` ({cpu_bound}): the other limit of the machine, the same sort with no device: \
@@ -1422,6 +1546,11 @@ impl Campaign {
              ## Columns of raw.csv\n\n{cols}\n\
              ## Points\n\n{points}",
             cmd = self.settings.command_line,
+            profile = match &facts.profile {
+                Some(p) => format!("Machine profile: {}.\n\n", p.sentence()),
+                None => String::new(),
+            },
+            simd = facts.simd,
             cache = self.settings.cache,
             gnu = facts.gnu_sort_version,
             stxxl = facts.stxxl,
@@ -1439,6 +1568,7 @@ impl Campaign {
                 None => "`sort_file` in the harness's process",
             },
             iob = format_size(IO_BOUND_BLOCK as u64),
+            io_bound = facts.io_bound,
             cpu_bound = facts.cpu_bound,
             cpu_tool = match &self.sorter_exe {
                 Some(_) => "`emsort sort … --stats FILE -q` as a child process, like `emsort`",
@@ -1472,6 +1602,22 @@ fn plot_list(plots: Option<&[PathBuf]>) -> String {
             }
             s.trim_end().to_string()
         }
+    }
+}
+
+/// What `machine.json` says of the SIMD level of emsort's runs: the
+/// level forced, or the one this process would use (the CPU's, or lower
+/// when `EMSORT_SIMD` is set in the campaign's own environment, which the
+/// runs inherit).
+pub(crate) fn simd_record(forced: Option<Level>) -> String {
+    let cpu = simd::detected();
+    match forced {
+        Some(l) if l.min(cpu) < cpu => format!("{} (forced by {SIMD_ENV}; the CPU has {cpu})", l.min(cpu)),
+        Some(_) => format!("{cpu} (the CPU's highest)"),
+        None if simd::level() < cpu => {
+            format!("{} ({SIMD_ENV} in the environment; the CPU has {cpu})", simd::level())
+        }
+        None => format!("{cpu} (detected)"),
     }
 }
 
@@ -1571,7 +1717,23 @@ mod tests {
         let text = include_str!("../../params/sort-1g.csv");
         let c = Campaign::new(&parse_params(text, Path::new("sort-1g.csv")).unwrap()).unwrap();
         assert!(c.points().iter().all(|p| p.bytes == 1 << 30));
-        assert!(c.points().iter().any(|p| p.io == StreamKind::Direct && p.memory == 256 << 20));
+        assert!(c.points().iter().any(|p| p.io == Some(StreamKind::Direct) && p.memory == 256 << 20));
+        // The matrix's files: emsort with no tuning flag beside each --io kind.
+        for (name, text, n) in [
+            ("profiles.csv", include_str!("../../../../bench/params/profiles.csv"), 1u64 << 30),
+            ("profiles-quick.csv", include_str!("../../../../bench/params/profiles-quick.csv"), 64 << 20),
+        ] {
+            let c = Campaign::new(&parse_params(text, Path::new(name)).unwrap()).unwrap();
+            assert!(c.points().iter().all(|p| p.fan_in.is_none() && p.policy.is_none()), "{name}");
+            for f in [Format::U32, Format::Lines] {
+                let io: Vec<Option<StreamKind>> =
+                    c.points().iter().filter(|p| p.format == f && p.bytes == n).map(|p| p.io).collect();
+                assert_eq!(io.len(), 5, "{name}: {io:?}");
+                assert!(io.contains(&None) && io.contains(&Some(StreamKind::UringDirect)), "{name}");
+            }
+            let keys: Vec<_> = c.keys_points().iter().map(|p| p.keys.label()).collect();
+            assert_eq!(keys, ["-t, -k3,3n", "-u"], "{name}");
+        }
         let text = include_str!("../../../../bench/params/sort-keys-1g.csv");
         let c = Campaign::new(&parse_params(text, Path::new("sort-keys-1g.csv")).unwrap()).unwrap();
         assert!(c.points().is_empty());

@@ -47,9 +47,11 @@ use std::time::Instant;
 use emsort_io::cache::CacheMethod;
 use emsort_io::{format_size, ErrorKind, NoProgress, Progress};
 use emsort_sort::gen::{generate, GenSpec};
+use emsort_sort::simd::Level;
 
 use super::campaign::CPU_BOUND_CACHE;
 use super::cpu_bound::CpuBoundDir;
+use super::fio::IoBound;
 use super::peers::{self, run_child, tail, ChildRun};
 use super::record::{RawRow, RawWriter, SummaryRow, FAILED, MISMATCH};
 use super::report::bound_cells;
@@ -391,6 +393,10 @@ pub(crate) struct KeysCtx<'a> {
     pub runs: &'a mut u64,
     /// The CPU bound's tmpfs directory, when it runs.
     pub cpu: Option<&'a CpuBoundDir>,
+    /// How the I/O bound is measured.
+    pub io_bound: &'a IoBound,
+    /// The SIMD level forced on emsort's runs (`EMSORT_SIMD`), if any.
+    pub simd: Option<Level>,
 }
 
 /// Which emsort binary runs ([`emsort_order`]).
@@ -459,7 +465,8 @@ pub(crate) fn run_keys_data_set(
             return Err(interrupted(ctx.work));
         }
         ctx.progress.message(&format!("I/O bound csv N={} rep {rep}", format_size(bytes)));
-        let res = peers::io_bound_run(ctx.cache, input, &peer_out, "csv", (bytes, lines, rep));
+        let how = (ctx.cache, ctx.io_bound, ctx.cancel);
+        let res = peers::io_bound_run(how, input, &peer_out, "csv", (bytes, lines, rep));
         let _ = std::fs::remove_file(&peer_out);
         let mut row = res?;
         row.experiment = "keys".into();
@@ -509,7 +516,7 @@ fn run_point(
         };
         ctx.progress.message(&format!("{what} {label}"));
         let _ = std::fs::remove_file(&stats_path);
-        let cmd = emsort_command(bin, p, None, tmp, &stats_path, out, input);
+        let cmd = emsort_command(bin, p, (None, ctx.simd), tmp, &stats_path, out, input);
         *done = run_tool(ctx, cmd, &format!("{what} sort ({label})"), Some(input), out, r)?;
         if *done {
             emsort_phases(&stats_path, r);
@@ -574,7 +581,8 @@ fn run_point(
         r.cache = CPU_BOUND_CACHE.into();
         let _ = std::fs::remove_file(&stats_path);
         let (cpu_out, cpu_tmp) = (c.output(), c.tmp());
-        let cmd = emsort_command(exe, p, Some("buffered"), &cpu_tmp, &stats_path, &cpu_out, cpu_input);
+        let how = (Some("buffered"), ctx.simd);
+        let cmd = emsort_command(exe, p, how, &cpu_tmp, &stats_path, &cpu_out, cpu_input);
         let res = run_tool(ctx, cmd, &format!("emsort sort on tmpfs ({label})"), None, &cpu_out, &mut r)
             .and_then(|done| {
                 if done {
@@ -673,11 +681,12 @@ fn run_point(
 
 /// `emsort sort KEYS -S M --parallel T [--io IO] -T TMP --stats STATS
 /// --quiet -o OUT INPUT`: emsort's run of a point, on the disk (`io`:
-/// its default streams) or on tmpfs for the CPU bound (`buffered`).
+/// its default streams) or on tmpfs for the CPU bound (`buffered`), with
+/// `EMSORT_SIMD` set when a level is forced.
 fn emsort_command(
     exe: &Path,
     p: &KeysPoint,
-    io: Option<&str>,
+    (io, simd): (Option<&str>, Option<Level>),
     tmp: &Path,
     stats: &Path,
     out: &Path,
@@ -692,6 +701,9 @@ fn emsort_command(
         .arg(p.threads.to_string());
     if let Some(io) = io {
         cmd.arg("--io").arg(io);
+    }
+    if let Some(level) = simd {
+        cmd.env(super::campaign::SIMD_ENV, level.name());
     }
     cmd.arg("-T").arg(tmp).arg("--stats").arg(stats).arg("--quiet").arg("-o").arg(out).arg(input);
     cmd
@@ -804,6 +816,14 @@ fn emsort_phases(stats: &Path, row: &mut RawRow) {
     }
     if let Some(m) = v.get("cpu_migrations").and_then(|x| x.as_u64()) {
         row.cpu_migrations = Some(m);
+    }
+    let text = |p: &str| v.pointer(p).and_then(|x| x.as_str());
+    let chose: Vec<String> = [("streams", "/plan/input_kind"), ("simd", "/plan/simd")]
+        .into_iter()
+        .filter_map(|(name, ptr)| Some(format!("{name} {}", text(ptr)?)))
+        .collect();
+    if !chose.is_empty() {
+        row.note = chose.join("; ");
     }
 }
 

@@ -57,21 +57,24 @@
 
 mod campaign;
 pub mod cpu_bound;
+pub mod fio;
 pub mod keys;
+pub mod matrix;
 mod params;
 pub mod peers;
 mod plots;
+pub mod profile;
 mod record;
 mod report;
 
-pub use campaign::{predicted_blocks, Campaign, Outcome, Point, SortMachine, QUICK_PARAMS};
+pub use campaign::{predicted_blocks, Campaign, Outcome, Point, SortMachine, QUICK_PARAMS, SIMD_ENV};
 pub use cpu_bound::{CpuBoundDir, DEFAULT_CPU_BOUND_DIR};
 pub use keys::{
     emsort_order, keys_table, parse_keys, Binary, DuckDb, KeySort, KeysPoint, UutilsSort, DUCKDB_SCRIPT,
 };
 pub use params::{
-    grid_keys, parse_fan_ins, parse_formats, parse_inputs, parse_io, parse_params, parse_policies,
-    parse_sizes, parse_threads, read_params, Grid, MAX_FAN_IN,
+    grid_keys, or_default, parse_fan_ins, parse_formats, parse_inputs, parse_io, parse_params,
+    parse_policies, parse_sizes, parse_threads, read_params, Grid, DEFAULT, MAX_FAN_IN,
 };
 pub use peers::{StxxlBuild, StxxlDriver};
 pub use plots::{describe_plot, plots_from_csv};

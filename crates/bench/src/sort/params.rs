@@ -16,9 +16,9 @@
 //! | format   | formats emsort sorts: `u32`, `i32`, `u64`, `i64`, `f32`, `f64`, `rec:SIZE:OFF:LEN`, `lines`; and `csv`, the keys experiment's input ([`super::keys`]) |
 //! | sizes    | input sizes N in bytes with K/M/G suffixes (`64M,1G`); fixed-size formats round down to whole items |
 //! | M list   | memory budgets with K/M/G suffixes |
-//! | d list   | fan-ins (≥ 2), `a..b` for every integer from a to b |
-//! | policies | `fifo`, `optimal` |
-//! | io kinds | stream kinds: `buffered`, `direct`, `uring`, `mmap`, `syscall`, `stdio` |
+//! | d list   | fan-ins (≥ 2), `a..b` for every integer from a to b; `default`: no `--fan-in` (nor `--block-size`), emsort's own d and B |
+//! | policies | `fifo`, `optimal`; `default`: no `--policy` |
+//! | io kinds | stream kinds: `buffered`, `direct`, `uring`, `uring-direct`, `mmap`, `syscall`, `stdio`, `all`; `default`: no `--io`, the sort's own choice (`--io auto`) |
 //! | reps     | repetitions of each point |
 //! | threads  | optional: `--parallel` values (`1,2`); empty or absent = all cores |
 //! | keys     | optional, with `csv` only: key sorts ([`parse_keys`]: `k3n`, `k2-k3nr`, `u`, `k1n-u`, `plain`, `all`); empty or absent = `all` |
@@ -27,6 +27,13 @@
 //! its row; emsort runs there with its own default fan-in, policy and
 //! streams (as a user runs it), so the d, policies and io fields, which
 //! must still parse, apply to the other formats of the row only.
+//!
+//! `default` in the d, policies or io field runs emsort as a user runs it,
+//! without that flag (`None` in the [`Grid`]): the row then records what
+//! emsort chose (from its statistics), and its `io` column says `default`.
+//! A row `u32;1G;256M;default;default;default,direct;3;2` sets emsort with
+//! no tuning flag beside `emsort --io direct`, the two differing in `--io`
+//! alone.
 //!
 //! Points that appear in two rows run once, with the larger reps. Errors
 //! name the file, the line and the field. The same list syntaxes serve the
@@ -56,12 +63,13 @@ pub struct Grid {
     pub sizes: Vec<u64>,
     /// Memory budgets M in bytes.
     pub memories: Vec<u64>,
-    /// Fan-ins d.
-    pub fan_ins: Vec<usize>,
-    /// Merge policies.
-    pub policies: Vec<MergePolicy>,
-    /// Stream kinds (reading and writing).
-    pub io: Vec<StreamKind>,
+    /// Fan-ins d (`None`: emsort's default, no `--fan-in`).
+    pub fan_ins: Vec<Option<usize>>,
+    /// Merge policies (`None`: emsort's default, no `--policy`).
+    pub policies: Vec<Option<MergePolicy>>,
+    /// Stream kinds, reading and writing (`None`: the sort's own choice,
+    /// no `--io`).
+    pub io: Vec<Option<StreamKind>>,
     /// Threads (`--parallel`); 0 means all cores.
     pub threads: Vec<usize>,
     /// Repetitions of each point.
@@ -133,26 +141,76 @@ pub fn parse_sizes(s: &str) -> std::result::Result<Vec<u64>, String> {
     Ok(v)
 }
 
-/// Parses fan-ins: `2,8,32` or `2..8`, each in 2..=[`MAX_FAN_IN`].
-pub fn parse_fan_ins(s: &str) -> std::result::Result<Vec<usize>, String> {
-    Ok(parse_int_list(s, "fan-in d", 2, MAX_FAN_IN as u64)?.into_iter().map(|d| d as usize).collect())
+/// The word for "no flag: emsort's own choice" in the d, policies and io
+/// lists.
+pub const DEFAULT: &str = "default";
+
+/// Splits off the word [`DEFAULT`] from a list: whether it was there, and
+/// the rest joined again (empty when nothing else was listed).
+fn split_default(s: &str) -> std::result::Result<(bool, String), String> {
+    let items = split_list(s)?;
+    let default = items.iter().any(|i| i.eq_ignore_ascii_case(DEFAULT));
+    let rest: Vec<&str> = items.into_iter().filter(|i| !i.eq_ignore_ascii_case(DEFAULT)).collect();
+    Ok((default, rest.join(",")))
 }
 
-/// Parses merge policies: `fifo,optimal`.
-pub fn parse_policies(s: &str) -> std::result::Result<Vec<MergePolicy>, String> {
-    let mut v: Vec<MergePolicy> = Vec::new();
-    for p in split_list(s)? {
-        let p: MergePolicy = p.to_ascii_lowercase().parse()?;
-        if !v.contains(&p) {
-            v.push(p);
-        }
+/// `None` first when `default` was listed, then the values parsed from the rest.
+fn with_default<T>(
+    s: &str,
+    parse: impl Fn(&str) -> std::result::Result<Vec<T>, String>,
+) -> std::result::Result<Vec<Option<T>>, String> {
+    let (default, rest) = split_default(s)?;
+    let mut v: Vec<Option<T>> = if default { vec![None] } else { Vec::new() };
+    if !rest.is_empty() {
+        v.extend(parse(&rest)?.into_iter().map(Some));
     }
     Ok(v)
 }
 
-/// Parses stream kinds: `buffered,direct` or `all`.
-pub fn parse_io(s: &str) -> std::result::Result<Vec<StreamKind>, String> {
-    crate::streams::parse_kinds(s)
+/// Parses fan-ins: `2,8,32` or `2..8`, each in 2..=[`MAX_FAN_IN`];
+/// `default` (`None`, first) for emsort's own.
+///
+/// ```
+/// use emsort_bench::sort::parse_fan_ins;
+/// assert_eq!(parse_fan_ins("8,default"), Ok(vec![None, Some(8)]));
+/// ```
+pub fn parse_fan_ins(s: &str) -> std::result::Result<Vec<Option<usize>>, String> {
+    with_default(s, |s| {
+        Ok(parse_int_list(s, "fan-in d", 2, MAX_FAN_IN as u64)?.into_iter().map(|d| d as usize).collect())
+    })
+}
+
+/// Parses merge policies: `fifo,optimal`; `default` (`None`, first) for
+/// emsort's own.
+pub fn parse_policies(s: &str) -> std::result::Result<Vec<Option<MergePolicy>>, String> {
+    with_default(s, |s| {
+        let mut v: Vec<MergePolicy> = Vec::new();
+        for p in split_list(s)? {
+            let p: MergePolicy = p.to_ascii_lowercase().parse()?;
+            if !v.contains(&p) {
+                v.push(p);
+            }
+        }
+        Ok(v)
+    })
+}
+
+/// Parses stream kinds: `buffered,direct` or `all`; `default` (`None`,
+/// first) for no `--io` flag, the sort's own choice.
+///
+/// ```
+/// use emsort_bench::sort::parse_io;
+/// use emsort_io::StreamKind;
+/// assert_eq!(parse_io("direct,default"), Ok(vec![None, Some(StreamKind::Direct)]));
+/// ```
+pub fn parse_io(s: &str) -> std::result::Result<Vec<Option<StreamKind>>, String> {
+    with_default(s, crate::streams::parse_kinds)
+}
+
+/// `default` for `None`, else the value's name: how a [`Grid`]'s optional
+/// settings read in labels and CSV files.
+pub fn or_default<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_else(|| DEFAULT.to_string())
 }
 
 /// Parses thread counts: `1,2`; empty, `-` or `all` mean all cores (0).
@@ -250,12 +308,22 @@ mod tests {
         assert_eq!(parse_sizes("64M, 1G,64M"), Ok(vec![64 << 20, 1 << 30]));
         assert!(parse_sizes("1X").is_err());
         assert!(parse_sizes("1M,,2M").is_err());
-        assert_eq!(parse_fan_ins("8,2..4"), Ok(vec![2, 3, 4, 8]));
+        assert_eq!(parse_fan_ins("8,2..4"), Ok(vec![Some(2), Some(3), Some(4), Some(8)]));
+        assert_eq!(parse_fan_ins("Default"), Ok(vec![None]));
         assert!(parse_fan_ins("1").is_err());
         assert!(parse_fan_ins("9..3").is_err());
-        assert_eq!(parse_policies("optimal,FIFO"), Ok(vec![MergePolicy::Optimal, MergePolicy::Fifo]));
+        assert!(parse_fan_ins("default,,8").is_err());
+        assert_eq!(
+            parse_policies("optimal,FIFO,default"),
+            Ok(vec![None, Some(MergePolicy::Optimal), Some(MergePolicy::Fifo)])
+        );
         assert!(parse_policies("lifo").is_err());
-        assert_eq!(parse_io("direct,buffered"), Ok(vec![StreamKind::Buffered, StreamKind::Direct]));
+        assert_eq!(
+            parse_io("direct,buffered"),
+            Ok(vec![Some(StreamKind::Buffered), Some(StreamKind::Direct)])
+        );
+        assert_eq!(parse_io("default,uring-direct"), Ok(vec![None, Some(StreamKind::UringDirect)]));
+        assert!(parse_io("default,fast").is_err());
         assert_eq!(parse_threads(""), Ok(vec![0]));
         assert_eq!(parse_threads("2,1,all"), Ok(vec![0, 1, 2]));
         assert!(parse_threads("0").is_err());
@@ -276,7 +344,7 @@ mod tests {
         assert_eq!(g[0].memories, vec![16 << 20, 32 << 20]);
         assert_eq!(g[0].threads, vec![1, 2]);
         assert_eq!(g[0].reps, 3);
-        assert_eq!(g[1].fan_ins, vec![2, 3, 4]);
+        assert_eq!(g[1].fan_ins, vec![Some(2), Some(3), Some(4)]);
         assert_eq!(g[1].threads, vec![0]);
         assert_eq!(g[2].threads, vec![0]);
     }
@@ -346,9 +414,9 @@ mod fuzz {
                 ],
                 vec!["64M", "64M,1G", "0", "1X", "1M,,2M", "16384P", "1.5K", "18446744073709551615"],
                 vec!["16M", "16M,64M", "0", "4K"],
-                vec!["2", "2,8,32", "2..8", "1", "501", "9..3", "2..500"],
-                vec!["fifo", "optimal", "FIFO,optimal", "lifo"],
-                vec!["buffered", "direct,buffered", "all", "fast"],
+                vec!["2", "2,8,32", "2..8", "1", "501", "9..3", "2..500", "default", "8,default"],
+                vec!["fifo", "optimal", "FIFO,optimal", "lifo", "default"],
+                vec!["buffered", "direct,buffered", "all", "fast", "default,uring-direct"],
                 vec!["1", "3", "0", "x"],
                 vec!["", "1,2", "all", "-", "0", "1025", "2,1,all", "x"],
             ],
@@ -371,7 +439,9 @@ mod fuzz {
                         prop_assert!(!g.policies.is_empty() && !g.io.is_empty());
                         prop_assert!(!g.sizes.is_empty() && strictly_sorted(&g.sizes) && g.sizes[0] >= 1);
                         prop_assert!(!g.memories.is_empty() && strictly_sorted(&g.memories) && g.memories[0] >= 1);
-                        prop_assert!(strictly_sorted(&g.fan_ins) && g.fan_ins.iter().all(|d| (2..=MAX_FAN_IN).contains(d)));
+                        let d: Vec<usize> = g.fan_ins.iter().flatten().copied().collect();
+                        prop_assert!(strictly_sorted(&d) && d.iter().all(|d| (2..=MAX_FAN_IN).contains(d)));
+                        prop_assert!(!g.fan_ins.is_empty() && g.fan_ins[1..].iter().all(Option::is_some));
                         prop_assert!(strictly_sorted(&g.threads) && g.threads.iter().all(|&t| t <= 1024));
                         prop_assert!(g.reps >= 1);
                     }

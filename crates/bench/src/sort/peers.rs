@@ -42,6 +42,7 @@ use emsort_sort::stats::{MigrationCounter, Rusage};
 use emsort_sort::Format;
 use rayon::prelude::*;
 
+use super::fio::IoBound;
 use super::record::RawRow;
 use crate::{Error, Result};
 
@@ -656,11 +657,12 @@ pub fn io_bound(input: &Path, output: &Path, row: &mut RawRow) -> Result<()> {
 
 /// The I/O bound's run on one input, as every campaign that measures it
 /// makes it: the page cache emptied of the input with `cache` first (the
-/// cold cache every tool starts from), then [`io_bound`] into `output`;
-/// the row of tool `io-bound` (format `format`, N = `bytes`, `items`
-/// items, one thread, repetition `rep`).
+/// cold cache every tool starts from), then the bound `how` measures
+/// ([`io_bound`], or fio: [`super::fio::IoBound`]) into `output`; the row
+/// of tool `io-bound` (format `format`, N = `bytes`, `items` items, one
+/// thread, repetition `rep`).
 pub(crate) fn io_bound_run(
-    cache: CacheMethod,
+    (cache, how, cancel): (CacheMethod, &IoBound, &AtomicBool),
     input: &Path,
     output: &Path,
     format: &str,
@@ -669,7 +671,7 @@ pub(crate) fn io_bound_run(
     cache.apply(&[input])?;
     let mut row = RawRow::new("io-bound", format, bytes, items, 1, rep);
     row.cache = cache.name().into();
-    io_bound(input, output, &mut row)?;
+    how.measure(input, output, bytes, cancel, &mut row)?;
     Ok(row)
 }
 

@@ -348,7 +348,7 @@ fn charts(rows: &[SummaryRow]) -> Vec<(String, Chart)> {
 }
 
 /// A chart of times per category (median marker, min – max bar).
-fn times_chart(
+pub(crate) fn times_chart(
     title: String,
     x_label: &str,
     categories: Vec<String>,

@@ -379,6 +379,7 @@ for emsort and GNU sort; plots/threads_*.svg draws them.
 Parameter file (--params FILE.csv), a header line then one row per grid:
   format;sizes;M list;d list;policies;io kinds;reps;threads;keys
   u32,lines;256M,1G;64M,256M;2,8,32;optimal;buffered,direct;3;1,all
+  u32;1G;256M;default;default;default,direct,uring-direct;3;2
   csv;1G;256M;8;optimal;direct;5;2;all
 '#' starts a comment; the threads field may be left out (all cores), the keys
 field too (all four key sorts; only with csv).
@@ -406,8 +407,38 @@ Files written into OUTDIR:
                 keys experiment: time per key sort and tool, with the bounds
 Plots are made from raw.csv; --plot-only DIR redraws them (and summary.csv).
 
+Machine-profile matrix (--profiles LIST): the whole grid, its peers and both bounds on
+each profile, in one run, each into OUTDIR/PROFILE/ (its own raw.csv, summary.csv,
+machine.json, README.md, plots/):
+  root        WORKDIR's file system as it is
+  xfs, btrfs  a sparse image file in WORKDIR, mkfs.xfs / mkfs.btrfs, loop-mounted
+              (direct I/O); skipped with the reason without root, loop devices or
+              the mkfs tool (bench/setup.sh installs xfsprogs and btrfs-progs)
+  tmpfs       a tmpfs mount of 4 x N plus fio's probe (memory: the CPU bound's ground)
+  simd-LEVEL  root with EMSORT_SIMD=LEVEL on every emsort run and the CPU bound, for
+              each level below the CPU's ('simd' = all of them)
+Every mount, loop device and image is taken down at the end, also on an error or
+Ctrl-C. Per profile, fio (when installed; --no-fio leaves it out) measures the
+device in its directory (1 MiB O_DIRECT requests: latency at queue depth 1,
+bandwidth at 32; machine.json's `profile`, profiles.json) and the I/O bound: a
+sequential read of the input and a write of as many bytes, 1 MiB blocks, queue
+depth 32, fio's own I/O time (without fio: the O_DIRECT copy above). In the grid,
+'default' in the d, policies or io field runs emsort with no such flag (no
+--fan-in/--block-size, --policy, --io: as a user runs it; io column `default`).
+OUTDIR gets raw.csv and summary.csv of every profile with a first column
+`profile`, profiles.json, plots/matrix_PROFILE.svg (per input each tool's median
+with min - max, the CPU bound and 2 x the I/O bound) and README.md with a table per
+profile of issue 38's bars, each holding, missing or not measured (and why):
+default <= 1.3 x max(2 x I/O bound, CPU bound) on u32, records and lines; GNU sort
+>= 4 x default on lines; on csv -t, -k3,3n GNU sort >= 5 x and DuckDB >= 2.5 x
+default; default <= 1.05 x the fastest --io kind; with --baseline, default <= 1.05 x
+the baseline. A profile whose campaign fails is recorded and the matrix goes on;
+the exit status is then 1.
+
 Examples:
   emsort bench sort --quick
+  emsort bench sort --params bench/params/profiles-quick.csv --profiles -o OUTDIR
+  emsort bench sort --params bench/params/profiles.csv --profiles root,xfs,tmpfs -o OUTDIR
   emsort bench sort --formats u32 --sizes 1G -M 64M,256M -d 2,8,32 --io buffered,direct
   emsort bench sort --formats lines --sizes 1G -M 256M --threads 1,all --reps 3
   emsort bench sort --formats csv --keys all --sizes 1G -M 256M --threads 2 --reps 5
@@ -433,13 +464,14 @@ pub struct SortBenchArgs {
     /// Memory budgets M, K/M/G suffixes (e.g. 16M,64M).
     #[arg(short = 'M', long = "memory", value_name = "LIST", default_value = "8M,32M")]
     memory: String,
-    /// Fan-ins d (e.g. 2,8,32 or 2..8).
+    /// Fan-ins d (e.g. 2,8,32 or 2..8; default = emsort's own, no --fan-in).
     #[arg(short = 'd', long = "fan-in", value_name = "LIST", default_value = "2,8,32")]
     fan_in: String,
-    /// Merge policies: fifo, optimal.
+    /// Merge policies: fifo, optimal (default = emsort's own, no --policy).
     #[arg(long, value_name = "LIST", default_value = "optimal")]
     policies: String,
-    /// Stream kinds for reading and writing: buffered, direct, uring, mmap, syscall, stdio, all.
+    /// Stream kinds for reading and writing: buffered, direct, uring, uring-direct, mmap,
+    /// syscall, stdio, all (default = no --io: the sort's own choice).
     #[arg(long, value_name = "LIST", default_value = "buffered")]
     io: String,
     /// Threads (--parallel of emsort and GNU sort), e.g. 1,all or 1,2.
@@ -499,8 +531,17 @@ pub struct SortBenchArgs {
     /// measured side by side in the same run.
     #[arg(long, value_name = "EXE", conflicts_with = "in_process")]
     baseline: Option<PathBuf>,
+    /// Run the whole grid on each machine profile of LIST, in one run (see "Machine-profile
+    /// matrix" below): root, xfs, btrfs, tmpfs, simd (each SIMD level below the CPU's, forced),
+    /// simd-LEVEL, or all [default when given without LIST: all].
+    #[arg(long, value_name = "LIST", num_args = 0..=1, default_missing_value = "all", conflicts_with = "in_process")]
+    profiles: Option<String>,
+    /// With --profiles: leave fio out (the I/O bound is then the O_DIRECT copy, and the profiles
+    /// get no device facts).
+    #[arg(long, requires = "profiles")]
+    no_fio: bool,
     /// Measure nothing: redraw summary.csv and the plots of an earlier campaign from its raw.csv.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["params", "quick", "work_dir", "out_dir", "cache", "no_stxxl", "no_uutils", "no_duckdb", "no_cpu_bound", "cpu_bound_dir", "in_process", "stdio", "baseline"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["params", "quick", "work_dir", "out_dir", "cache", "no_stxxl", "no_uutils", "no_duckdb", "no_cpu_bound", "cpu_bound_dir", "in_process", "stdio", "baseline", "profiles"])]
     plot_only: Option<PathBuf>,
     /// No progress bar and no warnings; the final table is still printed.
     #[arg(short, long)]
@@ -589,6 +630,11 @@ fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
         campaign = campaign.sorter_exe(exe).stdio(a.stdio).baseline(a.baseline.clone());
     }
     let bar = Bar::new(a.quiet);
+    if let Some(list) = &a.profiles {
+        let profiles = list1("--profiles", sb::matrix::parse_profiles(list))?;
+        let matrix = sb::matrix::Matrix::new(campaign, profiles).fio(!a.no_fio);
+        return matrix_report(&matrix.run(&bar, interrupt::flag())?, a.quiet);
+    }
     let o = campaign.run(&bar, interrupt::flag())?;
     if !a.quiet {
         for w in &o.warnings {
@@ -622,4 +668,31 @@ fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
         o.plots.len()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The end of a matrix: each profile's status, the bars, where the files
+/// went; a failed profile makes the exit status 1.
+fn matrix_report(o: &emsort_bench::sort::matrix::MatrixOutcome, quiet: bool) -> anyhow::Result<ExitCode> {
+    use emsort_bench::sort::matrix::bars_table;
+    if !quiet {
+        for w in &o.warnings {
+            eprintln!("emsort: warning: {w}");
+        }
+    }
+    println!("\nMachine-profile matrix: {} runs in {:.1} s.\n", o.runs, o.seconds);
+    for p in &o.profiles {
+        println!("  {:<12} {} ({} runs, {:.1} s)", p.name, p.status, p.runs, p.seconds);
+    }
+    let table = bars_table(&o.bars, true);
+    if !table.is_empty() {
+        print!("\nIssue 38's bars (medians; see README.md):\n\n{table}");
+    }
+    println!(
+        "\nResults in {}: raw.csv, summary.csv (a profile column), profiles.json, README.md, plots/ ({} SVG), \
+         and a folder per profile",
+        o.out_dir.display(),
+        o.plots.len()
+    );
+    let failed = o.profiles.iter().any(|p| p.status.starts_with("failed"));
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }

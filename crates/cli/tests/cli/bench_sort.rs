@@ -515,3 +515,148 @@ fn keys_need_the_csv_format() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("unknown key sort 'k9'"), "{}", stderr(&o));
 }
+
+/// The machine-profile matrix end to end at a tiny size: root, tmpfs, xfs,
+/// btrfs and the lowest SIMD level in one command; each profile measured
+/// (or, without root, loop devices or mkfs, skipped with the reason), the
+/// emsort runs without a tuning flag beside `--io` kinds, the peers and
+/// both bounds as rows of the merged raw.csv with their profile, outputs
+/// verified, each profile's facts recorded, the bars judged in the README,
+/// and nothing left mounted or attached.
+#[test]
+fn machine_profile_matrix_end_to_end() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("res");
+    let params = d.path().join("profiles.csv");
+    std::fs::write(
+        &params,
+        "format;sizes;M list;d list;policies;io kinds;reps;threads;keys\n\
+         u32,lines;1M;256K;default;default;default,direct,buffered;1;1\n\
+         csv;512K;256K;default;default;default;1;1;k3n\n",
+    )
+    .unwrap();
+    let scalar_profile = emsort_sort::simd::detected() > emsort_sort::simd::Level::Scalar;
+    let profiles = if scalar_profile { "root,tmpfs,xfs,btrfs,simd-scalar" } else { "root,tmpfs,xfs,btrfs" };
+    let o = run(&[
+        "bench",
+        "sort",
+        "--params",
+        p(&params),
+        "--profiles",
+        profiles,
+        "--cache",
+        "none",
+        "--no-stxxl",
+        "--no-uutils",
+        "--no-duckdb",
+        "-q",
+        "-o",
+        p(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("Machine-profile matrix:") && text.contains("Issue 38's bars"), "{text}");
+    let profiles_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("profiles.json")).unwrap()).unwrap();
+    let records = profiles_json.as_array().unwrap();
+    let status = |name: &str| -> String {
+        records.iter().find(|r| r["name"] == name).unwrap()["status"].as_str().unwrap().to_string()
+    };
+    let mut measured = vec!["root"];
+    if scalar_profile {
+        measured.push("simd-scalar");
+    }
+    let root_user = rustix::process::geteuid().is_root();
+    for (name, fs) in [("tmpfs", "tmpfs"), ("xfs", "xfs"), ("btrfs", "btrfs")] {
+        let s = status(name);
+        let can = root_user
+            && (name == "tmpfs"
+                || std::process::Command::new(format!("mkfs.{name}"))
+                    .arg(if name == "xfs" { "-V" } else { "--version" })
+                    .output()
+                    .is_ok_and(|o| o.status.success()));
+        if can {
+            assert_eq!(s, "measured", "{name}: {profiles_json}");
+            let m: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(out.join(name).join("machine.json")).unwrap())
+                    .unwrap();
+            assert_eq!(m["profile"]["mount"]["fs_type"], fs, "{name}: {m}");
+            assert!(!m["profile"]["mount"]["mount_options"].as_str().unwrap().is_empty(), "{m}");
+            measured.push(name);
+        } else {
+            assert!(s.starts_with("skipped: "), "{name}: {s}");
+        }
+    }
+    // The merged raw.csv: a profile column, every tool's rows per measured profile.
+    let raw = std::fs::read_to_string(out.join("raw.csv")).unwrap();
+    let mut lines = raw.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&header[..2], ["profile", "tool"], "{raw}");
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let rows: Vec<Vec<String>> = {
+        let mut r = csv::Reader::from_path(out.join("raw.csv")).unwrap();
+        r.records().map(|x| x.unwrap().iter().map(String::from).collect()).collect()
+    };
+    let fio = std::process::Command::new("fio").arg("--version").output().is_ok_and(|o| o.status.success());
+    for &profile in &measured {
+        let of =
+            |tool: &str| rows.iter().filter(move |r| r[0] == profile && r[1] == tool).collect::<Vec<_>>();
+        let emsort = of("emsort");
+        for format in ["u32", "lines"] {
+            let mut io: Vec<&str> =
+                emsort.iter().filter(|r| r[col("format")] == format).map(|r| r[col("io")].as_str()).collect();
+            io.sort_unstable();
+            assert_eq!(io, ["buffered", "default", "direct"], "{profile} {format}: {raw}");
+        }
+        // The run without a tuning flag says what it chose; the SIMD level is the profile's.
+        for r in emsort.iter().filter(|r| r[col("io")] == "default") {
+            let note = &r[col("note")];
+            assert!(note.contains("streams "), "{profile}: {note}");
+            if profile == "simd-scalar" {
+                assert!(note.contains("simd scalar"), "{profile}: {note}");
+            }
+        }
+        let keys: Vec<_> = emsort.iter().filter(|r| r[col("experiment")] == "keys").collect();
+        assert_eq!(keys.len(), 1, "{profile}: {raw}");
+        if gnu_sort_available() {
+            assert_eq!(keys[0][col("verified")], "identical", "{profile}: {raw}");
+            assert_eq!(of("gnu-sort").len(), 2, "lines and csv -k3,3n on {profile}: {raw}");
+        }
+        let io_bound = of("io-bound");
+        assert_eq!(io_bound.len(), 3, "u32, lines and csv on {profile}: {raw}");
+        let want = if fio { "fio" } else { "direct" };
+        assert!(io_bound.iter().all(|r| r[col("io")] == want), "{profile}: {raw}");
+        if shm_is_tmpfs() {
+            assert_eq!(of("cpu-bound").len(), 3, "{profile}: {raw}");
+        }
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(profile).join("machine.json")).unwrap())
+                .unwrap();
+        assert!(m["profile"]["cpu_model"].is_string() || m["profile"]["cpu_model"].is_null(), "{m}");
+        if fio {
+            let dev = &m["profile"]["device"];
+            assert!(dev["read_latency_qd1_ms"].as_f64().unwrap() > 0.0, "{profile}: {m}");
+            assert!(dev["write_bandwidth_qd32"].as_f64().unwrap() > 0.0, "{profile}: {m}");
+        }
+    }
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.starts_with("profile,tool,"), "{summary}");
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    for profile in &measured {
+        assert!(readme.contains(&format!("\n### {profile}\n")), "{readme}");
+        assert!(out.join("plots").join(format!("matrix_{profile}.svg")).exists(), "{profile}");
+    }
+    assert!(
+        readme.contains("default / fastest --io kind")
+            && readme.contains("default / max(2 × I/O, CPU bound)")
+    );
+    // Nothing left: no mount, no loop device on an image, no work directory.
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mountinfo.contains(p(d.path())) && !mountinfo.contains("emsort-matrix"), "{mountinfo}");
+    let losetup = std::process::Command::new("losetup").args(["--list", "--noheadings"]).output();
+    if let Ok(l) = losetup {
+        assert!(!String::from_utf8_lossy(&l.stdout).contains(p(d.path())));
+    }
+    let left: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.iter().all(|n| !n.to_string_lossy().starts_with(".emsort-matrix")), "{left:?}");
+}
