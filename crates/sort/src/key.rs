@@ -8,7 +8,15 @@
 //! |---|---|
 //! | `u32`, `u64` | the value itself |
 //! | `i32`, `i64` | the bits with the sign bit flipped (−2³¹ → 0, −1 → 2³¹ − 1, 0 → 2³¹) |
-//! | `f32`, `f64` | [`f32_key`] / [`f64_key`]: total order, NaNs last |
+//! | `f32`, `f64` | the total order, NaNs last: [`f32_key`] / [`f64_key`] rotated so that NaNs keep their bits (among themselves in the order of their keys' bits) |
+//!
+//! Every key is a bijection of the item's bits: equal keys are equal items,
+//! so every sort and merge of a format, at every SIMD level, writes the
+//! same bytes. (A float's key orders like [`f32_key`] / [`f64_key`], where
+//! all NaNs are equal, and refines it: negative numbers' bits complemented,
+//! positive numbers' sign bit set, then the mantissa's all-ones subtracted,
+//! which wraps the NaNs with the sign bit, the lowest keys, round to the
+//! top, above +∞ and the positive NaNs.)
 //!
 //! Descending order complements the key (`!key`), so NaNs come first, as
 //! the exact reverse of the ascending order.
@@ -27,6 +35,7 @@ use std::ops::Not;
 
 use emsort_io::Element;
 
+#[cfg(doc)]
 use crate::{f32_key, f64_key};
 
 /// A number format's item with its normalised unsigned key.
@@ -35,12 +44,9 @@ pub trait NumKey: Element {
     type Key: Ord + Copy + Send + Sync + Not<Output = Self::Key> + Into<u64>;
     /// The key: unsigned order equals the format's order.
     fn key(self) -> Self::Key;
-    /// For a 32-bit integer whose key in the order `rev` (descending when
-    /// true) is its bits XOR a constant: that constant, the `flip` of the
-    /// AVX-512 sort and merge kernels. `None` for the other formats.
-    fn flip32(_rev: bool) -> Option<u32> {
-        None
-    }
+    /// Whether the format is a float (its key is not the bits XOR a
+    /// constant): which of the SIMD kernels' codecs serves it.
+    const FLOAT: bool = false;
 }
 
 impl NumKey for u32 {
@@ -48,9 +54,6 @@ impl NumKey for u32 {
     #[inline]
     fn key(self) -> u32 {
         self
-    }
-    fn flip32(rev: bool) -> Option<u32> {
-        Some(if rev { !0 } else { 0 })
     }
 }
 
@@ -68,9 +71,6 @@ impl NumKey for i32 {
     fn key(self) -> u32 {
         (self as u32) ^ (1 << 31)
     }
-    fn flip32(rev: bool) -> Option<u32> {
-        Some(if rev { !(1 << 31) } else { 1 << 31 })
-    }
 }
 
 impl NumKey for i64 {
@@ -83,17 +83,23 @@ impl NumKey for i64 {
 
 impl NumKey for f32 {
     type Key = u32;
+    const FLOAT: bool = true;
     #[inline]
     fn key(self) -> u32 {
-        f32_key(self)
+        let b = self.to_bits();
+        let z = if b >> 31 == 1 { !b } else { b | (1 << 31) };
+        z.wrapping_sub((1 << 23) - 1)
     }
 }
 
 impl NumKey for f64 {
     type Key = u64;
+    const FLOAT: bool = true;
     #[inline]
     fn key(self) -> u64 {
-        f64_key(self)
+        let b = self.to_bits();
+        let z = if b >> 63 == 1 { !b } else { b | (1 << 63) };
+        z.wrapping_sub((1 << 52) - 1)
     }
 }
 
@@ -105,6 +111,16 @@ pub fn ordered_key<T: NumKey, const REV: bool>(x: T) -> T::Key {
     } else {
         x.key()
     }
+}
+
+/// What the bits of an item of `T` are XORed with to give the SIMD
+/// kernels' keys in the order `rev` (descending when true), after the
+/// float transform for floats: the key of the zero bits for integers (the
+/// sign bit for i32 and i64), all ones for descending order.
+pub(crate) fn bits_flip<T: NumKey>(rev: bool) -> u64 {
+    let all = u64::MAX >> (64 - 8 * std::mem::size_of::<T>());
+    let int = if T::FLOAT { 0 } else { T::zeroed().key().into() };
+    int ^ if rev { all } else { 0 }
 }
 
 /// The first 8 bytes of `key` as a big-endian integer, padded with zeros:
@@ -136,11 +152,40 @@ mod tests {
             prop_assert_eq!(ordered_key::<i64, true>(a).cmp(&ordered_key::<i64, true>(b)), b.cmp(&a));
         }
 
+        /// Float keys refine f32_key / f64_key (which make all NaNs equal)
+        /// and are bijections of the bits.
+        #[test]
+        fn float_keys_refine_the_total_order(a: u64, b: u64, narrow: bool) {
+            if narrow {
+                let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+                if crate::f32_key(x) != crate::f32_key(y) {
+                    prop_assert_eq!(x.key().cmp(&y.key()), crate::f32_key(x).cmp(&crate::f32_key(y)));
+                }
+                prop_assert_eq!(x.key() == y.key(), a as u32 == b as u32);
+            } else {
+                let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+                if crate::f64_key(x) != crate::f64_key(y) {
+                    prop_assert_eq!(x.key().cmp(&y.key()), crate::f64_key(x).cmp(&crate::f64_key(y)));
+                }
+                prop_assert_eq!(x.key() == y.key(), a == b);
+            }
+        }
+
         #[test]
         fn prefix_then_full_key_is_bytewise(a in prop::collection::vec(any::<u8>(), 0..12),
                                             b in prop::collection::vec(any::<u8>(), 0..12)) {
             let o = prefix(&a).cmp(&prefix(&b)).then_with(|| a.cmp(&b));
             prop_assert_eq!(o, a.cmp(&b));
         }
+    }
+
+    #[test]
+    fn float_keys_put_nans_of_both_signs_last() {
+        for nan in [f64::NAN, -f64::NAN, f64::from_bits(0x7FF0_0000_0000_0001), f64::from_bits(!0)] {
+            assert!(nan.key() > f64::INFINITY.key());
+        }
+        assert!((-f32::NAN).key() > f32::INFINITY.key() && f32::NAN.key() > f32::INFINITY.key());
+        assert_eq!(f32::NEG_INFINITY.key(), 0);
+        assert!((-0.0f64).key() < 0.0f64.key());
     }
 }

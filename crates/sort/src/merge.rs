@@ -34,9 +34,9 @@
 //! sort's threads (module `multiway`): each round takes every item no
 //! larger than the smallest last key among the runs' current blocks, splits
 //! it into one part per thread by multi-sequence selection, and each thread
-//! merges its part straight into its piece of the output block: u32 and
-//! i32 through AVX-512 bitonic merge networks where the CPU has them
-//! (module `simd_merge`), other numbers through a branch-free loser tree
+//! merges its part straight into its piece of the output block: through
+//! AVX2 or AVX-512 bitonic merge networks where the CPU has them (module
+//! `simd_merge`), at the scalar level through a branch-free loser tree
 //! over packed normalised keys (module `key_tree`).
 //! Records and lines are merged in rounds too (module `merge_items`), over
 //! an index of each run's block: each head is the item's 8-byte key prefix

@@ -8,7 +8,7 @@
 //! how many items of each slice belong to the first q of the merged order
 //! (multi-sequence selection: a binary search on the key, then items equal
 //! to the splitting key taken run by run); [`merge_into`] merges slices with
-//! a [`KeyTree`] (u32 and i32 with [`simd_merge`] on AVX-512). Splitting a
+//! a [`KeyTree`] (with [`simd_merge`] at the AVX2 and AVX-512 levels). Splitting a
 //! round at ranks q/P, 2q/P, … gives P parts whose outputs are consecutive
 //! pieces of the output: each thread merges one part into its own piece,
 //! and the parts need no further merging.
@@ -105,13 +105,12 @@ pub(crate) fn select<T: NumKey, const REV: bool>(slices: &[&[T]], q: usize, coun
 }
 
 /// Merges `slices` (each sorted) into `out`, whose length is their total:
-/// u32 and i32 with the AVX-512 kernel of [`simd_merge`] where the CPU has
-/// it, others (and CPUs without) through a [`KeyTree`].
+/// with the kernels of [`simd_merge`] at the AVX2 and AVX-512 levels,
+/// through a [`KeyTree`] at the scalar level.
 pub(crate) fn merge_into<T: MergeKey, const REV: bool>(slices: &[&[T]], out: &mut [T]) {
     debug_assert_eq!(out.len(), slices.iter().map(|s| s.len()).sum::<usize>());
-    if let Some(flip) = T::flip32(REV).filter(|_| crate::simd::level() > crate::simd::Level::Scalar) {
-        let keys: Vec<&[u32]> = slices.iter().map(|s| bytemuck::cast_slice(s)).collect();
-        return simd_merge::merge_into(&keys, bytemuck::cast_slice_mut(out), flip);
+    if crate::simd::level() > crate::simd::Level::Scalar {
+        return simd_merge::merge_into(slices, out, REV);
     }
     let mut nonempty = slices.iter().filter(|s| !s.is_empty());
     match (nonempty.next(), nonempty.next()) {

@@ -58,13 +58,14 @@
 //! record or line index sorts small buckets out of place (module `radix`:
 //! at most about 1 MiB per thread). A merge of records or lines indexes
 //! each run's read-ahead block in at most half its size, within M: the
-//! merge's streams take at most half of M. A merge of u32 or i32 on a CPU
-//! with AVX-512 (module `simd_merge`) keeps two scratch buffers per thread
+//! merge's streams take at most half of M. A merge of numbers on a CPU
+//! with AVX2 or AVX-512 (module `simd_merge`) keeps two scratch buffers per thread
 //! as large as its part of a round (at most the output block, F/8 of the
 //! merge's memory per stream F), also within that other half; run
 //! formation's merge of a chunk's sorted segments keeps the same two
-//! buffers, for at most 64 Ki items at a time (512 KiB over all threads,
-//! within the 1 MiB per thread below). The binary's
+//! buffers, for at most 64 Ki items at a time (512 KiB over all threads
+//! for 32-bit items, 1 MiB for 64-bit ones, within the 1 MiB per thread
+//! below). The binary's
 //! tests check that the peak RSS stays within M + 8 MiB + 1 MiB per thread.
 //! That holds with an allocator that returns freed large buffers to the
 //! system: the `emsort` binary makes glibc map every allocation of 256 KiB
@@ -1113,7 +1114,10 @@ impl fmt::Display for SortPlan {
             writeln!(f, "                    ({why})")?;
         }
         writeln!(f, "  merge policy      {}", self.policy)?;
-        if matches!(self.format, Format::U32 | Format::I32) {
+        if matches!(
+            self.format,
+            Format::U32 | Format::I32 | Format::U64 | Format::I64 | Format::F32 | Format::F64
+        ) {
             let (l, cpu) = (crate::simd::level(), crate::simd::detected());
             writeln!(
                 f,

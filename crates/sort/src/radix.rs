@@ -1,7 +1,7 @@
 //! In-memory sorting for run formation: a parallel in-place radix sort
 //! (`rdst`'s low-memory tuner: MSD "regions sort" on large inputs) over the
-//! normalised keys of [`crate::key`]; u32 and i32 on a CPU with AVX-512 go
-//! to the quicksort of [`crate::simd_sort`] instead.
+//! normalised keys of [`crate::key`]; numbers on a CPU with AVX2 or
+//! AVX-512 go to the quicksort of [`crate::simd_sort`] instead.
 //!
 //! Measured on the 2-core machine of `docs/ARCHITECTURE.md` (32 Mi random
 //! u32, the size of one run at M = 256 MiB): `par_sort_unstable` 0.52 s,
@@ -46,15 +46,13 @@ impl<T: NumKey, const REV: bool> RadixKey for ByKey<T, REV> {
     }
 }
 
-/// Sorts numbers in place by their normalised key: 32-bit integers with
-/// the AVX-512 quicksort of [`crate::simd_sort`] where the CPU has it (1.7×
-/// as fast as `rdst` on 32 Mi u32 with two threads here, see there), the
-/// others by radix.
+/// Sorts numbers in place by their normalised key: with the quicksort of
+/// [`crate::simd_sort`] at the AVX2 and AVX-512 levels (1.7× as fast as
+/// `rdst` on 32 Mi u32 with two threads here, see there), by radix at the
+/// scalar level.
 pub(crate) fn sort_numbers<T: NumKey>(items: &mut [T], rev: bool) {
-    if let Some(flip) = T::flip32(rev).filter(|_| crate::simd::level() > crate::simd::Level::Scalar) {
-        // T is u32 or i32 (its key is 32 bits wide): sorted as its bits.
-        debug_assert_eq!(std::mem::size_of::<T>(), 4);
-        return simd_sort::sort(bytemuck::cast_slice_mut(items), flip);
+    if crate::simd::level() > crate::simd::Level::Scalar {
+        return simd_sort::sort(items, rev);
     }
     if rev {
         view::<T, true>(items).radix_sort_builder().with_low_mem_tuner().sort();
@@ -269,7 +267,7 @@ mod tests {
             like_slice_sort(v, rev)?;
         }
 
-        /// i32 (and u32) take the AVX-512 quicksort where the CPU has it.
+        /// Numbers take the SIMD quicksort where the CPU has AVX2.
         #[test]
         fn i32_sort_like_slice_sort(v in prop::collection::vec(any::<i32>(), 0..3000), rev: bool) {
             like_slice_sort(v, rev)?;

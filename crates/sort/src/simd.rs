@@ -1,10 +1,10 @@
 //! Which SIMD kernels sort and merge numbers: chosen once per process from
 //! what the CPU has, or forced lower.
 //!
-//! | level | sort of u32 / i32 runs | merge of u32 / i32 runs |
+//! | level | sort of runs of numbers (every format) | merge of runs of numbers |
 //! |---|---|---|
-//! | [`Level::Avx512`] | quicksort, 16 keys per vector (`simd_sort.rs`) | bitonic networks of 16 (`simd_merge.rs`) |
-//! | [`Level::Avx2`] | the same quicksort, 8 keys per vector | bitonic networks of 8 |
+//! | [`Level::Avx512`] | quicksort, 16 keys of 32 bits or 8 of 64 per vector (`simd_sort.rs`) | bitonic networks of 16 or 8 (`simd_merge.rs`) |
+//! | [`Level::Avx2`] | the same quicksort, 8 keys of 32 bits or 4 of 64 | bitonic networks of 8 or 4 |
 //! | [`Level::Scalar`] | `rdst`'s radix sort | a loser tree (`key_tree.rs`) |
 //!
 //! The level is the highest the CPU offers (AVX-512F, else AVX2, both with
@@ -25,9 +25,9 @@ use std::sync::OnceLock;
 pub enum Level {
     /// No SIMD kernel: radix sort and loser tree.
     Scalar,
-    /// AVX2 (256-bit vectors, 8 keys of 32 bits).
+    /// AVX2 (256-bit vectors, 8 keys of 32 bits or 4 of 64).
     Avx2,
-    /// AVX-512F (512-bit vectors, 16 keys of 32 bits).
+    /// AVX-512F (512-bit vectors, 16 keys of 32 bits or 8 of 64).
     Avx512,
 }
 

@@ -1,8 +1,9 @@
-//! Sorting 32-bit integer keys in place with a SIMD quicksort (Bramas,
-//! IJACSA 2017; Intel's x86-simd-sort, which NumPy uses), written once over
-//! [`crate::lanes::Lanes`] and compiled for AVX-512 (16 keys per vector)
-//! and AVX2 (8 keys per vector, issue 38: most cloud CPUs and laptops have
-//! no AVX-512); [`crate::simd::level`] chooses.
+//! Sorting numbers of every format (u32, i32, u64, i64, f32, f64, either
+//! order) in place with a SIMD quicksort (Bramas, IJACSA 2017; Intel's
+//! x86-simd-sort, which NumPy uses), written once over
+//! [`crate::lanes::Lanes`] and compiled for AVX-512 (16 keys of 32 bits or
+//! 8 of 64 per vector) and AVX2 (8 or 4, issue 38: most cloud CPUs and
+//! laptops have no AVX-512); [`crate::simd::level`] chooses.
 //!
 //! Run formation of u32 and i32 was bound by the radix sort: `rdst` takes
 //! about 9 ns per key on this project's machine, and two of its threads on
@@ -19,9 +20,9 @@
 //!   has less room; each compared with the pivot (a mask), its smaller
 //!   keys compressed to the left store, the others to the right store;
 //!   the kept vectors last
-//!   ≤ 16 vectors (256 keys, 128 with AVX2): 1–16 vectors (padded with
-//!   u32::MAX) sorted by a bitonic network in registers, as simd_merge
-//!   merges them
+//!   ≤ 16 vectors (256 keys of 32 bits with AVX-512, 128 with AVX2; 128
+//!   and 64 keys of 64 bits): 1–16 vectors (padded with the largest key)
+//!   sorted by a bitonic network in registers, as simd_merge merges them
 //!   (AVX2 has no compress: each vector is permuted by a table so that
 //!   its smaller keys come first, and stored at both ends)
 //! ```
@@ -43,76 +44,113 @@
 //! every level makes progress on repeated keys; after `2 log₂ n` levels
 //! (an adversarial input) a slice falls back to `slice::sort_unstable`.
 //!
-//! Keys are sorted as unsigned after an XOR with `flip` (the
-//! [`crate::simd_merge`] convention: 0 for u32 ascending, `!0` descending,
-//! `1 << 31` for i32): the slice is XORed before and after. At
-//! [`Level::Scalar`] the caller keeps its radix sort.
+//! Items are sorted by their normalised keys ([`crate::key`]: a bijection
+//! of the bits, so every level writes the same bytes): the slice is turned
+//! into keys in place before (a [`crate::lanes::Codec`]: an XOR for
+//! integers — the sign bit for i32 and i64, all bits for descending order —
+//! the float transform for floats; nothing for u32 and u64 ascending) and
+//! back after. AVX2's 64-bit keys are signed (it compares no other way),
+//! so there the sign bit joins the XOR. At [`Level::Scalar`] the caller
+//! keeps its radix sort.
 
 use rayon::prelude::*;
 
+use crate::key::NumKey;
 use crate::simd::{level, Level};
 
 /// Parts longer than this are sorted as separate rayon tasks.
 const PAR: usize = 1 << 16;
 
-/// Sorts `keys` by `x ^ flip`, in place, on the current rayon pool, with
-/// the kernels of [`level`] (at [`Level::Scalar`], `par_sort_unstable`:
-/// callers use their radix sort there instead).
-pub(crate) fn sort(keys: &mut [u32], flip: u32) {
-    sort_at(level(), keys, flip)
+/// Sorts `items` by their normalised key ([`crate::key`]; descending when
+/// `rev`), in place, on the current rayon pool, with the kernels of
+/// [`level`] (at [`Level::Scalar`], `par_sort_unstable`: callers use their
+/// radix sort there instead).
+pub(crate) fn sort<T: NumKey>(items: &mut [T], rev: bool) {
+    sort_at(level(), items, rev)
 }
 
 /// [`sort`] with the kernels of `at` (at most [`crate::simd::detected`]).
-pub(crate) fn sort_at(at: Level, keys: &mut [u32], flip: u32) {
+pub(crate) fn sort_at<T: NumKey>(at: Level, items: &mut [T], rev: bool) {
     #[cfg(target_arch = "x86_64")]
     if at >= Level::Avx2 {
+        use crate::lanes::{Avx2x4, Avx2x8, Avx512x16, Avx512x8};
         assert!(at <= crate::simd::detected(), "the CPU has no {at}");
-        let xor = |keys: &mut [u32]| {
-            keys.par_chunks_mut(1 << 16).for_each(|c| c.iter_mut().for_each(|x| *x ^= flip))
-        };
-        if flip != 0 {
-            xor(keys);
-        }
-        let depth = 2 * (usize::BITS - keys.len().leading_zeros());
+        let flip = crate::key::bits_flip::<T>(rev);
         // SAFETY: the CPU has the level's instruction set and POPCNT
-        // (detected() checked both).
+        // (detected() checked both), and each kernel's keys are as wide
+        // as T.
         unsafe {
-            if at == Level::Avx512 {
-                x86::quicksort_avx512(keys, depth)
-            } else {
-                x86::quicksort_avx2(keys, depth)
+            match (std::mem::size_of::<T>(), at) {
+                (4, Level::Avx512) => x86::run::<Avx512x16, T>(items, flip),
+                (4, _) => x86::run::<Avx2x8, T>(items, flip),
+                (8, Level::Avx512) => x86::run::<Avx512x8, T>(items, flip),
+                (8, _) => x86::run::<Avx2x4, T>(items, flip),
+                (w, _) => unreachable!("numbers are 4 or 8 bytes wide, not {w}"),
             }
-        }
-        if flip != 0 {
-            xor(keys);
         }
         return;
     }
-    keys.par_sort_unstable_by_key(|&x| x ^ flip);
+    if rev {
+        items.par_sort_unstable_by_key(|&x| std::cmp::Reverse(x.key()));
+    } else {
+        items.par_sort_unstable_by_key(|&x| x.key());
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::PAR;
-    use crate::lanes::{Avx2, Avx512, Lanes};
+    use rayon::prelude::*;
 
-    /// The quicksort of [`Avx512`]; `depth` levels of partitions left
-    /// before it falls back to `sort_unstable`.
+    use super::PAR;
+    use crate::key::NumKey;
+    use crate::lanes::{Avx2x4, Avx2x8, Avx512x16, Avx512x8, Codec, Float, Key, Lanes, Xor};
+
+    /// Sorts `items` as the keys of `V` that `flip` and, for floats, the
+    /// float transform make of them ([`Codec`]): transformed in place
+    /// before, sorted, transformed back (u32 ascending, where the keys are
+    /// the items, without either pass).
     ///
     /// # Safety
-    /// The CPU has AVX-512F and POPCNT.
-    #[target_feature(enable = "avx512f,popcnt")]
-    pub(super) unsafe fn quicksort_avx512(keys: &mut [u32], depth: u32) {
-        quicksort::<Avx512>(keys, depth)
+    /// The CPU has `V`'s instruction set and POPCNT; `V::K` is as wide as
+    /// `T`.
+    pub(super) unsafe fn run<V: Kernels, T: NumKey>(items: &mut [T], flip: u64) {
+        let keys: &mut [V::K] = bytemuck::cast_slice_mut(items);
+        let flip = flip ^ V::K::BIAS;
+        let depth = 2 * (usize::BITS - keys.len().leading_zeros());
+        if T::FLOAT {
+            coded(keys, Float(flip), |keys| V::quicksort(keys, depth));
+        } else if flip != 0 {
+            coded(keys, Xor(flip), |keys| V::quicksort(keys, depth));
+        } else {
+            V::quicksort(keys, depth);
+        }
     }
 
-    /// The quicksort of [`Avx2`].
+    /// `sort` between `codec`'s passes over `keys` (on the rayon pool, in
+    /// pieces of 64 Ki keys).
+    fn coded<K: Key, C: Codec + Sync>(keys: &mut [K], codec: C, sort: impl FnOnce(&mut [K])) {
+        keys.par_chunks_mut(PAR).for_each(|c| c.iter_mut().for_each(|k| *k = codec.enc1(*k)));
+        sort(keys);
+        keys.par_chunks_mut(PAR).for_each(|c| c.iter_mut().for_each(|k| *k = codec.dec1(*k)));
+    }
+
+    /// The quicksort compiled for AVX-512F; `depth` levels of partitions
+    /// left before it falls back to `sort_unstable`.
     ///
     /// # Safety
-    /// The CPU has AVX2 and POPCNT.
+    /// The CPU has AVX-512F and POPCNT, and `V` needs no more.
+    #[target_feature(enable = "avx512f,popcnt")]
+    unsafe fn quicksort_avx512<V: Kernels>(keys: &mut [V::K], depth: u32) {
+        quicksort::<V>(keys, depth)
+    }
+
+    /// The quicksort compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and POPCNT, and `V` needs no more.
     #[target_feature(enable = "avx2,popcnt")]
-    pub(super) unsafe fn quicksort_avx2(keys: &mut [u32], depth: u32) {
-        quicksort::<Avx2>(keys, depth)
+    unsafe fn quicksort_avx2<V: Kernels>(keys: &mut [V::K], depth: u32) {
+        quicksort::<V>(keys, depth)
     }
 
     // The partition and the networks out of line, each compiled for its
@@ -123,68 +161,67 @@ mod x86 {
 
     #[target_feature(enable = "avx512f,popcnt")]
     #[inline(never)]
-    unsafe fn partition_avx512(keys: &mut [u32], pivot: u32) -> usize {
-        partition_by::<Avx512, 4>(keys, pivot)
+    unsafe fn partition_avx512<V: Lanes, const U: usize>(keys: &mut [V::K], pivot: V::K) -> usize {
+        partition_by::<V, U>(keys, pivot)
     }
 
     #[target_feature(enable = "avx2,popcnt")]
     #[inline(never)]
-    unsafe fn partition_avx2(keys: &mut [u32], pivot: u32) -> usize {
-        partition_by::<Avx2, 8>(keys, pivot)
+    unsafe fn partition_avx2<V: Lanes, const U: usize>(keys: &mut [V::K], pivot: V::K) -> usize {
+        partition_by::<V, U>(keys, pivot)
     }
 
     #[target_feature(enable = "avx512f")]
     #[inline(never)]
-    unsafe fn vectors_avx512<const N: usize>(keys: &mut [u32]) {
-        sort_vectors::<Avx512, N>(keys)
+    unsafe fn vectors_avx512<V: Lanes, const N: usize>(keys: &mut [V::K]) {
+        sort_vectors::<V, N>(keys)
     }
 
     #[target_feature(enable = "avx2")]
     #[inline(never)]
-    unsafe fn vectors_avx2<const N: usize>(keys: &mut [u32]) {
-        sort_vectors::<Avx2, N>(keys)
+    unsafe fn vectors_avx2<V: Lanes, const N: usize>(keys: &mut [V::K]) {
+        sort_vectors::<V, N>(keys)
     }
 
     /// An instruction set's compiled pieces, for the generic [`quicksort`].
     /// Every function needs the instruction set.
-    trait Kernels: Lanes {
-        unsafe fn quicksort(keys: &mut [u32], depth: u32);
+    pub(super) trait Kernels: Lanes {
+        unsafe fn quicksort(keys: &mut [Self::K], depth: u32);
         /// Puts the keys below `pivot` first; returns their count. `keys`
         /// holds more than [`small`] keys.
-        unsafe fn split(keys: &mut [u32], pivot: u32) -> usize;
+        unsafe fn split(keys: &mut [Self::K], pivot: Self::K) -> usize;
         /// Sorts at most `N` vectors of keys ([`sort_vectors`]).
-        unsafe fn vectors<const N: usize>(keys: &mut [u32]);
+        unsafe fn vectors<const N: usize>(keys: &mut [Self::K]);
     }
 
-    impl Kernels for Avx512 {
-        #[inline(always)]
-        unsafe fn quicksort(keys: &mut [u32], depth: u32) {
-            quicksort_avx512(keys, depth)
-        }
-        #[inline(always)]
-        unsafe fn split(keys: &mut [u32], pivot: u32) -> usize {
-            partition_avx512(keys, pivot)
-        }
-        #[inline(always)]
-        unsafe fn vectors<const N: usize>(keys: &mut [u32]) {
-            vectors_avx512::<N>(keys)
-        }
+    /// [`Kernels`] of lanes `$v`, compiled by `$qs`, `$part` and `$vec`,
+    /// partitioning `$u` vectors a step (64 keys: 4 vectors of AVX-512's
+    /// 32-bit keys, 8 of the others; 32 keys for AVX2's 64-bit keys, whose
+    /// networks sort at most 64); fewer mispredicted choices of an end,
+    /// more independent work between them.
+    macro_rules! kernels {
+        ($v:ty, $qs:ident, $part:ident, $vec:ident, $u:expr) => {
+            impl Kernels for $v {
+                #[inline(always)]
+                unsafe fn quicksort(keys: &mut [Self::K], depth: u32) {
+                    $qs::<Self>(keys, depth)
+                }
+                #[inline(always)]
+                unsafe fn split(keys: &mut [Self::K], pivot: Self::K) -> usize {
+                    $part::<Self, $u>(keys, pivot)
+                }
+                #[inline(always)]
+                unsafe fn vectors<const N: usize>(keys: &mut [Self::K]) {
+                    $vec::<Self, N>(keys)
+                }
+            }
+        };
     }
 
-    impl Kernels for Avx2 {
-        #[inline(always)]
-        unsafe fn quicksort(keys: &mut [u32], depth: u32) {
-            quicksort_avx2(keys, depth)
-        }
-        #[inline(always)]
-        unsafe fn split(keys: &mut [u32], pivot: u32) -> usize {
-            partition_avx2(keys, pivot)
-        }
-        #[inline(always)]
-        unsafe fn vectors<const N: usize>(keys: &mut [u32]) {
-            vectors_avx2::<N>(keys)
-        }
-    }
+    kernels!(Avx512x16, quicksort_avx512, partition_avx512, vectors_avx512, 4);
+    kernels!(Avx512x8, quicksort_avx512, partition_avx512, vectors_avx512, 8);
+    kernels!(Avx2x8, quicksort_avx2, partition_avx2, vectors_avx2, 8);
+    kernels!(Avx2x4, quicksort_avx2, partition_avx2, vectors_avx2, 8);
 
     /// Slices up to this many keys are sorted by a network in registers.
     #[inline(always)]
@@ -195,7 +232,7 @@ mod x86 {
     /// One level: partition, then the instruction set's quicksort on
     /// both parts.
     #[inline(always)]
-    unsafe fn quicksort<V: Kernels>(keys: &mut [u32], depth: u32) {
+    unsafe fn quicksort<V: Kernels>(keys: &mut [V::K], depth: u32) {
         let n = keys.len();
         if n <= small::<V>() {
             return sort_small::<V>(keys);
@@ -208,11 +245,12 @@ mod x86 {
         let mut start = 0;
         if k == 0 {
             // The pivot is the smallest key: the keys equal to it go first
-            // and are in place. (If it is u32::MAX too, all keys are equal.)
-            if pivot == u32::MAX {
+            // and are in place. (If it is the largest key too, all keys
+            // are equal.)
+            let Some(above) = pivot.next() else {
                 return;
-            }
-            k = V::split(keys, pivot + 1);
+            };
+            k = V::split(keys, above);
             start = k;
         }
         let (left, right) = keys.split_at_mut(k);
@@ -234,9 +272,9 @@ mod x86 {
     /// sorted by the networks (a call of `sort_unstable` here cost 9 % of
     /// the sort: a partition is a few hundred keys at the bottom levels).
     #[inline(always)]
-    unsafe fn pivot<V: Kernels>(keys: &[u32]) -> u32 {
+    unsafe fn pivot<V: Kernels>(keys: &[V::K]) -> V::K {
         let step = keys.len() / 16;
-        let mut sample = [0u32; 16];
+        let mut sample = [V::K::MAX; 16];
         for (i, s) in sample.iter_mut().enumerate() {
             *s = keys[i * step + step / 2];
         }
@@ -248,7 +286,7 @@ mod x86 {
     /// AVX-512, 8 of AVX2; fewer mispredicted choices of an end, more
     /// independent work between them).
     #[inline(always)]
-    unsafe fn partition_by<V: Lanes, const U: usize>(keys: &mut [u32], pivot: u32) -> usize {
+    unsafe fn partition_by<V: Lanes, const U: usize>(keys: &mut [V::K], pivot: V::K) -> usize {
         let uw = U * V::W;
         let n = keys.len();
         debug_assert!(n > small::<V>() && small::<V>() >= 2 * uw);
@@ -302,8 +340,8 @@ mod x86 {
 
     /// `U` vectors from `at` on.
     #[inline(always)]
-    unsafe fn load<V: Lanes, const U: usize>(at: *const u32) -> [V; U] {
-        let mut vs = [V::splat(0); U];
+    unsafe fn load<V: Lanes, const U: usize>(at: *const V::K) -> [V; U] {
+        let mut vs = [V::splat(V::K::MAX); U];
         for (j, v) in vs.iter_mut().enumerate() {
             *v = V::load(at.add(j * V::W));
         }
@@ -316,7 +354,7 @@ mod x86 {
     unsafe fn put<V: Lanes, const U: usize>(
         vs: [V; U],
         pivot: V,
-        p: *mut u32,
+        p: *mut V::K,
         ls: &mut usize,
         rs: &mut usize,
     ) {
@@ -329,7 +367,7 @@ mod x86 {
 
     /// Sorts at most 16 vectors of keys in registers.
     #[inline(always)]
-    unsafe fn sort_small<V: Kernels>(keys: &mut [u32]) {
+    unsafe fn sort_small<V: Kernels>(keys: &mut [V::K]) {
         match keys.len().div_ceil(V::W) {
             0 => {}
             1 => V::vectors::<1>(keys),
@@ -341,14 +379,14 @@ mod x86 {
     }
 
     /// Sorts at most `N` vectors of keys: loaded into `N` vectors (padded
-    /// with u32::MAX, which sorts last), each sorted, then sorted blocks of
+    /// with the largest key, which sorts last), each sorted, then sorted blocks of
     /// 1, 2, 4 … vectors merged pairwise; the first `keys.len()` stored back.
     #[inline(always)]
-    unsafe fn sort_vectors<V: Lanes, const N: usize>(keys: &mut [u32]) {
+    unsafe fn sort_vectors<V: Lanes, const N: usize>(keys: &mut [V::K]) {
         let (n, w) = (keys.len(), V::W);
         debug_assert!(n <= N * w);
         let count = |i: usize| n.saturating_sub(i * w).min(w);
-        let mut v = [V::splat(u32::MAX); N];
+        let mut v = [V::splat(V::K::MAX); N];
         for (i, x) in v.iter_mut().enumerate() {
             // SAFETY: only the keys of the slice are read.
             *x = V::sort(V::load_first(keys.as_ptr().add(i * w), count(i)));
@@ -372,7 +410,7 @@ mod x86 {
     /// half-cleaners between vectors `b/2 … 1` apart, then in each vector.
     #[inline(always)]
     unsafe fn merge_blocks<V: Lanes>(block: &mut [V], b: usize) {
-        let mut high = [V::splat(0); 8];
+        let mut high = [V::splat(V::K::MAX); 8];
         for i in 0..b {
             let (x, y) = (block[i], V::reverse(block[2 * b - 1 - i]));
             block[i] = V::min(x, y);
@@ -399,56 +437,233 @@ mod x86 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Sorted by every level this CPU has, against `sort_unstable`.
-    fn check(keys: Vec<u32>, flip: u32) {
-        let mut want = keys.clone();
-        want.sort_unstable_by_key(|&x| x ^ flip);
-        for at in crate::simd::levels() {
-            let mut got = keys.clone();
-            sort_at(at, &mut got, flip);
-            assert!(got == want, "{at}: {} keys, flip {flip:#x}", want.len());
+    /// A seeded xorshift: the same inputs on every run.
+    pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed | 1;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
         }
     }
 
-    proptest! {
-        #[test]
-        fn sorts_like_slice_sort(
-            keys in prop::collection::vec(any::<u32>(), 0..3000),
-            flip in prop::sample::select(vec![0u32, !0, 1 << 31, !0 ^ (1 << 31)]),
-        ) {
-            check(keys, flip);
-        }
+    /// Floats that sort at the edges: NaNs of both signs and two payloads,
+    /// ±0, ±∞, the smallest subnormals, the extremes.
+    pub(crate) fn float_edges() -> Vec<f64> {
+        vec![
+            f64::NAN,
+            -f64::NAN,
+            f64::from_bits(0x7FF0_0000_0000_0001),
+            f64::from_bits(0xFFF8_0000_0000_0007),
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::from_bits(1),
+            -f64::from_bits(1),
+            f64::MAX,
+            f64::MIN,
+            1.0,
+            -1.0,
+        ]
+    }
 
-        #[test]
-        fn few_distinct_keys(keys in prop::collection::vec(0u32..4, 0..3000), top: bool) {
-            // Near the top of the range too (the pivot + 1 split).
-            check(keys.into_iter().map(|k| if top { u32::MAX - k } else { k }).collect(), 0);
+    /// A number format's test items: from random bits, or few distinct
+    /// values; floats with edge values mixed in.
+    pub(crate) trait Item: NumKey + std::fmt::Debug {
+        fn of(bits: u64) -> Self;
+        /// An edge value (floats), or just another item.
+        fn edge(i: u64) -> Self {
+            Self::of(i)
+        }
+        /// Whether `a`, `b` are in the order of the format as the scalar
+        /// path had it before this key (ints: `Ord`, floats: `f32_key`
+        /// / `f64_key`).
+        fn in_order(a: Self, b: Self) -> bool;
+    }
+    impl Item for u32 {
+        fn of(b: u64) -> u32 {
+            b as u32
+        }
+        fn in_order(a: u32, b: u32) -> bool {
+            a <= b
+        }
+    }
+    impl Item for i32 {
+        fn of(b: u64) -> i32 {
+            b as i32
+        }
+        fn in_order(a: i32, b: i32) -> bool {
+            a <= b
+        }
+    }
+    impl Item for u64 {
+        fn of(b: u64) -> u64 {
+            b
+        }
+        fn in_order(a: u64, b: u64) -> bool {
+            a <= b
+        }
+    }
+    impl Item for i64 {
+        fn of(b: u64) -> i64 {
+            b as i64
+        }
+        fn in_order(a: i64, b: i64) -> bool {
+            a <= b
+        }
+    }
+    impl Item for f32 {
+        fn of(b: u64) -> f32 {
+            f32::from_bits(b as u32)
+        }
+        fn edge(i: u64) -> f32 {
+            let e = float_edges();
+            let x = e[i as usize % e.len()];
+            // The NaN payloads narrowed keep being NaNs of their sign.
+            if x.is_nan() {
+                f32::from_bits(((x.to_bits() >> 32) as u32) | 0x7FC0_0000 | (i as u32 & 3))
+            } else {
+                x as f32
+            }
+        }
+        fn in_order(a: f32, b: f32) -> bool {
+            crate::f32_key(a) <= crate::f32_key(b)
+        }
+    }
+    impl Item for f64 {
+        fn of(b: u64) -> f64 {
+            f64::from_bits(b)
+        }
+        fn edge(i: u64) -> f64 {
+            let e = float_edges();
+            e[i as usize % e.len()]
+        }
+        fn in_order(a: f64, b: f64) -> bool {
+            crate::f64_key(a) <= crate::f64_key(b)
+        }
+    }
+
+    /// `n` items: random bits (`kind` 0), 4 distinct values (1), floats in
+    /// [−1e6, 1e6) and edges (2), few values near the top of the key range
+    /// (3).
+    pub(crate) fn items<T: Item>(next: &mut impl FnMut() -> u64, n: usize, kind: u8) -> Vec<T> {
+        (0..n)
+            .map(|_| {
+                let r = next();
+                match kind {
+                    0 => T::of(r),
+                    1 => T::of(r % 4),
+                    2 if r.is_multiple_of(8) => T::edge(r >> 3),
+                    2 => T::of(if std::mem::size_of::<T>() == 4 {
+                        ((r % 2_000_000) as f32 - 1e6).to_bits() as u64
+                    } else {
+                        ((r % 2_000_000) as f64 - 1e6).to_bits()
+                    }),
+                    _ => T::of(u64::MAX - r % 4),
+                }
+            })
+            .collect()
+    }
+
+    /// The items' bits, for exact comparison (NaNs included).
+    pub(crate) fn bits<T: NumKey>(v: &[T]) -> Vec<u8> {
+        bytemuck::cast_slice(v).to_vec()
+    }
+
+    /// Sorted by every level this CPU has: the same bytes as a sort by the
+    /// key (a bijection), in the format's order, the same multiset.
+    pub(crate) fn check<T: Item>(items: Vec<T>, rev: bool) {
+        let mut want = items.clone();
+        want.sort_unstable_by_key(|x| x.key());
+        if rev {
+            want.reverse();
+        }
+        assert!(want.windows(2).all(|w| if rev { T::in_order(w[1], w[0]) } else { T::in_order(w[0], w[1]) }));
+        for at in crate::simd::levels() {
+            let mut got = items.clone();
+            sort_at(at, &mut got, rev);
+            assert!(bits(&got) == bits(&want), "{at}: {} items, rev {rev}", want.len());
+        }
+    }
+
+    /// Every format at sizes around every vector, step and network
+    /// boundary, each kind of input, both orders.
+    fn every_size<T: Item>(max: usize) {
+        let mut next = xorshift(38 + max as u64);
+        for n in 0..=max {
+            for kind in 0..4 {
+                check(items::<T>(&mut next, n, kind), n % 2 == 1);
+            }
         }
     }
 
     #[test]
-    fn every_small_size_and_large_inputs() {
-        let mut x = 1u32;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        };
-        for n in 0..=600 {
-            check((0..n).map(|_| next()).collect(), 0);
+    fn every_small_size_of_every_format() {
+        every_size::<u32>(600);
+        every_size::<i32>(300);
+        every_size::<f32>(300);
+        every_size::<u64>(300);
+        every_size::<i64>(300);
+        every_size::<f64>(300);
+    }
+
+    proptest! {
+        #[test]
+        fn sorts_like_slice_sort(keys in prop::collection::vec(any::<u32>(), 0..3000), rev: bool) {
+            check(keys, rev);
         }
-        check((0..3_000_000).map(|_| next()).collect(), 0);
-        check((0..1_000_000).map(|_| next() % 1000).collect(), 1 << 31);
-        check((0..1_000_000u32).collect(), 0);
-        check((0..1_000_000u32).rev().collect(), 0);
-        check(vec![u32::MAX; 100_000], 0);
-        check(vec![0; 100_000], !0);
+
+        #[test]
+        fn sorts_i64_like_slice_sort(keys in prop::collection::vec(any::<i64>(), 0..3000), rev: bool) {
+            let mut want = keys.clone();
+            want.sort_unstable();
+            if rev {
+                want.reverse();
+            }
+            for at in crate::simd::levels() {
+                let mut got = keys.clone();
+                sort_at(at, &mut got, rev);
+                prop_assert_eq!(&got, &want);
+            }
+        }
+
+        #[test]
+        fn few_distinct_keys(keys in prop::collection::vec(0u64..4, 0..3000), top: bool, rev: bool) {
+            // Near the top of the range too (the pivot + 1 split).
+            check(keys.iter().map(|&k| if top { u64::MAX - k } else { k }).collect(), rev);
+            check(keys.iter().map(|&k| if top { u32::MAX - k as u32 } else { k as u32 }).collect(), rev);
+        }
+
+        #[test]
+        fn floats_in_total_order(bits in prop::collection::vec(any::<u64>(), 0..2000), rev: bool) {
+            check(bits.iter().map(|&b| if b % 5 == 0 { f64::edge(b) } else { f64::of(b) }).collect(), rev);
+            check(bits.iter().map(|&b| if b % 5 == 0 { f32::edge(b) } else { f32::of(b) }).collect(), rev);
+        }
+    }
+
+    #[test]
+    fn large_inputs_of_every_width() {
+        let mut next = xorshift(7);
+        check(items::<u32>(&mut next, 3_000_000, 0), false);
+        check(items::<i32>(&mut next, 1_000_000, 1), true);
+        check(items::<u64>(&mut next, 1_500_000, 0), false);
+        check(items::<i64>(&mut next, 1_000_000, 0), true);
+        check(items::<f64>(&mut next, 1_000_000, 2), false);
+        check(items::<f32>(&mut next, 1_000_000, 2), true);
+        check((0..1_000_000u32).collect(), false);
+        check((0..1_000_000u64).rev().collect(), false);
+        check(vec![u32::MAX; 100_000], false);
+        check(vec![0u64; 100_000], true);
+        check(vec![i64::MAX; 100_000], false);
+        check(vec![f64::NAN; 100_000], false);
         // Organ pipe: ascending, then descending.
-        check((0..500_000u32).chain((0..500_000).rev()).collect(), 0);
+        check((0..500_000u32).chain((0..500_000).rev()).collect(), false);
+        check((0..300_000i64).chain((0..300_000).rev()).collect(), true);
     }
 }

@@ -926,14 +926,48 @@ fn merge_of_standard_input_like_gnu_sort() {
 }
 
 /// Every SIMD level the CPU has (forced lower with `EMSORT_SIMD`) gives the
-/// same output, for u32 and i32, ascending and descending, through runs
+/// same output, for every number format (floats with NaNs, ±0 and ±∞),
+/// ascending and descending, through runs
 /// and merges (issue 38); `--show-plan` says which level ran.
 #[test]
 fn every_simd_level_sorts_numbers_alike() {
     let (d, tmp) = setup();
-    for (format, reverse) in [("u32", false), ("i32", false), ("u32", true), ("i32", true)] {
+    let formats = ["u32", "i32", "u64", "i64", "f32", "f64"];
+    for (format, reverse) in formats.iter().flat_map(|&f| [(f, false), (f, true)]) {
         let input = d.path().join(format!("in.{format}"));
-        gen(&["-f", format, "-n", "300000", "--seed", "38"], &input);
+        gen(&["-f", format, "-n", "200000", "--seed", "38"], &input);
+        if format.starts_with('f') {
+            // Every 97th item an edge of the order: NaNs of both signs and
+            // two payloads, ±0, ±∞, subnormals.
+            let edges: [u64; 10] = [
+                f64::NAN.to_bits(),
+                (-f64::NAN).to_bits(),
+                0x7FF0_0000_0000_0001,
+                0.0f64.to_bits(),
+                (-0.0f64).to_bits(),
+                f64::INFINITY.to_bits(),
+                f64::NEG_INFINITY.to_bits(),
+                1,
+                1 << 63 | 1,
+                0xFFF8_0000_0000_0007,
+            ];
+            let mut bytes = std::fs::read(&input).unwrap();
+            let w = if format == "f32" { 4 } else { 8 };
+            for (j, item) in bytes.chunks_exact_mut(w).enumerate().filter(|(j, _)| j % 97 == 0) {
+                let e = edges[j / 97 % edges.len()];
+                if w == 4 {
+                    let narrow = if f64::from_bits(e).is_nan() {
+                        (e >> 32) as u32 | 0x7FC0_0000
+                    } else {
+                        (f64::from_bits(e) as f32).to_bits()
+                    };
+                    item.copy_from_slice(&narrow.to_ne_bytes());
+                } else {
+                    item.copy_from_slice(&e.to_ne_bytes());
+                }
+            }
+            std::fs::write(&input, bytes).unwrap();
+        }
         let mut outputs = Vec::new();
         for level in ["scalar", "avx2", "avx512"] {
             let out = d.path().join(format!("out-{level}"));
@@ -953,7 +987,10 @@ fn every_simd_level_sorts_numbers_alike() {
             assert!(v.status.success(), "{level} {format} -r {reverse}: {}", stdout(&v));
             outputs.push(std::fs::read(&out).unwrap());
         }
-        assert!(outputs.windows(2).all(|w| w[0] == w[1]), "{format}: the levels' outputs differ");
+        assert!(
+            outputs.windows(2).all(|w| w[0] == w[1]),
+            "{format} -r {reverse}: the levels' outputs differ"
+        );
         assert!(entries(&tmp).is_empty());
     }
 }
