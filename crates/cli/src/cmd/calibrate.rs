@@ -19,39 +19,56 @@ use crate::interrupt;
 use crate::progress::Bar;
 
 const AFTER_HELP: &str = "\
-Steps (each point run on a cold cache, the median of the runs kept):
-  1. random 4K reads of half the data file through mmap, by madvise hint
-       -> mmap_advice: the fastest hint
+Each step runs its candidates in paired rounds (every candidate once per round,
+the order alternating, every run on a cold cache) and compares two candidates by
+their time ratio in each round. A value other than the thesis' one is kept only
+when those ratios show it faster beyond their spread (all on one side of 1; from
+10 rounds on, the most extreme tenth at each end left out); otherwise the thesis'
+value is written, marked `# inconclusive` (the adaptive reader then uses the
+thesis' value, whatever the line says). Steps:
+  1. random 4K reads of half of 8 files through mmap, by madvise hint
+       -> mmap_advice: the fastest hint if faster than normal by > 5 %, else normal
   2. the same reads, each file also read whole in the background
-       (posix_fadvise WILLNEED) -> prefetch: on unless slower by more than 5 %
-  3. random reads of half the file, 4K ... 1M: mmap vs pread
-       -> mmap_max_request: up to where mmap wins at every size (off: never)
+       (posix_fadvise WILLNEED) -> prefetch: on unless slower by > 5 %
+  3. random reads of half of the files, 4K ... 1M: mmap vs pread
+       -> mmap_max_request: up to where mmap wins at every size, if the sizes
+          between it and the thesis' 32K say so (off: never)
   4. the whole file with pread, blocks 4K ... 16M
-       -> max_block: the smallest block within 5 % of the best throughput
+       -> max_block: the smallest block within 5 % of the best, if faster than
+          the thesis' 4M by > 5 %
   5. the whole file with uring in blocks of max_block, Q = 1 ... 64
-       -> queue_depth: the smallest Q within 5 % of the best
+       -> queue_depth: the same rule against 32
   6. random requests of 256K ... 32M: uring vs pread
-       -> uring_min_request: from where uring wins at every size (off: never)
-  7. threads 1 ... 2 x cores: sequential slices, random 4K, random 4M
+       -> uring_min_request: from where uring wins at every size, if the sizes
+          between it and the thesis' 8M say so (off: never)
+  7. threads 1 ... 2 x cores (and 4): sequential slices, random 4K, random 4M
        -> threads_sequential, threads_random_small, threads_random_large
   8. runs of 16M (requests of 256K) among random 4K reads of other files,
        the runs by pread or by O_DIRECT reads of 2M ahead of them (as many
-       in flight as make read_ahead_kb), paired rounds
+       in flight as make read_ahead_kb)
        -> direct_readahead: on unless slower by more than 5 %
+A step runs at least 5 rounds and at most 15 (11 with --quick; --reps sets the
+most), stopping earlier once its decision is clear or after 40 s (3 s with
+--quick). --one-run measures as emsort did before (one run per point, or --reps
+runs, each value from the medians alone, no marks), to compare.
+
 The file is written to $XDG_CONFIG_HOME/emsort/calibration (or
 ~/.config/emsort/calibration), where `emsort replay` and the adaptive reader
 find it; --output writes elsewhere, --dry-run nowhere. It is written beside
-its name and renamed, so a reader never sees half a file.
+its name and renamed, so a reader never sees half a file. Each value's line
+ends in `# measured` or `# inconclusive`; loaders before these marks read it
+as before.
 
-The full calibration reads a 256 MiB file, 3 runs per point, and takes a few
-minutes; --quick reads a 16 MiB file once per point and takes seconds (rough
-values, for a first look and for tests). The data file lives in a new
-directory inside --dir (default: a temporary directory on a disk, not in
-memory), removed at the end, also after an error or Ctrl-C.
+The full calibration reads a 256 MiB file and takes a few minutes (at most a
+quarter of an hour); --quick reads a 16 MiB file, fewer points, and takes about
+a minute (rough values). The data file lives in a new directory inside --dir
+(default: a temporary directory on a disk, not in memory), removed at the end,
+also after an error or Ctrl-C.
 
 Examples:
   emsort calibrate
   emsort calibrate --quick --dry-run
+  emsort calibrate --quick --one-run --dry-run
   emsort calibrate --dir /mnt/data --output cal.txt";
 
 /// Measure this machine's crossover points (mmap vs pread, block size, queue
@@ -63,12 +80,18 @@ pub struct CalibrateArgs {
     /// Directory for the data file (a new directory inside it, removed at the end).
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
-    /// A 16 MiB file, one run per point, fewer points: seconds, rough values.
+    /// A 16 MiB file, fewer points, no new round after 3 s per step: about a minute, rough values.
     #[arg(long)]
     quick: bool,
-    /// Runs per point (default: 3, or 1 with --quick).
+    /// Paired rounds per step at most (default: 15, or 11 with --quick); with
+    /// --one-run, runs per point (default 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     reps: Option<u32>,
+    /// Measure as before issue 38, to compare: one run per point (or --reps),
+    /// each value from the medians alone, never the thesis' value for want of
+    /// a clear difference.
+    #[arg(long)]
+    one_run: bool,
     /// Where to write the calibration (default: $XDG_CONFIG_HOME/emsort/calibration).
     #[arg(short = 'o', long, value_name = "PATH")]
     output: Option<PathBuf>,
@@ -106,18 +129,19 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
     };
     let dir = a.dir.clone().unwrap_or_else(|| scratch.as_ref().expect("made above").path().to_path_buf());
     let mut cal = Calibrate::new(&dir).quick(a.quick).cache(cache);
-    if let Some(n) = a.reps {
-        let mut plan = cal.planned().clone();
-        plan.reps = n as usize;
-        cal = cal.plan(plan);
+    let mut plan = cal.planned().clone();
+    if a.one_run {
+        plan = plan.one_run(a.reps.unwrap_or(1) as usize);
+    } else if let Some(n) = a.reps {
+        plan.max_rounds = n as usize;
+        plan.min_rounds = plan.min_rounds.min(n as usize);
     }
-    let plan = cal.planned().clone();
+    cal = cal.plan(plan.clone());
     println!(
-        "calibrating in {}: a {} data file, {} run{} per point, cache emptied by {cache} before each run{}",
+        "calibrating in {}: a {} data file, {}, cache emptied by {cache} before each run{}",
         dir.display(),
         format_size(plan.file_size),
-        plan.reps,
-        if plan.reps == 1 { "" } else { "s" },
+        plan.rounds_text(),
         if a.quick { " (--quick: rough values)" } else { "" }
     );
     let bar = Bar::new(a.quiet);
