@@ -294,19 +294,31 @@ pub fn fs_type(path: &Path) -> (String, String) {
 
 /// The type of the mount whose mount point is the longest prefix of `path`.
 fn mount_fs_type(path: &Path) -> Option<String> {
+    mount_of(path).map(|(ty, _)| ty)
+}
+
+/// The mount options of the mount holding `path` (`rw,relatime,discard`),
+/// `unknown` when not found.
+pub fn mount_options(path: &Path) -> String {
+    mount_of(path).map_or_else(|| "unknown".into(), |(_, opts)| opts)
+}
+
+/// The type and options of the mount whose mount point is the longest
+/// prefix of `path`.
+fn mount_of(path: &Path) -> Option<(String, String)> {
     let path = std::fs::canonicalize(path).ok()?;
     let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
     mounts
         .lines()
         .filter_map(|l| {
             let mut f = l.split_whitespace();
-            let (_dev, point, ty) = (f.next()?, f.next()?, f.next()?);
+            let (_dev, point, ty, opts) = (f.next()?, f.next()?, f.next()?, f.next()?);
             // /proc/mounts escapes blanks as octal (\040 for a space).
             let point = point.replace("\\040", " ").replace("\\011", "\t");
-            path.starts_with(&point).then(|| (point.len(), ty.to_string()))
+            path.starts_with(&point).then(|| (point.len(), (ty.to_string(), opts.to_string())))
         })
         .max_by_key(|(len, _)| *len)
-        .map(|(_, ty)| ty)
+        .map(|(_, m)| m)
 }
 
 /// The mount that holds a path, from `/proc/self/mountinfo`.

@@ -189,8 +189,9 @@ impl Plan {
     }
 
     /// A quick calibration on a 16 MiB file, few points, 5 to 11 paired
-    /// rounds per step but at most 3 s each: half a minute. Its values are
-    /// rough; where the rounds cannot tell, the thesis' values.
+    /// rounds per step, no new round after 3 s: about a minute (51–82 s
+    /// on a shared 2-vCPU machine). Its values are rough; where the rounds
+    /// cannot tell, the thesis' values.
     pub fn quick() -> Plan {
         Plan {
             file_size: 16 << 20,

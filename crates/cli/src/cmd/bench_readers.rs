@@ -22,6 +22,7 @@ use emsort_bench::readers::{
     Plan,
 };
 use emsort_bench::readers::{plots_from_csv, summary_from_csv};
+use emsort_bench::replay::Workload;
 use emsort_bench::CampaignBuilder;
 use emsort_io::cache::CacheMethod;
 
@@ -101,6 +102,26 @@ written into OUTDIR:
   plots/traces_time.svg, plots/traces_ratio.svg
 Paths in these files are relative to the current directory.
 
+Calibrate-then-replay rounds (--traces --rounds N, issue 38): the traces (--trace
+LIST, e.g. mixed) generated once, then N rounds, each a new calibration of the
+adaptive reader (the quick plan with --quick, else the full one; with
+--compare-one-run also one by the rules before issue 38, one run per point, the two
+in alternating order) followed by --reps replays (default 3) of every fixed reader
+and of the adaptive reader with each calibration, in a Williams order, on a cold
+cache. --quick --scale F keeps the trace at scale F. Files written into OUTDIR:
+  raw.csv           a row per replay: trace, scale, seed, round, rep, position, reader,
+                    calibration (paired, one-run; empty for fixed readers), seconds,
+                    bytes_read, mib_s, the adaptive reader's bytes by technique
+  calibrations.csv  a row per round x calibration x key: order, seconds, key, value,
+                    origin (measured, inconclusive; empty for one-run)
+  rounds.csv        per trace, round and calibration: the adaptive reader's median time,
+                    the best fixed reader and its median time, their ratio
+  summary.csv       per trace and calibration: the ratio's median, min, max, rounds
+                    within 1.05x, rounds below 1x
+  stability.csv     per calibration and key: changes between consecutive rounds,
+                    distinct values, rounds inconclusive, each value's count
+  machine.json, README.md, plots/rounds_ratio.svg
+
 --plot-only DIR measures nothing: for a --traces campaign (DIR/raw.csv) it writes
 summary.csv, plots/ and README.md again from raw.csv and machine.json; for the
 experiments (DIR/raw-*.csv) summary.csv and plots/. The same raw CSV gives the same
@@ -112,6 +133,7 @@ Examples:
   emsort bench readers --params bench/params/readers-full.csv -o bench/results/2026-01-01-readers
   emsort bench readers --traces -o bench/results/2026-01-01-readers-traces
   emsort bench readers --traces --quick -o traces-quick
+  emsort bench readers --traces --trace mixed --quick --scale 1 --rounds 10 --compare-one-run -o rounds
   emsort bench readers --plot-only bench/results/2026-01-01-readers-traces";
 
 /// Measure the readers (stream, mmap, pread, uring, adaptive) on a cold cache: block
@@ -172,12 +194,25 @@ pub struct ReadersArgs {
     /// --traces: seed of the traces.
     #[arg(long, value_name = "S", requires = "traces", default_value_t = 42)]
     seed: u64,
+    /// --traces: only these traces, comma-separated (ct, am, im, mixed; default all).
+    #[arg(long = "trace", value_name = "LIST", requires = "traces")]
+    trace: Option<String>,
+    /// --traces: N calibrate-then-replay rounds instead: each round a new calibration of
+    /// the adaptive reader, then --reps replays (default 3) of every reader; the adaptive
+    /// reader's time over the best fixed reader's per round, and how the calibrated
+    /// values moved.
+    #[arg(long, value_name = "N", requires = "traces", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    rounds: Option<u32>,
+    /// --rounds: also calibrate by the rules before issue 38 (one run per point, as
+    /// `emsort calibrate --one-run`) each round, and replay the adaptive reader with it.
+    #[arg(long, requires = "rounds")]
+    compare_one_run: bool,
     /// Measure nothing: write the reports of the campaign in DIR again from its raw CSV
     /// (a --traces campaign: summary.csv, plots/ and README.md; the experiments:
     /// summary.csv and plots/).
     #[arg(long, value_name = "DIR", conflicts_with_all = [
         "quick", "experiments", "params", "work_dir", "out_dir", "reps", "cache", "sizes",
-        "memory_limit", "keep_files", "traces",
+        "memory_limit", "keep_files", "traces", "rounds",
     ])]
     plot_only: Option<PathBuf>,
     /// No progress bar and no warnings; the final table is still printed.
@@ -191,6 +226,21 @@ fn parse_scale(s: &str) -> Result<f64, String> {
         Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
         _ => Err(format!("invalid scale '{s}' (expected a positive number, e.g. 0.01)")),
     }
+}
+
+/// `--trace`: workload names, comma-separated.
+fn parse_workloads(s: &str) -> Result<Vec<Workload>, String> {
+    let mut v = Vec::new();
+    for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let w: Workload = name.parse()?;
+        if !v.contains(&w) {
+            v.push(w);
+        }
+    }
+    if v.is_empty() {
+        return Err("no trace named (expected ct, am, im or mixed)".into());
+    }
+    Ok(v)
 }
 
 /// `--cache`: a cold-cache method (`none` would measure the page cache).
@@ -289,6 +339,14 @@ fn run_traces(a: &ReadersArgs) -> anyhow::Result<ExitCode> {
     if let Some(s) = a.scale {
         plan = plan.scale(s);
     }
+    if let Some(list) = &a.trace {
+        plan = plan.only(&parse_workloads(list).map_err(anyhow::Error::msg).context("--trace")?);
+    }
+    if let Some(n) = a.rounds {
+        plan.rounds = n as usize;
+        plan.compare_one_run = a.compare_one_run;
+        plan.reps = 3;
+    }
     if let Some(r) = a.reps {
         plan.reps = r as usize;
     }
@@ -319,6 +377,21 @@ fn run_traces(a: &ReadersArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let p = campaign.plan();
+    if let Some(r) = &o.rounds {
+        println!(
+            "\nCalibrate-then-replay rounds: {} rounds, {} replays in {:.1} s, page cache emptied with '{}' \
+             before each run.\n",
+            p.rounds, o.runs, o.seconds, cache
+        );
+        print_rounds(r);
+        println!(
+            "\nResults in {}: raw.csv, calibrations.csv, rounds.csv, summary.csv, stability.csv, machine.json, \
+             README.md, plots/ ({} SVG)",
+            o.out_dir.display(),
+            r.plots.len()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let scales: Vec<String> = p.traces.iter().map(|(w, s)| format!("{w} {s}")).collect();
     println!(
         "\nTrace campaign: {} replays in {:.1} s ({}; {} round{}), page cache emptied with '{}' \
@@ -339,6 +412,39 @@ fn run_traces(a: &ReadersArgs) -> anyhow::Result<ExitCode> {
         o.report.plots.len()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A rounds campaign's headline: the ratio per trace and calibration over
+/// the rounds, and the keys whose values changed.
+fn print_rounds(r: &traces::rounds::RoundsReport) {
+    println!("Adaptive reader ÷ best fixed reader, per round (median of the round's replays):");
+    for s in &r.summary {
+        let per: Vec<String> = r
+            .rounds
+            .iter()
+            .filter(|x| x.trace == s.trace && x.calibration == s.calibration)
+            .map(|x| format!("{:.2}", x.ratio))
+            .collect();
+        println!(
+            "  {:<6} {:<8} median {:.2}×, {:.2}× – {:.2}× ({} of {} rounds ≤ {}×): {}",
+            s.trace,
+            s.calibration,
+            s.median_ratio,
+            s.min_ratio,
+            s.max_ratio,
+            s.rounds_as_fast,
+            s.rounds,
+            traces::rounds::AS_FAST,
+            per.join(" ")
+        );
+    }
+    println!("Calibrated values that changed between rounds:");
+    for s in r.stability.iter().filter(|s| s.changes > 0 || s.inconclusive > 0) {
+        println!(
+            "  {:<8} {:<22} {} change(s), {} inconclusive: {}",
+            s.calibration, s.key, s.changes, s.inconclusive, s.values
+        );
+    }
 }
 
 /// The thesis' claims beside the measurement, a line each.
@@ -362,6 +468,15 @@ fn print_thesis(summary: &[emsort_bench::readers::SummaryRow]) {
 /// `--plot-only DIR`: the reports again from the raw CSV in DIR.
 fn plot_only(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
     match traces::campaign_kind(dir)? {
+        CampaignKind::Rounds => {
+            let r = traces::rounds::redraw(dir)?;
+            print_rounds(&r);
+            println!(
+                "\nRewrote rounds.csv, summary.csv, stability.csv, {} and {} plots",
+                r.readme.display(),
+                r.plots.len()
+            );
+        }
         CampaignKind::Traces => {
             let r = traces::redraw(dir)?;
             print!("{}", traces::format_table(&r.summary));

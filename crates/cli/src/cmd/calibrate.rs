@@ -66,7 +66,7 @@ as before. The devices' measurements go to the file `devices` beside it (one
 line per device, kept for the devices not measured this time).
 
 The full calibration reads a 256 MiB file and takes a few minutes (at most a
-quarter of an hour); --quick reads a 16 MiB file, fewer points, and takes half
+quarter of an hour); --quick reads a 16 MiB file, fewer points, and takes about
 a minute (rough values). The data file lives in a new directory inside --dir
 (default: a temporary directory on a disk, not in memory), removed at the end,
 also after an error or Ctrl-C.
@@ -86,7 +86,7 @@ pub struct CalibrateArgs {
     /// Directory for the data file (a new directory inside it, removed at the end).
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
-    /// A 16 MiB file, fewer points, at most 3 s per step: half a minute, rough values.
+    /// A 16 MiB file, fewer points, no new round after 3 s per step: about a minute, rough values.
     #[arg(long)]
     quick: bool,
     /// Paired rounds per step at most (default: 15, or 11 with --quick); with

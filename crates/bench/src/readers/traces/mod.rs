@@ -51,6 +51,7 @@
 mod plots;
 mod record;
 mod report;
+pub mod rounds;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -85,6 +86,14 @@ pub struct TracesPlan {
     pub seed: u64,
     /// The quick calibration ([`CalibrationPlan::quick`]) instead of the full one.
     pub quick: bool,
+    /// Calibrate-then-replay rounds ([`rounds`]): 0 for the campaign of
+    /// the module docs (one calibration, `reps` rounds of replays); N for
+    /// N rounds of a new calibration each, then `reps` replays of every
+    /// reader.
+    pub rounds: usize,
+    /// With `rounds`: also calibrate by the rules before issue 38 in each
+    /// round and replay the adaptive reader with that calibration too.
+    pub compare_one_run: bool,
 }
 
 impl TracesPlan {
@@ -102,6 +111,8 @@ impl TracesPlan {
             reps: 5,
             seed: 42,
             quick: false,
+            rounds: 0,
+            compare_one_run: false,
         }
     }
 
@@ -109,6 +120,13 @@ impl TracesPlan {
     /// of seconds that checks the experiment, not the readers.
     pub fn quick() -> TracesPlan {
         TracesPlan { reps: 1, quick: true, ..TracesPlan::recorded() }.scale(0.01)
+    }
+
+    /// Only the traces of `workloads`, in their order.
+    pub fn only(mut self, workloads: &[Workload]) -> TracesPlan {
+        self.traces.retain(|t| workloads.contains(&t.0));
+        self.traces.sort_by_key(|t| workloads.iter().position(|w| *w == t.0));
+        self
     }
 
     /// Every trace at `scale`.
@@ -144,8 +162,10 @@ pub struct TracesOutcome {
     pub calibration: PathBuf,
     /// What [`redraw`] wrote from the CSV.
     pub report: Redrawn,
-    /// The summary rows.
+    /// The summary rows (empty for a rounds campaign).
     pub summary: Vec<SummaryRow>,
+    /// A rounds campaign's report ([`rounds::redraw`]).
+    pub rounds: Option<rounds::RoundsReport>,
     /// Things the user should know.
     pub warnings: Vec<String>,
     /// Replays run (traces × readers × rounds).
@@ -184,6 +204,10 @@ struct Facts<'a> {
     queue_depth: u32,
     calibration: String,
     calibration_plan: &'static str,
+    rounds: usize,
+    compare_one_run: bool,
+    simd: &'static str,
+    mount_options: String,
     traces: Vec<TraceFacts>,
 }
 
@@ -273,20 +297,50 @@ impl TracesCampaign {
             seed: self.plan.seed,
             block_size: ReaderConfig::default().block_size,
             queue_depth: ReaderConfig::default().queue_depth,
-            calibration: CALIBRATION_FILE.into(),
+            calibration: if self.plan.rounds > 0 {
+                rounds::CALIBRATIONS_CSV.into()
+            } else {
+                CALIBRATION_FILE.into()
+            },
             calibration_plan: if self.plan.quick { "quick" } else { "full" },
+            rounds: self.plan.rounds,
+            compare_one_run: self.plan.compare_one_run,
+            simd: emsort_sort::simd::detected().name(),
+            mount_options: crate::machine::mount_options(&work),
             traces: Vec::new(),
         };
         let machine_json = out.join("machine.json");
         write_json(&machine_json, &facts)?;
 
         let mut runs = 0;
-        let result = self.measure(&work, &raw_csv, &mut facts.traces, &mut runs, progress, cancel);
+        let result = if self.plan.rounds > 0 {
+            self.measure_rounds(&work, &raw_csv, &mut facts.traces, progress, cancel).map(|n| runs = n)
+        } else {
+            self.measure(&work, &raw_csv, &mut facts.traces, &mut runs, progress, cancel)
+        };
         if self.keep_files {
             let _ = temp.keep();
         }
         write_json(&machine_json, &facts)?;
         result?;
+        if self.plan.rounds > 0 {
+            let report = rounds::redraw(out)?;
+            return Ok(TracesOutcome {
+                out_dir: out.clone(),
+                raw_csv,
+                calibration: out.join(rounds::CALIBRATIONS_CSV),
+                report: Redrawn {
+                    summary: Vec::new(),
+                    plots: report.plots.clone(),
+                    readme: report.readme.clone(),
+                },
+                summary: Vec::new(),
+                rounds: Some(report),
+                warnings,
+                runs,
+                seconds: started.elapsed().as_secs_f64(),
+            });
+        }
         let report = redraw(out)?;
         Ok(TracesOutcome {
             out_dir: out.clone(),
@@ -294,6 +348,7 @@ impl TracesCampaign {
             calibration: out.join(CALIBRATION_FILE),
             summary: report.summary.clone(),
             report,
+            rounds: None,
             warnings,
             runs,
             seconds: started.elapsed().as_secs_f64(),
@@ -362,6 +417,46 @@ impl TracesCampaign {
     }
 }
 
+impl TracesCampaign {
+    /// The rounds campaign ([`rounds`]) instead of steps 3 and 4.
+    fn measure_rounds(
+        &self,
+        work: &Path,
+        raw_csv: &Path,
+        traces: &mut Vec<TraceFacts>,
+        progress: &dyn Progress,
+        cancel: &AtomicBool,
+    ) -> Result<u64> {
+        let setup = rounds::Setup {
+            work,
+            out: &self.settings.out_dir,
+            traces: &self.plan.traces,
+            seed: self.plan.seed,
+            rounds: self.plan.rounds,
+            reps: self.plan.reps,
+            calibration: if self.plan.quick { CalibrationPlan::quick() } else { CalibrationPlan::full() },
+            compare_one_run: self.plan.compare_one_run,
+            cache: self.settings.cache,
+            command_line: &self.settings.command_line,
+            keep_files: self.keep_files,
+        };
+        let seed = self.plan.seed;
+        let generated = |workload: Workload, scale: f64, g: &crate::replay::GenSummary| {
+            traces.push(TraceFacts {
+                trace: workload.name(),
+                scale,
+                seed,
+                requests: g.requests,
+                bytes: g.bytes,
+                large_share: g.large_share,
+                files: g.files,
+                file_bytes: g.file_bytes,
+            })
+        };
+        rounds::measure(&setup, raw_csv, generated, progress, cancel)
+    }
+}
+
 /// Whether `dir` holds a raw CSV of the readers campaign's experiments.
 fn has_readers_raw(dir: &Path) -> Result<bool> {
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io("read directory", dir, e))?;
@@ -414,6 +509,9 @@ pub fn redraw(dir: &Path) -> Result<Redrawn> {
 pub enum CampaignKind {
     /// `raw.csv`: the trace campaign ([`redraw`]).
     Traces,
+    /// `raw.csv` beside `calibrations.csv`: calibrate-then-replay rounds
+    /// ([`rounds::redraw`]).
+    Rounds,
     /// `raw-<experiment>.csv`: the readers' experiments
     /// ([`summary_from_csv`](super::summary_from_csv) and
     /// [`plots_from_csv`](super::plots_from_csv)).
@@ -422,7 +520,9 @@ pub enum CampaignKind {
 
 /// Which readers campaign `dir` holds, or an error saying it holds none.
 pub fn campaign_kind(dir: &Path) -> Result<CampaignKind> {
-    if dir.join("raw.csv").is_file() {
+    if dir.join("raw.csv").is_file() && dir.join(rounds::CALIBRATIONS_CSV).is_file() {
+        Ok(CampaignKind::Rounds)
+    } else if dir.join("raw.csv").is_file() {
         Ok(CampaignKind::Traces)
     } else if dir.is_dir() && has_readers_raw(dir)? {
         Ok(CampaignKind::Experiments)

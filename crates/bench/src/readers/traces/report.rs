@@ -161,7 +161,7 @@ pub fn format_table(rows: &[SummaryRow]) -> String {
 }
 
 /// A field of `machine.json` as text (`unknown` when missing).
-fn fact(m: &serde_json::Value, key: &str) -> String {
+pub(crate) fn fact(m: &serde_json::Value, key: &str) -> String {
     match m.get(key) {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(serde_json::Value::Null) | None => "unknown".into(),
