@@ -58,8 +58,10 @@ pub const QUEUE_DEPTHS: (u32, u32) = (2, 8);
 pub struct DeviceCost {
     /// The median time of one 1 MiB `O_DIRECT` write at queue depth 1.
     pub latency: Duration,
-    /// The share of the serial writes' time the writing thread spent on a
-    /// CPU: near 0 on a device (it waits), near 1 on memory (it copies).
+    /// The share of the serial writes' time the writing thread was not
+    /// blocked — on a CPU, or runnable and waiting for one (a loaded
+    /// machine's run queue is not a device): near 0 on a device (it
+    /// sleeps until the write completes), near 1 on memory (it copies).
     pub on_cpu: f64,
     /// Bytes per second with 8 writes of 1 MiB in flight
     /// through io_uring; `None` where io_uring could not be used.
@@ -118,8 +120,8 @@ impl DeviceCost {
         })
     }
 
-    /// Whether this is memory rather than a device: the writing thread
-    /// stayed on a CPU for at least half of the writes' time.
+    /// Whether this is memory rather than a device: the writing thread was
+    /// not blocked for at least half of the writes' time.
     pub fn is_memory(&self) -> bool {
         self.on_cpu >= 0.5
     }
@@ -141,7 +143,7 @@ impl DeviceCost {
     /// The figures as the reasons and the devices file say them.
     pub fn describe(&self) -> String {
         let mut s = format!(
-            "1 MiB O_DIRECT write {:.2} ms at queue depth 1, {:.0} % of it on the CPU",
+            "1 MiB O_DIRECT write {:.2} ms at queue depth 1, {:.0} % of it on the CPU (not blocked)",
             self.latency.as_secs_f64() * 1e3,
             self.on_cpu * 100.0
         );
@@ -205,7 +207,24 @@ fn queued(fd: &rustix::fd::OwnedFd, buf: &mut AlignedBuf, at: u64, read: bool) -
     Some(QUEUED_WRITES as f64 * PROBE_BLOCK as f64 / t.elapsed().as_secs_f64().max(1e-9))
 }
 
+/// Whether `dir` is on tmpfs or ramfs: memory, whatever a probe on a busy
+/// machine (writes waiting for page allocation or locks) may suggest.
+fn in_memory(dir: &Path) -> bool {
+    const TMPFS_MAGIC: u64 = 0x0102_1994;
+    const RAMFS_MAGIC: u64 = 0x8584_58f6;
+    rustix::fs::statfs(dir).is_ok_and(|s| matches!(s.f_type as u64, TMPFS_MAGIC | RAMFS_MAGIC))
+}
+
+/// The time this thread has been on a CPU or waiting on a run queue for
+/// one (`/proc/thread-self/schedstat`'s first two fields); without that
+/// file, its CPU time alone.
 fn thread_cpu() -> Duration {
+    if let Ok(text) = std::fs::read_to_string("/proc/thread-self/schedstat") {
+        let mut f = text.split_whitespace().map(|v| v.parse::<u64>());
+        if let (Some(Ok(run)), Some(Ok(wait))) = (f.next(), f.next()) {
+            return Duration::from_nanos(run.saturating_add(wait));
+        }
+    }
     let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `t` is a valid timespec to write into.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
@@ -420,10 +439,14 @@ pub fn choose(runs_dir: Option<&Path>, memory: u64, cache: Option<&DeviceCache>)
         None => (DeviceCost::probe(dir), "a probe of the temp dir:"),
     };
     let d = match cost {
-        Some(c) if c.is_memory() => decision(
+        Some(c) if c.is_memory() || in_memory(dir) => decision(
             StreamKind::Direct,
             q0,
-            format!("{source} {}: memory, no device to wait for, so one request at a time", c.describe()),
+            format!(
+                "{source} {}: {}, no device to wait for, so one request at a time",
+                c.describe(),
+                if in_memory(dir) { "tmpfs, memory" } else { "memory" }
+            ),
         ),
         Some(c) => {
             let q = c.queue_depth(PROBE_BLOCK);
