@@ -995,7 +995,9 @@ impl SortPlanBuilder {
         let runs_dir =
             self.method.disks().and_then(|d| d.dirs.first().cloned()).unwrap_or_else(|| temp_dirs[0].clone());
         let runs = self.input_bytes.is_none_or(|n| n > self.memory);
-        let cache = DeviceCache::default_path().map(|p| DeviceCache::load(&p));
+        // `emsort calibrate`'s devices file, read only when something asks it.
+        let cache =
+            (self.io_auto || runs).then(DeviceCache::default_path).flatten().map(|p| DeviceCache::load(&p));
         let (mut io_choice, mut device) = (None, None);
         if self.io_auto {
             let d = device::choose(runs.then_some(runs_dir.as_path()), self.memory, cache.as_ref());
