@@ -513,6 +513,16 @@ impl Campaign {
         self
     }
 
+    /// Keeps only the points of number formats (u32 … f64) and drops the
+    /// keys experiment: what a forced SIMD level changes ([`super::matrix`]'s
+    /// `simd-LEVEL` profiles; records and lines take the same code at every
+    /// level, so their runs there would measure `root` again).
+    pub fn numbers_only(mut self) -> Campaign {
+        self.points.retain(|p| !matches!(p.format, Format::Rec(_) | Format::Lines));
+        self.keys_points.clear();
+        self
+    }
+
     /// How the I/O bound is measured (default: the O_DIRECT copy;
     /// [`IoBound::Fio`]: fio at emsort's block size, see [`super::fio`]).
     pub fn io_bound(mut self, how: IoBound) -> Campaign {

@@ -416,7 +416,9 @@ machine.json, README.md, plots/):
               the mkfs tool (bench/setup.sh installs xfsprogs and btrfs-progs)
   tmpfs       a tmpfs mount of 4 x N plus fio's probe (memory: the CPU bound's ground)
   simd-LEVEL  root with EMSORT_SIMD=LEVEL on every emsort run and the CPU bound, for
-              each level below the CPU's ('simd' = all of them)
+              each level below the CPU's ('simd' = all of them); only the number
+              formats' points (records, lines and csv take the same code at every
+              level)
 Every mount, loop device and image is taken down at the end, also on an error or
 Ctrl-C. Per profile, fio (when installed; --no-fio leaves it out) measures the
 device in its directory (1 MiB O_DIRECT requests: latency at queue depth 1,

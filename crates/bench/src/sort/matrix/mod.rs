@@ -10,7 +10,7 @@
 //! | `root` | the work directory's file system as it is (ext4 on the root disk here) |
 //! | `xfs`, `btrfs` | a sparse image file in the work directory with `mkfs.xfs` / `mkfs.btrfs` defaults, loop-mounted (direct I/O on the loop device); skipped with the reason when root, loop devices or the mkfs tool are missing |
 //! | `tmpfs` | a tmpfs mount of 4 × the largest input plus room for fio's probe (memory: where the CPU bound lives) |
-//! | `simd-LEVEL` | `root`, with `EMSORT_SIMD=LEVEL` on every emsort run (and on the CPU bound), one per level below the CPU's |
+//! | `simd-LEVEL` | `root`, with `EMSORT_SIMD=LEVEL` on every emsort run (and on the CPU bound), one per level below the CPU's; only the number formats' points (records, lines and the keys experiment take the same code at every level) |
 //!
 //! [`Matrix::run`] proceeds in steps:
 //!
@@ -338,9 +338,11 @@ impl Matrix {
         };
         let out = self.campaign.settings().out_dir.join(&name);
         let work = dir.join("work");
-        let campaign = self
-            .campaign
-            .clone()
+        let campaign = match profile {
+            Profile::Simd(_) => self.campaign.clone().numbers_only(),
+            _ => self.campaign.clone(),
+        };
+        let campaign = campaign
             .out_dir(&out)
             .work_dir(&work)
             .simd(profile.simd())
