@@ -354,6 +354,12 @@ impl Campaign {
                     memory: g.memories[m],
                     threads: if g.threads[t] == 0 { cores() } else { g.threads[t] },
                     keys: g.keys[k],
+                    // Beside its default streams, which it always runs, the
+                    // grid's kinds when the grid names the default too.
+                    io_kinds: match g.io.contains(&None) {
+                        true => g.io.iter().flatten().copied().collect(),
+                        false => Vec::new(),
+                    },
                     reps: g.reps,
                 });
             }

@@ -45,7 +45,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use emsort_io::cache::CacheMethod;
-use emsort_io::{format_size, ErrorKind, NoProgress, Progress};
+use emsort_io::{format_size, ErrorKind, NoProgress, Progress, StreamKind};
 use emsort_sort::gen::{generate, GenSpec};
 use emsort_sort::simd::Level;
 
@@ -181,6 +181,11 @@ pub struct KeysPoint {
     pub threads: usize,
     /// The sort.
     pub keys: KeySort,
+    /// The `--io` kinds emsort also runs with, after its run with its
+    /// default streams (no `--io`), each a row with its kind in `io`; the
+    /// peers and the baseline run once. A grid's kinds when its io list
+    /// names `default` too (as the machine-profile matrix's do), else none.
+    pub io_kinds: Vec<StreamKind>,
     /// Repetitions.
     pub reps: u32,
 }
@@ -573,6 +578,25 @@ fn run_point(
         write_row(ctx, g)?;
     }
 
+    // emsort with each --io kind, checked against the same reference.
+    for &kind in &p.io_kinds {
+        let what = format!("emsort --io {kind}");
+        ctx.progress.message(&format!("{what} {label}"));
+        let mut r = row("emsort");
+        r.io = kind.to_string();
+        let _ = std::fs::remove_file(&stats_path);
+        let cmd = emsort_command(exe, p, (Some(kind.name()), ctx.simd), tmp, &stats_path, &em_out, input);
+        if run_tool(ctx, cmd, &format!("{what} sort ({label})"), Some(input), &em_out, &mut r)? {
+            emsort_phases(&stats_path, &mut r);
+            match reference_tool {
+                Some(t) => check_same(ctx, &em_out, &reference, t, &label, &mut r)?,
+                None => r.verified = "unchecked".into(),
+            }
+        }
+        let _ = std::fs::remove_file(&em_out);
+        write_row(ctx, &r)?;
+    }
+
     // The CPU bound: emsort with the same keys, everything on tmpfs.
     if let (Some(c), Some(cpu_input)) = (ctx.cpu, cpu_input) {
         ctx.progress.message(&format!("CPU bound {label}"));
@@ -852,7 +876,9 @@ pub fn keys_table(rows: &[SummaryRow]) -> String {
             .copied()
             .filter(|r| r.bytes == bytes && r.memory == memory && r.threads == threads && r.keys == k)
             .collect();
-        let em = on.iter().find(|r| r.tool == "emsort").map(|r| r.median_s).filter(|x| x.is_finite());
+        // emsort as a user runs it: no --io (its rows with a kind say it in `io`).
+        let is_em = |r: &&&SummaryRow| r.tool == "emsort" && r.io.is_empty();
+        let em = on.iter().find(is_em).map(|r| r.median_s).filter(|x| x.is_finite());
         s.push_str(&format!(
             "### `{k}` — csv N = {}, M = {}, {threads} thread(s)\n\n\
              | tool | median | min – max | time / emsort's | peak RSS | runs | check |\n\
@@ -877,9 +903,12 @@ pub fn keys_table(rows: &[SummaryRow]) -> String {
             if !r.error.is_empty() {
                 check = format!("{check}: {}", r.error.replace('|', "/"));
             }
+            let tool = match r.io.is_empty() {
+                true => r.tool.clone(),
+                false => format!("{} --io {}", r.tool, r.io),
+            };
             s.push_str(&format!(
-                "| {} | {} | {} – {} | {ratio} | {} | {} | {} |\n",
-                r.tool,
+                "| {tool} | {} | {} – {} | {ratio} | {} | {} | {} |\n",
                 t(r.median_s),
                 t(r.min_s),
                 t(r.max_s),
@@ -909,7 +938,7 @@ pub fn keys_table(rows: &[SummaryRow]) -> String {
             bar("duckdb", "faster than DuckDB", 1.0 + f64::EPSILON),
             if em_wrong { "; emsort's output DIFFERS from GNU sort's" } else { "" }
         ));
-        if let Some(e) = on.iter().find(|r| r.tool == "emsort") {
+        if let Some(e) = on.iter().find(is_em) {
             s.push_str(&format!("\n{}\n", keys_bound(rows, e)));
             if let (Some(b), Some(x)) = (e.baseline_s, e.ratio_to_baseline) {
                 s.push_str(&format!(

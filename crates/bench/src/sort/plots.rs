@@ -502,20 +502,25 @@ fn keys_charts(rows: &[SummaryRow]) -> Vec<(String, CategoryChart)> {
         }
         categories.sort_by_key(|k| rank(k));
         let at = |keys: &str| categories.iter().position(|k| k == keys).unwrap_or(0);
-        let mut tools: Vec<&str> = Vec::new();
+        // A series per tool, and per --io kind of emsort's runs with one.
+        let ident = |r: &SummaryRow| match r.tool.as_str() {
+            "emsort" => (r.tool.clone(), r.io.clone()),
+            _ => (r.tool.clone(), String::new()),
+        };
+        let mut tools: Vec<(String, String)> = Vec::new();
         for r in &on {
-            if r.tool != "cpu-bound" && !tools.contains(&r.tool.as_str()) {
-                tools.push(&r.tool);
+            if r.tool != "cpu-bound" && !tools.contains(&ident(r)) {
+                tools.push(ident(r));
             }
         }
         let reps = on.iter().map(|r| r.reps).max().unwrap_or(0);
         let mut series: Vec<RangeSeries> = tools
             .iter()
-            .map(|&tool| RangeSeries {
-                label: tool.to_string(),
+            .map(|t| RangeSeries {
+                label: if t.1.is_empty() { t.0.clone() } else { format!("{} --io {}", t.0, t.1) },
                 points: on
                     .iter()
-                    .filter(|r| r.tool == tool)
+                    .filter(|r| ident(r) == *t)
                     .map(|r| RangePoint {
                         category: at(&r.keys),
                         value: r.median_s,
@@ -529,7 +534,7 @@ fn keys_charts(rows: &[SummaryRow]) -> Vec<(String, CategoryChart)> {
             label: label.into(),
             points: on
                 .iter()
-                .filter(|r| r.tool == tool)
+                .filter(|r| r.tool == tool && (tool != "emsort" || r.io.is_empty()))
                 .filter_map(|r| Some(RangePoint { category: at(&r.keys), value: f(r)?, range: None }))
                 .collect(),
             reference: true,

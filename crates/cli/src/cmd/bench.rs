@@ -334,7 +334,9 @@ thread count by each key sort, every tool on a cold cache:
   k3n = -t, -k3,3n   k2-k3nr = -t, -k2,2 -k3,3nr   u = -u   k1n-u = -t, -k1,1n -u
   (plain = no option; all = the first four)
   emsort       emsort sort KEYS -S M --parallel T -T TMP -o OUT (its default fan-in,
-               policy and streams; -d, --policies and --io apply to the other formats)
+               policy and streams; -d and --policies apply to the other formats; when
+               the io list names `default` beside kinds, emsort also runs with each
+               --io KIND, a row per kind with the kind in its io column)
   gnu-sort     LC_ALL=C sort KEYS -S M --parallel=T -T TMP -o OUT: the reference
   uutils-sort  uutils coreutils' `coreutils sort KEYS ...` (bench/setup.sh installs it
                with cargo install coreutils --no-default-features --features sort)
@@ -414,7 +416,7 @@ machine.json, README.md, plots/):
   xfs, btrfs  a sparse image file in WORKDIR, mkfs.xfs / mkfs.btrfs, loop-mounted
               (direct I/O); skipped with the reason without root, loop devices or
               the mkfs tool (bench/setup.sh installs xfsprogs and btrfs-progs)
-  tmpfs       a tmpfs mount of 4 x N plus fio's probe (memory: the CPU bound's ground)
+  tmpfs       a tmpfs mount of 6 x N plus fio's probe (memory: the CPU bound's ground)
   simd-LEVEL  root with EMSORT_SIMD=LEVEL on every emsort run and the CPU bound, for
               each level below the CPU's ('simd' = all of them); only the number
               formats' points (records, lines and csv take the same code at every

@@ -9,7 +9,7 @@
 //! |---|---|
 //! | `root` | the work directory's file system as it is (ext4 on the root disk here) |
 //! | `xfs`, `btrfs` | a sparse image file in the work directory with `mkfs.xfs` / `mkfs.btrfs` defaults, loop-mounted (direct I/O on the loop device); skipped with the reason when root, loop devices or the mkfs tool are missing |
-//! | `tmpfs` | a tmpfs mount of 4 × the largest input plus room for fio's probe (memory: where the CPU bound lives) |
+//! | `tmpfs` | a tmpfs mount of 6 × the largest input plus room for fio's probe (memory: where the CPU bound lives) |
 //! | `simd-LEVEL` | `root`, with `EMSORT_SIMD=LEVEL` on every emsort run (and on the CPU bound), one per level below the CPU's; only the number formats' points (records, lines and the keys experiment take the same code at every level) |
 //!
 //! [`Matrix::run`] proceeds in steps:
@@ -249,7 +249,11 @@ impl Matrix {
                 (d, None)
             }
             Profile::Tmpfs => {
-                let size = 4 * largest + probe + (64 << 20);
+                // The keys experiment holds 5 × N when GNU sort runs (the
+                // input, emsort's and the baseline's outputs kept for the
+                // check, GNU sort's temporary files and its output): 4 × N
+                // ran out of space there.
+                let size = 6 * largest + probe + (64 << 20);
                 // The CPU bound's copies on /dev/shm come on top of these.
                 let need = size + 4 * largest + (64 << 20);
                 let avail = crate::machine::meminfo("MemAvailable:").unwrap_or(0);

@@ -214,8 +214,9 @@ pub fn bars(profile: &str, rows: &[SummaryRow]) -> Vec<Bar> {
             bar("default / baseline", input, d.ratio_to_baseline, BASELINE_BAR, true, "", detail);
         }
     }
-    // The keys experiment: emsort as a user runs it.
-    for k in rows.iter().filter(|r| r.tool == "emsort" && r.experiment == "keys") {
+    // The keys experiment: emsort as a user runs it (its rows with an
+    // `--io` kind say the kind in `io`).
+    for k in rows.iter().filter(|r| r.tool == "emsort" && r.experiment == "keys" && r.io.is_empty()) {
         let input = format!("csv {}{}", k.keys, suffix(k));
         let failed = !k.median_s.is_finite();
         if k.keys == KeySort::K3n.label() {
@@ -249,6 +250,26 @@ pub fn bars(profile: &str, rows: &[SummaryRow]) -> Vec<Bar> {
                 false,
                 &why("duckdb", "DuckDB"),
                 dd,
+            );
+        }
+        let kinds = rows.iter().filter(|r| {
+            r.tool == "emsort"
+                && r.experiment == "keys"
+                && !r.io.is_empty()
+                && (&r.keys, r.bytes, r.memory, r.threads) == (&k.keys, k.bytes, k.memory, k.threads)
+                && r.median_s.is_finite()
+        });
+        if let Some(b) = kinds.min_by(|a, b| a.median_s.total_cmp(&b.median_s)) {
+            let detail = format!("default {}; fastest kind --io {} {}", timed(k), b.io, timed(b));
+            let why = if failed { "every run failed" } else { "" };
+            bar(
+                "default / fastest --io kind",
+                input.clone(),
+                Some(k.median_s / b.median_s),
+                IO_KIND_BAR,
+                true,
+                why,
+                detail,
             );
         }
         if let Some(b) = k.baseline_s {
@@ -342,7 +363,8 @@ fn profile_chart(profile: &str, rows: &[SummaryRow]) -> Option<CategoryChart> {
                 && (r.memory.is_none() || r.memory == *m)
         })
     };
-    let is_default = |r: &SummaryRow| r.experiment == "keys" || r.io == super::super::DEFAULT;
+    let is_default =
+        |r: &SummaryRow| (r.experiment == "keys" && r.io.is_empty()) || r.io == super::super::DEFAULT;
     // (label, which rows)
     let mut kinds: Vec<String> =
         rows.iter().filter(|r| r.tool == "emsort" && !is_default(r)).map(|r| r.io.clone()).collect();
@@ -654,7 +676,14 @@ mod tests {
             dd.tool = "duckdb".into();
             dd.verified = crate::sort::FAILED.into();
             dd.error = "exit status: 1: Out of Memory Error".into();
-            rows.extend([k, g, dd]);
+            // The same sort with --io kinds: buffered 1.0 / 0.98 ≤ 1.05 holds.
+            let mut kd = k.clone();
+            kd.io = "direct".into();
+            kd.seconds = 1.2;
+            let mut kb = k.clone();
+            kb.io = "buffered".into();
+            kb.seconds = 0.98;
+            rows.extend([k, g, dd, kd, kb]);
         }
         let bars = bars("root", &summarise(&rows));
         let find = |bar: &str, input: &str| {
@@ -677,6 +706,14 @@ mod tests {
         let b = find("DuckDB", "csv -t, -k3,3n");
         let want = "DuckDB failed: exit status: 1: Out of Memory Error";
         assert!(matches!(b.verdict, Verdict::NotMeasured(ref w) if w == want), "{b:?}");
+        let b = find("default / fastest", "csv -t, -k3,3n");
+        assert_eq!(b.verdict, Verdict::Holds, "{b:?}");
+        assert!(b.detail.contains("--io buffered") && (b.value.unwrap() - 1.0 / 0.98).abs() < 1e-9, "{b:?}");
+        // The kinds' rows are no defaults: one GNU bar per key sort, from the default's time.
+        assert_eq!(
+            bars.iter().filter(|b| b.bar.starts_with("GNU sort") && b.input.starts_with("csv")).count(),
+            1
+        );
         let table = bars_table(&bars, false);
         assert!(table.contains("**MISSES**") && table.contains("| holds |"), "{table}");
         assert!(profile_chart("root", &summarise(&rows)).is_some());
