@@ -407,9 +407,15 @@ fn signals_end_a_sort_as_they_end_gnu_sort() {
     let tmp = d.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let out = d.path().join("out.txt");
+    // The sort reads its input from a pipe that stays open until the
+    // signal is sent: it cannot finish first, however long the test's
+    // thread waits for the CPU on a loaded machine (a file input let a
+    // sort complete between "3 runs made" and the kill once under CI).
+    let data = std::fs::read(&input).unwrap();
     let sort = |ignore: Option<i32>| {
         let mut c = emsort();
-        c.args(["sort", "-q", "-S", "4M", "--io", "buffered", "-T", p(&tmp), p(&input), "-o", p(&out)])
+        c.args(["sort", "-q", "-S", "4M", "--io", "buffered", "-T", p(&tmp), "-", "-o", p(&out)])
+            .stdin(Stdio::piped())
             .stderr(Stdio::piped());
         if let Some(sig) = ignore {
             // SAFETY: only async-signal-safe calls between fork and exec.
@@ -420,7 +426,16 @@ fn signals_end_a_sort_as_they_end_gnu_sort() {
                 });
             }
         }
-        c.spawn().unwrap()
+        let mut child = c.spawn().unwrap();
+        // Written by a thread (the pipe holds 64 KiB), which hands the
+        // write end back still open; a write the dead sort refuses ends it.
+        let mut stdin = child.stdin.take().unwrap();
+        let data = data.clone();
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&data);
+            stdin
+        });
+        (child, writer)
     };
     for sig in [
         libc::SIGHUP,
@@ -431,18 +446,21 @@ fn signals_end_a_sort_as_they_end_gnu_sort() {
         libc::SIGALRM,
         libc::SIGXCPU,
     ] {
-        let child = sort(None);
+        let (child, writer) = sort(None);
         crate::wait_for_runs(&tmp, 3);
         unsafe { libc::kill(child.id() as i32, sig) };
         let o = child.wait_with_output().unwrap();
+        drop(writer.join().unwrap());
         assert!(died_of(&o.status, sig), "signal {sig}: {:?} {}", o.status, stderr(&o));
         assert!(entries(&tmp).is_empty(), "signal {sig} left {:?}", entries(&tmp));
         assert!(!out.exists());
     }
     // Ignored by the caller: ignored by the sort, which completes.
-    let child = sort(Some(libc::SIGINT));
+    let (child, writer) = sort(Some(libc::SIGINT));
     crate::wait_for_runs(&tmp, 3);
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // The end of the input: the sort completes.
+    drop(writer.join().unwrap());
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{:?} {}", o.status, stderr(&o));
     assert_eq!(std::fs::read(&out).unwrap(), gnu_sorted(&input));
