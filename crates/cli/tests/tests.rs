@@ -28,9 +28,34 @@ pub fn emsort_path() -> std::path::PathBuf {
     std::env::var_os("EMSORT_TEST_BIN").map_or_else(|| env!("CARGO_BIN_EXE_emsort").into(), Into::into)
 }
 
-/// The `emsort` binary under test ([`emsort_path`]).
+/// The signals GNU sort catches, which the binary keeps ignored when it
+/// starts with them ignored.
+pub const CAUGHT_SIGNALS: [i32; 7] =
+    [libc::SIGHUP, libc::SIGQUIT, libc::SIGTERM, libc::SIGINT, libc::SIGPIPE, libc::SIGALRM, libc::SIGXCPU];
+
+/// The `emsort` binary under test ([`emsort_path`]), started with
+/// [`CAUGHT_SIGNALS`] at their default disposition whatever the test run
+/// inherited: a background job of a shell has SIGINT and SIGQUIT ignored,
+/// `nohup` SIGHUP, and the binary rightly keeps an ignored signal ignored,
+/// so a test that sends one would wait for a sort that never stops.
 pub fn emsort() -> Command {
-    Command::new(emsort_path())
+    let mut c = Command::new(emsort_path());
+    default_signals(&mut c);
+    c
+}
+
+/// Starts `cmd` with [`CAUGHT_SIGNALS`] at their default disposition.
+pub fn default_signals(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in CAUGHT_SIGNALS {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
 }
 
 /// A path as the `&str` an argument list takes.

@@ -417,28 +417,16 @@ fn signals_end_a_sort_as_they_end_gnu_sort() {
         c.args(["sort", "-q", "-S", "4M", "--io", "buffered", "-T", p(&tmp), "-", "-o", p(&out)])
             .stdin(Stdio::piped())
             .stderr(Stdio::piped());
-        // The signals at their default disposition (a test run under
-        // `nohup` has SIGHUP ignored, which the sort then rightly keeps
-        // ignoring), but the one the caller ignores.
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            c.pre_exec(move || {
-                for sig in [
-                    libc::SIGHUP,
-                    libc::SIGQUIT,
-                    libc::SIGTERM,
-                    libc::SIGINT,
-                    libc::SIGPIPE,
-                    libc::SIGALRM,
-                    libc::SIGXCPU,
-                ] {
-                    libc::signal(sig, libc::SIG_DFL);
-                }
-                if let Some(sig) = ignore {
+        // `emsort()` starts it with the signals at their default
+        // disposition; the caller's ignored one ignored again.
+        if let Some(sig) = ignore {
+            // SAFETY: only async-signal-safe calls between fork and exec.
+            unsafe {
+                c.pre_exec(move || {
                     libc::signal(sig, libc::SIG_IGN);
-                }
-                Ok(())
-            });
+                    Ok(())
+                });
+            }
         }
         let mut child = c.spawn().unwrap();
         // Written by a thread (the pipe holds 64 KiB), which hands the
@@ -451,15 +439,7 @@ fn signals_end_a_sort_as_they_end_gnu_sort() {
         });
         (child, writer)
     };
-    for sig in [
-        libc::SIGHUP,
-        libc::SIGQUIT,
-        libc::SIGTERM,
-        libc::SIGINT,
-        libc::SIGPIPE,
-        libc::SIGALRM,
-        libc::SIGXCPU,
-    ] {
+    for sig in crate::CAUGHT_SIGNALS {
         let (child, writer) = sort(None);
         crate::wait_for_runs(&tmp, 3);
         unsafe { libc::kill(child.id() as i32, sig) };

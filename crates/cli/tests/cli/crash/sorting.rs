@@ -83,6 +83,7 @@ pub fn run_sort(
         Some((script, pre)) => {
             let mut c = Command::new("sh");
             c.args(["-c", script, "sh"]).args(pre).arg(emsort_path());
+            crate::default_signals(&mut c);
             c
         }
         None => emsort(),
