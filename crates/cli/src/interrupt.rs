@@ -100,7 +100,10 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
 }
 
 /// Installs the handler for the [`CAUGHT`] signals the parent did not set
-/// to be ignored, and ignores SIGXFSZ.
+/// to be ignored, ignores SIGXFSZ, and sets SIGCHLD to its default as GNU
+/// sort does (inherited as ignored, the kernel would reap
+/// `--compress-program`'s children before the sort could learn how they
+/// ended).
 pub fn install() {
     PID.store(std::process::id() as i32, Ordering::SeqCst);
     // SAFETY: sigaction with a handler that only stores to atomics; SIG_IGN
@@ -122,6 +125,7 @@ pub fn install() {
             }
         }
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
     }
 }
 

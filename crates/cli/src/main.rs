@@ -3,13 +3,16 @@
 
 mod annotate;
 mod cmd;
+mod gnu_args;
 mod interrupt;
 mod oom;
 mod progress;
 
+use std::ffi::OsString;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[global_allocator]
 static ALLOCATOR: oom::Guard = oom::Guard;
@@ -70,12 +73,74 @@ fn large_buffers_to_mmap() {
     }
 }
 
+/// Started as `sort` (a link named so): GNU sort's program name in
+/// messages, and the arguments are `emsort sort`'s.
+static AS_SORT: AtomicBool = AtomicBool::new(false);
+
+/// The program name messages begin with: `emsort`, or `sort` when the
+/// binary was started under that name.
+pub(crate) fn program() -> &'static str {
+    if AS_SORT.load(Ordering::Relaxed) {
+        "sort"
+    } else {
+        "emsort"
+    }
+}
+
+/// How the user calls the sort, for "Try '… --help'".
+pub(crate) fn sort_command() -> &'static str {
+    if AS_SORT.load(Ordering::Relaxed) {
+        "sort"
+    } else {
+        "emsort sort"
+    }
+}
+
+/// The command line, with `emsort sort`'s arguments read as GNU sort reads
+/// them (`gnu_args`); an argument error is reported here, exit status 2.
+fn arguments() -> Result<Vec<OsString>, ExitCode> {
+    let mut args: Vec<OsString> = std::env::args_os().collect();
+    let name = args.first().and_then(|a| std::path::Path::new(a).file_name().map(|n| n.to_os_string()));
+    if name.is_some_and(|n| n == "sort") {
+        AS_SORT.store(true, Ordering::Relaxed);
+        args.insert(1, "sort".into());
+    }
+    if args.get(1).is_some_and(|a| a == "sort") {
+        let cli = Cli::command();
+        let sort = cli.find_subcommand("sort").expect("the sort subcommand");
+        match gnu_args::canonical(&args[2..], sort, gnu_args::Env::current()) {
+            Ok(canonical) => {
+                args.truncate(2);
+                args.extend(canonical.args);
+                let _ = gnu_args::TRADITIONAL_KEYS.set(canonical.traditional_keys);
+            }
+            Err(e) => {
+                for line in &e.lines {
+                    eprintln!("{}: {line}", program());
+                }
+                for line in &e.tail {
+                    eprintln!("{line}");
+                }
+                if e.usage {
+                    eprintln!("Try '{} --help' for more information.", sort_command());
+                }
+                return Err(ExitCode::from(e.status));
+            }
+        }
+    }
+    Ok(args)
+}
+
 fn main() -> ExitCode {
     large_buffers_to_mmap();
     // Before anything else: a signal that comes during argument parsing
     // must still end with 130/143 and no leftovers.
     interrupt::install();
-    let cli = Cli::parse();
+    let args = match arguments() {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
+    let cli = Cli::parse_from(args);
     let result = match cli.command {
         Command::Sort(a) => cmd::sort::run(a),
         Command::Gen(a) => cmd::gen::run(a),
@@ -93,12 +158,12 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if interrupt::interrupted() => {
             if interrupt::signal() != libc::SIGPIPE {
-                eprintln!("emsort: interrupted; temporary files removed ({})", describe(&e));
+                eprintln!("{}: interrupted; temporary files removed ({})", crate::program(), describe(&e));
             }
             interrupt::die()
         }
         Err(e) => {
-            eprintln!("emsort: {}", describe(&e));
+            eprintln!("{}: {}", crate::program(), describe(&e));
             ExitCode::from(cmd::exit_code(&e))
         }
     }

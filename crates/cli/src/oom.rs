@@ -66,8 +66,10 @@ fn exhausted(bytes: usize) -> ! {
                 break;
             }
         }
+        let program: &[u8] = if crate::program() == "sort" { b"sort" } else { b"emsort" };
         for part in [
-            &b"emsort: memory exhausted (an allocation of "[..],
+            program,
+            &b": memory exhausted (an allocation of "[..],
             &digits[i..],
             &b" bytes failed; a smaller -S or higher limits, ulimit -v and -d, would help); temporary files removed\n"[..],
         ] {

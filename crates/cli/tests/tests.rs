@@ -10,6 +10,7 @@ mod cli {
     mod calibrate;
     mod crash;
     mod gen_verify;
+    mod gnu_args;
     mod gnu_sort;
     mod nothing_lost;
     mod replay;

@@ -110,7 +110,7 @@ impl Error {
     }
 
     /// The `errno` behind this error, if it came from a system call.
-    pub(crate) fn raw_os_error(&self) -> Option<i32> {
+    pub fn raw_os_error(&self) -> Option<i32> {
         self.0.source.as_ref().and_then(|e| e.raw_os_error())
     }
 

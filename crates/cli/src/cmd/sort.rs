@@ -344,8 +344,11 @@ fn order_options(a: &SortArgs) -> anyhow::Result<OrderOptions> {
             _ => 'V',
         });
     }
-    for k in &a.keys {
-        o.keys.push(Key::parse(k).map_err(|e| anyhow::anyhow!(e))?);
+    let traditional = crate::gnu_args::TRADITIONAL_KEYS.get().map_or(&[][..], Vec::as_slice);
+    for (i, k) in a.keys.iter().enumerate() {
+        let mut key = Key::parse(k).map_err(|e| anyhow::anyhow!(e))?;
+        key.traditional = traditional.contains(&i);
+        o.keys.push(key);
     }
     o.tab = match a.field_separator.as_deref() {
         None => None,
@@ -378,8 +381,20 @@ fn debug_warnings(a: &SortArgs, text: bool) -> anyhow::Result<()> {
         anyhow::bail!("options '-{l} --debug' are incompatible");
     }
     let mut e = std::io::stderr().lock();
+    // GNU's first warning: a locale the environment names that the C
+    // library cannot load (emsort orders as C either way).
+    // SAFETY: setlocale before any other thread reads the locale; set back
+    // to "C", which every formatting and `strtold` of this process assumes.
+    let locale_ok = unsafe {
+        let ok = !libc::setlocale(libc::LC_ALL, c"".as_ptr()).is_null();
+        libc::setlocale(libc::LC_ALL, c"C".as_ptr());
+        ok
+    };
+    if !locale_ok {
+        let _ = writeln!(e, "{}: failed to set locale", crate::program());
+    }
     for w in order_options(a)?.debug_warnings() {
-        let _ = writeln!(e, "emsort: {w}");
+        let _ = writeln!(e, "{}: {w}", crate::program());
     }
     Ok(())
 }
@@ -409,8 +424,9 @@ fn input_names(a: &SortArgs) -> anyhow::Result<Vec<PathBuf>> {
     };
     if let Some(extra) = a.inputs.first() {
         anyhow::bail!(
-            "extra operand '{}'\nfile operands cannot be combined with --files0-from",
-            extra.display()
+            "extra operand '{}'\nfile operands cannot be combined with --files0-from\nTry '{} --help' for more information.",
+            extra.display(),
+            crate::sort_command()
         );
     }
     let list = if from.as_os_str() == "-" {
@@ -418,7 +434,14 @@ fn input_names(a: &SortArgs) -> anyhow::Result<Vec<PathBuf>> {
         std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut v)?;
         v
     } else {
-        std::fs::read(from).with_context(|| format!("cannot read file names from '{}'", from.display()))?
+        std::fs::read(from).map_err(|e| {
+            let system = e.to_string();
+            anyhow::anyhow!(
+                "open failed: {}: {}",
+                from.display(),
+                system.split(" (os error").next().unwrap_or(&system)
+            )
+        })?
     };
     let names: Vec<&[u8]> = list.strip_suffix(b"\0").unwrap_or(&list).split(|&b| b == 0).collect();
     if list.is_empty() {
@@ -444,8 +467,15 @@ fn locale_note() -> Option<String> {
         .find_map(|v| std::env::var(v).ok().filter(|x| !x.is_empty()))?;
     // C.UTF-8 orders by code point, which is byte order for UTF-8.
     let c_like = var == "C" || var == "POSIX" || var.starts_with("C.");
-    (!c_like).then(|| {
-        format!("emsort: note: comparing as LC_ALL=C (bytewise), not by the locale '{var}'; GNU sort in that locale may order text differently")
+    // A locale the C library cannot load leaves GNU sort in C too.
+    // SAFETY: setlocale before the sort's threads start; set back to "C".
+    let loads = unsafe {
+        let ok = !libc::setlocale(libc::LC_COLLATE, c"".as_ptr()).is_null();
+        libc::setlocale(libc::LC_COLLATE, c"C".as_ptr());
+        ok
+    };
+    (!c_like && loads).then(|| {
+        format!("{}: note: comparing as LC_ALL=C (bytewise), not by the locale '{var}'; GNU sort in that locale may order text differently", crate::program())
     })
 }
 
@@ -465,7 +495,14 @@ fn check(a: &SortArgs, order: &LineOrder, eol: u8, inputs: &[PathBuf]) -> anyhow
     let found = if name.as_os_str() == "-" {
         check_order(&mut std::io::stdin().lock(), order, eol)
     } else {
-        let f = std::fs::File::open(name).with_context(|| format!("cannot read: {}", name.display()))?;
+        let f = std::fs::File::open(name).map_err(|e| {
+            let system = e.to_string();
+            anyhow::anyhow!(
+                "open failed: {}: {}",
+                name.display(),
+                system.split(" (os error").next().unwrap_or(&system)
+            )
+        })?;
         check_order(&mut std::io::BufReader::with_capacity(1 << 20, f), order, eol)
     }
     .with_context(|| format!("read failed: {}", name.display()))?;
@@ -475,7 +512,7 @@ fn check(a: &SortArgs, order: &LineOrder, eol: u8, inputs: &[PathBuf]) -> anyhow
             if !quiet {
                 use std::io::Write;
                 let mut e = std::io::stderr().lock();
-                let _ = write!(e, "emsort: {}:{}: disorder: ", name.display(), d.line);
+                let _ = write!(e, "{}: {}:{}: disorder: ", crate::program(), name.display(), d.line);
                 let _ = e.write_all(&d.text);
                 let _ = e.write_all(&[eol]);
             }
@@ -532,8 +569,9 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         (Some(m), Some(cap)) if m > cap => {
             if !a.quiet {
                 eprintln!(
-                    "emsort: note: -S {} lowered to {}, half of what this process's memory limits \
+                    "{}: note: -S {} lowered to {}, half of what this process's memory limits \
                      (ulimit -v, ulimit -d) leave",
+                    crate::program(),
                     emsort_io::format_size(m),
                     emsort_io::format_size(cap)
                 );
@@ -577,12 +615,34 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     if let Some(n) = input_bytes {
         b = b.input_bytes(n);
     }
-    let plan = b.build().map_err(to_anyhow).context("cannot plan the sort")?;
-    if let Some(n) = a.parallel.filter(|&n| n > plan.threads()) {
-        eprintln!("emsort: note: --parallel {n} capped at {}, the CPUs this process may use", plan.threads());
+    // A -S too small for the plan's buffers grows to the least that works,
+    // as GNU sort's buffer does (`sort -S1` sorts); not when emsort's own
+    // --fan-in or --block-size fixed what the plan needs (then the refusal
+    // says the minimum). No warning about merge passes then: the user asked
+    // for less.
+    let mut built = b.clone().build();
+    let mut grown = false;
+    for _ in 0..4 {
+        match built {
+            Err(
+                SortError::MemoryTooSmall { minimum, .. } | SortError::MethodMemoryTooSmall { minimum, .. },
+            ) if a.memory.is_some() && a.fan_in.is_none() && a.block_size.is_none() => {
+                built = b.clone().memory(minimum).build();
+                grown = true;
+            }
+            _ => break,
+        }
     }
-    if let Some(w) = plan.memory_warning() {
-        eprintln!("emsort: warning: {w}");
+    let plan = built.map_err(to_anyhow).context("cannot plan the sort")?;
+    if let Some(n) = a.parallel.filter(|&n| n > plan.threads()) {
+        eprintln!(
+            "{}: note: --parallel {n} capped at {}, the CPUs this process may use",
+            crate::program(),
+            plan.threads()
+        );
+    }
+    if let Some(w) = plan.memory_warning().filter(|_| !grown) {
+        eprintln!("{}: warning: {w}", crate::program());
     }
     if a.show_plan {
         eprint!("{plan}");
@@ -623,6 +683,9 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => {
             report_kept();
+            if let Some(message) = gnu_message(&e, &inputs, a.output.as_deref(), &a.temp_dirs) {
+                return Err(anyhow::anyhow!(message));
+            }
             let names: Vec<String> = inputs
                 .iter()
                 .map(|p| if is_stdin(p) { "standard input".into() } else { p.display().to_string() })
@@ -637,7 +700,8 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         if other_links > 0 {
             let o = a.output.as_deref().expect("an output").display();
             eprintln!(
-                "emsort: note: {o} had {other_links} other name{} (hard link{}); {} the previous content",
+                "{}: note: {o} had {other_links} other name{} (hard link{}); {} the previous content",
+                crate::program(),
                 if other_links == 1 { "" } else { "s" },
                 if other_links == 1 { "" } else { "s" },
                 if other_links == 1 { "it keeps" } else { "they keep" },
@@ -669,7 +733,7 @@ fn other_links(output: &std::path::Path) -> u64 {
 /// by the cleaners): printed even with -q, since it is the user's data.
 fn report_kept() {
     for k in emsort_io::temp::take_kept_reports() {
-        eprintln!("emsort: note: kept {}: {}", k.path.display(), k.note);
+        eprintln!("{}: note: kept {}: {}", crate::program(), k.path.display(), k.note);
     }
 }
 
@@ -692,11 +756,42 @@ pub(crate) fn report_stale() {
         b => format!("{b} bytes"),
     };
     eprintln!(
-        "emsort: note: removed what killed emsort runs left in {}: {} temporary entr{}, {size}",
+        "{}: note: removed what killed emsort runs left in {}: {} temporary entr{}, {size}",
+        crate::program(),
         dirs.join(", "),
         removed.len(),
         if removed.len() == 1 { "y" } else { "ies" },
     );
+}
+
+/// GNU sort's words for a file it could not open: "cannot read: FILE:
+/// ERROR" (an input), "open failed: FILE: ERROR" (the output), "cannot
+/// create temporary file in 'DIR': ERROR"; `None` for other errors.
+fn gnu_message(
+    e: &SortError,
+    inputs: &[PathBuf],
+    output: Option<&std::path::Path>,
+    temp: &[PathBuf],
+) -> Option<String> {
+    use emsort_io::ErrorKind;
+    let io = e.io()?;
+    if !matches!(io.kind(), ErrorKind::NotFound | ErrorKind::PermissionDenied | ErrorKind::IsADirectory) {
+        return None;
+    }
+    let errno = io.raw_os_error()?;
+    let system = std::io::Error::from_raw_os_error(errno).to_string();
+    let system = system.split(" (os error").next().unwrap_or(&system).to_string();
+    let path = io.path();
+    if inputs.iter().any(|i| i == path) {
+        return Some(format!("cannot read: {}: {system}", path.display()));
+    }
+    if output.is_some_and(|o| o == path) {
+        return Some(format!("open failed: {}: {system}", path.display()));
+    }
+    let default_temp = std::env::var_os("TMPDIR").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+    let dirs = if temp.is_empty() { std::slice::from_ref(&default_temp) } else { temp };
+    let dir = dirs.iter().find(|d| path.starts_with(d))?;
+    Some(format!("cannot create temporary file in '{}': {system}", dir.display()))
 }
 
 fn is_broken_pipe(e: &SortError) -> bool {

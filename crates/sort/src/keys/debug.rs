@@ -166,6 +166,16 @@ impl OrderOptions {
                     basic = true;
                 }
             }
+            if k.traditional {
+                // GNU's `+SWORD -EWORD+1` and `-k SWORD+1,EWORD+1`.
+                let s = k.sword.unwrap_or(0);
+                let (mut old, mut new) = (format!("+{s}"), format!("-k {}", s + 1));
+                if let Some(e) = k.eword {
+                    old += &format!(" -{}", e + 1);
+                    new += &format!(",{}", e + 1);
+                }
+                w.push(format!("obsolescent key '{old}' used; consider '{new}' instead"));
+            }
             let zero_width = matches!((k.sword, k.eword), (Some(s), Some(e)) if e < s);
             if zero_width {
                 w.push(format!("key {n} has zero width and will be ignored"));

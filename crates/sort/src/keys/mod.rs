@@ -123,6 +123,9 @@ pub struct Key {
     pub random: bool,
     /// `-r`.
     pub reverse: bool,
+    /// Written in the obsolete `+POS1 -POS2` form (converted to a `-k` by
+    /// the command line): `--debug` warns about it as GNU does.
+    pub traditional: bool,
 }
 
 impl Key {

@@ -188,8 +188,10 @@ impl Key {
     pub(crate) fn inherit(&mut self, global: &Key) {
         if self.is_default() && !self.reverse {
             let (sword, schar, eword, echar) = (self.sword, self.schar, self.eword, self.echar);
+            let traditional = self.traditional;
             *self = global.clone();
             (self.sword, self.schar, self.eword, self.echar) = (sword, schar, eword, echar);
+            self.traditional = traditional;
         }
     }
 }
