@@ -5,8 +5,8 @@
 //!   `None` for one that must be read as a stream to its end: pipes,
 //!   character devices, sockets, and the files of pseudo file systems
 //!   (`/proc`, `/sys`, …), which report a size of 0 or 4096 whatever they
-//!   hold. An empty regular file is read as a stream too (it costs
-//!   nothing and is right if the size lied).
+//!   hold. An empty regular file on a real file system has size 0 (`sort
+//!   -m` then merges it as a file, with no temporary copy, as GNU's does).
 //! - [`OutputTarget::classify`]: whether an output can be replaced
 //!   atomically ([`crate::AtomicFile`]: a new file, or an existing regular
 //!   file whose owner this user can give to a new one in a directory it may
@@ -57,7 +57,7 @@ pub fn input_size(path: &Path) -> Result<Option<u64>> {
     if md.is_dir() {
         return Err(Error::new(ErrorKind::IsADirectory, path));
     }
-    if !md.is_file() || md.len() == 0 {
+    if !md.is_file() {
         return Ok(None);
     }
     // f_type is i64 here, a 32-bit type on other targets.
@@ -224,7 +224,7 @@ mod tests {
         std::fs::write(&f, b"abc").unwrap();
         assert_eq!(input_size(&f).unwrap(), Some(3));
         std::fs::write(&f, b"").unwrap();
-        assert_eq!(input_size(&f).unwrap(), None);
+        assert_eq!(input_size(&f).unwrap(), Some(0));
         assert_eq!(input_size("/proc/self/status".as_ref()).unwrap(), None);
         assert_eq!(*input_size(d.path()).unwrap_err().kind(), ErrorKind::IsADirectory);
         assert_eq!(*input_size(&d.path().join("nope")).unwrap_err().kind(), ErrorKind::NotFound);

@@ -248,7 +248,7 @@ fn run_phases(
         Method::Plain => {
             let store = match given {
                 Some(store) => store,
-                None => PlainStore::new(&plan, "emsort-")?,
+                None => PlainStore::new(&plan, "emsort-"),
             };
             phases(&plan, &derived, &runtime, Plain, store, input, &output, progress, cancel)?
         }

@@ -74,19 +74,26 @@ impl Run {
 /// Runs as files in the temp dirs.
 pub(crate) struct PlainStore {
     plan: SortPlan,
-    temps: Vec<TempDir>,
+    /// Made when the first run is written (GNU checks `-T` only when it
+    /// needs a temporary file: a sort that fits in M needs none).
+    temps: Mutex<Vec<TempDir>>,
+    /// Their names' prefix (`emsort-`, `emsort-merge-`).
+    prefix: &'static str,
     runs: Mutex<Vec<Run>>,
     next: AtomicUsize,
 }
 
 impl PlainStore {
     /// A store with a temporary directory in each of `plan`'s temp dirs,
-    /// made now (`lazy`: when the first run is written, for a merge of
-    /// given files that may need none).
-    pub fn new(plan: &SortPlan, prefix: &str) -> Result<PlainStore> {
-        let temps =
-            plan.temp_dirs().iter().map(|dir| TempDir::new_in(dir, prefix)).collect::<Result<Vec<_>>>()?;
-        Ok(PlainStore { plan: plan.clone(), temps, runs: Mutex::new(Vec::new()), next: AtomicUsize::new(0) })
+    /// made when its first run is written.
+    pub fn new(plan: &SortPlan, prefix: &'static str) -> PlainStore {
+        PlainStore {
+            plan: plan.clone(),
+            temps: Mutex::new(Vec::new()),
+            prefix,
+            runs: Mutex::new(Vec::new()),
+            next: AtomicUsize::new(0),
+        }
     }
 
     /// A store whose runs are the sorted files `inputs` (never removed);
@@ -105,7 +112,8 @@ impl PlainStore {
             .collect();
         PlainStore {
             plan: plan.clone(),
-            temps: Vec::new(),
+            temps: Mutex::new(Vec::new()),
+            prefix: "emsort-merge-",
             runs: Mutex::new(runs),
             next: AtomicUsize::new(0),
         }
@@ -155,27 +163,26 @@ impl PlainStore {
         self.runs.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
-    /// A path for a new run (round-robin over the temp dirs).
-    fn new_path(&mut self) -> Result<PathBuf> {
-        if self.temps.is_empty() {
-            self.temps = self
+    /// A path for a new run (round-robin over the temp dirs, made the
+    /// first time).
+    fn new_path(&self) -> Result<PathBuf> {
+        let mut temps = self.temps.lock().unwrap_or_else(|e| e.into_inner());
+        if temps.is_empty() {
+            *temps = self
                 .plan
                 .temp_dirs()
                 .iter()
-                .map(|dir| TempDir::new_in(dir, "emsort-merge-"))
+                .map(|dir| TempDir::new_in(dir, self.prefix))
                 .collect::<Result<Vec<_>>>()?;
         }
-        Ok(self.path_for(self.next.fetch_add(1, Ordering::Relaxed)))
-    }
-
-    fn path_for(&self, id: usize) -> PathBuf {
-        self.temps[id % self.temps.len()].path().join(format!("run-{id:06}"))
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        Ok(temps[id % temps.len()].path().join(format!("run-{id:06}")))
     }
 }
 
 impl RunStore for PlainStore {
     fn write_run(&self, chunk: &SortedChunk<'_>, cancel: &AtomicBool) -> Result<u64> {
-        let path = self.path_for(self.next.fetch_add(1, Ordering::Relaxed));
+        let path = self.new_path()?;
         let block = run_block(&self.plan, chunk.order);
         let out: Box<dyn BlockSink> = match self.plan.compress_program() {
             Some(program) => Box::new(CompressedWriter::create(program, &path)?),
@@ -259,7 +266,7 @@ impl crate::run_store::Merger for Plain {
 
     fn merge(
         &self,
-        mut store: PlainStore,
+        store: PlainStore,
         out: &Output<'_>,
         written: bool,
         ctx: &MergeCtx<'_>,

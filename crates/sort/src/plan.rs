@@ -517,9 +517,13 @@ impl SortPlan {
             let run = data_in(run_memory_for(buffers as usize) / buffers).max(1);
             self.input_bytes.map(|n| (n.div_ceil(run), run, n))
         };
+        // Below the least M, a plan is refused: no schedule is worth
+        // computing (runs of a few bytes would make millions of them).
+        let workable = self.memory >= minimum_memory;
         let chunk_buffers = match (fits_one, self.chunk_buffers) {
             (true, _) => 1,
             (false, Some(n)) => n,
+            (false, None) if !workable => 2,
             (false, None) => match (runs_with(2), runs_with(1)) {
                 (Some(two), Some(one)) if self.merge_levels(one.0) < self.merge_levels(two.0) => 1,
                 (Some(two), Some(one))
@@ -543,7 +547,7 @@ impl SortPlan {
             _ => None,
         };
         let schedule = match (expected_runs, self.input_bytes) {
-            (Some(u), Some(n)) if self.fan_in >= 2 => {
+            (Some(u), Some(n)) if self.fan_in >= 2 && workable => {
                 Some(schedule(&run_sizes(u, run_bytes, n), self.fan_in, self.policy))
             }
             _ => None,
@@ -1272,6 +1276,23 @@ mod tests {
         assert!(small.derived().schedule.unwrap().merges.is_empty());
         let text = format!("{p}");
         assert!(text.contains("fan-in d          3") && text.contains("runs U            20"), "{text}");
+    }
+
+    /// A budget below the least M (issue 39: `-S 1K` on 40 MB spent 20 s
+    /// and 2.2 GB planning a schedule of millions of runs of a few bytes)
+    /// derives no schedule; the builder refuses it at once with the minimum.
+    #[test]
+    fn memory_below_the_minimum_plans_no_schedule() {
+        let b = SortPlan::builder(Format::U32).memory(1 << 10).input_bytes(40_000_000).io(StreamKind::Direct);
+        let minimum = match b.clone().build() {
+            Err(SortError::MemoryTooSmall { minimum, .. }) => minimum,
+            other => panic!("{other:?}"),
+        };
+        let mut p = b.memory(minimum).build().unwrap();
+        assert!(p.derived().schedule.is_some());
+        p.memory = 1 << 10;
+        let d = p.derived();
+        assert!(d.schedule.is_none() && d.passes.is_none());
     }
 
     #[test]
