@@ -655,10 +655,16 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         Some(o) => Some(crate::annotate::Annotated::stdout(o, eol).context("standard output")?),
         None => None,
     };
-    let sink = match (&a.output, annotated.as_mut()) {
-        (Some(o), _) => Sink::Path(o),
-        (None, Some(w)) => Sink::Writer(w),
-        (None, None) => Sink::Stdout,
+    // `-o /dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N` naming a pipe or a
+    // socket: the kernel's magic link leads to no file to replace; GNU's
+    // open(2) of the name writes into the descriptor, and so does this.
+    let mut through_fd = a.output.as_deref().and_then(descriptor_output);
+    let sink = match (&a.output, annotated.as_mut(), through_fd.as_mut()) {
+        (Some(_), _, Some(None)) => Sink::Stdout,
+        (Some(_), _, Some(Some(f))) => Sink::Writer(f),
+        (Some(o), _, None) => Sink::Path(o),
+        (None, Some(w), _) => Sink::Writer(w),
+        (None, None, _) => Sink::Stdout,
     };
     let sources = inputs.iter().map(|p| if is_stdin(p) { Source::Stdin } else { Source::Path(p) }).collect();
     let result = if a.merge {
@@ -762,6 +768,47 @@ pub(crate) fn report_stale() {
         removed.len(),
         if removed.len() == 1 { "y" } else { "ies" },
     );
+}
+
+/// The descriptor an output name stands for when it is one of the
+/// kernel's names of this process's descriptors (`/dev/stdout`,
+/// `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`, `/proc/thread-self/fd/N`,
+/// `/proc/PID/fd/N` of this process) and that descriptor is a pipe or a
+/// socket (a regular file or a device behind it has a name of its own,
+/// which the output then replaces or writes into as any other):
+/// `Some(None)` for standard output, `Some(Some(file))` a duplicate of
+/// another descriptor.
+fn descriptor_output(path: &std::path::Path) -> Option<Option<std::fs::File>> {
+    use std::os::fd::{AsFd, BorrowedFd};
+    let s = path.to_str()?;
+    let pid = std::process::id().to_string();
+    let fd: i32 = match s {
+        "/dev/stdout" => 1,
+        "/dev/stderr" => 2,
+        _ => ["/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", &format!("/proc/{pid}/fd/")]
+            .iter()
+            .find_map(|p| s.strip_prefix(p))?
+            .parse()
+            .ok()?,
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the descriptor is only inspected and duplicated, not closed.
+    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+    let st = rustix::fs::fstat(borrowed).ok()?;
+    let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
+    if !matches!(
+        kind,
+        rustix::fs::FileType::Fifo | rustix::fs::FileType::Socket | rustix::fs::FileType::Unknown
+    ) {
+        return None;
+    }
+    if fd == 1 {
+        return Some(None);
+    }
+    let dup = borrowed.as_fd().try_clone_to_owned().ok()?;
+    Some(Some(std::fs::File::from(dup)))
 }
 
 /// GNU sort's words for a file it could not open: "cannot read: FILE:

@@ -1,6 +1,7 @@
 //! The command line against GNU `sort` (issue 39): seeded random argument
 //! lists — valid and invalid, options repeated, clustered, abbreviated and
-//! combined, the obsolete `+POS1 -POS2` keys, missing operands and files —
+//! combined, the obsolete `+POS1 -POS2` keys, missing operands and files,
+//! `-o` into `/dev/stdout`, `/dev/stderr`, `/dev/fd/2`, `/proc/self/fd/1` —
 //! each run by `LC_ALL=C /usr/bin/sort` and by emsort started as `sort` (a
 //! link of that name: GNU's program name in its messages) in directories
 //! holding the same files; the exit status, standard output, standard error
@@ -92,7 +93,7 @@ const VALUED: &[(&str, &[&str])] = &[
     ("--parallel=", &["0", "1", "2", "x"]),
     ("--p=", &["1"]),
     ("--sort=", &["numeric", "n", "mon", "h", "x", "version", "general-numeric", ""]),
-    ("-o", &["out", "out2"]),
+    ("-o", &["out", "out2", "/dev/stdout", "/dev/stderr", "/proc/self/fd/1", "/dev/fd/2"]),
     ("--output=", &["out"]),
 ];
 
