@@ -286,7 +286,13 @@ impl TempDir {
                 Ok(d) => d,
                 // A sibling's cleaner removed it before it was opened.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::from_io("open", &path, e)),
+                Err(e) => {
+                    // Made a moment ago and still empty (EMFILE under a low
+                    // `ulimit -n` came here): rmdir removes only an empty
+                    // directory, so nothing else can be lost.
+                    let _ = std::fs::remove_dir(&path);
+                    return Err(Error::from_io("open", &path, e));
+                }
             };
             let locked = lock_exclusive(&dir);
             if locked && !same_inode(&path, &dir) {

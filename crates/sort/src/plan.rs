@@ -1050,13 +1050,32 @@ impl SortPlanBuilder {
             io_choice,
             device,
         };
+        // d as M allows (unless given), and never more than the process's
+        // descriptors allow (a given d too: GNU's --batch-size is "at most").
+        let uring = plan.input_kind.queued() || plan.output_kind.queued();
+        let by_descriptors = descriptor_fan_in(uring);
         if self.fan_in.is_none() {
             let f = plan.derived().stream_buffer.max(1);
             plan.fan_in = ((plan.memory / f).saturating_sub(1) as usize).clamp(2, Self::MAX_AUTO_FAN_IN);
         }
+        plan.fan_in = plan.fan_in.min(by_descriptors.max(2));
         plan.check()?;
         Ok(plan)
     }
+}
+
+/// The fan-in the process's descriptors allow, as GNU sort sizes its
+/// merges from `RLIMIT_NOFILE`: the descriptors the limit leaves beside those
+/// open now, less a few for the output, the temporary directory and the
+/// statistics, over what one stream takes (its file, and its ring with
+/// io_uring), less the output's. At least 2 (a merge needs two inputs).
+fn descriptor_fan_in(uring: bool) -> usize {
+    const RESERVE: u64 = 4;
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current.unwrap_or(u64::MAX);
+    let open = std::fs::read_dir("/proc/self/fd").map_or(3, |d| d.count() as u64);
+    let per_stream = if uring { 2 } else { 1 };
+    let streams = limit.saturating_sub(open + RESERVE) / per_stream;
+    (streams.saturating_sub(1).min(usize::MAX as u64) as usize).max(2)
 }
 
 /// The sizes of `runs` runs of `run` bytes of an input of `n` bytes: full
