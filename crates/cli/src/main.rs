@@ -74,7 +74,7 @@ fn large_buffers_to_mmap() {
 }
 
 /// Started as `sort` (a link named so): GNU sort's program name in
-/// messages, and the arguments are `emsort sort`'s.
+/// messages, the arguments are `emsort sort`'s, and `--quiet` is implied.
 static AS_SORT: AtomicBool = AtomicBool::new(false);
 
 /// The program name messages begin with: `emsort`, or `sort` when the
@@ -103,6 +103,8 @@ fn arguments() -> Result<Vec<OsString>, ExitCode> {
     let name = args.first().and_then(|a| std::path::Path::new(a).file_name().map(|n| n.to_os_string()));
     if name.is_some_and(|n| n == "sort") {
         AS_SORT.store(true, Ordering::Relaxed);
+        // clap's usage line then reads "emsort sort", what runs.
+        args[0] = "emsort".into();
         args.insert(1, "sort".into());
     }
     if args.get(1).is_some_and(|a| a == "sort") {
@@ -111,6 +113,11 @@ fn arguments() -> Result<Vec<OsString>, ExitCode> {
         match gnu_args::canonical(&args[2..], sort, gnu_args::Env::current()) {
             Ok(canonical) => {
                 args.truncate(2);
+                // As `sort`, standard error holds what GNU's does: no
+                // progress bar, summary or notes (`--quiet`).
+                if AS_SORT.load(Ordering::Relaxed) {
+                    args.push("--quiet".into());
+                }
                 args.extend(canonical.args);
                 let _ = gnu_args::TRADITIONAL_KEYS.set(canonical.traditional_keys);
             }
