@@ -507,8 +507,17 @@ def test_errors_name_the_file_and_leave_nothing(tmp_path):
         emsort.sort(good, out, io="telepathy")
     with pytest.raises(TypeError):
         emsort.sort(good, out, memory=1.5)
+    # A missing temporary directory matters only when runs are needed, as
+    # GNU sort checks -T: an input that fits in memory sorts without it.
+    fits = tmp_path / "sorted-without-temp"
+    emsort.sort(good, fits, temp_dirs=[tmp_path / "no-such-dir"])
+    assert np.fromfile(fits, dtype=np.uint32).tolist() == list(range(1, 1001))
+    big = tmp_path / "big"
+    np.arange(400_000, 0, -1, dtype=np.uint32).tofile(big)
     with pytest.raises(emsort.EmsortFileNotFoundError):
-        emsort.sort(good, out, temp_dirs=[tmp_path / "no-such-dir"])
+        emsort.sort(big, out, memory="1M", temp_dirs=[tmp_path / "no-such-dir"])
+    fits.unlink()
+    big.unlink()
     with pytest.raises(FileNotFoundError):
         emsort.merge_files([good, missing], out)
     with pytest.raises(FileNotFoundError):
