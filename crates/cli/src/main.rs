@@ -87,6 +87,12 @@ pub(crate) fn program() -> &'static str {
     }
 }
 
+/// Whether the binary was started as `sort`: then standard error holds
+/// only what GNU sort's would (no warnings of emsort's own).
+pub(crate) fn as_sort() -> bool {
+    AS_SORT.load(Ordering::Relaxed)
+}
+
 /// How the user calls the sort, for "Try '… --help'".
 pub(crate) fn sort_command() -> &'static str {
     if AS_SORT.load(Ordering::Relaxed) {

@@ -267,6 +267,13 @@ impl AtomicFile {
         Ok(AtomicFile { place, file: File::from(fd), temp, existing, committed: false })
     }
 
+    /// Gives the directory's descriptor back until the commit, which opens
+    /// the directory again and refuses it unless it is the same
+    /// ([`Place::release`]): for a process at its `RLIMIT_NOFILE`.
+    pub fn release_dir(&mut self) -> Result<()> {
+        self.place.release()
+    }
+
     /// The temporary file, open for reading and writing: write the result
     /// through it (or through a stream made from it).
     pub fn file(&self) -> &File {
@@ -322,6 +329,7 @@ impl AtomicFile {
     pub fn commit(mut self) -> Result<()> {
         let _hold = hold_exit();
         let target = self.place.path();
+        self.place.reattach()?;
         self.give_attributes(&target)?;
         // Durable before it is visible: after a power cut the target holds
         // its previous content or the complete result, on any file system
@@ -452,7 +460,7 @@ impl Drop for AtomicFile {
         if let Temp::Named { name, key } = &self.temp {
             if !self.committed {
                 // Only if the name still holds this file.
-                if self.name_holds_file(name) {
+                if self.place.reattach().is_ok() && self.name_holds_file(name) {
                     let _ = rustix::fs::unlinkat(self.place.dir(), name, AtFlags::empty());
                 }
             }

@@ -90,7 +90,11 @@ impl Found {
 /// once its links are followed (see the module docs).
 #[derive(Debug)]
 pub struct Place {
-    dir: OwnedFd,
+    /// `None` between [`Place::release`] and [`Place::reattach`].
+    dir: Option<OwnedFd>,
+    /// The directory's device and inode, once released: what it must be
+    /// when opened again.
+    id: Option<(u64, u64)>,
     /// The directory as a path, for messages only.
     dir_path: PathBuf,
     name: OsString,
@@ -155,35 +159,42 @@ impl Place {
     /// directory must. Errors name `path`.
     pub fn resolve(path: &Path) -> Result<Place> {
         let (dir_path, name) = split(path, path)?;
-        let dir = open_dir(CWD, &dir_path, path)?;
-        let mut place =
-            Place { dir, dir_path, name, given: path.to_path_buf(), followed: false, found: None };
+        let mut dir = open_dir(CWD, &dir_path, path)?;
+        let mut place = Place {
+            dir: None,
+            id: None,
+            dir_path,
+            name,
+            given: path.to_path_buf(),
+            followed: false,
+            found: None,
+        };
         let protected = protected_symlinks();
         let follower = rustix::process::geteuid().as_raw();
         for _ in 0..=MAX_LINKS {
-            let st = match rustix::fs::statat(&place.dir, &place.name, AtFlags::SYMLINK_NOFOLLOW) {
+            let st = match rustix::fs::statat(&dir, &place.name, AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(st) => st,
-                Err(Errno::NOENT) => return Ok(place),
+                Err(Errno::NOENT) => return Ok(Place { dir: Some(dir), ..place }),
                 Err(e) => return Err(Error::from_io("stat", path, e.into())),
             };
             if FileType::from_raw_mode(st.st_mode) != FileType::Symlink {
                 place.found = Some(Found::of(&st));
-                return Ok(place);
+                return Ok(Place { dir: Some(dir), ..place });
             }
-            let d = rustix::fs::fstat(&place.dir).map_err(|e| Error::from_io("stat", path, e.into()))?;
+            let d = rustix::fs::fstat(&dir).map_err(|e| Error::from_io("stat", path, e.into()))?;
             if !may_follow_link(protected, st.st_uid, d.st_mode, d.st_uid, follower) {
                 // What the kernel answers (and logs) for such a link.
                 return Err(Error::from_errno("follow the symbolic link", place.path(), libc::EACCES));
             }
-            let to = rustix::fs::readlinkat(&place.dir, &place.name, Vec::new())
+            let to = rustix::fs::readlinkat(&dir, &place.name, Vec::new())
                 .map_err(|e| Error::from_io("read the link", place.path(), e.into()))?;
             let to = PathBuf::from(OsString::from_vec(to.into_bytes()));
             let (to_dir, to_name) = split(&to, path)?;
             if to.is_absolute() {
-                place.dir = open_dir(CWD, &to_dir, path)?;
+                dir = open_dir(CWD, &to_dir, path)?;
                 place.dir_path = to_dir;
             } else if !to_dir.as_os_str().is_empty() {
-                place.dir = open_dir(place.dir.as_fd(), &to_dir, path)?;
+                dir = open_dir(dir.as_fd(), &to_dir, path)?;
                 place.dir_path = place.dir_path.join(to_dir);
             }
             place.name = to_name;
@@ -194,8 +205,41 @@ impl Place {
 
     /// The directory, held open (`O_PATH`): for `openat`, `renameat` and
     /// the like.
+    ///
+    /// # Panics
+    ///
+    /// Between [`Place::release`] and [`Place::reattach`].
     pub fn dir(&self) -> BorrowedFd<'_> {
-        self.dir.as_fd()
+        self.dir.as_ref().expect("a released place is reattached before use").as_fd()
+    }
+
+    /// Gives the directory's descriptor back (a process at its
+    /// `RLIMIT_NOFILE` needs it for a merge) until [`Place::reattach`].
+    pub fn release(&mut self) -> Result<()> {
+        if let Some(dir) = self.dir.take() {
+            let st =
+                rustix::fs::fstat(&dir).map_err(|e| Error::from_io("stat", self.dir_path(), e.into()))?;
+            self.id = Some((st.st_dev, st.st_ino));
+        }
+        Ok(())
+    }
+
+    /// Opens the directory again after [`Place::release`] (by its path,
+    /// as the kernel resolves it), and refuses it unless it is the same
+    /// directory (device and inode): a directory renamed or replaced
+    /// meanwhile is an error, never another place to write.
+    pub fn reattach(&mut self) -> Result<()> {
+        let (Some(id), None) = (self.id, &self.dir) else { return Ok(()) };
+        let dir = open_dir(CWD, &self.dir_path, &self.given)?;
+        let st = rustix::fs::fstat(&dir).map_err(|e| Error::from_io("stat", self.dir_path(), e.into()))?;
+        if (st.st_dev, st.st_ino) != id {
+            return Err(Error::new(
+                ErrorKind::Io("open the directory (it was replaced during the sort)"),
+                self.dir_path(),
+            ));
+        }
+        self.dir = Some(dir);
+        Ok(())
     }
 
     /// The name in [`Place::dir`].
@@ -229,13 +273,13 @@ impl Place {
 
     /// `fstatat` of the name now, not following a link.
     pub fn stat_now(&self) -> std::io::Result<rustix::fs::Stat> {
-        rustix::fs::statat(&self.dir, &self.name, AtFlags::SYMLINK_NOFOLLOW).map_err(Into::into)
+        rustix::fs::statat(self.dir(), &self.name, AtFlags::SYMLINK_NOFOLLOW).map_err(Into::into)
     }
 
     /// The directory opened for reading (for `fsync`), when it may be.
     pub fn open_dir_for_sync(&self) -> Option<OwnedFd> {
         rustix::fs::openat(
-            &self.dir,
+            self.dir(),
             ".",
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
@@ -248,6 +292,25 @@ impl Place {
 mod tests {
     use super::*;
     use std::os::unix::fs::{symlink, PermissionsExt};
+
+    /// A place released for lack of descriptors is opened again only if
+    /// its directory is the same one: renamed away and replaced meanwhile,
+    /// it is refused, never written into.
+    #[test]
+    fn a_released_place_reattaches_only_to_the_same_directory() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("out");
+        std::fs::create_dir(&dir).unwrap();
+        let mut place = Place::resolve(&dir.join("sorted.txt")).unwrap();
+        place.release().unwrap();
+        place.reattach().unwrap();
+        assert!(rustix::fs::fstat(place.dir()).is_ok());
+        place.release().unwrap();
+        std::fs::rename(&dir, d.path().join("moved")).unwrap();
+        std::fs::create_dir(&dir).unwrap();
+        let e = place.reattach().unwrap_err();
+        assert_eq!(*e.kind(), ErrorKind::Io("open the directory (it was replaced during the sort)"));
+    }
 
     #[test]
     fn splits_like_the_kernel() {

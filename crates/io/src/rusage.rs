@@ -1,5 +1,6 @@
 //! Resource usage from the kernel: one safe wrapper of `getrusage(2)` and of
-//! `wait4(2)`'s usage, for the sort's statistics and the benchmarks.
+//! `wait4(2)`'s usage, for the sort's statistics and the benchmarks, and
+//! the descriptors `RLIMIT_NOFILE` leaves ([`free_descriptors`]).
 //!
 //! [`Usage::now`] reads the usage of the process, the calling thread or the
 //! waited-for children ([`Who`]); [`wait4`] reaps one child and returns its
@@ -128,6 +129,29 @@ pub fn wait4(pid: libc::pid_t, options: libc::c_int) -> io::Result<Option<(libc:
         0 => Ok(None),
         _ => Ok(Some((status, Usage::from_raw(&ru)))),
     }
+}
+
+/// How many more descriptors this process may open now: the numbers
+/// below `RLIMIT_NOFILE` not in use (a descriptor inherited above the
+/// limit takes none of them). Counted in `/proc/self/fd`; where it cannot
+/// be read, 0, 1 and 2 are taken to be the ones in use. What a merge's
+/// fan-in, a held lock and an optional counter share (GNU sort sizes its
+/// merges from the same limit).
+pub fn free_descriptors() -> u64 {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current.unwrap_or(u64::MAX);
+    let listing = match std::fs::read_dir("/proc/self/fd") {
+        Ok(d) => d,
+        // None left to list them with: none is free.
+        Err(e) if e.raw_os_error() == Some(libc::EMFILE) => return 0,
+        Err(_) => return limit.saturating_sub(3),
+    };
+    let numbers: Vec<u64> =
+        listing.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok())).collect();
+    // The listing's own descriptor is among them, and closed again: the
+    // highest of the numbers below the limit is not always it, but one of
+    // them is.
+    let used = numbers.iter().filter(|&&n| n < limit).count().saturating_sub(1) as u64;
+    limit.saturating_sub(used)
 }
 
 #[cfg(test)]

@@ -12,6 +12,11 @@
 //!   directory itself, or on the temporary output file), for as long as
 //!   it lives: the kernel drops the lock when the process dies, however it
 //!   dies;
+//!   (a directory made when the process has almost no descriptors left —
+//!   `ulimit -n 6` — cannot spare one for the lock: it records its
+//!   process instead, in a [`LIFE`] file, and a cleaner removes it only
+//!   when that process is provably gone: same boot and PID namespace, and
+//!   no process of that PID and start time);
 //! - its name says emsort made it, in an exact grammar with a random part
 //!   another user cannot guess ([`random_part`]): `emsort-[WORD-]PID-R`
 //!   directories with a [`MARKER`] file inside, `.NAME.emsort-PID-R.tmp`
@@ -229,16 +234,68 @@ pub fn exit_held() -> bool {
 /// keep: the cleaners leave such a directory alone and report it.
 pub const KEPT: &str = ".emsort-kept";
 
+/// The file inside a temporary directory whose process holds no lock on
+/// it (it had no descriptor to spare): which process made it, for the
+/// cleaners to test: boot ID, PID namespace, PID and start time.
+pub const LIFE: &str = ".emsort-life";
+
+/// Descriptors a held lock must leave free: a merge's output and two
+/// inputs. With fewer, a [`TempDir`] records its process ([`LIFE`]) instead.
+const FREE_BESIDE_LOCK: u64 = 3;
+
+/// This process, as a cleaner can later test whether it still lives:
+/// `boot ID pidns N pid P start T` (the kernel's boot ID, the PID
+/// namespace's inode, the PID, the start time in clock ticks since boot).
+/// `None` where `/proc` cannot tell.
+fn life_record() -> Option<String> {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let ns = std::fs::metadata("/proc/self/ns/pid").ok()?.ino();
+    let pid = std::process::id();
+    let start = start_ticks(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
+    Some(format!("boot {} pidns {ns} pid {pid} start {start}\n", boot.trim()))
+}
+
+/// The start time (field 22) of a `/proc/PID/stat` line.
+fn start_ticks(stat: &str) -> Option<u64> {
+    // The command name (field 2) may hold spaces and parentheses: fields
+    // are counted after its last ')'.
+    stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether the process a [`life_record`] names is provably gone: recorded
+/// in this boot and this PID namespace, and no process has its PID with
+/// its start time. Anything unsure (another boot or namespace, a `/proc`
+/// that cannot be read, a record that does not parse) is `false`.
+fn proven_dead(record: &str) -> bool {
+    let words: Vec<&str> = record.split_whitespace().collect();
+    let ["boot", boot, "pidns", ns, "pid", pid, "start", start] = words[..] else { return false };
+    let (Ok(ns), Ok(pid), Ok(start)) = (ns.parse::<u64>(), pid.parse::<u32>(), start.parse::<u64>()) else {
+        return false;
+    };
+    let here = std::fs::read_to_string("/proc/sys/kernel/random/boot_id");
+    let here_ns = std::fs::metadata("/proc/self/ns/pid").map(|m| m.ino());
+    if !here.is_ok_and(|b| b.trim() == boot) || !here_ns.is_ok_and(|n| n == ns) {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(stat) => start_ticks(&stat).is_some_and(|t| t != start),
+    }
+}
+
 /// A directory `PREFIX…` made for this process's temporary files, locked
-/// while it lives, removed with everything in it when dropped.
+/// while it lives (or, with almost no descriptor to spare, recorded in
+/// [`LIFE`]), removed with everything in it when dropped.
 #[derive(Debug)]
 pub struct TempDir {
     path: PathBuf,
     key: u64,
     // Holds the directory's flock: the proof of life `remove_stale` tests.
-    // Also the descriptor the marker is made through. `None` only while
-    // dropped.
+    // `None` while dropped, or when the process had no descriptor to spare
+    // (then [`LIFE`] inside is the proof).
     lock: Option<File>,
+    // The directory's device and inode: what a reopened path must name.
+    id: (u64, u64),
     keep: bool,
 }
 
@@ -299,14 +356,26 @@ impl TempDir {
                 // A cleaner took it between mkdir and flock: start over.
                 continue;
             }
+            let meta = dir.metadata().map_err(|e| Error::from_io("open", &path, e))?;
             let key = register(&path, true);
-            let this = TempDir { path, key, lock: Some(dir), keep: false };
+            let mut this = TempDir { path, key, lock: Some(dir), id: (meta.dev(), meta.ino()), keep: false };
+            // With the lock held, the descriptors left must still carry a
+            // merge; if not, the process is recorded instead (written while
+            // locked, so no cleaner sees the directory without it).
+            let life =
+                if crate::rusage::free_descriptors() < FREE_BESIDE_LOCK { life_record() } else { None };
+            if let Some(record) = &life {
+                this.write_inside(LIFE, record)?;
+            }
             let text = format!(
                 "a temporary directory of emsort (process {pid}); the next emsort run that uses {} \
                  removes it once that process is gone\n",
                 root.display()
             );
             this.write_inside(MARKER, &text)?;
+            if life.is_some() {
+                this.lock = None;
+            }
             return Ok(this);
         }
         Err(Error::from_io(
@@ -316,22 +385,44 @@ impl TempDir {
         ))
     }
 
+    /// Runs `f` on the directory's descriptor: the held one, or (none held)
+    /// its path opened again without following a link, and refused unless
+    /// it is still the directory made.
+    fn with_dir<R>(&self, f: impl FnOnce(std::os::fd::BorrowedFd<'_>) -> Result<R>) -> Result<R> {
+        use std::os::fd::AsFd;
+        if let Some(lock) = &self.lock {
+            return f(lock.as_fd());
+        }
+        let dir = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&self.path)
+            .map_err(|e| Error::from_io("open", &self.path, e))?;
+        match dir.metadata() {
+            Ok(m) if (m.dev(), m.ino()) == self.id => f(dir.as_fd()),
+            Ok(_) => Err(Error::from_io("open", &self.path, std::io::Error::from_raw_os_error(libc::ESTALE))),
+            Err(e) => Err(Error::from_io("open", &self.path, e)),
+        }
+    }
+
     /// Creates `name` inside through the directory's descriptor (never
     /// through its path again), with `text`.
     fn write_inside(&self, name: &str, text: &str) -> Result<()> {
         use std::io::Write;
         let at = self.path.join(name);
-        let fd = rustix::fs::openat(
-            self.lock.as_ref().expect("held until dropped"),
-            name,
-            rustix::fs::OFlags::WRONLY
-                | rustix::fs::OFlags::CREATE
-                | rustix::fs::OFlags::TRUNC
-                | rustix::fs::OFlags::NOFOLLOW
-                | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::from_raw_mode(0o600),
-        )
-        .map_err(|e| Error::from_io("create", &at, e.into()))?;
+        let fd = self.with_dir(|dir| {
+            rustix::fs::openat(
+                dir,
+                name,
+                rustix::fs::OFlags::WRONLY
+                    | rustix::fs::OFlags::CREATE
+                    | rustix::fs::OFlags::TRUNC
+                    | rustix::fs::OFlags::NOFOLLOW
+                    | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::from_raw_mode(0o600),
+            )
+            .map_err(|e| Error::from_io("create", &at, e.into()))
+        })?;
         File::from(fd).write_all(text.as_bytes()).map_err(|e| Error::from_io("write", &at, e))
     }
 
@@ -348,14 +439,12 @@ impl TempDir {
     pub fn set_kept(&self, note: Option<&str>) -> Result<()> {
         match note {
             Some(text) => self.write_inside(KEPT, text),
-            None => match rustix::fs::unlinkat(
-                self.lock.as_ref().expect("held until dropped"),
-                KEPT,
-                rustix::fs::AtFlags::empty(),
-            ) {
-                Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
-                Err(e) => Err(Error::from_io("remove", self.path.join(KEPT), e.into())),
-            },
+            None => {
+                self.with_dir(|dir| match rustix::fs::unlinkat(dir, KEPT, rustix::fs::AtFlags::empty()) {
+                    Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+                    Err(e) => Err(Error::from_io("remove", self.path.join(KEPT), e.into())),
+                })
+            }
         }
     }
 
@@ -516,6 +605,20 @@ pub fn remove_stale(dir: &Path) -> Result<Vec<StaleEntry>> {
         let path = dir.join(name);
         let gone = if is_dir {
             let has = |f: &str| rustix::fs::statat(&fd, f, AtFlags::SYMLINK_NOFOLLOW).is_ok();
+            // No lock held, but its process recorded: gone only if proven.
+            if has(LIFE) {
+                let record = rustix::fs::openat(
+                    &fd,
+                    LIFE,
+                    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .ok()
+                .and_then(|f| std::io::read_to_string(File::from(f)).ok());
+                if !record.is_some_and(|r| proven_dead(&r)) {
+                    continue;
+                }
+            }
             if has(KEPT) {
                 kept.push(KeptEntry {
                     path: path.clone(),
@@ -711,6 +814,50 @@ mod tests {
         let got = remove_stale(d.path()).unwrap();
         assert_eq!(got.len(), 1);
         assert!(!live.exists());
+    }
+
+    /// A directory whose process could not spare a descriptor for the
+    /// lock (`ulimit -n 6`) records its process instead: the cleaners
+    /// remove it only once that process is provably gone.
+    #[test]
+    fn an_unlocked_directory_goes_only_when_its_process_is_proven_gone() {
+        let me = life_record().expect("/proc here");
+        assert!(!proven_dead(&me));
+        // A PID above the kernel's maximum: no such process, in this boot
+        // and namespace.
+        let words: Vec<&str> = me.split_whitespace().collect();
+        let gone = format!("boot {} pidns {} pid 4999999 start 1", words[1], words[3]);
+        assert!(proven_dead(&gone));
+        // This process's PID with another start time: the PID was reused.
+        let reused = format!("boot {} pidns {} pid {} start 1", words[1], words[3], std::process::id());
+        assert!(proven_dead(&reused));
+        // Unsure: another boot, another namespace, nonsense.
+        for unsure in [
+            format!("boot 00000000-0000-0000-0000-000000000000 pidns {} pid 4999999 start 1", words[3]),
+            format!("boot {} pidns 1 pid 4999999 start 1", words[1]),
+            "boot x pidns y pid z start w".to_string(),
+            String::new(),
+        ] {
+            assert!(!proven_dead(&unsure), "{unsure}");
+        }
+        let d = tempfile::tempdir().unwrap();
+        let live = d.path().join("emsort-4242-0000000000000001");
+        let dead = d.path().join("emsort-4242-0000000000000002");
+        for (dir, record) in [(&live, &me), (&dead, &gone)] {
+            std::fs::create_dir(dir).unwrap();
+            std::fs::write(dir.join(LIFE), record).unwrap();
+            std::fs::write(dir.join(MARKER), b"").unwrap();
+        }
+        let got = remove_stale(d.path()).unwrap();
+        assert_eq!(got.iter().map(|e| e.path.clone()).collect::<Vec<_>>(), std::slice::from_ref(&dead));
+        assert!(live.exists() && !dead.exists());
+    }
+
+    #[test]
+    fn start_ticks_skip_a_command_with_spaces_and_parentheses() {
+        let stat = "42 (a) b (c) S 1 42 42 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10";
+        assert_eq!(start_ticks(stat), Some(987654));
+        assert_eq!(start_ticks("42 (x) S 1"), None);
     }
 
     #[test]

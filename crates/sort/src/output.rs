@@ -62,6 +62,13 @@ pub(crate) struct Later<'a> {
 
 enum Kind<'a> {
     Atomic(AtomicFile),
+    /// A path to replace, when descriptors are scarce: checked at the
+    /// start as `Atomic`, its directory given back, and its temporary file
+    /// made only when the last phase opens it ([`FEW_DESCRIPTORS`]).
+    Deferred {
+        place: Mutex<Option<Place>>,
+        made: OnceLock<Box<Output<'a>>>,
+    },
     Into(Place, IntoKind),
     /// A file that cannot be replaced, open for writing since the start
     /// (not truncated); the complete result is kept in `spool/output` until
@@ -91,9 +98,23 @@ pub(crate) struct Output<'a> {
     cancel: &'a AtomicBool,
 }
 
+/// Free descriptors below which a file to replace is made only when the
+/// last phase opens it, its directory held only then and at the commit:
+/// held from the start, the two descriptors would leave a merge none
+/// (GNU's `sort -m -o out out …` under `ulimit -n` with three free).
+const FEW_DESCRIPTORS: u64 = 8;
+
 /// How the path `p` is written.
 fn path_kind<'a>(p: &Path, temp_root: Option<&Path>) -> Result<Kind<'a>> {
     Ok(match OutputTarget::classify(p)? {
+        OutputTarget::Replace(place) if emsort_io::rusage::free_descriptors() < FEW_DESCRIPTORS => {
+            // Checked now as it will be made (a target this user may not
+            // write is refused before the sort); the check's file vanishes.
+            drop(AtomicFile::at(place)?);
+            let mut place = Place::resolve(p)?;
+            place.release()?;
+            Kind::Deferred { place: Mutex::new(Some(place)), made: OnceLock::new() }
+        }
         OutputTarget::Replace(place) => Kind::Atomic(AtomicFile::at(place)?),
         OutputTarget::WriteInto(place, IntoKind::InPlace) => {
             let root =
@@ -169,6 +190,21 @@ impl<'a> Output<'a> {
             Kind::InPlace { spool, .. } => {
                 Box::new(ByteOutput::create(&spool.path().join("output"), self.unit, &cfg)?)
             }
+            Kind::Deferred { place, made } => {
+                let mut place = place.lock().unwrap_or_else(|e| e.into_inner()).take().expect("opened once");
+                place.reattach()?;
+                let mut file = AtomicFile::at(place)?;
+                file.release_dir()?;
+                let kind = Kind::Atomic(file);
+                let _ = made.set(Box::new(Output {
+                    kind,
+                    name: self.name.clone(),
+                    temp_root: None,
+                    cfg: self.cfg.clone(),
+                    ..*self
+                }));
+                made.get().expect("just set").open(block)?
+            }
             Kind::Into(place, kind) => {
                 let file = emsort_io::open_into(place, *kind, self.cancel)?;
                 Box::new(FdSink { file, name: place.path(), cancel: self.cancel })
@@ -236,6 +272,10 @@ impl<'a> Output<'a> {
                 commit_in_place(&file, &place, spool, &self.cfg, self.cancel)
             }
             Kind::Later(later) => match later.chosen.into_inner() {
+                Some(o) => o.commit(),
+                None => Ok(()),
+            },
+            Kind::Deferred { made, .. } => match made.into_inner() {
                 Some(o) => o.commit(),
                 None => Ok(()),
             },

@@ -309,7 +309,11 @@ impl crate::run_store::Merger for Plain {
                 m.inputs.iter().map(|&i| table[i].take().expect("each run merged once")).collect();
             let files: Vec<RunFile> = inputs.iter().map(Run::file).collect();
             let last = k + 1 == sched.merges.len();
-            let (dest, new) = if last {
+            // The output's own descriptors come on top of the last merge's
+            // inputs: where the limit leaves too few (`ulimit -n`), the last
+            // merge writes a run, which is then copied to the output.
+            let squeezed = last && !output_fits(plan, files.len());
+            let (dest, new) = if last && !squeezed {
                 (Dest::Output(out), None)
             } else {
                 let p = store.new_path()?;
@@ -318,10 +322,27 @@ impl crate::run_store::Merger for Plain {
             let moved = merge_runs(plan, ctx.pool, &files, dest, ctx.progress, ctx.cancel)?;
             merged.phase.bytes_read += moved.read;
             merged.phase.bytes_written += moved.written;
-            if last {
+            if last && !squeezed {
                 merged.output_bytes = moved.written;
             }
             remove_owned(&inputs)?;
+            if let (true, Some(path)) = (squeezed, &new) {
+                let run = Run {
+                    path: path.clone(),
+                    bytes: m.size,
+                    owned: true,
+                    compressed: plan.compress_program().is_some(),
+                    sorted: true,
+                    keyed: false,
+                };
+                let copied =
+                    merge_runs(plan, ctx.pool, &[run.file()], Dest::Output(out), ctx.progress, ctx.cancel)?;
+                merged.phase.bytes_read += copied.read;
+                merged.phase.bytes_written += copied.written;
+                merged.output_bytes = copied.written;
+                remove_owned(&[run])?;
+                break;
+            }
             debug_assert_eq!(m.output, first_new + k);
             let compressed = plan.compress_program().is_some();
             let sorted = inputs.iter().all(|r| r.sorted);
@@ -344,6 +365,14 @@ impl crate::run_store::Merger for Plain {
         drop(store);
         Ok(merged)
     }
+}
+
+/// Whether the output fits beside a merge of `inputs` runs in the
+/// descriptors the process has left: a stream each (and its ring with
+/// io_uring), and the output's own file besides its stream.
+fn output_fits(plan: &SortPlan, inputs: usize) -> bool {
+    let per_stream = if plan.input_kind().queued() || plan.output_kind().queued() { 2 } else { 1 };
+    (inputs as u64 + 1) * per_stream < emsort_io::rusage::free_descriptors()
 }
 
 /// Removes the runs the sort made (never a caller's file).

@@ -1008,6 +1008,16 @@ impl SortPlanBuilder {
             (self.input_kind, self.output_kind) = (d.kind, d.kind);
             self.queue_depth = self.queue_depth.or(Some(d.queue_depth));
             (io_choice, device) = (Some(d.why), d.cost);
+            // A ring costs each stream one descriptor more: where the limit
+            // leaves too few for a 2-way merge with rings (`ulimit -n 6`),
+            // the same kind without one.
+            if d.kind.queued() && descriptor_streams(true) < 3 {
+                let kind = if d.kind.bypasses_cache() { StreamKind::Direct } else { StreamKind::Buffered };
+                (self.input_kind, self.output_kind) = (kind, kind);
+                io_choice = io_choice.map(|why| {
+                    format!("{why}; {kind} instead of {}: too few descriptors for io_uring's rings", d.kind)
+                });
+            }
         } else if runs {
             device = cache.and_then(|c| c.lookup(&runs_dir)).map(|(c, _)| c);
         }
@@ -1065,17 +1075,22 @@ impl SortPlanBuilder {
 }
 
 /// The fan-in the process's descriptors allow, as GNU sort sizes its
-/// merges from `RLIMIT_NOFILE`: the descriptors the limit leaves beside those
-/// open now, less a few for the output, the temporary directory and the
-/// statistics, over what one stream takes (its file, and its ring with
-/// io_uring), less the output's. At least 2 (a merge needs two inputs).
+/// merges from `RLIMIT_NOFILE`: the descriptors the limit leaves, less a
+/// few for the output, the temporary directory's lock, the statistics'
+/// counter and a short-lived `/proc` read, over what one stream takes (its
+/// file, and its ring with io_uring), less the output's. At least 2 (a
+/// merge needs two inputs; with so few descriptors the lock and the
+/// counter give theirs up: [`emsort_io::TempDir`], [`crate::stats`]).
 fn descriptor_fan_in(uring: bool) -> usize {
-    const RESERVE: u64 = 4;
-    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current.unwrap_or(u64::MAX);
-    let open = std::fs::read_dir("/proc/self/fd").map_or(3, |d| d.count() as u64);
+    (descriptor_streams(uring).saturating_sub(1).min(usize::MAX as u64) as usize).max(2)
+}
+
+/// The streams (output and inputs) the process's descriptors allow: see
+/// [`descriptor_fan_in`].
+fn descriptor_streams(uring: bool) -> u64 {
+    const RESERVE: u64 = 5;
     let per_stream = if uring { 2 } else { 1 };
-    let streams = limit.saturating_sub(open + RESERVE) / per_stream;
-    (streams.saturating_sub(1).min(usize::MAX as u64) as usize).max(2)
+    emsort_io::rusage::free_descriptors().saturating_sub(RESERVE) / per_stream
 }
 
 /// The sizes of `runs` runs of `run` bytes of an input of `n` bytes: full

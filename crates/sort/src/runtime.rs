@@ -15,6 +15,9 @@ use crate::plan::SortPlan;
 use crate::stats::{MigrationCounter, Rusage};
 use crate::SortError;
 
+/// The free descriptors below which the migration counter is not opened.
+const SPARE_FOR_COUNTER: u64 = 16;
+
 /// The pool and the counters of one sort.
 pub(crate) struct Runtime {
     /// The sort's own pool (in-memory sorting, merge rounds).
@@ -41,8 +44,11 @@ impl Runtime {
         static SORTS: AtomicU64 = AtomicU64::new(0);
         let start = Instant::now();
         let usage0 = Rusage::now();
-        // Opened before the sort's threads start, so they inherit it.
-        let migrations = MigrationCounter::start();
+        // Opened before the sort's threads start, so they inherit it; left
+        // out when descriptors are so scarce that a merge needs this one
+        // (`ulimit -n 6`: GNU sort still merges there).
+        let spare = emsort_io::rusage::free_descriptors() >= SPARE_FOR_COUNTER;
+        let migrations = if spare { MigrationCounter::start() } else { None };
         let pool_name = format!("emsort{}", SORTS.fetch_add(1, Ordering::Relaxed) % 100_000);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(plan.threads())

@@ -1381,7 +1381,7 @@ impl Campaign {
             Some(130) | Some(143) => {
                 return Err(interrupted(work));
             }
-            Some(3) => {
+            Some(2) => {
                 return Err(Error::Run {
                     point: p.label(),
                     rep,

@@ -507,7 +507,7 @@ impl Campaign {
         match c.status.code() {
             Some(0) => {}
             Some(130) | Some(143) => return Err(interrupted(ctx.work)),
-            Some(3) => {
+            Some(2) => {
                 return Err(Error::Run {
                     point: p.label(),
                     rep,

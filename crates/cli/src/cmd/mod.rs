@@ -13,24 +13,9 @@ pub mod replay;
 pub mod sort;
 pub mod verify;
 
-/// Maps an error to the process exit code: 2 for bad input or usage (a
-/// `--compress-program` that cannot run or fails, memory exhausted, as GNU
-/// sort), 3 for
-/// I/O failures of the system (disk full, permissions, io_uring missing).
-pub fn exit_code(e: &anyhow::Error) -> u8 {
-    use emsort_io::ErrorKind;
-    for cause in e.chain() {
-        if let Some(io) = cause.downcast_ref::<emsort_io::Error>() {
-            return match io.kind() {
-                ErrorKind::NotFound
-                | ErrorKind::IsADirectory
-                | ErrorKind::BadSize { .. }
-                | ErrorKind::BadConfig { .. }
-                | ErrorKind::Program(_)
-                | ErrorKind::OutOfMemory => 2,
-                _ => 3,
-            };
-        }
-    }
+/// The process exit code of an error: 2, as GNU sort gives for every
+/// error (bad input or usage, a program that fails, memory exhausted, a full
+/// disk, a permission, io_uring missing); 1 is `-c`'s "disorder" alone.
+pub fn exit_code(_: &anyhow::Error) -> u8 {
     2
 }

@@ -634,14 +634,14 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let plan = built.map_err(to_anyhow).context("cannot plan the sort")?;
-    if let Some(n) = a.parallel.filter(|&n| n > plan.threads()) {
+    if let Some(n) = a.parallel.filter(|&n| n > plan.threads() && !a.quiet) {
         eprintln!(
             "{}: note: --parallel {n} capped at {}, the CPUs this process may use",
             crate::program(),
             plan.threads()
         );
     }
-    if let Some(w) = plan.memory_warning().filter(|_| !grown) {
+    if let Some(w) = plan.memory_warning().filter(|_| !grown && !crate::as_sort()) {
         eprintln!("{}: warning: {w}", crate::program());
     }
     if a.show_plan {

@@ -239,7 +239,7 @@ fn a_file_size_limit_is_a_clear_error_and_leaves_nothing() {
     // action kills the process with nothing removed).
     crate::file_size_limit(&mut cmd, 3 << 20);
     let o = cmd.output().unwrap();
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(e.contains("file size limit exceeded") && e.contains("out.u32"), "{e}");
     assert!(!e.contains(".out.u32.emsort-"), "names the output, not its temporary file: {e}");

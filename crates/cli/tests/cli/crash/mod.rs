@@ -21,8 +21,8 @@
 //!   by the signal for every signal GNU catches (SIGINT, SIGTERM, SIGHUP,
 //!   SIGQUIT, SIGPIPE, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGXCPU) and for
 //!   SIGKILL; success when the signal was inherited as ignored; for a full
-//!   disk, `ulimit -f`, EIO and a shrinking input, an error (exit 3, emsort's
-//!   I/O status) whose message names the file and the cause; under
+//!   disk, `ulimit -f`, EIO and a shrinking input, an error (exit 2, as
+//!   GNU's) whose message names the file and the cause; under
 //!   `ulimit -v`, success or GNU's "memory exhausted" (exit 2);
 //! - nothing left in a temp dir, a disk dir or the output dir after any
 //!   fault but SIGKILL and EIO; after those, nothing of the dead sort left
@@ -574,8 +574,8 @@ fn run_case(root: &Path, seed: u64, case: &Case, report: &mut Report) {
     }
     let stderr_line = r.stderr.trim().replace('\n', " | ");
     let error_names = |v: &mut Vec<String>, cause: &str, named: &[PathBuf]| {
-        if code != Some(3) {
-            v.push(format!("{status} on {} (expected exit 3): {stderr_line}", case.fault.kind(case.attack)));
+        if code != Some(2) {
+            v.push(format!("{status} on {} (expected exit 2): {stderr_line}", case.fault.kind(case.attack)));
         } else if !r.stderr.to_lowercase().contains(cause) {
             v.push(format!("the message does not say \"{cause}\": {stderr_line}"));
         } else if !named.iter().any(|d| r.stderr.contains(p(d))) {
@@ -663,8 +663,8 @@ fn run_case(root: &Path, seed: u64, case: &Case, report: &mut Report) {
         Fault::Eio(..) => {
             if code == Some(0) {
                 report.missed += 1;
-            } else if code != Some(3) {
-                v.push(format!("{status} on EIO (expected exit 3): {stderr_line}"));
+            } else if code != Some(2) {
+                v.push(format!("{status} on EIO (expected exit 2): {stderr_line}"));
             }
         }
         Fault::Truncate(..) => {
@@ -682,7 +682,7 @@ fn run_case(root: &Path, seed: u64, case: &Case, report: &mut Report) {
         Fault::Nofile(_) => {
             if code == Some(0) {
                 report.missed += 1;
-            } else if code == Some(3) && r.stderr.to_lowercase().contains("too many open files") {
+            } else if code == Some(2) && r.stderr.to_lowercase().contains("too many open files") {
                 report.nofile_failed += 1;
             } else {
                 v.push(format!("{status} under RLIMIT_NOFILE: {stderr_line}"));
