@@ -151,7 +151,7 @@ pub struct SortArgs {
     /// stabilize sort by disabling last-resort comparison
     #[arg(short = 's', long)]
     stable: bool,
-    /// use SIZE for main memory buffer (M) [default: 25% of the available RAM, at most about twice the input]
+    /// use SIZE for main memory buffer (M) [default: 25% of the available RAM, at most about twice the input]; a SIZE too small for a merge grows M to a 16-way merge's buffers, runs staying at SIZE (at least 544 bytes, as GNU)
     #[arg(short = 'S', long = "buffer-size", value_name = "SIZE", value_parser = emsort_sort::budget::parse_sort_size)]
     memory: Option<u64>,
     /// use SEP instead of non-blank to blank transition
@@ -615,18 +615,32 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     if let Some(n) = input_bytes {
         b = b.input_bytes(n);
     }
-    // A -S too small for the plan's buffers grows to the least that works,
-    // as GNU sort's buffer does (`sort -S1` sorts); not when emsort's own
-    // --fan-in or --block-size fixed what the plan needs (then the refusal
-    // says the minimum). No warning about merge passes then: the user asked
-    // for less.
+    // A -S too small for the plan's buffers grows, as GNU sort's buffer
+    // does (`sort -S1` sorts): M to what a merge of GNU's default 16 runs
+    // needs, while run formation keeps the memory asked for (GNU's `-S 1k`
+    // makes runs of a few dozen lines; growing the runs as well would make
+    // no temporary files where GNU's tests expect them, and growing M only
+    // to a 2-way merge's buffers left chunks of 64 bytes: 200,000 one-line
+    // runs for 1.4 MB). Not when emsort's own --fan-in or --block-size
+    // fixed what the plan needs (then the refusal says the minimum). No
+    // warning about merge passes then: the user asked for less.
+    const GNU_BATCH_SIZE: u64 = 16;
+    // GNU's least buffer, MIN_SORT_SIZE: nmerge · (2 + sizeof (struct line)).
+    const GNU_MIN_SORT_SIZE: u64 = GNU_BATCH_SIZE * 34;
+    let growable = a.memory.is_some() && a.fan_in.is_none() && a.block_size.is_none();
     let mut built = b.clone().build();
     let mut grown = false;
+    let mut asked = None;
     for _ in 0..4 {
         match built {
-            Err(
-                SortError::MemoryTooSmall { minimum, .. } | SortError::MethodMemoryTooSmall { minimum, .. },
-            ) if a.memory.is_some() && a.fan_in.is_none() && a.block_size.is_none() => {
+            Err(SortError::MemoryTooSmall { memory, minimum, stream_buffer, .. }) if growable => {
+                let asked = *asked.get_or_insert(memory);
+                let merge = (GNU_BATCH_SIZE + 1).saturating_mul(stream_buffer);
+                built =
+                    b.clone().memory(minimum.max(merge)).chunk_memory(asked.max(GNU_MIN_SORT_SIZE)).build();
+                grown = true;
+            }
+            Err(SortError::MethodMemoryTooSmall { minimum, .. }) if growable => {
                 built = b.clone().memory(minimum).build();
                 grown = true;
             }

@@ -709,6 +709,33 @@ fn compress_program_writes_runs_through_it_and_matches_gnu() {
     }
 }
 
+/// `-S 1k`, `-S 10b`, `-S1`: too small for the plan's buffers, M grows
+/// to a merge of GNU's 16 runs while runs stay as small as asked, so GNU's
+/// sort-compress.sh (2000 lines, 10 KB) still makes temporary files, and
+/// its sort-compress-hang.sh (200,000 lines) does not make a run per line
+/// merged 2 at a time (it ran past 10 minutes so).
+#[test]
+fn a_tiny_buffer_grows_for_the_merge_and_keeps_runs_small() {
+    let (d, tmp) = setup();
+    let input = d.path().join("in");
+    let lines: String = (1..=20_000).rev().map(|i| format!("{i:05}\n")).collect();
+    std::fs::write(&input, &lines).unwrap();
+    let stats = d.path().join("stats.json");
+    for s in ["1k", "10b", "1"] {
+        let out = d.path().join("out");
+        let o = run(&["sort", "-S", s, "-T", p(&tmp), "--stats", p(&stats), p(&input), "-o", p(&out)]);
+        assert!(o.status.success() && stderr(&o).is_empty(), "-S {s}: {}", stderr(&o));
+        assert!(std::fs::read(&out).unwrap() == gnu_sort(&input, false), "-S {s}");
+        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        let runs = json["runs"].as_u64().unwrap();
+        // 120 KB in runs of at most 1 KiB; at least 8 lines a run (GNU's
+        // least buffer, 544 bytes, holds 13 lines of 6 bytes).
+        assert!((120..=20_000 / 8).contains(&runs), "-S {s}: {runs} runs");
+        assert_eq!(json["plan"]["fan_in"], 16, "-S {s}: {json}");
+        assert!(entries(&tmp).is_empty());
+    }
+}
+
 #[test]
 fn compress_program_with_merge_leaves_the_given_files_alone() {
     let (d, tmp) = setup();
