@@ -76,13 +76,16 @@ use emsort_sort::verify::{fingerprint_file, verify};
 use emsort_sort::{sort_file, Fingerprint, Format, SortError, SortPlan};
 use serde::Serialize;
 
+use super::cpu_bound::CPU_BOUND_CACHE;
 use super::cpu_bound::{CpuBoundDir, DEFAULT_CPU_BOUND_DIR};
 use super::fio::IoBound;
+use super::fio::{self, IO_BOUND_BLOCK};
 use super::keys::{self, keys_table, DuckDb, KeysCtx, KeysPeers, KeysPoint, UutilsSort};
 use super::params::{or_default, parse_params, read_params, Grid};
-use super::peers::{self, PeakRss, StxxlBuild, StxxlDriver, IO_BOUND_BLOCK};
+use super::peers::{self, PeakRss, StxxlBuild, StxxlDriver};
 use super::plots::{describe_plot, plots_from_csv};
 use super::profile::ProfileFacts;
+use super::profile::SIMD_ENV;
 use super::record::{summary_from_csv, RawRow, RawWriter, SummaryRow};
 use super::report::bounds_table;
 use crate::campaign::{
@@ -204,10 +207,6 @@ pub struct Campaign {
     /// The machine profile this campaign measures (recorded in machine.json).
     profile: Option<ProfileFacts>,
 }
-
-/// The environment variable that forces emsort's SIMD level
-/// ([`emsort_sort::simd`]).
-pub const SIMD_ENV: &str = "EMSORT_SIMD";
 
 /// How an emsort run of a point is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1095,7 +1094,7 @@ impl Campaign {
                 return Err(interrupted(ctx.work));
             }
             ctx.progress.message(&format!("I/O bound {fmt} N={} rep {rep}", format_size(bytes)));
-            let row = peers::io_bound_run(
+            let row = fio::io_bound_run(
                 (self.settings.cache, &self.io_bound, ctx.cancel),
                 input,
                 &peer_out,
@@ -1636,9 +1635,6 @@ pub(crate) fn simd_record(forced: Option<Level>) -> String {
         None => format!("{cpu} (detected)"),
     }
 }
-
-/// The `cache` column of the CPU bound's rows: nothing emptied (tmpfs).
-pub(crate) const CPU_BOUND_CACHE: &str = "none (tmpfs)";
 
 /// The columns of `raw.csv`, as the README lists them.
 const RAW_COLUMNS: &str = "\

@@ -4,7 +4,7 @@
 //!
 //! A sort on a disk cannot be faster than the larger of two limits of the
 //! machine: the I/O bound (2 × one O_DIRECT read + write of the data,
-//! [`super::peers::io_bound`]) and the CPU bound measured here. The tool
+//! [`super::fio::io_bound`]) and the CPU bound measured here. The tool
 //! `cpu-bound` runs, per input (format, N) and each (M, threads) of the
 //! grid, `emsort sort --format F -S M --fan-in D --policy P --io buffered
 //! --block-size B --parallel T -T SHM/tmp --stats FILE -q SHM/input -o
@@ -33,6 +33,9 @@ use emsort_io::format_size;
 
 use crate::machine::{fs_type, is_memory_fs, meminfo};
 use crate::{Error, Result};
+
+/// The `cache` column of the CPU bound's rows: nothing emptied (tmpfs).
+pub(crate) const CPU_BOUND_CACHE: &str = "none (tmpfs)";
 
 /// The default directory of the CPU bound.
 pub const DEFAULT_CPU_BOUND_DIR: &str = "/dev/shm";

@@ -4,7 +4,7 @@
 //! **The I/O bound** ([`IoBound`]): a sort reads and writes its data at
 //! least twice; the bound is one read of the input plus one write of as
 //! many bytes, doubled in the summary (`io_bound_s`). Without fio it is
-//! the O_DIRECT copy of [`super::peers::io_bound`] (8 MiB blocks, one
+//! the O_DIRECT copy of [`super::fio::io_bound`] (8 MiB blocks, one
 //! request at a time). With fio ([`IoBound::Fio`]) it is the device's
 //! best at emsort's block size, two fio jobs on a cold cache:
 //!
@@ -29,10 +29,14 @@
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
+use emsort_io::cache::CacheMethod;
+use emsort_io::{create_output, open_input, InputStream, OutputStream, StreamConfig, StreamKind};
+use emsort_sort::stats::{MigrationCounter, Rusage};
 use serde::Serialize;
 
-use super::peers::{self, IO_BOUND_BLOCK};
+use super::peers::{self, put_usage, PeakRss};
 use super::record::RawRow;
 use crate::{Error, Result};
 
@@ -106,7 +110,7 @@ fn job_side(
 /// How the campaign measures the I/O bound.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum IoBound {
-    /// The O_DIRECT copy of [`super::peers::io_bound`] (8 MiB blocks, one
+    /// The O_DIRECT copy of [`super::fio::io_bound`] (8 MiB blocks, one
     /// request at a time).
     #[default]
     Copy,
@@ -152,7 +156,7 @@ impl IoBound {
     ) -> Result<()> {
         match self {
             IoBound::Copy => {
-                peers::io_bound(input, output, row)?;
+                io_bound(input, output, row)?;
                 row.note = "O_DIRECT copy".into();
                 Ok(())
             }
@@ -289,6 +293,75 @@ pub fn device_facts(fio: &Fio, dir: &Path, probe: u64, cancel: &AtomicBool) -> R
         read_latency_qd1_ms: read_lat * 1e3,
         write_latency_qd1_ms: write_lat * 1e3,
     })
+}
+
+/// Block size of the I/O bound's O_DIRECT streams.
+pub const IO_BOUND_BLOCK: usize = 8 << 20;
+
+/// Reads `input` once and writes as many bytes to `output` once, both with
+/// O_DIRECT streams of [`IO_BOUND_BLOCK`] bytes (the write synced on
+/// close); fills `row`: `seconds` = read + write, `run_formation_s` = the
+/// read, `merge_s` = the write.
+pub fn io_bound(input: &Path, output: &Path, row: &mut RawRow) -> Result<()> {
+    let cfg = StreamConfig::new(StreamKind::Direct).block_size(IO_BOUND_BLOCK);
+    let migrations = MigrationCounter::start();
+    let usage0 = Rusage::now();
+    let before = PeakRss::start();
+    let mut buf = vec![0u8; IO_BOUND_BLOCK];
+    let t0 = Instant::now();
+    let mut inp = open_input::<u8>(input, &cfg)?;
+    let mut total = 0u64;
+    loop {
+        let n = inp.read_into(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+    }
+    inp.close()?;
+    let t_read = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let mut out = create_output::<u8>(output, &cfg.sync_on_close(true))?;
+    let mut left = total;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        out.write_all(&buf[..n])?;
+        left -= n as u64;
+    }
+    out.close()?;
+    let t_write = t1.elapsed().as_secs_f64();
+    row.seconds = t_read + t_write;
+    row.run_formation_s = Some(t_read);
+    row.merge_s = Some(t_write);
+    row.bytes_read = Some(total);
+    row.bytes_written = Some(total);
+    row.block_size = Some(IO_BOUND_BLOCK as u64);
+    row.io = "direct".into();
+    row.cpu_migrations = migrations.and_then(|m| m.read());
+    row.rss_before_bytes = before;
+    row.peak_rss_bytes = before.and_then(|_| PeakRss::read());
+    put_usage(row, &Rusage::now().since(&usage0));
+    Ok(())
+}
+
+/// The I/O bound's run on one input, as every campaign that measures it
+/// makes it: the page cache emptied of the input with `cache` first (the
+/// cold cache every tool starts from), then the bound `how` measures
+/// ([`io_bound`], or fio: [`IoBound`]) into `output`; the row
+/// of tool `io-bound` (format `format`, N = `bytes`, `items` items, one
+/// thread, repetition `rep`).
+pub(crate) fn io_bound_run(
+    (cache, how, cancel): (CacheMethod, &IoBound, &AtomicBool),
+    input: &Path,
+    output: &Path,
+    format: &str,
+    (bytes, items, rep): (u64, u64, u32),
+) -> Result<RawRow> {
+    cache.apply(&[input])?;
+    let mut row = RawRow::new("io-bound", format, bytes, items, 1, rep);
+    row.cache = cache.name().into();
+    how.measure(input, output, bytes, cancel, &mut row)?;
+    Ok(row)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 //! | `duckdb` | `python3 duckdb_sort.py IN OUT M T TMP NAME`: `SET memory_limit`, `threads`, `temp_directory`, then `COPY (SELECT … FROM read_csv(IN, …) ORDER BY …) TO OUT` ([`DUCKDB_SCRIPT`], [`DuckDb`]) |
 //! | `emsort-baseline` | with `--baseline EXE` ([`KeysPeers::baseline`]): `EXE sort …`, the same command as `emsort`'s with an earlier emsort binary; the two alternate ([`emsort_order`]): `emsort` first in odd repetitions, the baseline first in even ones, so that neither always runs on the heels of the other and the A/B comparison is of the same run |
 //! | `cpu-bound` | `emsort sort KEYS -S M --parallel T --io buffered -T SHM/tmp --stats F --quiet -o SHM/out SHM/IN`: emsort with its input, runs and output on tmpfs, the page cache not emptied ([`super::cpu_bound`]) |
-//! | `io-bound` | once per input and repetition, after the repetition's key sorts: read the input once and write as many bytes once with O_DIRECT ([`super::peers::io_bound`], the same run as the grid's), its `keys` empty |
+//! | `io-bound` | once per input and repetition, after the repetition's key sorts: read the input once and write as many bytes once with O_DIRECT ([`super::fio::io_bound`], the same run as the grid's), its `keys` empty |
 //!
 //! The summary sets each tool's median beside 2 × the I/O bound and the
 //! CPU bound at the same keys, M and threads, names the larger as the
@@ -40,7 +40,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -49,9 +48,9 @@ use emsort_io::{format_size, ErrorKind, NoProgress, Progress, StreamKind};
 use emsort_sort::gen::{generate, GenSpec};
 use emsort_sort::simd::Level;
 
-use super::campaign::CPU_BOUND_CACHE;
-use super::cpu_bound::CpuBoundDir;
+use super::cpu_bound::{CpuBoundDir, CPU_BOUND_CACHE};
 use super::fio::IoBound;
+pub use super::key_sort::{parse_keys, KeySort};
 use super::peers::{self, run_child, tail, ChildRun};
 use super::record::{RawRow, RawWriter, SummaryRow, FAILED, MISMATCH};
 use super::report::bound_cells;
@@ -62,113 +61,6 @@ use crate::{Error, Result};
 
 /// The DuckDB driver, `bench/duckdb/duckdb_sort.py` (see its docstring).
 pub const DUCKDB_SCRIPT: &str = include_str!("../../../../bench/duckdb/duckdb_sort.py");
-
-/// One sort by key of the keys experiment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum KeySort {
-    /// `-t, -k3,3n`: by amount, numerically.
-    K3n,
-    /// `-t, -k2,2 -k3,3nr`: by category, then amount descending.
-    K2K3nr,
-    /// `-u`: whole lines, each once.
-    U,
-    /// `-t, -k1,1n -u`: one line per id, by id.
-    K1nU,
-    /// No option: whole lines (what emsort sorts without keys).
-    Plain,
-}
-
-impl KeySort {
-    /// The four sorts of issue 17's performance bar (`all`).
-    pub const ALL: [KeySort; 4] = [KeySort::K3n, KeySort::K2K3nr, KeySort::U, KeySort::K1nU];
-
-    /// Every sort, with `plain`.
-    pub const EVERY: [KeySort; 5] =
-        [KeySort::K3n, KeySort::K2K3nr, KeySort::U, KeySort::K1nU, KeySort::Plain];
-
-    /// The name in lists and parameter files (`k3n`, `k2-k3nr`, `u`,
-    /// `k1n-u`, `plain`); also the DuckDB driver's query name.
-    pub fn name(self) -> &'static str {
-        match self {
-            KeySort::K3n => "k3n",
-            KeySort::K2K3nr => "k2-k3nr",
-            KeySort::U => "u",
-            KeySort::K1nU => "k1n-u",
-            KeySort::Plain => "plain",
-        }
-    }
-
-    /// The options given to emsort, GNU sort and uutils sort.
-    pub fn args(self) -> &'static [&'static str] {
-        match self {
-            KeySort::K3n => &["-t,", "-k3,3n"],
-            KeySort::K2K3nr => &["-t,", "-k2,2", "-k3,3nr"],
-            KeySort::U => &["-u"],
-            KeySort::K1nU => &["-t,", "-k1,1n", "-u"],
-            KeySort::Plain => &[],
-        }
-    }
-
-    /// The options as one string (`-t, -k3,3n`; `plain` for none): the
-    /// `keys` column.
-    pub fn label(self) -> String {
-        match self {
-            KeySort::Plain => "plain".into(),
-            k => k.args().join(" "),
-        }
-    }
-
-    /// Whether the sort drops lines (`-u`).
-    pub fn unique(self) -> bool {
-        matches!(self, KeySort::U | KeySort::K1nU)
-    }
-
-    /// DuckDB's equivalent, as the README shows it.
-    pub fn duckdb_query(self) -> &'static str {
-        match self {
-            KeySort::K3n => "SELECT * … ORDER BY amount",
-            KeySort::K2K3nr => "SELECT * … ORDER BY category, amount DESC",
-            KeySort::U => "SELECT DISTINCT line … ORDER BY line",
-            KeySort::K1nU => "SELECT DISTINCT ON (id) * … ORDER BY id",
-            KeySort::Plain => "SELECT line … ORDER BY line",
-        }
-    }
-}
-
-impl FromStr for KeySort {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<KeySort, String> {
-        let t = s.trim();
-        KeySort::EVERY.iter().copied().find(|k| k.name().eq_ignore_ascii_case(t)).ok_or_else(|| {
-            format!(
-                "unknown key sort '{s}' (expected k3n = -t, -k3,3n; k2-k3nr = -t, -k2,2 -k3,3nr; \
-                 u = -u; k1n-u = -t, -k1,1n -u; plain; or all)"
-            )
-        })
-    }
-}
-
-/// Parses key sorts: `k3n,u` or `all` (the four of [`KeySort::ALL`]).
-///
-/// ```
-/// use emsort_bench::sort::{parse_keys, KeySort};
-/// assert_eq!(parse_keys("u,k3n,u"), Ok(vec![KeySort::K3n, KeySort::U]));
-/// assert_eq!(parse_keys("all").unwrap().len(), 4);
-/// assert!(parse_keys("k9").is_err());
-/// ```
-pub fn parse_keys(s: &str) -> std::result::Result<Vec<KeySort>, String> {
-    let mut v = Vec::new();
-    for item in crate::list::split_list(s)? {
-        if item.eq_ignore_ascii_case("all") {
-            v.extend(KeySort::ALL);
-        } else {
-            v.push(item.parse()?);
-        }
-    }
-    v.sort_unstable();
-    v.dedup();
-    Ok(v)
-}
 
 /// One key sort on one CSV input at one (M, threads).
 #[derive(Debug, Clone, PartialEq)]
@@ -471,7 +363,7 @@ pub(crate) fn run_keys_data_set(
         }
         ctx.progress.message(&format!("I/O bound csv N={} rep {rep}", format_size(bytes)));
         let how = (ctx.cache, ctx.io_bound, ctx.cancel);
-        let res = peers::io_bound_run(how, input, &peer_out, "csv", (bytes, lines, rep));
+        let res = super::fio::io_bound_run(how, input, &peer_out, "csv", (bytes, lines, rep));
         let _ = std::fs::remove_file(&peer_out);
         let mut row = res?;
         row.experiment = "keys".into();
@@ -727,7 +619,7 @@ fn emsort_command(
         cmd.arg("--io").arg(io);
     }
     if let Some(level) = simd {
-        cmd.env(super::campaign::SIMD_ENV, level.name());
+        cmd.env(super::profile::SIMD_ENV, level.name());
     }
     cmd.arg("-T").arg(tmp).arg("--stats").arg(stats).arg("--quiet").arg("-o").arg(out).arg(input);
     cmd

@@ -58,6 +58,7 @@
 mod campaign;
 pub mod cpu_bound;
 pub mod fio;
+pub mod key_sort;
 pub mod keys;
 pub mod matrix;
 mod params;
@@ -67,7 +68,7 @@ pub mod profile;
 mod record;
 mod report;
 
-pub use campaign::{predicted_blocks, Campaign, Outcome, Point, SortMachine, QUICK_PARAMS, SIMD_ENV};
+pub use campaign::{predicted_blocks, Campaign, Outcome, Point, SortMachine, QUICK_PARAMS};
 pub use cpu_bound::{CpuBoundDir, DEFAULT_CPU_BOUND_DIR};
 pub use keys::{
     emsort_order, keys_table, parse_keys, Binary, DuckDb, KeySort, KeysPoint, UutilsSort, DUCKDB_SCRIPT,
@@ -78,6 +79,7 @@ pub use params::{
 };
 pub use peers::{StxxlBuild, StxxlDriver};
 pub use plots::{describe_plot, plots_from_csv};
+pub use profile::SIMD_ENV;
 pub use record::{
     read_raw, summarise, summary_from_csv, write_summary, RawRow, RawWriter, SummaryRow, FAILED, MISMATCH,
     TOOLS,

@@ -17,7 +17,7 @@
 //!   emsort's own radix sort, [`emsort_sort::sort_numbers`]; records and
 //!   lines with `par_sort`) in a fresh pool, write it: the floor where the
 //!   data fits in memory.
-//! - [`io_bound`]: read the input once and write as many bytes once, with
+//! - the I/O bound ([`super::fio::io_bound`]): read the input once and write as many bytes once, with
 //!   O_DIRECT streams of 8 MiB blocks: one pass at the device's sequential
 //!   rates. The campaign's lower bound for a two-pass sort is twice this.
 //! - [`stxxl_installed`], [`gnu_sort_version`], [`cxx_version`]: machine
@@ -35,19 +35,14 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use emsort_io::cache::CacheMethod;
 use emsort_io::rusage;
-use emsort_io::{create_output, open_input, ErrorKind, InputStream, OutputStream, StreamConfig, StreamKind};
+use emsort_io::ErrorKind;
 use emsort_sort::stats::{MigrationCounter, Rusage};
 use emsort_sort::Format;
 use rayon::prelude::*;
 
-use super::fio::IoBound;
 use super::record::RawRow;
 use crate::{Error, Result};
-
-/// Block size of the I/O bound's O_DIRECT streams.
-pub const IO_BOUND_BLOCK: usize = 8 << 20;
 
 /// Whether STXXL's headers are installed (`/usr/include/stxxl.h` or
 /// `/usr/include/stxxl/`).
@@ -609,72 +604,6 @@ pub fn in_memory(
     Ok(())
 }
 
-/// Reads `input` once and writes as many bytes to `output` once, both with
-/// O_DIRECT streams of [`IO_BOUND_BLOCK`] bytes (the write synced on
-/// close); fills `row`: `seconds` = read + write, `run_formation_s` = the
-/// read, `merge_s` = the write.
-pub fn io_bound(input: &Path, output: &Path, row: &mut RawRow) -> Result<()> {
-    let cfg = StreamConfig::new(StreamKind::Direct).block_size(IO_BOUND_BLOCK);
-    let migrations = MigrationCounter::start();
-    let usage0 = Rusage::now();
-    let before = PeakRss::start();
-    let mut buf = vec![0u8; IO_BOUND_BLOCK];
-    let t0 = Instant::now();
-    let mut inp = open_input::<u8>(input, &cfg)?;
-    let mut total = 0u64;
-    loop {
-        let n = inp.read_into(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        total += n as u64;
-    }
-    inp.close()?;
-    let t_read = t0.elapsed().as_secs_f64();
-    let t1 = Instant::now();
-    let mut out = create_output::<u8>(output, &cfg.sync_on_close(true))?;
-    let mut left = total;
-    while left > 0 {
-        let n = left.min(buf.len() as u64) as usize;
-        out.write_all(&buf[..n])?;
-        left -= n as u64;
-    }
-    out.close()?;
-    let t_write = t1.elapsed().as_secs_f64();
-    row.seconds = t_read + t_write;
-    row.run_formation_s = Some(t_read);
-    row.merge_s = Some(t_write);
-    row.bytes_read = Some(total);
-    row.bytes_written = Some(total);
-    row.block_size = Some(IO_BOUND_BLOCK as u64);
-    row.io = "direct".into();
-    row.cpu_migrations = migrations.and_then(|m| m.read());
-    row.rss_before_bytes = before;
-    row.peak_rss_bytes = before.and_then(|_| PeakRss::read());
-    put_usage(row, &Rusage::now().since(&usage0));
-    Ok(())
-}
-
-/// The I/O bound's run on one input, as every campaign that measures it
-/// makes it: the page cache emptied of the input with `cache` first (the
-/// cold cache every tool starts from), then the bound `how` measures
-/// ([`io_bound`], or fio: [`super::fio::IoBound`]) into `output`; the row
-/// of tool `io-bound` (format `format`, N = `bytes`, `items` items, one
-/// thread, repetition `rep`).
-pub(crate) fn io_bound_run(
-    (cache, how, cancel): (CacheMethod, &IoBound, &AtomicBool),
-    input: &Path,
-    output: &Path,
-    format: &str,
-    (bytes, items, rep): (u64, u64, u32),
-) -> Result<RawRow> {
-    cache.apply(&[input])?;
-    let mut row = RawRow::new("io-bound", format, bytes, items, 1, rep);
-    row.cache = cache.name().into();
-    how.measure(input, output, bytes, cancel, &mut row)?;
-    Ok(row)
-}
-
 /// Whether two files hold the same bytes (streamed, 8 MiB at a time).
 pub fn same_bytes(a: &Path, b: &Path) -> Result<bool> {
     let open = |p: &Path| std::fs::File::open(p).map_err(|e| Error::io("open", p, e));
@@ -720,7 +649,7 @@ mod tests {
             assert!(g.peak_rss_bytes.unwrap() > 0);
         }
         let mut io = RawRow::new("io-bound", "lines", 13, 5, 1, 1);
-        io_bound(&inp, &o3, &mut io).unwrap();
+        super::super::fio::io_bound(&inp, &o3, &mut io).unwrap();
         assert_eq!(io.bytes_read, Some(12));
         assert!(same_bytes(&o3, &o3).unwrap() && !same_bytes(&o1, &inp).unwrap());
     }

@@ -10,6 +10,10 @@ use emsort_sort::simd::{self, Level};
 use crate::machine::MountInfo;
 use crate::sort::fio::DeviceFacts;
 
+/// The environment variable that forces emsort's SIMD level
+/// ([`emsort_sort::simd`]).
+pub const SIMD_ENV: &str = "EMSORT_SIMD";
+
 /// One machine profile the matrix can make (see [`super::matrix`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profile {

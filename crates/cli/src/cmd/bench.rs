@@ -19,6 +19,7 @@ use emsort_bench::streams::{
 use emsort_bench::CampaignBuilder;
 use emsort_io::cache::CacheMethod;
 
+use super::results::{command_line, fresh_dir};
 use crate::interrupt;
 use crate::progress::Bar;
 
@@ -215,32 +216,6 @@ fn sweeps_from_flags(a: &StreamsArgs) -> anyhow::Result<Vec<Sweep>> {
             reps: a.reps,
         })
         .collect())
-}
-
-/// `base`, or `base-2`, `base-3` … when `base` already holds a campaign.
-pub(crate) fn fresh_dir(base: &Path) -> PathBuf {
-    let taken = |p: &Path| p.join("raw.csv").exists();
-    if !taken(base) {
-        return base.to_path_buf();
-    }
-    (2..)
-        .map(|i| PathBuf::from(format!("{}-{i}", base.display())))
-        .find(|p| !taken(p))
-        .expect("an unused directory name")
-}
-
-/// The command line as typed (arguments with blanks or quotes are quoted).
-pub(crate) fn command_line() -> String {
-    std::env::args()
-        .map(|a| {
-            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            } else {
-                a
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The text printed at the end of a campaign: the headline table and, with

@@ -357,7 +357,7 @@ fn run_traces(a: &ReadersArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let out_dir =
-        a.out_dir.clone().unwrap_or_else(|| super::bench::fresh_dir(&TracesCampaign::default_out_dir()));
+        a.out_dir.clone().unwrap_or_else(|| super::results::fresh_dir(&TracesCampaign::default_out_dir()));
     let cache = a.cache.unwrap_or_else(CacheMethod::best_available);
     let mut campaign = TracesCampaign::new(plan)
         .cache(cache)

@@ -124,7 +124,7 @@ pub fn run(a: SrmArgs) -> anyhow::Result<ExitCode> {
     }
     let out_dir = match &a.out_dir {
         Some(d) => d.clone(),
-        None => super::bench::fresh_dir(&Campaign::default_out_dir()),
+        None => super::results::fresh_dir(&Campaign::default_out_dir()),
     };
     let cache = a.cache.unwrap_or_else(CacheMethod::best_available);
     let exe = std::env::current_exe().context("cannot find the emsort binary to run the sorts")?;
@@ -133,7 +133,7 @@ pub fn run(a: SrmArgs) -> anyhow::Result<ExitCode> {
         .out_dir(&out_dir)
         .sorter_exe(exe)
         .verify(!a.no_verify)
-        .command_line(super::bench::command_line())
+        .command_line(super::results::command_line())
         .version(env!("CARGO_PKG_VERSION"));
     if let Some(s) = a.seed {
         campaign = campaign.seed(s);

@@ -10,7 +10,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use clap::Args;
 use emsort_bench::scratch::disk_tempdir;
-use emsort_bench::sort::peers::io_bound;
+use emsort_bench::sort::fio::io_bound;
 use emsort_bench::sort::{CpuBoundDir, RawRow, DEFAULT_CPU_BOUND_DIR};
 use emsort_bench::streams::{reading, Campaign};
 use emsort_bench::CampaignBuilder;

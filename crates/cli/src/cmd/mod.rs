@@ -10,6 +10,7 @@ pub mod demo;
 pub mod gen;
 pub mod gen_trace;
 pub mod replay;
+mod results;
 pub mod sort;
 pub mod verify;
 

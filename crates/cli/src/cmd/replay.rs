@@ -15,6 +15,7 @@ use emsort_bench::replay::{
 use emsort_io::cache::CacheMethod;
 use emsort_io::{format_size, AccessHint, Calibration, ReaderConfig, ReaderKind};
 
+use super::results::command_line;
 use crate::interrupt;
 use crate::progress::Bar;
 
@@ -214,18 +215,4 @@ pub fn run(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         println!("results: {} and {}", o.display(), sidecar_path(o).display());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The command line, quoted for a shell where needed (for the JSON).
-fn command_line() -> String {
-    std::env::args()
-        .map(|a| {
-            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            } else {
-                a
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
