@@ -1,6 +1,6 @@
 //! A loser tree over packed integer keys, for merging numbers.
 //!
-//! The general [`LoserTree`](crate::loser_tree::LoserTree) keeps `Option`
+//! A general loser tree keeps `Option`
 //! heads and calls a comparison closure twice per match: on random data every
 //! match is a branch the CPU cannot predict. Numbers have unsigned keys
 //! ([`crate::key`]), so each head packs into one integer,

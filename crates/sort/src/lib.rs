@@ -12,7 +12,7 @@
 //!   phase alone on files already sorted; [`Sorter`] takes items pushed by
 //!   a program and gives them back sorted ([`Sorted::blocks`]) or writes
 //!   them to a file ([`Sorted::write_to`]).
-//! - Merges: d-way with a loser tree ([`merge`], [`loser_tree`]) following
+//! - Merges: d-way through tournament trees ([`merge`]) following
 //!   a [`merge_policy`], or on D parallel disks with DSM or SRM ([`pdisk`],
 //!   [`Method`], Barve & Vitter: runs striped over the disks, SRM's
 //!   forecasting and prefetching, and their statistics,
@@ -58,7 +58,6 @@ pub mod keys;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
 mod line_ends;
-pub mod loser_tree;
 pub mod merge;
 mod merge_items;
 pub mod merge_policy;

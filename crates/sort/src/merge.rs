@@ -4,7 +4,7 @@
 //!
 //! 1. Open an input stream (the plan's input kind) on each run and
 //!    read its first item: these are the leaves of a
-//!    [loser tree](crate::loser_tree::LoserTree) (a tournament tree).
+//!    loser tree (a tournament tree).
 //! 2. Repeatedly: the tree's winner is the smallest head (the largest, in
 //!    descending order); write it to the output stream, replace it with the
 //!    next item of the same run, replay that leaf's path (⌈log₂ d⌉

@@ -639,9 +639,9 @@ fn merge_part(part: &[&[Head]], out: &mut [u8], order: &Order, unique: bool) -> 
 /// order is reversed): integer comparisons decide a match unless both are
 /// equal, and only then is the full [`Order::cmp`] called (for `-t,
 /// -k3,3n` on a CSV, whose amounts repeat, `second` — the line's first
-/// bytes — spares most of those calls). (The general
-/// [`LoserTree`](crate::loser_tree::LoserTree) called the comparison
-/// closure, out of line, for every match: half the merge's time for lines.)
+/// bytes — spares most of those calls). (A general loser tree that called the
+/// comparison closure out of line for every match took half the merge's
+/// time for lines.)
 /// An exhausted source holds the largest prefix and loses to every live
 /// one; ties of the full order go to the lower source, the earlier run.
 struct HeadTree<'p, 'a> {

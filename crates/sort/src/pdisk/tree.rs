@@ -4,8 +4,7 @@
 //! forecasting keys) in their own structures, which change between
 //! matches; the tree keeps only indices and asks `beats(a, b)` — "source
 //! a's head goes before source b's" — when it replays a path, so the heads
-//! can be borrowed afresh each time (compare [`crate::loser_tree`], which
-//! owns its heads). `beats` must be a strict total order (ties broken by
+//! can be borrowed afresh each time. `beats` must be a strict total order (ties broken by
 //! the index).
 
 /// A loser tree over `k` sources.
