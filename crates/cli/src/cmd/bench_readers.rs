@@ -212,7 +212,7 @@ pub struct ReadersArgs {
     /// summary.csv and plots/).
     #[arg(long, value_name = "DIR", conflicts_with_all = [
         "quick", "experiments", "params", "work_dir", "out_dir", "reps", "cache", "sizes",
-        "memory_limit", "keep_files", "traces", "rounds",
+        "memory_limit", "keep_files", "rounds",
     ])]
     plot_only: Option<PathBuf>,
     /// No progress bar and no warnings; the final table is still printed.
@@ -260,6 +260,14 @@ pub struct WorkerArgs {}
 /// Runs `emsort bench readers`.
 pub fn run(a: ReadersArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.plot_only {
+        // `--traces --plot-only DIR` as well: DIR says which campaign it
+        // holds; a --traces that names another kind is refused.
+        if a.traces && traces::campaign_kind(dir)? == CampaignKind::Experiments {
+            anyhow::bail!(
+                "{}: not a --traces campaign (its raw.csv is of the readers experiments)",
+                dir.display()
+            );
+        }
         return plot_only(dir);
     }
     if a.traces {

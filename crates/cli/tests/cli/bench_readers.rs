@@ -403,14 +403,16 @@ fn traces_quick_replays_every_trace_with_every_reader_and_redraws_the_same() {
         assert!(!String::from_utf8_lossy(&bytes).contains(&dir), "{name} names {dir}");
     }
 
-    // --plot-only: the same files from raw.csv, twice.
+    // --plot-only: the same files from raw.csv, twice (the second time
+    // with --traces, which names the campaign DIR holds).
     let made = files(&out);
-    for _ in 0..2 {
+    for extra in [&[][..], &["--traces"]] {
         std::fs::remove_dir_all(out.join("plots")).unwrap();
         std::fs::remove_file(out.join("README.md")).unwrap();
         let o = crate::emsort()
             .current_dir(d.path())
             .args(["bench", "readers", "--plot-only", "res"])
+            .args(extra)
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
@@ -460,6 +462,7 @@ fn plot_only_redraws_the_experiments_the_same() {
     assert!(stderr(&o).contains("holds no readers campaign"), "{}", stderr(&o));
     let o = run(&["bench", "readers", "--plot-only", p(&out), "--traces"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not a --traces campaign"), "{}", stderr(&o));
     let o = run(&["bench", "readers", "--scale", "0.1"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--traces"), "{}", stderr(&o));
