@@ -483,11 +483,11 @@ impl SortPlan {
         // (At most [`SortPlanBuilder::chunk_memory`], never below two of
         // the smallest chunk.)
         let chunk_cap = self.chunk_memory.map_or(u64::MAX, |c| c.max(2 * self.minimum_chunk()));
-        let run_memory_for = |buffers: usize| {
+        let uncapped_for = |buffers: usize| {
             self.memory
                 .saturating_sub(self.run_formation_reserve(self.memory, self.segments_for(buffers) > 1))
-                .min(chunk_cap)
         };
+        let run_memory_for = |buffers: usize| uncapped_for(buffers).min(chunk_cap);
         // The least M that works: with the small write block (M ≥ 64·B,
         // where the larger one is used, leaves room for it).
         let reserve0 = [1, 2].map(|b| self.run_formation_reserve(0, self.segments_for(b) > 1));
@@ -533,11 +533,7 @@ impl SortPlan {
             // Chunks capped below what M leaves (`-S 1k` grown): one
             // buffer, runs twice as long; such chunks gain nothing from
             // overlapping.
-            (false, None)
-                if self.memory.saturating_sub(self.run_formation_reserve(self.memory, false)) > chunk_cap =>
-            {
-                1
-            }
+            (false, None) if uncapped_for(1) > chunk_cap => 1,
             (false, None) => match (runs_with(2), runs_with(1)) {
                 (Some(two), Some(one)) if self.merge_levels(one.0) < self.merge_levels(two.0) => 1,
                 (Some(two), Some(one))

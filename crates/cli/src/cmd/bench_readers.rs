@@ -262,13 +262,14 @@ pub fn run(a: ReadersArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.plot_only {
         // `--traces --plot-only DIR` as well: DIR says which campaign it
         // holds; a --traces that names another kind is refused.
-        if a.traces && traces::campaign_kind(dir)? == CampaignKind::Experiments {
+        let kind = traces::campaign_kind(dir)?;
+        if a.traces && kind == CampaignKind::Experiments {
             anyhow::bail!(
                 "{}: not a --traces campaign (its raw.csv is of the readers experiments)",
                 dir.display()
             );
         }
-        return plot_only(dir);
+        return plot_only(dir, kind);
     }
     if a.traces {
         return run_traces(&a);
@@ -473,9 +474,10 @@ fn print_thesis(summary: &[emsort_bench::readers::SummaryRow]) {
     }
 }
 
-/// `--plot-only DIR`: the reports again from the raw CSV in DIR.
-fn plot_only(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
-    match traces::campaign_kind(dir)? {
+/// `--plot-only DIR`: the reports again from the raw CSV in DIR, a
+/// campaign of `kind`.
+fn plot_only(dir: &std::path::Path, kind: CampaignKind) -> anyhow::Result<ExitCode> {
+    match kind {
         CampaignKind::Rounds => {
             let r = traces::rounds::redraw(dir)?;
             print_rounds(&r);
