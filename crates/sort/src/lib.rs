@@ -47,6 +47,7 @@
 pub mod budget;
 mod byte_stream;
 pub mod check;
+mod codec;
 mod compress;
 mod error;
 mod fingerprint;

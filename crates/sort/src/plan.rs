@@ -643,12 +643,6 @@ impl SortPlan {
                 self.format
             )));
         }
-        if self.lines.is_some() && self.method != Method::Plain {
-            return Err(SortError::BadPlan(format!(
-                "keys and -u need the plain merge (--method plain), not --method {}",
-                self.method.kind()
-            )));
-        }
         if let Some(p) = &self.compress {
             if p.as_os_str().is_empty() {
                 return Err(SortError::BadPlan("the compress program's name is empty".into()));

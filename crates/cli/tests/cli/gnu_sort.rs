@@ -23,6 +23,9 @@
 //!   `sort:` read as `emsort:`) or `--compress-program=gzip` (drawn by a
 //!   generator of their own, so the other draws of a seed stay as they
 //!   were);
+//! - a share of the sort and random cases run by emsort with `--method dsm`
+//!   or `--method srm` on two disk directories (drawn by that generator
+//!   too): Barve and Vitter's merges with the same keys, `-u` and `-s`;
 //! - **random** (`-R`): random orders cannot be compared byte for byte;
 //!   both must succeed with the same multiset of lines (one line per key
 //!   class under `-u`), lines with equal keys adjacent. Only keys whose
@@ -71,6 +74,9 @@ const MERGE_STDIN_SUPPORTED: bool = true;
 /// `--compress-program=gzip`.
 const DEBUG_SHARE: f64 = 0.15;
 const COMPRESS_SHARE: f64 = 0.05;
+/// How often a sort or random case is run by emsort with `--method dsm`
+/// or `--method srm` (half each) on two disk directories.
+const METHOD_SHARE: f64 = 0.2;
 
 /// GNU coreutils `sort` (9.1 here), always run with `LC_ALL=C`.
 const GNU: &str = "/usr/bin/sort";
@@ -84,6 +90,10 @@ const HANG: Duration = Duration::from_secs(60);
 /// that every case but the smallest forms runs on disk and merges them in
 /// several passes.
 const EMSORT_TUNING: &[&str] = &["-S", "16K", "--block-size", "1K", "--fan-in", "3"];
+/// The same for `--method dsm|srm` on 2 disks: blocks of 512 bytes through
+/// the page cache (O_DIRECT would need 4 KiB) and the least memory both
+/// methods take with them.
+const STRIPED_TUNING: &[&str] = &["-S", "8K", "--block-size", "512", "--io", "buffered"];
 
 #[test]
 fn gnu_sort_differential() {
@@ -174,6 +184,9 @@ struct Case {
     /// `-o NAME`: a new file or one of the inputs (written after reading all input).
     output: Option<String>,
     random_key: Option<RandomKey>,
+    /// emsort's merge method, when not the plain merge: `dsm` or `srm`
+    /// (emsort's option only; GNU sorts as ever).
+    method: Option<&'static str>,
 }
 
 impl Case {
@@ -543,7 +556,7 @@ fn draw(seed: u64, n: u64, plain: bool) -> Case {
             file_name(r.random_range(0..nfiles))
         }
     });
-    let mut case = Case { seed, mode, opts, files, operands, stdin, eol, random_key, output };
+    let mut case = Case { seed, mode, opts, files, operands, stdin, eol, random_key, output, method: None };
     match mode {
         Mode::Merge => presort(&mut case, r),
         Mode::Check(_) if r.random_bool(0.6) => presort(&mut case, r),
@@ -561,6 +574,11 @@ fn draw(seed: u64, n: u64, plain: bool) -> Case {
             let at = side.random_range(0..=case.opts.len());
             case.opts.insert(at, vec!["--compress-program=gzip".into()]);
         }
+    }
+    // The striped methods have no place for a compress program.
+    let compressed = case.opts.iter().any(|u| u[0].starts_with("--compress-program"));
+    if !plain && matches!(mode, Mode::Sort | Mode::Random) && !compressed && side.random_bool(METHOD_SHARE) {
+        case.method = Some(if side.random_bool(0.5) { "dsm" } else { "srm" });
     }
     case
 }
@@ -873,16 +891,22 @@ fn run_in(mut cmd: Command, dir: &Path, stdin: Option<&[u8]>) -> Output {
     o
 }
 
-/// The candidate's command: emsort with its tuning, or GNU with `-S 1K`
-/// when the harness checks itself.
-fn candidate(args: &[String], stats: Option<&str>) -> Command {
+/// The candidate's command: emsort with its tuning (and the case's merge
+/// method on the disks `d0`, `d1`), or GNU with `-S 1K` when the harness
+/// checks itself.
+fn candidate(args: &[String], stats: Option<&str>, method: Option<&str>) -> Command {
     if self_check() {
         let mut c = Command::new(GNU);
         c.arg0("sort").args(["-S", "1K", "-T", "tmp"]).args(args);
         return c;
     }
     let mut c = emsort();
-    c.arg("sort").args(EMSORT_TUNING).args(["-T", "tmp"]);
+    c.arg("sort");
+    match method {
+        Some(m) => c.args(STRIPED_TUNING).args(["--method", m, "--disks", "d0,d1"]),
+        None => c.args(EMSORT_TUNING),
+    };
+    c.args(["-T", "tmp"]);
     if let Some(s) = stats {
         c.args(["--stats", s]);
     }
@@ -911,6 +935,11 @@ struct Outcome {
 fn lay_out(dir: &Path, case: &Case) {
     for side in ["gnu", "em"] {
         std::fs::create_dir_all(dir.join(side).join("tmp")).unwrap();
+        if side == "em" && case.method.is_some() {
+            for d in ["d0", "d1"] {
+                std::fs::create_dir_all(dir.join(side).join(d)).unwrap();
+            }
+        }
         for (i, f) in case.files.iter().enumerate() {
             std::fs::write(dir.join(side).join(file_name(i)), f).unwrap();
         }
@@ -924,7 +953,8 @@ fn run_case(dir: &Path, case: &Case) -> Result<Outcome, String> {
     let stdin = case.stdin.map(|i| case.files[i].as_slice());
     let g = run_in(gnu(&args), &dir.join("gnu"), stdin);
     let sorts_on_disk = matches!(case.mode, Mode::Sort | Mode::Merge) && !self_check();
-    let e = run_in(candidate(&args, sorts_on_disk.then_some("stats.json")), &dir.join("em"), stdin);
+    let e =
+        run_in(candidate(&args, sorts_on_disk.then_some("stats.json"), case.method), &dir.join("em"), stdin);
     let (gs, es) = (g.status.code(), e.status.code());
     let show = |o: &Output| {
         format!(
@@ -938,9 +968,11 @@ fn run_case(dir: &Path, case: &Case) -> Result<Outcome, String> {
     if gs != es {
         return mismatch("exit status differs");
     }
-    let left = crate::entries(&dir.join("em/tmp"));
-    if !left.is_empty() {
-        return Err(format!("emsort left {left:?} in its temp dir"));
+    for d in ["tmp", "d0", "d1"].iter().filter(|d| dir.join("em").join(d).exists()) {
+        let left = crate::entries(&dir.join("em").join(d));
+        if !left.is_empty() {
+            return Err(format!("emsort left {left:?} in {d}"));
+        }
     }
     match case.mode {
         Mode::Random if gs == Some(0) => {
@@ -1162,7 +1194,10 @@ fn command_lines(case: &Case) -> String {
     let args: Vec<String> = case.args().iter().map(|a| sh(a)).collect();
     let args = args.join(" ");
     let stdin = case.stdin.map(|i| format!(" < {}", file_name(i))).unwrap_or_default();
-    let tuning = EMSORT_TUNING.join(" ");
+    let tuning = match case.method {
+        Some(m) => format!("{} --method {m} --disks d0,d1", STRIPED_TUNING.join(" ")),
+        None => EMSORT_TUNING.join(" "),
+    };
     format!(
         "(in gnu/) LC_ALL=C {GNU} -S 48K -T tmp {args}{stdin}\n    (in em/)  emsort sort {tuning} -T tmp {args}{stdin}"
     )
@@ -1240,9 +1275,12 @@ fn split_lines(b: &[u8], eol: u8) -> Vec<&[u8]> {
 #[derive(Default)]
 struct Tally {
     by_mode: [usize; 4],
-    /// Cases with `--debug`, with `--compress-program`.
+    /// Cases with `--debug`, with `--compress-program`, with `--method dsm|srm`.
     debug: usize,
     compress: usize,
+    striped: usize,
+    /// `--method dsm|srm` cases whose runs went to the disks.
+    striped_spilled: usize,
     refused: usize,
     spilled: usize,
     multipass: usize,
@@ -1294,6 +1332,7 @@ fn campaign(name: &str, seed: u64, cases: usize) {
                 }] += 1;
                 t.debug += usize::from(case.is_debug());
                 t.compress += usize::from(case.opts.iter().any(|u| u[0].starts_with("--compress-program")));
+                t.striped += usize::from(case.method.is_some());
                 let zero = case.eol == 0;
                 t.zero[0] += usize::from(zero);
                 t.merge_stdin += usize::from(case.mode == Mode::Merge && case.stdin.is_some());
@@ -1302,6 +1341,7 @@ fn campaign(name: &str, seed: u64, cases: usize) {
                         t.refused += usize::from(out.status == Some(2));
                         if let Some((runs, passes)) = out.spill {
                             t.spilled += usize::from(runs > 1);
+                            t.striped_spilled += usize::from(runs > 1 && case.method.is_some());
                             t.multipass += usize::from(passes > 2.0 + 1e-9);
                             t.zero[1] += usize::from(zero && runs > 1);
                             t.zero[2] += usize::from(zero && passes > 2.0 + 1e-9);
@@ -1323,7 +1363,7 @@ fn campaign(name: &str, seed: u64, cases: usize) {
     let t_all = t.elapsed();
     let tally = tally.into_inner().unwrap();
     println!(
-        "   {} sort, {} merge, {} check, {} random ({} with --debug, {} with --compress-program; \
+        "   {} sort, {} merge, {} check, {} random ({} with --debug, {} with --compress-program, {} with --method dsm|srm ({} with runs on the disks); \
          {} refused by both with status 2); runs on disk in {}, more than one merge pass in {} (from --stats); \
          -z in {} (runs on disk in {}, more than one merge pass in {}); -m of standard input in {}; \
          {:.1} s, the slowest case {} {:.2} s",
@@ -1333,6 +1373,8 @@ fn campaign(name: &str, seed: u64, cases: usize) {
         tally.by_mode[3],
         tally.debug,
         tally.compress,
+        tally.striped,
+        tally.striped_spilled,
         tally.refused,
         tally.spilled,
         tally.multipass,
@@ -1509,6 +1551,7 @@ fn gnu_sort_surprises() {
             eol: if args.contains(&"-z") { 0 } else { b'\n' },
             random_key: None,
             output: None,
+            method: None,
         };
         let dir = d.path().join(format!("s{i}"));
         lay_out(&dir, &case);

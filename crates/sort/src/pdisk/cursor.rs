@@ -22,7 +22,7 @@
 
 use emsort_io::disks::Block;
 
-use super::item::ItemFormat;
+use crate::codec::{Codec, HeadKey};
 
 /// What the run offers the merge now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +70,8 @@ pub(crate) struct RunCursor {
     /// The forecasting key of block `next` while the head is
     /// [`Head::Wait`] (SRM's placeholder head).
     pub key: Vec<u8>,
+    /// The head's key (of its item, or of its forecasting key).
+    pub hk: HeadKey,
 }
 
 impl RunCursor {
@@ -84,6 +86,7 @@ impl RunCursor {
             next: 0,
             blocks,
             key: Vec::new(),
+            hk: HeadKey::default(),
         }
     }
 
@@ -108,24 +111,31 @@ impl RunCursor {
         }
     }
 
-    /// The key bytes of the head (of the item, or the placeholder's
-    /// forecasting key), to settle equal prefixes.
+    /// The head's raw key: its item's ([`Codec::raw_key`]) or the
+    /// placeholder's forecasting key, for the tie rules.
     #[inline]
-    pub fn head_key(&self, fmt: &ItemFormat) -> &[u8] {
+    pub fn raw_key(&self, c: &dyn Codec) -> &[u8] {
         match self.head {
             Head::Wait => &self.key,
             Head::Done => &[],
-            _ => fmt.item_key(self.item()),
+            _ => c.raw_key(self.item()),
         }
     }
 
-    /// The ordered prefix of the head.
+    /// Takes the head's key (its item's, or the placeholder's forecasting
+    /// key's) into [`RunCursor::hk`]; returns its prefix.
     #[inline]
-    pub fn head_prefix(&self, fmt: &ItemFormat) -> u64 {
+    pub fn take_key(&mut self, c: &dyn Codec) -> u64 {
         match self.head {
-            Head::Wait => fmt.key_prefix(&self.key),
-            _ => fmt.item_prefix(self.item()),
+            Head::Wait => self.hk.forecast(c, &self.key),
+            Head::Item { start, len } => {
+                let b = self.block.as_ref().expect("an item's block");
+                self.hk.item(c, &b.as_slice()[start..start + len])
+            }
+            Head::Carry => self.hk.item(c, &self.carry),
+            Head::Done => {}
         }
+        self.hk.prefix
     }
 
     /// The head item has been output: step past it.
@@ -142,29 +152,33 @@ impl RunCursor {
     /// in the leading block; it becomes the head, and its prefix is
     /// returned. `None`: [`RunCursor::settle`] must decide.
     #[inline]
-    pub fn next_in_block(&mut self, fmt: &ItemFormat) -> Option<u64> {
+    pub fn next_in_block(&mut self, c: &dyn Codec) -> Option<u64> {
         if !self.carry.is_empty() {
             return None;
         }
         let data = &self.block.as_ref()?.as_slice()[self.pos..self.len];
-        let n = fmt.complete_len(data)?;
+        let n = c.item_len(data)?;
         self.head = Head::Item { start: self.pos, len: n };
-        Some(fmt.item_prefix(&data[..n]))
+        if c.normalises() {
+            self.hk.item(c, &data[..n]);
+            return Some(self.hk.prefix);
+        }
+        Some(c.item_prefix(&data[..n]))
     }
 
     /// Finds the next head (see the module docs).
     #[inline]
-    pub fn settle(&mut self, fmt: &ItemFormat) -> Settle {
+    pub fn settle(&mut self, c: &dyn Codec) -> Settle {
         if let Some(b) = &self.block {
             let data = &b.as_slice()[self.pos..self.len];
             if self.carry.is_empty() {
-                if let Some(n) = fmt.complete_len(data) {
+                if let Some(n) = c.item_len(data) {
                     self.head = Head::Item { start: self.pos, len: n };
                     return Settle::Ready;
                 }
                 self.carry.extend_from_slice(data);
             } else {
-                match fmt.fixed() {
+                match c.fixed() {
                     Some(s) => {
                         let n = (s - self.carry.len()).min(data.len());
                         self.carry.extend_from_slice(&data[..n]);
@@ -174,7 +188,7 @@ impl RunCursor {
                             return Settle::Ready;
                         }
                     }
-                    None => match memchr::memchr(fmt.eol(), data) {
+                    None => match memchr::memchr(c.terminator(), data) {
                         Some(p) => {
                             self.carry.extend_from_slice(&data[..=p]);
                             self.pos += p + 1;
@@ -204,15 +218,15 @@ mod tests {
 
     /// Reads `data` cut into blocks of `b` bytes through a cursor.
     fn items(format: Format, data: &[u8], b: usize) -> Vec<Vec<u8>> {
-        items_with(ItemFormat::new(format, false), data, b)
+        items_with(&*crate::codec::of(format, false, b'\n', None), data, b)
     }
 
-    fn items_with(fmt: ItemFormat, data: &[u8], b: usize) -> Vec<Vec<u8>> {
+    fn items_with(fmt: &dyn Codec, data: &[u8], b: usize) -> Vec<Vec<u8>> {
         let blocks: Vec<&[u8]> = data.chunks(b).collect();
         let mut c = RunCursor::new(blocks.len() as u64);
         let mut out = vec![];
         loop {
-            match c.settle(&fmt) {
+            match c.settle(fmt) {
                 Settle::Ready => {
                     out.push(c.item().to_vec());
                     c.consume();
@@ -246,9 +260,9 @@ mod tests {
         }
         // -z: NUL ends a line, a newline is one of its bytes.
         let text = b"a\nb\0\0longer\nline\n\0c\0";
-        let fmt = ItemFormat::new(Format::Lines, false).with_eol(0);
+        let fmt = crate::codec::of(Format::Lines, false, 0, None);
         for b in [1, 2, 4, 7, 100] {
-            let got = items_with(fmt, text, b);
+            let got = items_with(&*fmt, text, b);
             let want: Vec<Vec<u8>> = text.split_inclusive(|&c| c == 0).map(|l| l.to_vec()).collect();
             assert_eq!(got, want, "B = {b}");
         }

@@ -36,8 +36,8 @@
 //!   kinds with blocks of B_f bytes ([`ForecastCursor`]), so emulated
 //!   stream kinds and their counts cover them like every other file.
 //!
-//! Keys are stored as [`ItemFormat::encode_key`] makes them; for lines,
-//! each with a 4-byte length before it.
+//! Keys are stored as [`Codec::forecast`] makes them; for lines (whose
+//! keys vary in length), each with a 4-byte length before it.
 
 use std::path::{Path, PathBuf};
 
@@ -46,8 +46,8 @@ use emsort_io::{
     StreamConfig, StreamKind,
 };
 
-use super::item::ItemFormat;
 use super::tree::Tree;
+use crate::codec::{cmp_heads, Codec, HeadKey, SharedCodec};
 
 /// Where forecasting keys are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +122,7 @@ enum Sink {
 /// item in order, it stores the key of each item that holds the first byte
 /// of a block j ≥ 1.
 pub(crate) struct ForecastWriter {
-    fmt: ItemFormat,
+    codec: SharedCodec,
     block: u64,
     /// Bytes of the run so far.
     offset: u64,
@@ -137,7 +137,7 @@ pub(crate) struct ForecastWriter {
 impl ForecastWriter {
     /// A writer for a run of blocks of `block` bytes; a blocked one
     /// creates `path`.
-    pub fn new(mode: Mode, fmt: ItemFormat, block: usize, path: &Path) -> Result<ForecastWriter> {
+    pub fn new(mode: Mode, codec: SharedCodec, block: usize, path: &Path) -> Result<ForecastWriter> {
         let sink = match mode {
             Mode::None => Sink::None,
             Mode::Memory => Sink::Memory(Vec::new()),
@@ -148,7 +148,7 @@ impl ForecastWriter {
         };
         let boundary = if matches!(sink, Sink::None) { u64::MAX } else { block as u64 };
         Ok(ForecastWriter {
-            fmt,
+            codec,
             block: block as u64,
             offset: 0,
             boundary,
@@ -185,13 +185,13 @@ impl ForecastWriter {
 
     fn put(&mut self, item: &[u8]) -> Result<()> {
         self.scratch.clear();
-        if self.fmt.key_len().is_none() {
+        if self.codec.forecast_len().is_none() {
             self.scratch.extend_from_slice(&[0; 4]);
-            self.fmt.encode_key(item, &mut self.scratch);
+            self.codec.forecast(item, &mut self.scratch);
             let n = (self.scratch.len() - 4) as u32;
             self.scratch[..4].copy_from_slice(&n.to_le_bytes());
         } else {
-            self.fmt.encode_key(item, &mut self.scratch);
+            self.codec.forecast(item, &mut self.scratch);
         }
         self.keys += 1;
         self.bytes += self.scratch.len() as u64;
@@ -234,7 +234,8 @@ enum Source<'a> {
 /// Reads a run's forecasting keys in order (sequentially through a buffer
 /// of B_f bytes when they are on disk).
 pub(crate) struct ForecastCursor<'a> {
-    fmt: ItemFormat,
+    /// The length of every key (`None`: each has its own, stored before it).
+    key_len: Option<usize>,
     src: Source<'a>,
     left: u64,
     /// Bytes read from a file.
@@ -244,7 +245,7 @@ pub(crate) struct ForecastCursor<'a> {
 impl<'a> ForecastCursor<'a> {
     /// Opens `run`'s keys, through a stream (of the kind the run was made
     /// to be read with) with blocks of `buf` bytes if on disk.
-    pub fn open(run: &'a ForecastRun, fmt: ItemFormat, buf: usize) -> Result<ForecastCursor<'a>> {
+    pub fn open(run: &'a ForecastRun, codec: &dyn Codec, buf: usize) -> Result<ForecastCursor<'a>> {
         let src = match &run.data {
             Data::None => Source::Memory(&[]),
             Data::Memory(v) => Source::Memory(v),
@@ -254,7 +255,7 @@ impl<'a> ForecastCursor<'a> {
             }
         };
         let left = if matches!(run.data, Data::None) { 0 } else { run.keys };
-        Ok(ForecastCursor { fmt, src, left, file_bytes: 0 })
+        Ok(ForecastCursor { key_len: codec.forecast_len(), src, left, file_bytes: 0 })
     }
 
     /// The next key into `out`; false when none is left.
@@ -263,7 +264,7 @@ impl<'a> ForecastCursor<'a> {
             return Ok(false);
         }
         self.left -= 1;
-        let n = match self.fmt.key_len() {
+        let n = match self.key_len {
             Some(n) => n,
             None => {
                 let mut len = [0u8; 4];
@@ -315,9 +316,11 @@ impl<'a> ForecastCursor<'a> {
 /// order of the forecasts is exactly the order in which the merge's
 /// placeholder heads win (see [`super::srm`]).
 pub(crate) struct ForecastHeap<'a> {
-    fmt: ItemFormat,
+    codec: &'a dyn Codec,
     cursors: Vec<ForecastCursor<'a>>,
     keys: Vec<Vec<u8>>,
+    /// Each leading key's prefix and normalised key.
+    hks: Vec<HeadKey>,
     rank: Vec<u128>,
     next_block: Vec<u64>,
     tree: Tree,
@@ -328,20 +331,22 @@ pub(crate) const DONE: u128 = u128::MAX;
 
 impl<'a> ForecastHeap<'a> {
     /// Inserts the first key of each forecasting data run (4.4 step 2).
-    pub fn new(fmt: ItemFormat, mut cursors: Vec<ForecastCursor<'a>>) -> Result<ForecastHeap<'a>> {
+    pub fn new(codec: &'a dyn Codec, mut cursors: Vec<ForecastCursor<'a>>) -> Result<ForecastHeap<'a>> {
         let r = cursors.len();
         let mut keys = vec![Vec::new(); r];
+        let mut hks: Vec<HeadKey> = (0..r).map(|_| HeadKey::default()).collect();
         let mut rank = vec![DONE; r];
         for (i, c) in cursors.iter_mut().enumerate() {
             if c.next(&mut keys[i])? {
-                rank[i] = (fmt.key_prefix(&keys[i]) as u128) << 64 | i as u128;
+                hks[i].forecast(codec, &keys[i]);
+                rank[i] = (hks[i].prefix as u128) << 64 | i as u128;
             }
         }
         let tree = {
-            let (keys, rank) = (&keys, &rank);
-            Tree::new(r, |a, b| beats(&fmt, rank, keys, a, b))
+            let (keys, hks, rank) = (&keys, &hks, &rank);
+            Tree::new(r, |a, b| beats(codec, rank, keys, hks, a, b))
         };
-        Ok(ForecastHeap { fmt, cursors, keys, rank, next_block: vec![1; r], tree })
+        Ok(ForecastHeap { codec, cursors, keys, hks, rank, next_block: vec![1; r], tree })
     }
 
     /// Whether every forecast has been output.
@@ -359,12 +364,13 @@ impl<'a> ForecastHeap<'a> {
         let j = self.next_block[w];
         self.next_block[w] += 1;
         self.rank[w] = if self.cursors[w].next(&mut self.keys[w])? {
-            (self.fmt.key_prefix(&self.keys[w]) as u128) << 64 | w as u128
+            self.hks[w].forecast(self.codec, &self.keys[w]);
+            (self.hks[w].prefix as u128) << 64 | w as u128
         } else {
             DONE
         };
-        let (fmt, keys, rank) = (&self.fmt, &self.keys, &self.rank);
-        self.tree.replay(w, |a, b| beats(fmt, rank, keys, a, b));
+        let (c, keys, hks, rank) = (self.codec, &self.keys, &self.hks, &self.rank);
+        self.tree.replay(w, |a, b| beats(c, rank, keys, hks, a, b));
         Ok(Some((w, j)))
     }
 
@@ -375,12 +381,13 @@ impl<'a> ForecastHeap<'a> {
 }
 
 /// Whether source `a` goes before `b`: rank (prefix, index), with equal
-/// prefixes of records and lines settled on the key bytes.
+/// prefixes of records and lines settled as the merge settles its heads
+/// ([`cmp_heads`]).
 #[inline]
-pub(crate) fn beats(fmt: &ItemFormat, rank: &[u128], keys: &[Vec<u8>], a: usize, b: usize) -> bool {
+fn beats(c: &dyn Codec, rank: &[u128], keys: &[Vec<u8>], hks: &[HeadKey], a: usize, b: usize) -> bool {
     let (ra, rb) = (rank[a], rank[b]);
-    if fmt.ties() && ra >> 64 == rb >> 64 && ra != DONE && rb != DONE {
-        match fmt.cmp_keys(&keys[a], &keys[b]) {
+    if c.ties() && ra >> 64 == rb >> 64 && ra != DONE && rb != DONE {
+        match cmp_heads(c, &hks[a], &keys[a], &hks[b], &keys[b]) {
             std::cmp::Ordering::Less => true,
             std::cmp::Ordering::Greater => false,
             std::cmp::Ordering::Equal => a < b,
@@ -403,9 +410,9 @@ mod tests {
             Mode::Blocked { block: 64, input: StreamKind::Buffered, output: StreamKind::Buffered },
         ] {
             // Lines of 3..7 bytes, blocks of 8 bytes.
-            let fmt = ItemFormat::new(Format::Lines, false);
+            let fmt = crate::codec::of(Format::Lines, false, b'\n', None);
             let lines: Vec<&[u8]> = vec![b"aa\n", b"bbbbbb\n", b"c\n", b"dddd\n", b"eeeeee\n"];
-            let mut w = ForecastWriter::new(mode, fmt, 8, &dir.path().join("fc")).unwrap();
+            let mut w = ForecastWriter::new(mode, fmt.clone(), 8, &dir.path().join("fc")).unwrap();
             for l in &lines {
                 w.item(l).unwrap();
             }
@@ -413,7 +420,7 @@ mod tests {
             // Blocks start at 8 (in "bbbbbb"), 16 (in "dddd").
             let run = w.finish().unwrap();
             assert_eq!(run.keys(), 2);
-            let mut c = ForecastCursor::open(&run, fmt, 16).unwrap();
+            let mut c = ForecastCursor::open(&run, &*fmt, 16).unwrap();
             let mut k = Vec::new();
             assert!(c.next(&mut k).unwrap());
             assert_eq!(k, b"bbbbbb");
@@ -423,13 +430,13 @@ mod tests {
             run.remove().unwrap();
         }
         // Fixed-size items given in one piece: u32, blocks of 8 bytes.
-        let fmt = ItemFormat::new(Format::U32, false);
+        let fmt = crate::codec::of(Format::U32, false, b'\n', None);
         let data: Vec<u8> = (10u32..15).flat_map(|x| x.to_ne_bytes()).collect();
-        let mut w = ForecastWriter::new(Mode::Memory, fmt, 8, Path::new("")).unwrap();
+        let mut w = ForecastWriter::new(Mode::Memory, fmt.clone(), 8, Path::new("")).unwrap();
         w.items(&data[..12], 4).unwrap();
         w.items(&data[12..], 4).unwrap();
         let run = w.finish().unwrap();
-        let mut c = ForecastCursor::open(&run, fmt, 0).unwrap();
+        let mut c = ForecastCursor::open(&run, &*fmt, 0).unwrap();
         let mut k = Vec::new();
         let mut got = vec![];
         while c.next(&mut k).unwrap() {
@@ -440,11 +447,11 @@ mod tests {
 
     #[test]
     fn the_heap_yields_forecasts_in_order() {
-        let fmt = ItemFormat::new(Format::U64, true);
+        let fmt = crate::codec::of(Format::U64, true, b'\n', None);
         let runs: Vec<ForecastRun> = [vec![9u64, 5, 1], vec![8, 8, 0], vec![]]
             .iter()
             .map(|keys| {
-                let mut w = ForecastWriter::new(Mode::Memory, fmt, 8, Path::new("")).unwrap();
+                let mut w = ForecastWriter::new(Mode::Memory, fmt.clone(), 8, Path::new("")).unwrap();
                 w.item(&[0; 8]).unwrap();
                 for k in keys {
                     w.item(&k.to_ne_bytes()).unwrap();
@@ -452,8 +459,8 @@ mod tests {
                 w.finish().unwrap()
             })
             .collect();
-        let cursors = runs.iter().map(|r| ForecastCursor::open(r, fmt, 0).unwrap()).collect();
-        let mut h = ForecastHeap::new(fmt, cursors).unwrap();
+        let cursors = runs.iter().map(|r| ForecastCursor::open(r, &*fmt, 0).unwrap()).collect();
+        let mut h = ForecastHeap::new(&*fmt, cursors).unwrap();
         let mut got = vec![];
         while let Some(f) = h.pop().unwrap() {
             got.push(f);

@@ -33,8 +33,8 @@ use emsort_io::{Error, ErrorKind, Progress, Result};
 
 use super::cursor::{Head, RunCursor, Settle};
 use super::forecast::DONE;
-use super::item::ItemFormat;
 use super::tree::Tree;
+use crate::codec::{cmp_heads, Codec};
 
 /// Where a merge's input blocks come from.
 pub(crate) trait Feed {
@@ -61,7 +61,7 @@ pub(crate) trait Out {
 
 /// The merge of R runs (the main merge heap and the R leading blocks).
 pub(crate) struct Merger<'a> {
-    fmt: ItemFormat,
+    codec: &'a dyn Codec,
     cur: Vec<RunCursor>,
     /// Each head's prefix and run index, `prefix << 64 | r`; [`DONE`] for
     /// an exhausted run.
@@ -73,19 +73,22 @@ pub(crate) struct Merger<'a> {
     path: &'a Path,
     /// Input bytes consumed.
     pub bytes_in: u64,
+    /// `-u`: the raw key of the last item output (`None` before the
+    /// first).
+    last: Option<Vec<u8>>,
 }
 
 impl<'a> Merger<'a> {
     /// A merge of runs of `blocks[r]` blocks.
     pub fn new(
-        fmt: ItemFormat,
+        codec: &'a dyn Codec,
         blocks: &[u64],
         progress: &'a dyn Progress,
         cancel: &'a AtomicBool,
         path: &'a Path,
     ) -> Merger<'a> {
         Merger {
-            fmt,
+            codec,
             cur: blocks.iter().map(|&b| RunCursor::new(b)).collect(),
             rank: vec![DONE; blocks.len()],
             tree: Tree::new(0, |_, _| false),
@@ -93,6 +96,7 @@ impl<'a> Merger<'a> {
             cancel,
             path,
             bytes_in: 0,
+            last: None,
         }
     }
 
@@ -106,8 +110,8 @@ impl<'a> Merger<'a> {
             }
             self.settle(r, feed)?;
         }
-        let (fmt, cur, rank) = (&self.fmt, &self.cur, &self.rank);
-        self.tree = Tree::new(cur.len(), |a, b| beats(fmt, rank, cur, a, b));
+        let (c, cur, rank) = (self.codec, &self.cur, &self.rank);
+        self.tree = Tree::new(cur.len(), |a, b| beats(c, rank, cur, a, b));
         Ok(())
     }
 
@@ -130,9 +134,19 @@ impl<'a> Merger<'a> {
                 }
                 _ => {
                     let c = &mut self.cur[w];
-                    out.push(c.item())?;
+                    if !self.codec.unique() {
+                        out.push(c.item())?;
+                    } else {
+                        let raw = self.codec.raw_key(c.item());
+                        if !self.last.as_deref().is_some_and(|last| self.codec.same(last, raw)) {
+                            let last = self.last.get_or_insert_with(Vec::new);
+                            last.clear();
+                            last.extend_from_slice(raw);
+                            out.push(c.item())?;
+                        }
+                    }
                     c.consume();
-                    match c.next_in_block(&self.fmt) {
+                    match c.next_in_block(self.codec) {
                         Some(p) => self.rank[w] = (p as u128) << 64 | w as u128,
                         None => self.settle(w, feed)?,
                     }
@@ -144,9 +158,9 @@ impl<'a> Merger<'a> {
 
     #[inline]
     fn replay(&mut self, w: usize) {
-        let (fmt, cur, rank) = (&self.fmt, &self.cur, &self.rank);
-        if fmt.ties() {
-            self.tree.replay(w, |a, b| beats(fmt, rank, cur, a, b));
+        let (c, cur, rank) = (self.codec, &self.cur, &self.rank);
+        if c.ties() {
+            self.tree.replay(w, |a, b| beats(c, rank, cur, a, b));
         } else {
             // Numbers: the rank (whole key, run index) decides alone.
             self.tree.replay(w, |a, b| rank[a] < rank[b]);
@@ -158,9 +172,9 @@ impl<'a> Merger<'a> {
     #[inline]
     fn settle<F: Feed>(&mut self, r: usize, feed: &mut F) -> Result<()> {
         loop {
-            match self.cur[r].settle(&self.fmt) {
+            match self.cur[r].settle(self.codec) {
                 Settle::Ready => {
-                    self.rank[r] = (self.cur[r].head_prefix(&self.fmt) as u128) << 64 | r as u128;
+                    self.rank[r] = (self.cur[r].take_key(self.codec) as u128) << 64 | r as u128;
                     return Ok(());
                 }
                 Settle::Need(depleted) => {
@@ -171,7 +185,7 @@ impl<'a> Merger<'a> {
                     if F::LAZY {
                         let c = &mut self.cur[r];
                         feed.forecast(r, j, &mut c.key)?;
-                        self.rank[r] = (self.fmt.key_prefix(&c.key) as u128) << 64 | r as u128;
+                        self.rank[r] = (c.take_key(self.codec) as u128) << 64 | r as u128;
                         return Ok(());
                     }
                     let (b, len, _) = feed.participate(r, j)?;
@@ -206,12 +220,14 @@ impl<'a> Merger<'a> {
     }
 }
 
-/// Whether run `a`'s head goes before run `b`'s.
+/// Whether run `a`'s head goes before run `b`'s: prefix, then keys and
+/// tie rules ([`cmp_heads`]), then run index.
 #[inline]
-fn beats(fmt: &ItemFormat, rank: &[u128], cur: &[RunCursor], a: usize, b: usize) -> bool {
+fn beats(c: &dyn Codec, rank: &[u128], cur: &[RunCursor], a: usize, b: usize) -> bool {
     let (ra, rb) = (rank[a], rank[b]);
-    if fmt.ties() && ra >> 64 == rb >> 64 && ra != DONE && rb != DONE {
-        match fmt.cmp_keys(cur[a].head_key(fmt), cur[b].head_key(fmt)) {
+    if c.ties() && ra >> 64 == rb >> 64 && ra != DONE && rb != DONE {
+        let (x, y) = (&cur[a], &cur[b]);
+        match cmp_heads(c, &x.hk, x.raw_key(c), &y.hk, y.raw_key(c)) {
             std::cmp::Ordering::Less => true,
             std::cmp::Ordering::Greater => false,
             std::cmp::Ordering::Equal => a < b,

@@ -64,7 +64,6 @@ use crate::write_behind::WriteBehind;
 mod cursor;
 mod dsm;
 mod forecast;
-mod item;
 mod merger;
 pub mod order;
 mod run;
@@ -75,7 +74,6 @@ mod tree;
 mod tests;
 
 use forecast::Mode;
-use item::ItemFormat;
 use merger::{Merger, Out};
 use run::{Disks, PdRun, RunWriter};
 /// Runs striped over the D disks with their forecasting keys: the store
@@ -102,10 +100,10 @@ impl StripedStore {
         let direct = plan.input_kind().bypasses_cache() || plan.output_kind().bypasses_cache();
         let dirs = temps.iter().map(|t| t.path().to_path_buf()).collect();
         let set = DiskSet::new(dirs, plan.block_size(), direct, emulated(plan))?;
-        let fmt = ItemFormat::new(plan.format(), plan.reverse()).with_eol(plan.eol());
+        let codec = crate::codec::for_plan(plan);
         let mode = forecast_mode(plan, input_bytes, expected_runs.unwrap_or(1));
         let srm = plan.method().kind() == MethodKind::Srm;
-        let disks = Disks::new(DiskIo::start(Arc::new(set))?, fmt, mode, srm, seed(plan));
+        let disks = Disks::new(DiskIo::start(Arc::new(set))?, codec, mode, srm, seed(plan));
         Ok(StripedStore { disks, runs: Mutex::new(Vec::new()), _temps: temps })
     }
 
@@ -282,7 +280,7 @@ impl Ctx<'_> {
     fn merge<O: Out>(&self, group: &[PdRun], m: usize, out: &mut O) -> Result<(u64, u64, u64)> {
         let disks = self.disks;
         let blocks: Vec<u64> = group.iter().map(|g| g.striped.blocks()).collect();
-        let mut merger = Merger::new(disks.fmt, &blocks, self.progress, self.cancel, disks.dir());
+        let mut merger = Merger::new(&*disks.codec, &blocks, self.progress, self.cancel, disks.dir());
         match self.plan.method().kind() {
             MethodKind::Dsm => {
                 let mut feed =
@@ -293,7 +291,8 @@ impl Ctx<'_> {
             }
             _ => {
                 let fc_buf = order::forecast_block(disks.block());
-                let feed = srm::SrmFeed::new(disks.io.client(), group, disks.fmt, m, fc_buf, disks.dir())?;
+                let feed =
+                    srm::SrmFeed::new(disks.io.client(), group, &*disks.codec, m, fc_buf, disks.dir())?;
                 let c = srm::merge(&mut merger, feed, out)?;
                 Ok((c.parallel_reads, c.flushes, c.forecast_read))
             }
@@ -323,7 +322,7 @@ fn forecast_mode(plan: &SortPlan, input_bytes: Option<u64>, expected_runs: u64) 
     let (b, d) = (plan.block_size(), plan.disk_dirs().len());
     let in_memory = srm.forecast_in_memory.unwrap_or_else(|| {
         let Some(input_bytes) = input_bytes else { return false };
-        let key = ItemFormat::new(plan.format(), plan.reverse()).key_len().unwrap_or(64) as u64;
+        let key = crate::codec::for_plan(plan).forecast_len().unwrap_or(64) as u64;
         let keys = input_bytes / b as u64 + expected_runs;
         let r = order::srm_merge_order(
             expected_runs,

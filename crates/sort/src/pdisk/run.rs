@@ -17,8 +17,8 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::forecast::{ForecastRun, ForecastWriter, Mode};
-use super::item::ItemFormat;
 use super::merger::Out;
+use crate::codec::SharedCodec;
 
 /// A sorted run striped over the D disks, with its forecasting data run.
 #[derive(Debug)]
@@ -40,8 +40,8 @@ impl PdRun {
 pub(crate) struct Disks {
     /// The disk threads.
     pub io: DiskIo,
-    /// How items compare.
-    pub fmt: ItemFormat,
+    /// What an item is and how items compare.
+    pub codec: SharedCodec,
     /// Where forecasting keys go.
     pub mode: Mode,
     /// Whether starting disks are drawn at random (SRM).
@@ -54,10 +54,10 @@ pub(crate) struct Disks {
 
 impl Disks {
     /// The disks served by `io`.
-    pub fn new(io: DiskIo, fmt: ItemFormat, mode: Mode, random_start: bool, seed: u64) -> Disks {
+    pub fn new(io: DiskIo, codec: SharedCodec, mode: Mode, random_start: bool, seed: u64) -> Disks {
         Disks {
             io,
-            fmt,
+            codec,
             mode,
             random_start,
             rng: Mutex::new(Xoshiro256PlusPlus::seed_from_u64(seed)),
@@ -94,7 +94,7 @@ impl Disks {
         Ok(RunWriter {
             stage: Vec::with_capacity(STAGE),
             writer: StripedWriter::new(&self.io, id, start, 2 * d - 1),
-            forecast: ForecastWriter::new(self.mode, self.fmt, self.block(), &fc_path)?,
+            forecast: ForecastWriter::new(self.mode, self.codec.clone(), self.block(), &fc_path)?,
         })
     }
 

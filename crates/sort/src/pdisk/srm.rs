@@ -98,9 +98,9 @@ use emsort_io::disks::{Block, IoClient};
 use emsort_io::{Error, ErrorKind, Result};
 
 use super::forecast::{ForecastCursor, ForecastHeap};
-use super::item::ItemFormat;
 use super::merger::{Feed, Merger, Out};
 use super::run::PdRun;
+use crate::codec::Codec;
 
 /// `block_ptr` of a placeholder.
 #[derive(Debug)]
@@ -176,15 +176,15 @@ impl<'a> SrmFeed<'a> {
     pub fn new(
         client: IoClient,
         runs: &'a [PdRun],
-        fmt: ItemFormat,
+        codec: &'a dyn Codec,
         m: usize,
         fc_buf: usize,
         dir: &Path,
     ) -> Result<SrmFeed<'a>> {
         let d = runs.first().map_or(1, |r| r.striped.disks);
         let block = runs.first().map_or(1, |r| r.striped.block);
-        let open = |r: &'a PdRun| ForecastCursor::open(&r.forecast, fmt, fc_buf);
-        let heap = ForecastHeap::new(fmt, runs.iter().map(open).collect::<Result<_>>()?)?;
+        let open = |r: &'a PdRun| ForecastCursor::open(&r.forecast, codec, fc_buf);
+        let heap = ForecastHeap::new(codec, runs.iter().map(open).collect::<Result<_>>()?)?;
         let merge_keys = runs.iter().map(|r| Ok((open(r)?, 1))).collect::<Result<_>>()?;
         debug_assert!(runs.iter().all(|r| r.forecast.keys() + 1 == r.striped.blocks().max(1)));
         Ok(SrmFeed {

@@ -455,3 +455,60 @@ fn plans_print_the_method() {
     assert!(text.contains("srm on D = 3") && text.contains("merge order R ="), "{text}");
     assert!(text.contains("cap 5") && text.contains("minimum M"), "{text}");
 }
+
+/// GNU keys, `-u`, `-s` and `-r` through DSM and SRM (forecasting keys in
+/// memory and on disk): the output is `slice::sort_by` with the
+/// [`LineOrder`](crate::keys::LineOrder)'s comparison (stable, so `-s` and
+/// `-u` keep the first of equal lines), `-u` then keeping the first line of
+/// each run of equal ones, over several merge passes.
+#[test]
+fn keys_unique_and_stable_through_both_methods() {
+    use crate::keys::{Key, LineOrder, OrderOptions};
+    let mut r = Xoshiro256PlusPlus::seed_from_u64(40);
+    let mut input = Vec::new();
+    for i in 0..3000 {
+        let amount = match r.random_range(0..4) {
+            0 => format!("{}", r.random_range(-50..50)),
+            1 => format!("{}.{}", r.random_range(0..9), r.random_range(0..99)),
+            2 => String::new(),
+            _ => format!("{}", r.random_range(0..5)),
+        };
+        let cat = ["a", "b", "cc", "B", ""][r.random_range(0..5)];
+        input.extend_from_slice(format!("{i},{cat},{amount},x{}\n", r.random_range(0..3)).as_bytes());
+    }
+    let specs: [(&[&str], Option<char>, bool, bool); 5] = [
+        (&["3,3n"], None, false, false),
+        (&["3,3n"], None, true, false),
+        (&["2,2", "3,3nr"], None, false, true),
+        (&["2,2f"], Some('r'), true, false),
+        (&["4,4", "2,2V"], None, false, false),
+    ];
+    for (keys, global, unique, stable) in specs {
+        let mut o = OrderOptions { tab: Some(b','), unique, stable, ..OrderOptions::default() };
+        o.keys = keys.iter().map(|k| Key::parse(k).unwrap()).collect();
+        if let Some(g) = global {
+            o.global.set_global(g);
+        }
+        let lo = LineOrder::new(o).unwrap();
+        let mut want = items(Format::Lines, &input);
+        want.sort_by(|a, b| lo.compare(a, b));
+        if unique {
+            want.dedup_by(|b, a| lo.same(a, b));
+        }
+        let want: Vec<u8> = want.iter().flat_map(|l| l.iter().chain(b"\n")).copied().collect();
+        for (kind, in_memory) in
+            [(MethodKind::Dsm, None), (MethodKind::Srm, Some(true)), (MethodKind::Srm, Some(false))]
+        {
+            let d = disks(3);
+            let m = match kind {
+                MethodKind::Srm => srm(&d, SrmOptions::default().forecast_in_memory(in_memory)),
+                _ => method(kind, &d),
+            };
+            let b = builder(Format::Lines, kind, &d, false).method(m).line_order(lo.clone());
+            let (out, stats) = run(b, &d, &input);
+            let what = format!("{keys:?} -r {global:?} -u {unique} -s {stable} {kind:?} {in_memory:?}");
+            assert!(out == want, "{what}: differs from slice::sort_by");
+            assert!(pd(&stats).passes >= 2, "{what}: {} passes", pd(&stats).passes);
+        }
+    }
+}

@@ -1,0 +1,470 @@
+//! What an item is, for the merges: the item codec.
+//!
+//! A [`Codec`] says, for one family of formats, where an item ends in a
+//! block, the bytes it is compared on, their ordered 8-byte prefix, how two
+//! items compare when those tie, the *forecasting key* that stands for an
+//! item before its block is read (SRM), and which items `-u` keeps one
+//! of. One impl per family:
+//!
+//! | impl | items | compared on |
+//! |---|---|---|
+//! | [`Numbers`] | `u32` … `f64`, native byte order | the number's unsigned key ([`crate::key`]): the prefix is the whole key |
+//! | [`Records`] | `rec:SIZE:KEY_OFFSET:KEY_LEN` | the key field, bytewise |
+//! | [`Lines`] | bytes up to a terminator (`\n`, NUL under `-z`) | the whole line bytewise, or GNU `sort`'s keys compiled by a [`LineOrder`] into normalised keys, then its tie rules |
+//!
+//! Two items compare by their keys' prefixes, then by the keys
+//! ([`Codec::cmp_keys`]), then by [`Codec::tie`] (a [`LineOrder`]'s `-V`
+//! and `-R` keys and its last resort, unless `-s`/`-u`), then by the run
+//! they come from (earlier runs first: `-s` and `-u` keep the input
+//! order). A *head* is either an item or a forecasting key; both give the
+//! same key bytes ([`HeadKey`]), so a forecasting key sorts exactly where
+//! its item will.
+//!
+//! [`for_plan`] picks the codec of a [`SortPlan`]; DSM and SRM
+//! (`pdisk/`) merge through it. Adding a format is one impl here and its
+//! parser.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::key::{prefix, NumKey};
+use crate::keys::{LineOrder, Scratch};
+use crate::plan::SortPlan;
+use crate::Format;
+
+/// How the merges see the items of one family of formats (see the
+/// module docs). Keys are the bytes an item is compared on: a part of the
+/// item ([`Codec::raw_key`]), or, when the codec [`Codec::normalises`],
+/// the normalised key written from that part ([`Codec::normalise`]).
+pub(crate) trait Codec: Send + Sync {
+    /// The size of every item; `None` for terminated items.
+    fn fixed(&self) -> Option<usize>;
+
+    /// The byte that ends an item (terminated items only).
+    fn terminator(&self) -> u8 {
+        b'\n'
+    }
+
+    /// The length of the item at the start of `data` when it lies wholly
+    /// there (with its terminator).
+    #[inline]
+    fn item_len(&self, data: &[u8]) -> Option<usize> {
+        match self.fixed() {
+            Some(s) => (data.len() >= s).then_some(s),
+            None => memchr::memchr(self.terminator(), data).map(|p| p + 1),
+        }
+    }
+
+    /// The bytes of a whole item it is compared on: the number, the key
+    /// field, the line without its terminator. Also what a forecasting
+    /// key of records and lines is made of.
+    fn raw_key<'a>(&self, item: &'a [u8]) -> &'a [u8];
+
+    /// Whether keys are written from the raw keys ([`Codec::normalise`])
+    /// rather than read in place.
+    fn normalises(&self) -> bool {
+        false
+    }
+
+    /// Writes the normalised key of a raw key into `out` (cleared first).
+    fn normalise(&self, _raw: &[u8], _out: &mut Vec<u8>, _scratch: &mut Scratch) {}
+
+    /// The ordered prefix of a key (raw, normalised or forecast):
+    /// unsigned order is the sort's order.
+    fn key_prefix(&self, key: &[u8]) -> u64;
+
+    /// The ordered prefix of a whole item (numbers: the whole key).
+    #[inline]
+    fn item_prefix(&self, item: &[u8]) -> u64 {
+        self.key_prefix(self.raw_key(item))
+    }
+
+    /// Whether items with equal prefixes need [`Codec::cmp_keys`] (every
+    /// family but numbers, whose prefix is the whole key).
+    fn ties(&self) -> bool {
+        true
+    }
+
+    /// Compares two keys in the sort's order.
+    fn cmp_keys(&self, a: &[u8], b: &[u8]) -> Ordering;
+
+    /// Compares two items with equal keys by their raw keys (a
+    /// [`LineOrder`]'s `-V`/`-R` keys and last resort); `Equal` leaves
+    /// them to the run order.
+    fn tie(&self, _a: &[u8], _b: &[u8]) -> Ordering {
+        Ordering::Equal
+    }
+
+    /// Appends the forecasting key of a whole item: a key that compares
+    /// as the item does ([`HeadKey::forecast`]).
+    fn forecast(&self, item: &[u8], out: &mut Vec<u8>) {
+        out.extend_from_slice(self.raw_key(item));
+    }
+
+    /// The length of every forecasting key; `None` when they vary.
+    fn forecast_len(&self) -> Option<usize>;
+
+    /// `-u`: the merge keeps only the first of items equal by the order
+    /// ([`Codec::same`]).
+    fn unique(&self) -> bool {
+        false
+    }
+
+    /// Whether `a` and `b` (raw keys) are equal by the order, so that `-u`
+    /// keeps only the first.
+    fn same(&self, a: &[u8], b: &[u8]) -> bool {
+        self.cmp_keys(a, b).is_eq()
+    }
+}
+
+/// A codec shared by the threads of a sort.
+pub(crate) type SharedCodec = Arc<dyn Codec>;
+
+/// The codec of `plan`'s items.
+pub(crate) fn for_plan(plan: &SortPlan) -> SharedCodec {
+    of(plan.format(), plan.reverse(), plan.eol(), plan.line_order())
+}
+
+/// The codec of `format`, descending when `reverse`, lines ended by `eol`
+/// and ordered by `order` (`None`: bytewise).
+pub(crate) fn of(format: Format, reverse: bool, eol: u8, order: Option<&LineOrder>) -> SharedCodec {
+    let mask = if reverse { u64::MAX } else { 0 };
+    match format {
+        Format::U32 => Arc::new(Numbers::<u32>::new(mask)),
+        Format::I32 => Arc::new(Numbers::<i32>::new(mask)),
+        Format::F32 => Arc::new(Numbers::<f32>::new(mask)),
+        Format::U64 => Arc::new(Numbers::<u64>::new(mask)),
+        Format::I64 => Arc::new(Numbers::<i64>::new(mask)),
+        Format::F64 => Arc::new(Numbers::<f64>::new(mask)),
+        Format::Rec(r) => {
+            Arc::new(Records { size: r.size, key: r.key_offset..r.key_offset + r.key_len, mask, reverse })
+        }
+        Format::Lines => Arc::new(Lines::new(eol, reverse, order.cloned())),
+    }
+}
+
+/// Numbers of one type: compared on their unsigned key, which is the
+/// prefix; forecast as that key's 8 big-endian bytes.
+pub(crate) struct Numbers<T> {
+    /// All ones when descending.
+    mask: u64,
+    _t: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> Numbers<T> {
+    fn new(mask: u64) -> Self {
+        Numbers { mask, _t: std::marker::PhantomData }
+    }
+}
+
+impl<T: NumKey> Codec for Numbers<T> {
+    fn fixed(&self) -> Option<usize> {
+        Some(std::mem::size_of::<T>())
+    }
+
+    #[inline]
+    fn raw_key<'a>(&self, item: &'a [u8]) -> &'a [u8] {
+        item
+    }
+
+    #[inline]
+    fn key_prefix(&self, key: &[u8]) -> u64 {
+        u64::from_be_bytes(key[..8].try_into().expect("an 8-byte forecasting key"))
+    }
+
+    #[inline]
+    fn item_prefix(&self, item: &[u8]) -> u64 {
+        let x: T = bytemuck::pod_read_unaligned(&item[..std::mem::size_of::<T>()]);
+        x.key().into() ^ self.mask
+    }
+
+    fn ties(&self) -> bool {
+        false
+    }
+
+    fn cmp_keys(&self, _a: &[u8], _b: &[u8]) -> Ordering {
+        Ordering::Equal
+    }
+
+    fn forecast(&self, item: &[u8], out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.item_prefix(item).to_be_bytes());
+    }
+
+    fn forecast_len(&self) -> Option<usize> {
+        Some(8)
+    }
+}
+
+/// Fixed-size records compared bytewise on a key field.
+pub(crate) struct Records {
+    size: usize,
+    key: std::ops::Range<usize>,
+    mask: u64,
+    reverse: bool,
+}
+
+impl Codec for Records {
+    fn fixed(&self) -> Option<usize> {
+        Some(self.size)
+    }
+
+    #[inline]
+    fn raw_key<'a>(&self, item: &'a [u8]) -> &'a [u8] {
+        &item[self.key.clone()]
+    }
+
+    #[inline]
+    fn key_prefix(&self, key: &[u8]) -> u64 {
+        prefix(key) ^ self.mask
+    }
+
+    #[inline]
+    fn cmp_keys(&self, a: &[u8], b: &[u8]) -> Ordering {
+        bytewise(a, b, self.reverse)
+    }
+
+    fn forecast_len(&self) -> Option<usize> {
+        Some(self.key.len())
+    }
+}
+
+/// Terminated lines: bytewise (reversed by `-r`), or by a [`LineOrder`]'s
+/// normalised keys and tie rules. A forecasting key is the line itself
+/// (without its terminator), from which its normalised key is written
+/// again.
+pub(crate) struct Lines {
+    eol: u8,
+    /// Bytewise and descending (a plain order's `-r`).
+    reverse: bool,
+    /// GNU keys (normalised) or a plain order with `-u`.
+    order: Option<LineOrder>,
+    /// Whether keys are normalised (an order with keys).
+    normalised: bool,
+}
+
+impl Lines {
+    fn new(eol: u8, reverse: bool, order: Option<LineOrder>) -> Lines {
+        let normalised = order.as_ref().is_some_and(|o| !o.is_plain());
+        // A plain order (here only with -u) keeps its -r on the bytes;
+        // keyed orders invert their keys' bytes instead.
+        let reverse = match &order {
+            Some(o) => o.is_plain() && o.reverse(),
+            None => reverse,
+        };
+        Lines { eol, reverse, order, normalised }
+    }
+}
+
+impl Codec for Lines {
+    fn fixed(&self) -> Option<usize> {
+        None
+    }
+
+    fn terminator(&self) -> u8 {
+        self.eol
+    }
+
+    #[inline]
+    fn raw_key<'a>(&self, item: &'a [u8]) -> &'a [u8] {
+        &item[..item.len() - 1]
+    }
+
+    fn normalises(&self) -> bool {
+        self.normalised
+    }
+
+    fn normalise(&self, raw: &[u8], out: &mut Vec<u8>, scratch: &mut Scratch) {
+        out.clear();
+        if let Some(o) = &self.order {
+            o.encode(raw, out, scratch);
+        }
+    }
+
+    #[inline]
+    fn key_prefix(&self, key: &[u8]) -> u64 {
+        if self.reverse {
+            !prefix(key)
+        } else {
+            prefix(key)
+        }
+    }
+
+    #[inline]
+    fn cmp_keys(&self, a: &[u8], b: &[u8]) -> Ordering {
+        bytewise(a, b, self.reverse)
+    }
+
+    #[inline]
+    fn tie(&self, a: &[u8], b: &[u8]) -> Ordering {
+        match &self.order {
+            Some(o) if self.normalised => o.compare_equal_forms(a, b),
+            _ => Ordering::Equal,
+        }
+    }
+
+    fn forecast_len(&self) -> Option<usize> {
+        None
+    }
+
+    fn unique(&self) -> bool {
+        self.order.as_ref().is_some_and(|o| o.unique())
+    }
+
+    fn same(&self, a: &[u8], b: &[u8]) -> bool {
+        match &self.order {
+            Some(o) => o.same(a, b),
+            None => a == b,
+        }
+    }
+}
+
+/// `a` against `b` bytewise, descending when `reverse`.
+#[inline]
+fn bytewise(a: &[u8], b: &[u8], reverse: bool) -> Ordering {
+    if reverse {
+        b.cmp(a)
+    } else {
+        a.cmp(b)
+    }
+}
+
+/// The key of one head of a merge (an item or a forecasting key), kept
+/// while it is the head: its prefix, its normalised key when the codec
+/// normalises, and room to write it.
+#[derive(Debug, Default)]
+pub(crate) struct HeadKey {
+    /// The ordered prefix.
+    pub prefix: u64,
+    norm: Vec<u8>,
+    scratch: Scratch,
+}
+
+impl HeadKey {
+    /// Takes the key of a whole item.
+    #[inline]
+    pub fn item(&mut self, c: &dyn Codec, item: &[u8]) {
+        if c.normalises() {
+            c.normalise(c.raw_key(item), &mut self.norm, &mut self.scratch);
+            self.prefix = c.key_prefix(&self.norm);
+        } else {
+            self.prefix = c.item_prefix(item);
+        }
+    }
+
+    /// Takes the key of a forecasting key ([`Codec::forecast`]).
+    #[inline]
+    pub fn forecast(&mut self, c: &dyn Codec, key: &[u8]) {
+        if c.normalises() {
+            c.normalise(key, &mut self.norm, &mut self.scratch);
+            self.prefix = c.key_prefix(&self.norm);
+        } else {
+            self.prefix = c.key_prefix(key);
+        }
+    }
+
+    /// The key bytes to compare: the normalised key, or `raw` (the head's
+    /// raw key or forecasting key) when the codec does not normalise.
+    #[inline]
+    pub fn bytes<'a>(&'a self, c: &dyn Codec, raw: &'a [u8]) -> &'a [u8] {
+        if c.normalises() {
+            &self.norm
+        } else {
+            raw
+        }
+    }
+}
+
+/// Compares two heads whose prefixes are equal: their keys, then the tie
+/// rules on their raw keys (`raw_a`, `raw_b`: the items' raw keys or the
+/// forecasting keys, which for lines are the same bytes).
+#[inline]
+pub(crate) fn cmp_heads(c: &dyn Codec, a: &HeadKey, raw_a: &[u8], b: &HeadKey, raw_b: &[u8]) -> Ordering {
+    c.cmp_keys(a.bytes(c, raw_a), b.bytes(c, raw_b)).then_with(|| c.tie(raw_a, raw_b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{Key, OrderOptions};
+
+    /// Orders two whole items as a merge does (without the run index),
+    /// also through their forecasting keys.
+    fn cmp(c: &dyn Codec, a: &[u8], b: &[u8]) -> Ordering {
+        let (mut ka, mut kb) = (HeadKey::default(), HeadKey::default());
+        ka.item(c, a);
+        kb.item(c, b);
+        let by_items =
+            ka.prefix.cmp(&kb.prefix).then_with(|| cmp_heads(c, &ka, c.raw_key(a), &kb, c.raw_key(b)));
+        let (mut fa, mut fb) = (Vec::new(), Vec::new());
+        c.forecast(a, &mut fa);
+        c.forecast(b, &mut fb);
+        if let Some(n) = c.forecast_len() {
+            assert_eq!(fa.len(), n);
+        }
+        ka.forecast(c, &fa);
+        kb.forecast(c, &fb);
+        let by_forecasts = ka.prefix.cmp(&kb.prefix).then_with(|| cmp_heads(c, &ka, &fa, &kb, &fb));
+        assert_eq!(by_items, by_forecasts, "forecasting keys order as their items");
+        by_items
+    }
+
+    #[test]
+    fn orders_like_the_format_and_forecasts_like_items() {
+        for rev in [false, true] {
+            let cases: Vec<(Format, Vec<Vec<u8>>)> = vec![
+                (Format::I32, [-5i32, 0, 7].iter().map(|x| x.to_ne_bytes().to_vec()).collect()),
+                (Format::F64, [-1.5f64, 0.0, f64::NAN].iter().map(|x| x.to_ne_bytes().to_vec()).collect()),
+                ("rec:4:1:2".parse().unwrap(), vec![b"zaaz".to_vec(), b"aabz".to_vec(), b"abaa".to_vec()]),
+                (Format::Lines, vec![b"\n".to_vec(), b"abcdefgh\n".to_vec(), b"abcdefgh\0\n".to_vec()]),
+            ];
+            for (format, items) in cases {
+                let c = of(format, rev, b'\n', None);
+                for a in &items {
+                    assert_eq!(c.item_len(a), Some(a.len()));
+                    for b in &items {
+                        let (x, y) = if format == Format::Lines {
+                            (&a[..a.len() - 1], &b[..b.len() - 1])
+                        } else {
+                            (&a[..], &b[..])
+                        };
+                        let want = format.compare(x, y);
+                        let want = if rev { want.reverse() } else { want };
+                        assert_eq!(cmp(&*c, a, b), want, "{format} rev {rev}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Lines under GNU keys compare as [`LineOrder::compare`] says, by
+    /// their items and by their forecasting keys; `-u` keeps one of lines
+    /// equal by the keys.
+    #[test]
+    fn keyed_lines_order_as_the_line_order() {
+        let lines: Vec<&[u8]> =
+            vec![b"3,b,10", b"1,a,9.5", b"2,c,-1", b"4,a,10", b"x,a,1e3", b"5,,", b"1,a,9.50", b"0,z,abc"];
+        for (keys, global, unique, stable) in [
+            (vec!["3,3n"], None, false, false),
+            (vec!["2,2", "3,3nr"], None, false, false),
+            (vec!["3,3n"], None, true, false),
+            (vec!["2,2"], Some('r'), false, true),
+            (vec!["3,3V"], None, false, false),
+        ] {
+            let mut o = OrderOptions { tab: Some(b','), unique, stable, ..OrderOptions::default() };
+            o.keys = keys.iter().map(|k| Key::parse(k).unwrap()).collect();
+            if let Some(g) = global {
+                o.global.set_global(g);
+            }
+            let lo = LineOrder::new(o).unwrap();
+            let c = of(Format::Lines, false, b'\n', Some(&lo));
+            for a in &lines {
+                for b in &lines {
+                    let (ia, ib) = ([*a, b"\n"].concat(), [*b, b"\n"].concat());
+                    assert_eq!(cmp(&*c, &ia, &ib), lo.compare(a, b), "{keys:?} {a:?} {b:?}");
+                    assert_eq!(c.same(a, b), lo.same(a, b));
+                }
+            }
+            assert_eq!(c.unique(), unique);
+        }
+    }
+}
