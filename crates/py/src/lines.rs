@@ -57,7 +57,7 @@ fn spans(data: &[u8], eol: u8) -> Vec<Range<usize>> {
 
 /// The lines of `data` sorted by `order`, each ended by `eol` (see the
 /// module docs).
-pub(crate) fn sort_lines(order: &LineOrder, eol: u8, data: &[u8]) -> Vec<u8> {
+fn sort_lines(order: &LineOrder, eol: u8, data: &[u8]) -> Vec<u8> {
     let spans = spans(data, eol);
     let line = |i: usize| &data[spans[i].clone()];
     let mut keyed: Vec<(Vec<u8>, usize)> = (0..spans.len())
