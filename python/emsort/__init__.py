@@ -10,6 +10,11 @@ Files
     (``emsort verify``). They release the GIL, report progress to an
     optional callback ``progress(phase, done, total)`` and stop cleanly on
     Ctrl-C (``KeyboardInterrupt``; no output and no temporary file is left).
+    As ``emsort sort``, :func:`sort`, :func:`merge_files` and
+    :class:`Sorter` sort text lines unless told another ``format``, and
+    take GNU sort's ordering options as keywords named after its long
+    options: ``key="3,3n"`` (``-k``), ``field_separator=","`` (``-t``),
+    ``numeric_sort=True`` (``-n``), ``unique=True`` (``-u``) …
 
 Memory
     :func:`sort_array` sorts a numpy array of numbers in place,
@@ -18,6 +23,8 @@ Memory
     bytes-like object of items of a format in place; :func:`partition_points`,
     :func:`compare`, :func:`item_key_less`, :func:`sort_key` and
     :func:`item_size` search and order items by a format's order.
+    :class:`LineOrder` sorts, cuts and compares text lines in memory by the
+    ordering options, exactly as the file sort orders them.
 
 Data the program makes
     :class:`Sorter` sorts what the program pushes (numpy arrays, bytes),
@@ -29,11 +36,11 @@ Readers
     :class:`Reader` reads byte ranges at any offset with one of emsort's
     readers (``stream``, ``mmap``, ``pread``, ``uring``, ``adaptive``).
 
-Formats are named as on the command line: ``u32``, ``i32``, ``u64``,
-``i64``, ``f32``, ``f64`` (native byte order; floats in total order with
-NaNs last), ``rec:SIZE:KEY_OFFSET:KEY_LEN`` (fixed-size records ordered
-bytewise by a key field) and ``lines`` (newline-terminated text ordered as
-``LC_ALL=C sort``).
+Formats are named as on the command line: ``lines`` (newline-terminated
+text ordered as ``LC_ALL=C sort``; the default of the sorts), ``u32``,
+``i32``, ``u64``, ``i64``, ``f32``, ``f64`` (native byte order; floats in
+total order with NaNs last) and ``rec:SIZE:KEY_OFFSET:KEY_LEN`` (fixed-size
+records ordered bytewise by a key field).
 
 Errors from the library raise :class:`EmsortError` with the library's
 message, which names the file; missing files, directories and permission
@@ -47,10 +54,13 @@ Example::
     import emsort
 
     emsort.gen("data.u32", count=10_000_000, seed=1)
-    stats = emsort.sort("data.u32", "sorted.u32", memory="64M",
+    stats = emsort.sort("data.u32", "sorted.u32", format="u32", memory="64M",
                         progress=lambda phase, done, total: print(phase, done, total))
     print(stats["runs"], "runs,", stats["passes"], "passes")
     assert emsort.verify("sorted.u32", input="data.u32")["ok"]
+
+    # Text: a CSV by its third column, numerically (LC_ALL=C sort -t, -k3,3n).
+    emsort.sort("sales.csv", "by-amount.csv", key="3,3n", field_separator=",")
 
     a = emsort.read_array("sorted.u32", dtype="u32", count=1000)
     assert (np.diff(a.astype(np.int64)) >= 0).all()
@@ -78,6 +88,7 @@ from ._emsort import (
     EmsortIsADirectoryError,
     EmsortOSError,
     EmsortPermissionError,
+    LineOrder,
     Reader,
     Sorter,
     __version__,
@@ -102,6 +113,7 @@ __all__ = [
     "EmsortIsADirectoryError",
     "EmsortOSError",
     "EmsortPermissionError",
+    "LineOrder",
     "Reader",
     "Sorter",
     "__version__",

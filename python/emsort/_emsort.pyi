@@ -17,6 +17,7 @@ __all__ = [
     "EmsortIsADirectoryError",
     "EmsortOSError",
     "EmsortPermissionError",
+    "LineOrder",
     "Reader",
     "Sorter",
     "compare",
@@ -71,7 +72,7 @@ def sort(
     input: _StrPath,
     output: _StrPath,
     *,
-    format: str = "u32",
+    format: str = "lines",
     memory: Optional[_Size] = None,
     fan_in: Optional[int] = None,
     temp_dirs: Union[_StrPath, Sequence[_StrPath], None] = None,
@@ -81,6 +82,22 @@ def sort(
     block_size: Optional[_Size] = None,
     policy: str = "optimal",
     progress: Optional[_ProgressCallback] = None,
+    key: Union[str, Sequence[str], None] = None,
+    field_separator: Union[str, bytes, None] = None,
+    ignore_leading_blanks: bool = False,
+    dictionary_order: bool = False,
+    ignore_case: bool = False,
+    general_numeric_sort: bool = False,
+    human_numeric_sort: bool = False,
+    ignore_nonprinting: bool = False,
+    month_sort: bool = False,
+    numeric_sort: bool = False,
+    random_sort: bool = False,
+    random_source: Optional[_StrPath] = None,
+    version_sort: bool = False,
+    stable: bool = False,
+    unique: bool = False,
+    zero_terminated: bool = False,
 ) -> Dict[str, Any]:
     """Sort the file ``input`` into ``output``: ``emsort sort INPUT -o OUTPUT``.
 
@@ -92,19 +109,29 @@ def sort(
     ``output`` may be ``input`` itself; on an error or Ctrl-C neither a
     partial output nor a temporary file is left.
 
+    Lines (the default format, as on the command line) are ordered as
+    ``LC_ALL=C sort`` orders them, with GNU sort's ordering options as
+    keywords named after its long options::
+
+        emsort.sort("sales.csv", "by-amount.csv", key="3,3n", field_separator=",")
+        # = LC_ALL=C sort -t, -k3,3n sales.csv -o by-amount.csv
+
     Args:
         input: the file to sort (never modified, unless it is also ``output``).
         output: where the sorted file goes.
-        format: ``u32``, ``i32``, ``u64``, ``i64``, ``f32``, ``f64`` (NaNs last),
-            ``rec:SIZE:KEY_OFFSET:KEY_LEN`` (records by a bytewise key) or
-            ``lines`` (as ``LC_ALL=C sort``).
+        format: ``lines`` (the default: text lines, as ``LC_ALL=C sort``),
+            ``u32``, ``i32``, ``u64``, ``i64``, ``f32``, ``f64`` (NaNs last) or
+            ``rec:SIZE:KEY_OFFSET:KEY_LEN`` (records by a bytewise key). The
+            default was ``u32`` before (``CHANGELOG.md``): numbers need
+            ``format="u32"`` now.
         memory: M, bytes or ``"256M"`` / ``"25%"`` (default: a quarter of the
             available RAM, at most twice the input plus 16 MiB, as the CLI).
         fan_in: d, the most runs one merge reads (default: as many as M allows,
             at most 64).
         temp_dirs: directories for the runs (default: ``$TMPDIR`` or ``/tmp``).
         parallel: threads (default: all cores).
-        reverse: descending order.
+        reverse: descending order (``-r``; for lines, the global ``-r`` that keys
+            without modifiers of their own inherit).
         io: ``auto`` (default: as ``emsort sort``, ``emsort calibrate``'s
             measurement of the temp dir's device, or a probe of it, picks
             ``uring-direct`` on a device, with its queue depth from
@@ -119,6 +146,31 @@ def sort(
         progress: called as ``progress(phase, done, total)`` at most ten
             times a second and once at the end of each phase
             (``"run formation"`` and ``"merge"``, in bytes).
+        key: ``-k``: one key spec (``"2,2"``, ``"3,3nr"``, ``"1.3b,1.5"``) or a
+            list of them, compared in turn; fields count from 1.
+        field_separator: ``-t``: the byte between fields (``","``, ``b"\t"``,
+            ``"\0"``); default: fields start at a blank after a non-blank.
+        ignore_leading_blanks: ``-b``.
+        dictionary_order: ``-d``: only blanks and alphanumerics.
+        ignore_case: ``-f``: lower case folded to upper case.
+        general_numeric_sort: ``-g``: as ``strtold`` reads numbers.
+        human_numeric_sort: ``-h``: ``2K`` < ``1G``.
+        ignore_nonprinting: ``-i``: only printable bytes.
+        month_sort: ``-M``: ``JAN`` < … < ``DEC``.
+        numeric_sort: ``-n``: by the leading number (``-`` sign, ``.`` decimal point).
+        random_sort: ``-R``: a shuffle that keeps equal keys together.
+        random_source: ``--random-source``: the file whose first 16 bytes salt
+            ``-R`` (default: random bytes from the kernel).
+        version_sort: ``-V``: version numbers within text.
+        stable: ``-s``: no last-resort comparison of whole lines (lines equal
+            by their keys keep their input order).
+        unique: ``-u``: only the first line of each group of equal lines (by
+            the keys, when there are keys).
+        zero_terminated: ``-z``: lines end with NUL, not newline.
+
+        The ordering options but ``reverse`` order lines only; GNU's rules
+        hold: a key with modifiers of its own (``"2,2n"``) takes none of the
+        global ones, incompatible ones are refused with GNU's message.
 
     Returns:
         The statistics ``emsort sort --stats`` writes as JSON: ``plan``,
@@ -133,8 +185,13 @@ def sort(
 
     Raises:
         EmsortError: from the library (e.g. ``EmsortFileNotFoundError``).
-        ValueError: a bad format, size or kind, or a memory too small for
-            ``fan_in`` and ``block_size``.
+        ValueError: a bad format, size or kind, a memory too small for
+            ``fan_in`` and ``block_size``, a bad key spec (``key="0"``), a
+            ``field_separator`` of more than one byte, options GNU sort refuses
+            together (``numeric_sort`` and ``general_numeric_sort``: "options
+            '-gn' are incompatible"), or ordering options other than
+            ``reverse`` with a format other than ``lines``.
+        TypeError: an option of the wrong type (``key=len``).
         KeyboardInterrupt: Ctrl-C (the sort stops; nothing is left behind).
     """
 
@@ -142,7 +199,7 @@ def merge_files(
     inputs: Sequence[_StrPath],
     output: _StrPath,
     *,
-    format: str = "u32",
+    format: str = "lines",
     memory: Optional[_Size] = None,
     reverse: bool = False,
     temp_dirs: Union[_StrPath, Sequence[_StrPath], None] = None,
@@ -152,6 +209,22 @@ def merge_files(
     io: str = "auto",
     block_size: Optional[_Size] = None,
     policy: str = "optimal",
+    key: Union[str, Sequence[str], None] = None,
+    field_separator: Union[str, bytes, None] = None,
+    ignore_leading_blanks: bool = False,
+    dictionary_order: bool = False,
+    ignore_case: bool = False,
+    general_numeric_sort: bool = False,
+    human_numeric_sort: bool = False,
+    ignore_nonprinting: bool = False,
+    month_sort: bool = False,
+    numeric_sort: bool = False,
+    random_sort: bool = False,
+    random_source: Optional[_StrPath] = None,
+    version_sort: bool = False,
+    stable: bool = False,
+    unique: bool = False,
+    zero_terminated: bool = False,
 ) -> Dict[str, Any]:
     """Merge files that are each already sorted into one sorted ``output``.
 
@@ -162,6 +235,11 @@ def merge_files(
     or descending with ``reverse``); this is not checked — use :func:`verify`.
     The inputs are never modified; ``output`` is written beside and renamed
     (it may be one of the inputs). No input gives an empty output.
+
+    ``format`` (default ``lines``) and the ordering options (``key``,
+    ``field_separator``, ``numeric_sort``, ``unique`` …) are those of
+    :func:`sort`: ``LC_ALL=C sort -m`` with the same options. With ``unique``,
+    one line of each group of equal lines remains, from the earliest input.
 
     Returns:
         The statistics of :func:`sort`, with ``runs`` = the number of inputs,
@@ -186,8 +264,8 @@ def gen(
 
     Args:
         output: the file to write (written beside and renamed when complete).
-        format: any format; fixed-size formats need ``count`` items, ``lines``
-            needs ``bytes`` (a total size).
+        format: any format (default ``u32``, as ``emsort gen``); fixed-size
+            formats need ``count`` items, ``lines`` needs ``bytes`` (a total size).
         count: number of items (fixed-size formats).
         bytes: total size of the text (``lines``), an int or ``"64M"``.
         dist: ``uniform``, ``sorted``, ``reverse``, ``few-distinct`` or ``zipf``.
@@ -212,7 +290,9 @@ def verify(
     """Check that a file is sorted and, with ``input``, holds the same items: ``emsort verify``.
 
     Streams the files once in constant memory; the multiset check compares
-    order-independent 128-bit fingerprints.
+    order-independent 128-bit fingerprints. ``format`` defaults to ``u32``, as
+    ``emsort verify``; lines are checked bytewise (for an order with keys:
+    :meth:`LineOrder.check`).
 
     Returns:
         ``{"ok": bool, "items": int, "path": str, "format": str,
@@ -344,6 +424,78 @@ def item_size(format: str) -> int:
     """
 
 @final
+class LineOrder:
+    """GNU sort's order of text lines, for sorting, cutting and comparing lines in memory.
+
+    The ordering options of :func:`sort` (``key``, ``field_separator``,
+    ``numeric_sort``, ``reverse``, ``stable``, ``unique``, ``zero_terminated``
+    …), compiled once by the engine that sorts files: what a program that
+    sorts or partitions lines itself (``emsort.ray``'s tasks) needs to agree
+    with :func:`sort` and ``LC_ALL=C sort`` byte for byte::
+
+        order = emsort.LineOrder(key="3,3n", field_separator=",")
+        data = order.sort(b"a,x,10\nb,y,9\n")            # b"b,y,9\na,x,10\n"
+        cuts = order.partition_points(data, [b"c,z,10"])   # [6]: before a,x,10
+
+    Raises (on creation): ``ValueError`` / ``TypeError`` as :func:`sort` for
+    bad options.
+    """
+
+    def __new__(
+        cls,
+        *,
+        key: Union[str, Sequence[str], None] = None,
+        field_separator: Union[str, bytes, None] = None,
+        ignore_leading_blanks: bool = False,
+        dictionary_order: bool = False,
+        ignore_case: bool = False,
+        general_numeric_sort: bool = False,
+        human_numeric_sort: bool = False,
+        ignore_nonprinting: bool = False,
+        month_sort: bool = False,
+        numeric_sort: bool = False,
+        random_sort: bool = False,
+        random_source: Optional[_StrPath] = None,
+        version_sort: bool = False,
+        reverse: bool = False,
+        stable: bool = False,
+        unique: bool = False,
+        zero_terminated: bool = False,
+    ) -> "LineOrder": ...
+    def sort(self, data: _ReadableBuffer) -> bytes:
+        """The lines of ``data`` sorted, each ended by the terminator (a last line may
+        lack it in ``data``); with ``unique``, the first of each group of equal lines.
+
+        Stable: lines equal by the order keep their order in ``data`` (which matters
+        with ``stable`` or ``unique``, as for GNU sort's input order). On all cores,
+        with the GIL released; takes, besides ``data`` and the result, each line's
+        normalised key and about 50 bytes per line.
+        """
+    def partition_points(self, sorted_data: _ReadableBuffer, boundaries: Iterable[_ReadableBuffer]) -> List[int]:
+        """For each boundary line, the byte offset in ``sorted_data`` (sorted by this
+        order) of the first line not before it, as ``bisect.bisect_left``: bytes
+        ``[p[j-1], p[j])`` hold the lines from boundary ``j-1`` (included) to boundary
+        ``j`` (excluded); lines equal by the order never straddle a cut."""
+    def compare(self, a: _ReadableBuffer, b: _ReadableBuffer) -> int:
+        """-1 if line ``a`` comes first, 0 if they are equal by the order, 1 otherwise
+        (lines without their terminator)."""
+    def check(self, path: _StrPath) -> Dict[str, Any]:
+        """Whether the file at ``path`` is sorted by this order (strictly, with
+        ``unique``), as ``sort -c``, read once in constant memory:
+        ``{"ok": bool, "lines": int, "disorder": None or {"line": int, "text": bytes}}``
+        (``line`` 1-based; ``lines`` counts to the end, or to the disorder)."""
+    @property
+    def random(self) -> bool:
+        """Whether a key shuffles (``random_sort``, or ``R`` in a key): two orders agree
+        only when they read the same ``random_source``."""
+    @property
+    def unique(self) -> bool:
+        """``unique``."""
+    @property
+    def terminator(self) -> bytes:
+        """``b"\n"``, or ``b"\0"`` with ``zero_terminated``."""
+
+@final
 class Reader:
     """Read byte ranges of a file at any offset with one of emsort's readers.
 
@@ -425,7 +577,7 @@ class Sorter:
                 ...
         print(s.stats["runs"])
 
-        s = emsort.Sorter("lines", memory="64M")
+        s = emsort.Sorter(memory="64M")             # lines, the default format
         s.push(b"pear\napple\n"); s.push(b"fig")   # cut anywhere; a last \n is added
         s.finish().write("sorted.txt")             # or: for lines in s: ...
 
@@ -442,13 +594,20 @@ class Sorter:
     the sorter before its result is taken cancels it the same way.
 
     Args:
-        format: as :func:`sort`: ``u32``, ``i32``, ``u64``, ``i64``, ``f32``,
-            ``f64`` (NaNs last), ``rec:SIZE:KEY_OFFSET:KEY_LEN`` or ``lines``.
+        format: as :func:`sort`: ``lines`` (the default), ``u32``, ``i32``,
+            ``u64``, ``i64``, ``f32``, ``f64`` (NaNs last) or
+            ``rec:SIZE:KEY_OFFSET:KEY_LEN``.
         memory: M, bytes or ``"256M"`` / ``"25%"`` (default: a quarter of
             the available RAM, as ``emsort sort`` reading a pipe).
         temp_dirs, parallel, reverse, io, block_size, policy, fan_in,
             progress: as :func:`sort` (``io`` default ``"direct"``; the
             phases reported are ``"run formation"`` and ``"merge"``).
+        key, field_separator, numeric_sort, unique, zero_terminated …: the
+            ordering options of lines, as :func:`sort`::
+
+                s = emsort.Sorter(key="2,2n", field_separator=",", memory="64M")
+                s.push(b"b,10\na,9\n"); s.finish()
+                [line for block in s for line in block]    # [b"a,9", b"b,10"]
 
     Raises (on creation): ``ValueError`` for a bad option or a memory too
     small for ``fan_in`` and ``block_size``.
@@ -456,7 +615,7 @@ class Sorter:
 
     def __new__(
         cls,
-        format: str = "u32",
+        format: str = "lines",
         *,
         memory: Optional[_Size] = None,
         temp_dirs: Union[_StrPath, Sequence[_StrPath], None] = None,
@@ -467,6 +626,22 @@ class Sorter:
         policy: str = "optimal",
         fan_in: Optional[int] = None,
         progress: Optional[_ProgressCallback] = None,
+        key: Union[str, Sequence[str], None] = None,
+        field_separator: Union[str, bytes, None] = None,
+        ignore_leading_blanks: bool = False,
+        dictionary_order: bool = False,
+        ignore_case: bool = False,
+        general_numeric_sort: bool = False,
+        human_numeric_sort: bool = False,
+        ignore_nonprinting: bool = False,
+        month_sort: bool = False,
+        numeric_sort: bool = False,
+        random_sort: bool = False,
+        random_source: Optional[_StrPath] = None,
+        version_sort: bool = False,
+        stable: bool = False,
+        unique: bool = False,
+        zero_terminated: bool = False,
     ) -> "Sorter": ...
     def push(self, data: _ReadableBuffer) -> None:
         """Add the bytes of ``data`` to the input: items of the format, cut anywhere
@@ -507,7 +682,8 @@ class Sorter:
 
         - numbers: a 1-D numpy array of the format's dtype (``uint32`` …);
         - ``rec:SIZE:…``: a 2-D ``uint8`` array of shape ``(n, SIZE)``;
-        - ``lines``: a ``list`` of ``bytes``, the lines without their ``\n``.
+        - ``lines``: a ``list`` of ``bytes``, the lines without their ``\n``
+          (NUL with ``zero_terminated``).
 
         Arrays own their memory (no copy is made) and are writable.
         """

@@ -159,7 +159,7 @@ def test_sort_in_place_and_options(tmp_path):
     a = random_numbers("u32", 50_000, seed=11)
     p = tmp_path / "data"
     a.tofile(p)
-    stats = emsort.sort(p, p, memory=1 << 20, fan_in=2, block_size="4K", parallel=1, policy="fifo", io="buffered", temp_dirs=str(temp_dir(tmp_path)))
+    stats = emsort.sort(p, p, format="u32", memory=1 << 20, fan_in=2, block_size="4K", parallel=1, policy="fifo", io="buffered", temp_dirs=str(temp_dir(tmp_path)))
     assert np.array_equal(np.fromfile(p, dtype=np.uint32), np.sort(a))
     assert stats["plan"]["fan_in"] == 2 and stats["plan"]["block_size"] == 4096
     assert stats["plan"]["threads"] == 1 and stats["plan"]["policy"] == "fifo"
@@ -170,7 +170,7 @@ def test_stats_keys_match_the_cli(tmp_path):
     a = random_numbers("u32", 40_000, seed=5)
     src = tmp_path / "in"
     a.tofile(src)
-    stats = emsort.sort(src, tmp_path / "out", memory="256K", temp_dirs=[temp_dir(tmp_path)])
+    stats = emsort.sort(src, tmp_path / "out", format="u32", memory="256K", temp_dirs=[temp_dir(tmp_path)])
     assert STATS_KEYS <= set(stats)
     assert {"seconds", "bytes_read", "bytes_written"} <= set(stats["run_formation"])
     b = stats["bounds"]
@@ -181,7 +181,7 @@ def test_stats_keys_match_the_cli(tmp_path):
     if exe is None:
         pytest.skip("the emsort CLI is not built; checked the expected keys only")
     out = tmp_path / "stats.json"
-    subprocess.run([str(exe), "sort", "-q", "-S", "256K", "-T", str(temp_dir(tmp_path)), "--stats", str(out), str(src), "-o", str(tmp_path / "out2")], check=True)
+    subprocess.run([str(exe), "sort", "-q", "--format", "u32", "-S", "256K", "-T", str(temp_dir(tmp_path)), "--stats", str(out), str(src), "-o", str(tmp_path / "out2")], check=True)
     cli = json.loads(out.read_text())
     assert set(cli) == set(stats)
     assert set(cli["plan"]) == set(stats["plan"])
@@ -487,39 +487,39 @@ def test_errors_name_the_file_and_leave_nothing(tmp_path):
     out = tmp_path / "out"
     missing = tmp_path / "no-such-input"
     with pytest.raises(emsort.EmsortFileNotFoundError) as e:
-        emsort.sort(missing, out, temp_dirs=[temp_dir(tmp_path)])
+        emsort.sort(missing, out, format="u32", temp_dirs=[temp_dir(tmp_path)])
     assert isinstance(e.value, FileNotFoundError) and str(missing) in str(e.value)
     assert e.value.errno == 2 and e.value.filename == str(missing)
     bad = tmp_path / "bad"
     bad.write_bytes(b"1234567")  # not whole u32 items
     with pytest.raises(emsort.EmsortError, match="not a multiple"):
-        emsort.sort(bad, out, temp_dirs=[temp_dir(tmp_path)])
+        emsort.sort(bad, out, format="u32", temp_dirs=[temp_dir(tmp_path)])
     assert bad.read_bytes() == b"1234567"
     good = tmp_path / "good"
     np.arange(1000, 0, -1, dtype=np.uint32).tofile(good)
     with pytest.raises(ValueError, match="unknown format"):
         emsort.sort(good, out, format="u16")
     with pytest.raises(ValueError, match="too small"):
-        emsort.sort(good, out, memory="64K", fan_in=64, block_size="64K")
+        emsort.sort(good, out, format="u32", memory="64K", fan_in=64, block_size="64K")
     with pytest.raises(ValueError):
-        emsort.sort(good, out, memory="lots")
+        emsort.sort(good, out, format="u32", memory="lots")
     with pytest.raises(ValueError):
-        emsort.sort(good, out, io="telepathy")
+        emsort.sort(good, out, format="u32", io="telepathy")
     with pytest.raises(TypeError):
-        emsort.sort(good, out, memory=1.5)
+        emsort.sort(good, out, format="u32", memory=1.5)
     # A missing temporary directory matters only when runs are needed, as
     # GNU sort checks -T: an input that fits in memory sorts without it.
     fits = tmp_path / "sorted-without-temp"
-    emsort.sort(good, fits, temp_dirs=[tmp_path / "no-such-dir"])
+    emsort.sort(good, fits, format="u32", temp_dirs=[tmp_path / "no-such-dir"])
     assert np.fromfile(fits, dtype=np.uint32).tolist() == list(range(1, 1001))
     big = tmp_path / "big"
     np.arange(400_000, 0, -1, dtype=np.uint32).tofile(big)
     with pytest.raises(emsort.EmsortFileNotFoundError):
-        emsort.sort(big, out, memory="1M", temp_dirs=[tmp_path / "no-such-dir"])
+        emsort.sort(big, out, format="u32", memory="1M", temp_dirs=[tmp_path / "no-such-dir"])
     fits.unlink()
     big.unlink()
     with pytest.raises(FileNotFoundError):
-        emsort.merge_files([good, missing], out)
+        emsort.merge_files([good, missing], out, format="u32")
     with pytest.raises(FileNotFoundError):
         emsort.verify(missing)
     with pytest.raises(FileNotFoundError):
@@ -539,7 +539,7 @@ def test_progress_callback(tmp_path):
     emsort.gen(src, count=2_000_000, seed=1, progress=lambda *a: calls.append(a))
     assert calls and calls[-1] == ("gen", 8_000_000, 8_000_000)
     calls.clear()
-    emsort.sort(src, tmp_path / "out", memory="2M", temp_dirs=[temp_dir(tmp_path)], progress=lambda *a: calls.append(a))
+    emsort.sort(src, tmp_path / "out", format="u32", memory="2M", temp_dirs=[temp_dir(tmp_path)], progress=lambda *a: calls.append(a))
     phases = [c[0] for c in calls]
     assert phases[0] == "run formation" and phases[-1] == "merge"
     for phase in ("run formation", "merge"):
@@ -561,10 +561,10 @@ def test_progress_callback_errors_stop_the_sort(tmp_path):
         raise RuntimeError("stop here")
 
     with pytest.raises(RuntimeError, match="stop here"):
-        emsort.sort(src, out, memory="1M", temp_dirs=[temp_dir(tmp_path)], progress=boom)
+        emsort.sort(src, out, format="u32", memory="1M", temp_dirs=[temp_dir(tmp_path)], progress=boom)
     assert not out.exists() and list(temp_dir(tmp_path).iterdir()) == []
     with pytest.raises(TypeError, match="callable"):
-        emsort.sort(src, out, progress=42)
+        emsort.sort(src, out, format="u32", progress=42)
 
 
 def test_long_calls_release_the_gil(tmp_path):
@@ -582,7 +582,7 @@ def test_long_calls_release_the_gil(tmp_path):
     t.start()
     try:
         t0 = time.perf_counter()
-        emsort.sort(src, tmp_path / "out", memory="4M", temp_dirs=[temp_dir(tmp_path)])
+        emsort.sort(src, tmp_path / "out", format="u32", memory="4M", temp_dirs=[temp_dir(tmp_path)])
         a = np.random.default_rng(0).random(4_000_000)
         emsort.sort_array(a)
         elapsed = time.perf_counter() - t0
@@ -605,7 +605,7 @@ CTRL_C_SCRIPT = textwrap.dedent(
             started = True
             print("STARTED", phase, flush=True)
     try:
-        emsort.sort(src, out, memory="16M", temp_dirs=[tmp], progress=progress)
+        emsort.sort(src, out, format="u32", memory="16M", temp_dirs=[tmp], progress=progress)
     except KeyboardInterrupt:
         print("INTERRUPTED", flush=True)
         sys.exit(3)

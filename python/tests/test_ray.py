@@ -54,6 +54,28 @@ def _parts(out):
     return m, [(out / n).read_bytes() for n in names]
 
 
+NUMBER_DTYPES = {"u32": "=u4", "i32": "=i4", "u64": "=u8", "i64": "=i8", "f32": "=f4", "f64": "=f8"}
+
+
+def _keys(fmt, buf):
+    """numpy's view of the format's order, independent of emsort: one entry per item of
+    ``buf`` whose natural order is the format's (NaNs of either sign equal and last)."""
+    a = buf.view(np.uint8).reshape(-1)
+    if fmt.spec in ("f32", "f64"):
+        ut = np.dtype("=u4") if fmt.spec == "f32" else np.dtype("=u8")
+        bits = a.view(ut)
+        top = ut.type(1) << ut.type(ut.itemsize * 8 - 1)
+        k = np.where((bits & top) != 0, ~bits, bits | top)
+        k[np.isnan(a.view(NUMBER_DTYPES[fmt.spec]))] = np.iinfo(ut).max
+        return k
+    if fmt.spec in NUMBER_DTYPES:
+        return a.view(NUMBER_DTYPES[fmt.spec])
+    _, size, off, klen = fmt.spec.split(":")
+    size, off, klen = int(size), int(off), int(klen)
+    key = np.ascontiguousarray(a.reshape(-1, size)[:, off : off + klen])
+    return key.view(f"S{klen}").reshape(-1)
+
+
 def _check_fixed(out, inputs, fmt_spec, reverse=False):
     """Global order across parts and the multiset, against the inputs."""
     fmt = Format.parse(fmt_spec)
@@ -67,7 +89,7 @@ def _check_fixed(out, inputs, fmt_spec, reverse=False):
         assert p["items"] * isz == len(b)
     if not data:
         return m
-    keys = fmt.keys(np.frombuffer(data, np.uint8))
+    keys = _keys(fmt, np.frombuffer(data, np.uint8))
     ordered = keys[:-1] >= keys[1:] if reverse else keys[:-1] <= keys[1:]
     assert ordered.all(), f"out of order at item {int(np.argmin(ordered))}"
     a = np.frombuffer(data, np.uint8).reshape(-1, isz)
@@ -113,7 +135,7 @@ def test_u32_many_chunks_against_numpy(cluster, tmp_path):
 @pytest.mark.parametrize("spec", ["i32", "u64", "i64", "f32", "f64"])
 def test_number_formats(cluster, tmp_path, spec):
     rng = np.random.default_rng(7)
-    dt = Format.parse(spec).dtype
+    dt = np.dtype(NUMBER_DTYPES[spec])
     if dt.kind == "f":
         a = rng.standard_normal(40_000).astype(dt) * 1e3
         a[:6] = [np.nan, -np.inf, np.inf, -0.0, 0.0, -np.nan]
@@ -179,6 +201,69 @@ def test_lines(cluster, tmp_path):
             memory_per_task="16K", chunk_size="8K", reverse=True)
     _, parts = _parts(out2)
     assert b"".join(parts) == b"".join(x + b"\n" for x in sorted(lines, reverse=True))
+
+
+def _gnu_sort(args, paths):
+    """``LC_ALL=C sort ARGS PATHS…``: the oracle of the line orders."""
+    return subprocess.run(["sort", *args, *map(str, paths)], env={"LC_ALL": "C"}, capture_output=True,
+                          check=True).stdout
+
+
+def _csv_inputs(tmp_path, eol=b"\n", seed=11):
+    """Two files of ``id,name,amount`` lines: repeated names and amounts (ties for the keys,
+    whole duplicate lines), negative and decimal amounts, empty fields."""
+    rng = np.random.default_rng(seed)
+    names = [b"ann", b"bob", b"Cy", b"", b"dee dee", b"eve"]
+    amounts = [b"-3", b"10", b"2.5", b"", b"-0.5", b"007", b"1e3", b"abc"]
+    lines = [b"%d,%s,%s" % (rng.integers(0, 300), names[rng.integers(len(names))],
+                            amounts[rng.integers(len(amounts))] if rng.random() < 0.5 else b"%d" % rng.integers(-999, 999))
+             for _ in range(6000)]
+    paths = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    paths[0].write_bytes(eol.join(lines[:3500]) + eol)
+    paths[1].write_bytes(eol.join(lines[3500:]))  # the last line without its terminator
+    return paths
+
+
+@pytest.mark.parametrize("opts,gnu,memory", [
+    (dict(key="3,3n", field_separator=","), ["-t,", "-k3,3n"], "1M"),
+    (dict(key=["2,2", "3,3nr"], field_separator=","), ["-t,", "-k2,2", "-k3,3nr"], "1M"),
+    # external merges (blocks above 16 KiB) that drop lines equal across blocks
+    (dict(key=["1,1", "3,3"], field_separator=",", unique=True), ["-t,", "-k1,1", "-k3,3", "-u"], "16K"),
+    (dict(numeric_sort=True, unique=True, reverse=True, key="3,3", field_separator=",", zero_terminated=True),
+     ["-n", "-u", "-r", "-k3,3", "-t,", "-z"], "1M"),
+])
+def test_lines_by_keys_against_gnu_sort(cluster, tmp_path, opts, gnu, memory):
+    """Parts cut by the engine's order: their concatenation is LC_ALL=C sort's output."""
+    inputs = _csv_inputs(tmp_path, eol=b"\0" if opts.get("zero_terminated") else b"\n")
+    out = tmp_path / "out"
+    m = er.sort(inputs, out, partitions=3, memory_per_task=memory, chunk_size="8K", **opts)
+    _, parts = _parts(out)
+    want = _gnu_sort(gnu, inputs)
+    assert b"".join(parts) == want
+    assert m["format"] == "lines" and m["items"] == want.count(b"\0" if opts.get("zero_terminated") else b"\n")
+    assert (m["external_merges"] > 0) == (memory == "16K")
+    assert er.verify(out)["ok"]
+    # a part out of the order is caught by verify (by the keys, not bytewise)
+    p = next(out / p["name"] for p in m["parts"] if p["items"] > 2)
+    data = p.read_bytes()
+    eol = b"\0" if opts.get("zero_terminated") else b"\n"
+    lines = data.split(eol)[:-1]
+    p.write_bytes(eol.join(lines[::-1]) + eol)
+    assert not er.verify(out)["ok"]
+
+
+def test_ordering_options_refused(tmp_path):
+    (tmp_path / "a.u32").write_bytes(b"\0" * 8)
+    (tmp_path / "a.txt").write_bytes(b"a\n")
+    with pytest.raises(EmsortRayError, match="key, unique order text lines .* not format u32"):
+        er.sort([tmp_path / "a.u32"], tmp_path / "out", format="u32", key="1", unique=True)
+    with pytest.raises(EmsortRayError, match="options '-gn' are incompatible"):
+        er.sort([tmp_path / "a.txt"], tmp_path / "out", numeric_sort=True, general_numeric_sort=True)
+    with pytest.raises(EmsortRayError, match="field number is zero"):
+        er.sort([tmp_path / "a.txt"], tmp_path / "out", key="0")
+    with pytest.raises(EmsortRayError, match="needs random_source"):
+        er.sort([tmp_path / "a.txt"], tmp_path / "out", key="1,1R")
+    assert not (tmp_path / "out").exists()
 
 
 def test_empty_and_single_partition(cluster, tmp_path):
@@ -525,6 +610,12 @@ def test_cli_sort_on_the_running_cluster(cluster, tmp_path):
     _check_fixed(out, inputs, "u32")
     r = _cli("verify", out, cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.startswith("ok: 60000 items")
+    csv = _csv_inputs(tmp_path)
+    r = _cli("sort", *csv, "-o", tmp_path / "csv-out", "-t", ",", "-k", "3,3n", "-u", "-p", "2", "--address", cluster,
+             "--verify", "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert b"".join(p.read_bytes() for p in sorted((tmp_path / "csv-out").glob("part-*"))) == \
+        _gnu_sort(["-t,", "-k3,3n", "-u"], csv)
     # a damaged part is caught
     p = out / "part-00001"
     data = bytearray(p.read_bytes())

@@ -1,4 +1,5 @@
-//! Python arguments to library values: formats, sizes, kinds, paths, plans.
+//! Python arguments to library values: formats, sizes, kinds, paths, plans
+//! (the ordering options of `lines`: module `order`).
 //!
 //! Sizes take an `int` of bytes or a string as the command line takes it
 //! (`"256M"`, `"1G"`: powers of 1024; memory also `"25%"` of the machine's
@@ -12,6 +13,8 @@ use emsort_sort::{Format, SortPlan, SortPlanBuilder};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString};
+
+use crate::order::{Lines, OrderArgs};
 
 /// Parses a format name (`u32` … `f64`, `rec:SIZE:KEY_OFFSET:KEY_LEN`, `lines`).
 pub(crate) fn format(s: &str) -> PyResult<Format> {
@@ -100,6 +103,7 @@ pub(crate) fn dirs(v: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<PathBuf>> {
 
 /// The options of a sort or a merge, as `emsort sort` takes them.
 pub(crate) struct PlanArgs<'a, 'py> {
+    /// The format's name (`lines` by default, as the command line).
     pub format: &'a str,
     pub memory: Option<&'a Bound<'py, PyAny>>,
     pub fan_in: Option<usize>,
@@ -109,6 +113,8 @@ pub(crate) struct PlanArgs<'a, 'py> {
     pub io: &'a str,
     pub block_size: Option<&'a Bound<'py, PyAny>>,
     pub policy: &'a str,
+    /// GNU sort's ordering options (`lines` only, but `reverse`).
+    pub order: OrderArgs<'a, 'py>,
 }
 
 impl PlanArgs<'_, '_> {
@@ -119,8 +125,16 @@ impl PlanArgs<'_, '_> {
         let memory = opt_size(self.memory, "memory", true)?
             .unwrap_or_else(|| emsort_sort::budget::default_memory(input_bytes));
         let policy: MergePolicy = parse(self.policy)?;
-        let mut b: SortPlanBuilder =
-            SortPlan::builder(format).memory(memory).reverse(self.reverse).policy(policy);
+        let mut b: SortPlanBuilder = SortPlan::builder(format).memory(memory).policy(policy);
+        // As `emsort sort`: lines take the order (reverse being its global
+        // -r) and their terminator; numbers and records only reverse.
+        b = if format == Format::Lines {
+            let Lines { order, eol } = self.order.compile(py, self.reverse)?;
+            b.line_order(order).eol(eol)
+        } else {
+            self.order.refuse(format)?;
+            b.reverse(self.reverse)
+        };
         // "auto": the command line's default, chosen by the plan.
         b = if self.io == "auto" { b.io_auto() } else { b.io(parse::<StreamKind>(self.io)?) };
         if let Some(d) = self.fan_in {

@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::args::{self, PlanArgs};
+use crate::order::OrderArgs;
 use crate::worker;
 
 /// The statistics as a `dict`, through the `--stats` JSON.
@@ -37,8 +38,16 @@ fn file_size(path: &std::path::Path) -> Option<u64> {
 /// complete, so `output` may be `input`; an error or Ctrl-C
 /// (KeyboardInterrupt) leaves no partial output and no temporary file.
 ///
-/// format: u32, i32, u64, i64, f32, f64 (NaNs last), rec:SIZE:KEY_OFFSET:KEY_LEN
-/// or lines. memory and block_size: bytes or "256M" (memory also "25%";
+/// format: lines (the default, as `emsort sort`: text ordered as `LC_ALL=C
+/// sort`), u32, i32, u64, i64, f32, f64 (NaNs last) or
+/// rec:SIZE:KEY_OFFSET:KEY_LEN. Lines take GNU sort's ordering options,
+/// named after its long options: key ("3,3n" or a list of -k specs),
+/// field_separator (-t), ignore_leading_blanks (-b), dictionary_order
+/// (-d), ignore_case (-f), general_numeric_sort (-g), human_numeric_sort
+/// (-h), ignore_nonprinting (-i), month_sort (-M), numeric_sort (-n),
+/// random_sort (-R) and random_source, version_sort (-V), reverse (-r, the
+/// only one other formats take), stable (-s), unique (-u),
+/// zero_terminated (-z). memory and block_size: bytes or "256M" (memory also "25%";
 /// default as the CLI: a quarter of the available RAM, at most twice the
 /// input + 16 MiB). io: syscall, stdio, buffered, mmap, direct (O_DIRECT,
 /// buffered where refused, e.g. on tmpfs) or uring. progress: called as
@@ -49,9 +58,14 @@ fn file_size(path: &std::path::Path) -> Option<u64> {
 /// merges, seconds and bytes per phase, peak RSS …) as a dict.
 #[pyfunction]
 #[pyo3(signature = (
-    input, output, *, format = "u32", memory = None, fan_in = None, temp_dirs = None,
+    input, output, *, format = "lines", memory = None, fan_in = None, temp_dirs = None,
     parallel = None, reverse = false, io = "auto", block_size = None, policy = "optimal",
-    progress = None
+    progress = None,
+    key = None, field_separator = None, ignore_leading_blanks = false, dictionary_order = false,
+    ignore_case = false, general_numeric_sort = false, human_numeric_sort = false,
+    ignore_nonprinting = false, month_sort = false, numeric_sort = false, random_sort = false,
+    random_source = None, version_sort = false, stable = false, unique = false,
+    zero_terminated = false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sort<'py>(
@@ -68,6 +82,22 @@ pub(crate) fn sort<'py>(
     block_size: Option<Bound<'py, PyAny>>,
     policy: &str,
     progress: Option<Bound<'py, PyAny>>,
+    key: Option<Bound<'py, PyAny>>,
+    field_separator: Option<Bound<'py, PyAny>>,
+    ignore_leading_blanks: bool,
+    dictionary_order: bool,
+    ignore_case: bool,
+    general_numeric_sort: bool,
+    human_numeric_sort: bool,
+    ignore_nonprinting: bool,
+    month_sort: bool,
+    numeric_sort: bool,
+    random_sort: bool,
+    random_source: Option<PathBuf>,
+    version_sort: bool,
+    stable: bool,
+    unique: bool,
+    zero_terminated: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let a = PlanArgs {
         format,
@@ -79,6 +109,24 @@ pub(crate) fn sort<'py>(
         io,
         block_size: block_size.as_ref(),
         policy,
+        order: OrderArgs {
+            key: key.as_ref(),
+            field_separator: field_separator.as_ref(),
+            ignore_leading_blanks,
+            dictionary_order,
+            ignore_case,
+            general_numeric_sort,
+            human_numeric_sort,
+            ignore_nonprinting,
+            month_sort,
+            numeric_sort,
+            random_sort,
+            random_source,
+            version_sort,
+            stable,
+            unique,
+            zero_terminated,
+        },
     };
     let plan = a.plan(py, file_size(&input))?;
     let stats = worker::run(py, progress.as_ref(), |p, cancel| {
@@ -98,13 +146,20 @@ pub(crate) fn sort<'py>(
 /// The merge phase of `sort` alone: one d-way loser-tree merge when there
 /// are at most `fan_in` inputs, else intermediate merges in `temp_dirs`
 /// first. Inputs must be sorted in the order asked for (not checked); they
-/// are never modified. Returns the statistics of `sort` with runs = the
-/// number of inputs and passes = bytes merged / input bytes.
+/// are never modified. Format (default lines) and ordering options as
+/// `sort`; with `unique`, one line of each group of equal lines across all
+/// inputs (the first input's). Returns the statistics of `sort` with runs
+/// = the number of inputs and passes = bytes merged / input bytes.
 #[pyfunction]
 #[pyo3(signature = (
-    inputs, output, *, format = "u32", memory = None, reverse = false, temp_dirs = None,
+    inputs, output, *, format = "lines", memory = None, reverse = false, temp_dirs = None,
     progress = None, fan_in = None, parallel = None, io = "auto", block_size = None,
-    policy = "optimal"
+    policy = "optimal",
+    key = None, field_separator = None, ignore_leading_blanks = false, dictionary_order = false,
+    ignore_case = false, general_numeric_sort = false, human_numeric_sort = false,
+    ignore_nonprinting = false, month_sort = false, numeric_sort = false, random_sort = false,
+    random_source = None, version_sort = false, stable = false, unique = false,
+    zero_terminated = false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn merge_files<'py>(
@@ -121,6 +176,22 @@ pub(crate) fn merge_files<'py>(
     io: &str,
     block_size: Option<Bound<'py, PyAny>>,
     policy: &str,
+    key: Option<Bound<'py, PyAny>>,
+    field_separator: Option<Bound<'py, PyAny>>,
+    ignore_leading_blanks: bool,
+    dictionary_order: bool,
+    ignore_case: bool,
+    general_numeric_sort: bool,
+    human_numeric_sort: bool,
+    ignore_nonprinting: bool,
+    month_sort: bool,
+    numeric_sort: bool,
+    random_sort: bool,
+    random_source: Option<PathBuf>,
+    version_sort: bool,
+    stable: bool,
+    unique: bool,
+    zero_terminated: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let a = PlanArgs {
         format,
@@ -132,6 +203,24 @@ pub(crate) fn merge_files<'py>(
         io,
         block_size: block_size.as_ref(),
         policy,
+        order: OrderArgs {
+            key: key.as_ref(),
+            field_separator: field_separator.as_ref(),
+            ignore_leading_blanks,
+            dictionary_order,
+            ignore_case,
+            general_numeric_sort,
+            human_numeric_sort,
+            ignore_nonprinting,
+            month_sort,
+            numeric_sort,
+            random_sort,
+            random_source,
+            version_sort,
+            stable,
+            unique,
+            zero_terminated,
+        },
     };
     let total: Option<u64> = inputs.iter().map(|p| file_size(p)).sum();
     let plan = a.plan(py, total)?;

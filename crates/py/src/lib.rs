@@ -12,8 +12,13 @@
 //! | `sort_buffer`, `partition_points`, `compare`, `item_key_less`, `sort_key`, `item_size` | [`emsort_sort::Format`]'s order | `buffer` |
 //! | `Reader` | [`emsort_io::AnyReader`] | `reader` |
 //! | `Sorter` | [`emsort_sort::Sorter`], [`emsort_sort::Sorted`], [`emsort_sort::Blocks`] | `sorter` |
+//! | `LineOrder` | [`emsort_sort::keys::LineOrder`], [`emsort_sort::check::check_order`] | `lines` |
 //! | `EmsortError` and its subclasses | [`emsort_io::Error`], [`emsort_sort::SortError`] | `error` |
 //!
+//! `sort`, `merge_files`, `Sorter` and `LineOrder` take GNU sort's
+//! ordering options for `lines` as keywords named after its long options
+//! (`key="3,3n"`, `field_separator=","`, `numeric_sort=True` …; module
+//! `order`), and `lines` is their default format, as on the command line.
 //! Long calls release the GIL, report progress to a Python callback and
 //! stop cleanly on Ctrl-C (`worker`). Arguments are converted in
 //! `args` (sizes such as `"256M"` or `"25%"` as on the command line).
@@ -24,7 +29,7 @@
 //! ```python
 //! import emsort
 //! emsort.gen("data.u32", count=10_000_000, seed=1)
-//! stats = emsort.sort("data.u32", "sorted.u32", memory="64M")
+//! stats = emsort.sort("data.u32", "sorted.u32", format="u32", memory="64M")
 //! assert emsort.verify("sorted.u32", input="data.u32")["ok"]
 //! ```
 #![deny(missing_docs)]
@@ -42,6 +47,8 @@ mod array;
 mod buffer;
 mod error;
 mod files;
+mod lines;
+mod order;
 mod reader;
 mod sorter;
 mod worker;
@@ -72,5 +79,6 @@ fn _emsort(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(buffer::item_size, m)?)?;
     m.add_class::<reader::PyReader>()?;
     m.add_class::<sorter::PySorter>()?;
+    m.add_class::<lines::PyLineOrder>()?;
     Ok(())
 }

@@ -50,6 +50,7 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use crate::args::PlanArgs;
 use crate::array::Num;
 use crate::buffer::RawBuffer;
+use crate::order::OrderArgs;
 use crate::worker::{self, Reporter, Tracker};
 
 /// `push` hands the data over in pieces of this many bytes, with a check
@@ -129,18 +130,21 @@ fn busy() -> PyErr {
 /// Sort data the program pushes, larger than memory: push, finish, then
 /// iterate or write.
 ///
-/// Sorter(format="u32", *, memory=None, temp_dirs=None, parallel=None,
+/// Sorter(format="lines", *, memory=None, temp_dirs=None, parallel=None,
 /// reverse=False, io="auto", block_size=None, policy="optimal",
-/// fan_in=None, progress=None): the options of `sort` (memory default: a
-/// quarter of the available RAM). push(data) any bytes-like object of
-/// items (cut anywhere); finish() (returns the sorter); then iterate (numpy
-/// arrays of the format's dtype, (n, size) uint8 arrays for records, lists
-/// of bytes for lines) or write(path) -> stats; stats; close(); a context
-/// manager.
+/// fan_in=None, progress=None, key=None, field_separator=None, …): the
+/// options of `sort`, its ordering options for lines included (memory
+/// default: a quarter of the available RAM). push(data) any bytes-like
+/// object of items (cut anywhere); finish() (returns the sorter); then
+/// iterate (numpy arrays of the format's dtype, (n, size) uint8 arrays for
+/// records, lists of bytes for lines) or write(path) -> stats; stats;
+/// close(); a context manager.
 #[pyclass(name = "Sorter", module = "emsort", frozen)]
 pub(crate) struct PySorter {
     state: Mutex<State>,
     format: Format,
+    /// The byte that ends each line (`lines`): `\n`, or NUL with `zero_terminated`.
+    eol: u8,
     memory: u64,
     /// The progress callback, if any.
     progress: Option<Py<PyAny>>,
@@ -242,8 +246,8 @@ impl PySorter {
     fn block<'py>(&self, py: Python<'py>, block: Vec<u8>) -> PyResult<Bound<'py, PyAny>> {
         match self.format {
             Format::Lines => {
-                let text = block.strip_suffix(b"\n").unwrap_or(&block);
-                let lines = text.split(|&b| b == b'\n').map(|l| PyBytes::new(py, l));
+                let text = block.strip_suffix(&[self.eol]).unwrap_or(&block);
+                let lines = text.split(|&b| b == self.eol).map(|l| PyBytes::new(py, l));
                 Ok(PyList::new(py, lines)?.into_any())
             }
             Format::Rec(r) => {
@@ -263,8 +267,13 @@ impl PySorter {
     /// A sorter with the options of `sort`.
     #[new]
     #[pyo3(signature = (
-        format = "u32", *, memory = None, temp_dirs = None, parallel = None, reverse = false,
-        io = "auto", block_size = None, policy = "optimal", fan_in = None, progress = None
+        format = "lines", *, memory = None, temp_dirs = None, parallel = None, reverse = false,
+        io = "auto", block_size = None, policy = "optimal", fan_in = None, progress = None,
+        key = None, field_separator = None, ignore_leading_blanks = false,
+        dictionary_order = false, ignore_case = false, general_numeric_sort = false,
+        human_numeric_sort = false, ignore_nonprinting = false, month_sort = false,
+        numeric_sort = false, random_sort = false, random_source = None, version_sort = false,
+        stable = false, unique = false, zero_terminated = false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -279,13 +288,48 @@ impl PySorter {
         policy: &str,
         fan_in: Option<usize>,
         progress: Option<&Bound<'_, PyAny>>,
+        key: Option<&Bound<'_, PyAny>>,
+        field_separator: Option<&Bound<'_, PyAny>>,
+        ignore_leading_blanks: bool,
+        dictionary_order: bool,
+        ignore_case: bool,
+        general_numeric_sort: bool,
+        human_numeric_sort: bool,
+        ignore_nonprinting: bool,
+        month_sort: bool,
+        numeric_sort: bool,
+        random_sort: bool,
+        random_source: Option<PathBuf>,
+        version_sort: bool,
+        stable: bool,
+        unique: bool,
+        zero_terminated: bool,
     ) -> PyResult<Self> {
         worker::check_callback(progress)?;
-        let a = PlanArgs { format, memory, fan_in, temp_dirs, parallel, reverse, io, block_size, policy };
+        let order = OrderArgs {
+            key,
+            field_separator,
+            ignore_leading_blanks,
+            dictionary_order,
+            ignore_case,
+            general_numeric_sort,
+            human_numeric_sort,
+            ignore_nonprinting,
+            month_sort,
+            numeric_sort,
+            random_sort,
+            random_source,
+            version_sort,
+            stable,
+            unique,
+            zero_terminated,
+        };
+        let a =
+            PlanArgs { format, memory, fan_in, temp_dirs, parallel, reverse, io, block_size, policy, order };
         // The input's size is not known: the default memory is a quarter
         // of the available RAM, as for `emsort sort` reading a pipe.
         let plan = a.plan(py, None)?;
-        let (format, memory) = (plan.format(), plan.memory());
+        let (format, memory, eol) = (plan.format(), plan.memory(), plan.eol());
         let tracker = Arc::new(Tracker::default());
         let cancel = Arc::new(AtomicBool::new(false));
         let sorter = Sorter::with_progress(plan, tracker.clone(), cancel.clone())
@@ -293,6 +337,7 @@ impl PySorter {
         Ok(PySorter {
             state: Mutex::new(State::Pushing(sorter)),
             format,
+            eol,
             memory,
             progress: progress.map(|p| p.clone().unbind()),
             tracker,

@@ -13,6 +13,11 @@ does not list.
 >>> ray.init()                                              # doctest: +SKIP
 >>> emsort.ray.sort(["a.u32", "b.u32"], "out", format="u32",
 ...                 partitions=8, memory_per_task="512M")   # doctest: +SKIP
+>>> emsort.ray.sort("sales/*.csv", "by-amount", key="3,3n",
+...                 field_separator=",")                    # doctest: +SKIP
+
+Lines are the default format, ordered by the engine as ``LC_ALL=C sort`` orders them, with
+GNU sort's ordering options as keywords (those of :func:`emsort.sort`).
 
 Command line: ``python -m emsort.ray sort --help``. Cluster set-up and limits:
 ``docs/ray.md``.

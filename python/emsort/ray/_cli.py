@@ -35,11 +35,45 @@ removed by the next run into the same OUTDIR or with the same --scratch-dir.
 Every node must see the INPUT files at the same path; OUTDIR may be shared or local to
 each node (the manifest then says which node wrote each part).
 
+Lines (the default format) are ordered as LC_ALL=C sort orders them, with GNU sort's
+ordering options (long names as GNU's; -f is --format here, so --ignore-case has no
+short form, nor --human-numeric-sort).
+
 examples:
   python -m emsort.ray sort data/*.u32 -o sorted -f u32 --partitions 8 --memory-per-task 512M
+  python -m emsort.ray sort sales/*.csv -o by-amount -t , -k 3,3n
   python -m emsort.ray sort recs/ -o out -f rec:100:0:10 --address auto
   python -m emsort.ray verify sorted
 """
+
+
+# GNU sort's flags of lines: (short option or None, long option, help).
+_ORDER_FLAGS = [
+    ("-b", "ignore-leading-blanks", "ignore leading blanks"),
+    ("-d", "dictionary-order", "consider only blanks and alphanumeric characters"),
+    (None, "ignore-case", "fold lower case to upper case characters"),
+    ("-g", "general-numeric-sort", "compare according to general numerical value"),
+    (None, "human-numeric-sort", "compare human readable numbers (e.g., 2K 1G)"),
+    ("-i", "ignore-nonprinting", "consider only printable characters"),
+    ("-M", "month-sort", "compare (unknown) < 'JAN' < ... < 'DEC'"),
+    ("-n", "numeric-sort", "compare according to string numerical value"),
+    ("-R", "random-sort", "shuffle, but group identical keys (needs --random-source)"),
+    ("-V", "version-sort", "natural sort of (version) numbers within text"),
+    ("-s", "stable", "stabilize sort by disabling last-resort comparison"),
+    ("-u", "unique", "output only the first of an equal run"),
+    ("-z", "zero-terminated", "line delimiter is NUL, not newline"),
+]
+
+
+def _order_kwargs(args) -> dict:
+    """The ordering options given on the command line, as ``emsort.ray.sort`` keywords."""
+    out = {name.replace("-", "_"): True for _, name, _ in _ORDER_FLAGS if getattr(args, name.replace("-", "_"))}
+    for name in ("key", "field_separator", "random_source"):
+        if getattr(args, name) is not None:
+            out[name] = getattr(args, name)
+    if out.get("field_separator") == "\\0":
+        out["field_separator"] = "\0"  # GNU's -t '\0'
+    return out
 
 
 def _progress_printer(quiet: bool):
@@ -75,8 +109,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "-f",
         "--format",
-        default="u32",
-        help="u32, i32, u64, i64, f32, f64, rec:SIZE:KEY_OFFSET:KEY_LEN or lines (default u32)",
+        default="lines",
+        help="lines, u32, i32, u64, i64, f32, f64 or rec:SIZE:KEY_OFFSET:KEY_LEN (default lines, as emsort sort)",
     )
     s.add_argument("-p", "--partitions", type=int, default=None, metavar="P",
                    help="key ranges = merge tasks = output parts (default: the cluster's CPUs, "
@@ -100,6 +134,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--verify", action="store_true", help="check the output afterwards (parts readable here)")
     s.add_argument("--json", action="store_true", help="print the manifest as JSON on standard output")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress on standard error")
+    o = s.add_argument_group("ordering options of lines (GNU sort's)")
+    o.add_argument("-k", "--key", action="append", metavar="KEYDEF", help="sort via a key; KEYDEF gives location and type")
+    o.add_argument("-t", "--field-separator", metavar="SEP", help="use SEP instead of non-blank to blank transition")
+    for short, name, help_ in _ORDER_FLAGS:
+        o.add_argument(*([short] if short else []), f"--{name}", action="store_true", help=help_)
+    o.add_argument("--random-source", metavar="FILE", help="get random bytes from FILE (every node reads it)")
 
     v = sub.add_parser(
         "verify",
@@ -171,6 +211,7 @@ def main(argv=None) -> int:
     # Check the inputs before starting or joining a cluster: errors come fast.
     try:
         fmt = _sort.Format.parse(args.format)
+        _sort._order_options(fmt, args.reverse, _order_kwargs(args))
         _sort.parse_size(args.memory_per_task)
         if args.chunk_size is not None:
             _sort.parse_size(args.chunk_size)
@@ -204,6 +245,7 @@ def main(argv=None) -> int:
                 reader=args.reader,
                 max_retries=args.max_retries,
                 progress=_progress_printer(args.quiet),
+                **_order_kwargs(args),
             )
     except KeyboardInterrupt:
         print("emsort.ray: interrupted", file=sys.stderr)

@@ -3,19 +3,23 @@
 The shape is Exoshuffle's (Luan et al., SIGCOMM 2023; the 2022 CloudSort record):
 
 1. **sample** — one task per input file reads a few random items with ``emsort.Reader``;
-   the driver sorts them by the format's order (``emsort.sort_buffer``) and takes
-   ``partitions - 1`` boundaries at even quantiles.
+   the driver sorts them by the order (``emsort.sort_buffer``, or ``emsort.LineOrder``
+   for lines) and takes ``partitions - 1`` boundaries at even quantiles.
 2. **map** — one task per input chunk (at most ``chunk_size`` bytes of whole items) reads
    its chunk with ``emsort.Reader.readinto`` into a numpy buffer, sorts it in place
    (``emsort.sort_buffer``), cuts it at the boundaries (``emsort.partition_points``) and
    returns one block per key range as a separate Ray object (``num_returns=partitions+1``,
    the last return being the task's statistics). Blocks are uint8 numpy arrays, so they
    are stored once in the object store and read zero-copy; Ray spills them to disk when the
-   store fills up.
+   store fills up. Lines are sorted and cut by an ``emsort.LineOrder`` built from GNU
+   sort's ordering options (``key``, ``field_separator``, ``numeric_sort``, ``unique`` …):
+   the engine's order, so that the parts are what ``emsort.sort`` and ``LC_ALL=C sort``
+   with the same options write, and lines equal by the order never straddle two parts.
 3. **merge** — one task per key range receives the matching block of every map task (Ray
    fetches them to its node), merges them with emsort — in memory when they fit in
    ``memory_per_task``, otherwise written to a scratch directory on the node and merged
-   externally by ``emsort.merge_files`` with that memory budget — and writes
+   externally by ``emsort.merge_files`` with that memory budget and the same ordering
+   options — and writes
    ``part-NNNNN`` in the output directory under a temporary name, renamed when complete.
 
 Every task has ``max_retries`` (Ray re-runs it when its worker dies) and
@@ -34,7 +38,6 @@ into the same output directory or with the same scratch directory.
 
 from __future__ import annotations
 
-import bisect
 import glob
 import json
 import os
@@ -54,7 +57,7 @@ import ray
 import emsort
 
 from . import _cleanup
-from ._formats import Format, parse_size, split_lines
+from ._formats import Format, parse_size
 
 MANIFEST = "_SUCCESS"
 _PART = "part-{:05d}"
@@ -85,6 +88,37 @@ def _partition_points(fmt: Format, buf: np.ndarray, boundaries: list, reverse: b
     if not boundaries:
         return []
     return [int(i) for i in emsort.partition_points(buf, fmt.spec, boundaries, reverse=reverse)]
+
+
+# GNU sort's ordering options of lines, as emsort.sort takes them, with their defaults.
+ORDER_OPTIONS = {
+    "key": None,
+    "field_separator": None,
+    "ignore_leading_blanks": False,
+    "dictionary_order": False,
+    "ignore_case": False,
+    "general_numeric_sort": False,
+    "human_numeric_sort": False,
+    "ignore_nonprinting": False,
+    "month_sort": False,
+    "numeric_sort": False,
+    "random_sort": False,
+    "random_source": None,
+    "version_sort": False,
+    "stable": False,
+    "unique": False,
+    "zero_terminated": False,
+}
+
+
+def _line_order(order: dict) -> "emsort.LineOrder":
+    """The engine's order of lines for the options ``order`` (``reverse`` included)."""
+    return emsort.LineOrder(**order)
+
+
+def _lines(data: bytes, eol: bytes) -> list:
+    """The lines of ``data``, each ended by ``eol``, without it."""
+    return data.split(eol)[:-1] if data else []
 
 
 class _File:
@@ -129,11 +163,11 @@ def _read_exact(path: str, offset: int, size: int, kind: str) -> np.ndarray:
     return buf
 
 
-def _find_newline(f: _File, pos: int, file_size: int, window: int = 1 << 16) -> Optional[int]:
-    """Offset of the first ``\\n`` at or after ``pos``, or None."""
+def _find_newline(f: _File, pos: int, file_size: int, window: int = 1 << 16, eol: bytes = b"\n") -> Optional[int]:
+    """Offset of the first line terminator ``eol`` at or after ``pos``, or None."""
     while pos < file_size:
         data = f.read(pos, min(window, file_size - pos))
-        i = data.find(b"\n")
+        i = data.find(eol)
         if i >= 0:
             return pos + i
         pos += len(data)
@@ -142,12 +176,12 @@ def _find_newline(f: _File, pos: int, file_size: int, window: int = 1 << 16) -> 
     return None
 
 
-def _read_lines_chunk(path: str, start: int, end: int, file_size: int, kind: str) -> bytes:
-    """The lines whose first byte lies in ``[start, end)``, each with its ``\\n`` (but the
-    file's last line may lack one)."""
+def _read_lines_chunk(path: str, start: int, end: int, file_size: int, kind: str, eol: bytes) -> bytes:
+    """The lines whose first byte lies in ``[start, end)``, each with its terminator
+    ``eol`` (but the file's last line may lack one)."""
     with _File(path, kind) as f:
         if start > 0:
-            nl = _find_newline(f, start - 1, file_size)
+            nl = _find_newline(f, start - 1, file_size, eol=eol)
             if nl is None:
                 return b""
             s = nl + 1
@@ -155,7 +189,7 @@ def _read_lines_chunk(path: str, start: int, end: int, file_size: int, kind: str
             s = 0
         if s >= end:
             return b""
-        nl = _find_newline(f, end - 1, file_size)
+        nl = _find_newline(f, end - 1, file_size, eol=eol)
         e = file_size if nl is None else nl + 1
         return f.read(s, e - s)
 
@@ -180,8 +214,9 @@ def _maybe_kill(kill, phase: str, index: int, before=None) -> None:
 
 
 @ray.remote
-def _sample_task(path: str, fmt_spec: str, file_size: int, n: int, seed: int):
-    """``n`` random items of one file: a uint8 array of whole items, or a list of lines."""
+def _sample_task(path: str, fmt_spec: str, file_size: int, n: int, seed: int, eol: bytes = b"\n"):
+    """``n`` random items of one file: a uint8 array of whole items, or a list of lines
+    (ended by ``eol``)."""
     fmt = Format.parse(fmt_spec)
     rng = random.Random(seed)
     # pread, whatever `kind` says: small random reads through mmap would page in the
@@ -196,21 +231,22 @@ def _sample_task(path: str, fmt_spec: str, file_size: int, n: int, seed: int):
                 f.readinto(i * isz, out[j * isz : (j + 1) * isz])
             return out
         lines = []
-        first = f.read(0, min(file_size, 1 << 16)).split(b"\n", 1)[0]
+        first = f.read(0, min(file_size, 1 << 16)).split(eol, 1)[0]
         lines.append(first)
         for off in sorted(rng.randrange(file_size) for _ in range(max(0, n - 1))):
-            nl = _find_newline(f, off, file_size, window=4096)
+            nl = _find_newline(f, off, file_size, window=4096, eol=eol)
             if nl is None or nl + 1 >= file_size:
                 continue
-            end = _find_newline(f, nl + 1, file_size, window=4096)
+            end = _find_newline(f, nl + 1, file_size, window=4096, eol=eol)
             end = file_size if end is None else end
             lines.append(f.read(nl + 1, end - nl - 1))
         return lines
 
 
 @ray.remote
-def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind, index, kill):
-    """Sorts one chunk and cuts it into one block per part (in part order)."""
+def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind, index, kill, order=None):
+    """Sorts one chunk and cuts it into one block per part (in part order); lines by the
+    ordering options ``order`` (``reverse`` included)."""
     t0 = time.perf_counter()
     fmt = Format.parse(fmt_spec)
     nparts = len(boundaries) + 1
@@ -230,25 +266,21 @@ def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind
         blocks = [buf[a * isz : b * isz] for a, b in zip(edges, edges[1:])]
         items = [b - a for a, b in zip(edges, edges[1:])]
     else:
-        data = _read_lines_chunk(path, offset, offset + size, file_size, kind)
+        # The engine's order (keys, -r, -u …): part k holds the lines from boundary k-1
+        # to boundary k in that order, descending ones included.
+        lo = _line_order(order if order is not None else {"reverse": reverse})
+        eol = lo.terminator
+        data = _read_lines_chunk(path, offset, offset + size, file_size, kind, eol)
         t1 = time.perf_counter()
-        lines = split_lines(data)
+        buf = np.frombuffer(lo.sort(data), dtype=np.uint8)
         del data
-        lines.sort()
         t2 = time.perf_counter()
-        edges = [0] + [bisect.bisect_left(lines, b) for b in boundaries] + [len(lines)]
+        edges = [0] + [int(i) for i in lo.partition_points(buf, boundaries)] + [buf.size]
+        if any(a > b for a, b in zip(edges, edges[1:])):
+            raise EmsortRayError(f"LineOrder.partition_points returned unordered offsets {edges[1:-1]}")
         _maybe_kill(kill, "map", index)
-        blocks, items = [], []
-        for a, b in zip(edges, edges[1:]):
-            seq = lines[a:b]
-            if reverse:
-                seq.reverse()
-            blocks.append(np.frombuffer(b"\n".join(seq) + b"\n", dtype=np.uint8) if seq else np.empty(0, np.uint8))
-            items.append(b - a)
-        if reverse:
-            blocks.reverse()
-            items.reverse()
-        n = len(lines)
+        blocks = [buf[a:b] for a, b in zip(edges, edges[1:])]
+        n = int(np.count_nonzero(buf == eol[0]))
     t3 = time.perf_counter()
     stats = {
         "index": index,
@@ -263,6 +295,17 @@ def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind
     }
     assert len(blocks) == nparts
     return (*blocks, stats)
+
+
+def _count_lines(path: str, eol: bytes) -> int:
+    """Lines of a file whose every line ends with ``eol``."""
+    n = 0
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(1 << 22)
+            if not b:
+                return n
+            n += b.count(eol)
 
 
 def _write_all(path: str, arrays: Iterable[np.ndarray]) -> None:
@@ -286,8 +329,9 @@ def _remove_own(path: str, fd: int) -> None:
 
 
 @ray.remote
-def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kill, *blocks):
-    """Merges the blocks of one key range into ``out_dir/part-NNNNN``.
+def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kill, order, *blocks):
+    """Merges the blocks of one key range into ``out_dir/part-NNNNN`` (lines by the
+    ordering options ``order``, ``reverse`` included).
 
     The attempt holds the lock of ``.part-NNNNN.tmp`` from start to end (and of its
     scratch directory while it exists), so that cleaners — the driver, later runs, other
@@ -296,6 +340,8 @@ def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kil
     """
     t0 = time.perf_counter()
     fmt = Format.parse(fmt_spec)
+    order = order if order is not None else {"reverse": reverse}
+    eol = None if fmt.fixed else _line_order(order).terminator
     total = sum(int(b.nbytes) for b in blocks)
     final = os.path.join(out_dir, _PART.format(index))
     tmp = os.path.join(out_dir, _cleanup.part_tmp_name(index))
@@ -323,14 +369,13 @@ def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kil
                     _write_arrays(f, [buf])
                     items = total // fmt.item_size
                 else:
-                    lines = []
-                    for b in blocks:
-                        lines.extend(split_lines(b.tobytes()))
-                    lines.sort(reverse=reverse)
-                    if lines:
-                        f.write(b"\n".join(lines))
-                        f.write(b"\n")
-                    items = len(lines)
+                    # The blocks in map order are the input's order: a stable sort keeps
+                    # it between equal lines (stable, unique), as GNU sort does.
+                    buf = np.concatenate(blocks) if blocks else np.empty(0, np.uint8)
+                    data = _line_order(order).sort(buf)
+                    del buf
+                    f.write(data)
+                    items = data.count(eol)
             os.replace(tmp, final)
         else:
             scratch, sfd = _cleanup.make_scratch_dir(scratch_root, f"{_cleanup.SCRATCH_PREFIX}{index:05d}-{job}-")
@@ -342,11 +387,16 @@ def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kil
                         p = os.path.join(scratch, f"block-{j:06d}")
                         _write_all(p, [b])
                         files.append(p)
-                        items += (b.nbytes // fmt.item_size) if fmt.fixed else int(np.count_nonzero(b == 10))
+                        items += (b.nbytes // fmt.item_size) if fmt.fixed else int(np.count_nonzero(b == eol[0]))
                 _maybe_kill(kill, "merge", index)
                 # merge_files writes `.part-NNNNN.emsort-PID-SEQ.tmp` and renames it to
                 # the part when complete; .part-NNNNN.tmp stays this attempt's lock.
-                emsort.merge_files(files, final, format=fmt.spec, memory=memory, reverse=reverse, temp_dirs=[scratch])
+                if fmt.fixed:
+                    emsort.merge_files(files, final, format=fmt.spec, memory=memory, reverse=reverse, temp_dirs=[scratch])
+                else:
+                    emsort.merge_files(files, final, format="lines", memory=memory, temp_dirs=[scratch], **order)
+                    if order.get("unique"):
+                        items = _count_lines(final, eol)  # the merge dropped lines equal across blocks
             finally:
                 try:
                     shutil.rmtree(scratch, ignore_errors=True)
@@ -415,6 +465,56 @@ def _plan_chunks(files, sizes, fmt: Format, chunk: int) -> list:
             chunks.append((path, off, n, size))
             off += n
     return chunks
+
+
+def _order_options(fmt: Format, reverse: bool, given: dict) -> Optional[dict]:
+    """The ordering options the tasks take (``reverse`` included), checked by the engine;
+    ``None`` for fixed-size formats, which refuse them (but ``reverse``)."""
+    set_ = {k: v for k, v in given.items() if v is not None and v is not False}
+    if fmt.fixed:
+        if set_:
+            raise EmsortRayError(
+                f"{', '.join(set_)} order{'s' if len(set_) == 1 else ''} text lines (format \"lines\"), "
+                f"not format {fmt.spec}: numbers and records have their own order (only reverse applies to them)"
+            )
+        return None
+    if isinstance(set_.get("key"), str):
+        set_["key"] = [set_["key"]]
+    elif "key" in set_:
+        set_["key"] = list(set_["key"])
+    if "random_source" in set_:
+        # The tasks run in other directories, maybe on other nodes.
+        set_["random_source"] = os.path.abspath(os.fspath(set_["random_source"]))
+    order = dict(set_, reverse=bool(reverse))
+    try:
+        lo = _line_order(order)
+    except (ValueError, TypeError) as e:
+        raise EmsortRayError(str(e)) from None
+    if lo.random and "random_source" not in order:
+        raise EmsortRayError(
+            "a shuffle (random_sort, or R in a key) on Ray needs random_source: a file every node reads "
+            "at the same path, so that all the tasks hash the lines with the same salt"
+        )
+    return order
+
+
+def _manifest_order(order: Optional[dict]) -> Optional[dict]:
+    """The ordering options as JSON (a ``bytes`` separator as its Latin-1 character)."""
+    if order is None:
+        return None
+    out = dict(order)
+    if isinstance(out.get("field_separator"), bytes):
+        out["field_separator"] = out["field_separator"].decode("latin-1")
+    return out
+
+
+def _order_from_manifest(m: dict) -> dict:
+    """The ordering options a manifest records (``reverse`` alone before they existed)."""
+    order = dict(m.get("order") or {"reverse": bool(m.get("reverse"))})
+    t = order.get("field_separator")
+    if isinstance(t, str) and len(t) == 1 and ord(t) > 127:
+        order["field_separator"] = t.encode("latin-1")
+    return order
 
 
 def _get(refs, what: str):
@@ -615,7 +715,7 @@ def sort(
     inputs,
     output_dir,
     *,
-    format: str = "u32",
+    format: str = "lines",
     partitions: Optional[int] = None,
     memory_per_task="256M",
     reverse: bool = False,
@@ -627,6 +727,22 @@ def sort(
     max_retries: int = 3,
     num_cpus_per_task: float = 1,
     progress: Optional[Callable[[str, int, int], None]] = None,
+    key: Union[str, Sequence[str], None] = None,
+    field_separator: Union[str, bytes, None] = None,
+    ignore_leading_blanks: bool = False,
+    dictionary_order: bool = False,
+    ignore_case: bool = False,
+    general_numeric_sort: bool = False,
+    human_numeric_sort: bool = False,
+    ignore_nonprinting: bool = False,
+    month_sort: bool = False,
+    numeric_sort: bool = False,
+    random_sort: bool = False,
+    random_source: Union[str, os.PathLike, None] = None,
+    version_sort: bool = False,
+    stable: bool = False,
+    unique: bool = False,
+    zero_terminated: bool = False,
     _kill=None,
 ) -> dict:
     """Sorts ``inputs`` on the connected Ray cluster into ``output_dir/part-00000`` … .
@@ -639,13 +755,15 @@ def sort(
             files of killed runs). The parts in name order are the sorted output. Shared
             storage, or a per-node local directory (the manifest then says which node
             holds each part). One sort at a time per directory.
-        format: ``u32 i32 u64 i64 f32 f64``, ``rec:SIZE:KEY_OFFSET:KEY_LEN`` or ``lines``.
+        format: ``lines`` (the default, as ``emsort sort``), ``u32 i32 u64 i64 f32 f64`` or
+            ``rec:SIZE:KEY_OFFSET:KEY_LEN``.
         partitions: number of key ranges = merge tasks = output parts. Default: the
             cluster's CPUs, or more so that one range fits in ``memory_per_task``.
         memory_per_task: memory budget of one task (bytes or "256M"): map chunks are at
             most this size (unless ``chunk_size`` says otherwise) and a merge whose
             blocks exceed it merges externally with this budget.
-        reverse: descending order (part-00000 holds the largest items).
+        reverse: descending order (part-00000 holds the largest items); for lines, GNU
+            sort's global ``-r``.
         chunk_size: bytes per map task (default ``memory_per_task``).
         samples: items sampled in all to choose the boundaries (default
             ``max(2000, 100 * partitions)``).
@@ -656,6 +774,13 @@ def sort(
         max_retries: Ray retries of a task whose worker died (exceptions are not retried).
         progress: ``progress(phase, done, total)`` with phase ``sample``, ``map``,
             ``merge``; called on the driver.
+        key, field_separator, …, zero_terminated: GNU sort's ordering options of lines,
+            as :func:`emsort.sort` takes them (``key="3,3n", field_separator=","``): the
+            parts in name order are what ``LC_ALL=C sort`` writes with those options.
+            ``unique`` keeps the first of equal lines in the order of the inputs (files
+            in the order given, each from its start), as GNU sort does. A shuffle
+            (``random_sort``, ``R`` in a key) needs ``random_source``, a file every node
+            reads at the same path: the tasks must hash with the same salt.
         _kill: test hook, ``(phase, index, marker_path)``: the first attempt of task
             ``index`` of ``phase`` (``"map"`` or ``"merge"``) SIGKILLs its own worker.
 
@@ -665,7 +790,10 @@ def sort(
 
     Raises:
         EmsortRayError: a missing or malformed input, an input inside ``output_dir``,
-            another sort writing into ``output_dir``, or a task that failed for good.
+            another sort writing into ``output_dir``, or a task that failed for good;
+            bad ordering options (the engine's message, e.g. "options '-gn' are
+            incompatible"), or ordering options other than ``reverse`` for a format
+            that is not ``lines``.
 
     On any exception (KeyboardInterrupt included) the tasks are cancelled and everything
     the sort made is removed before the exception propagates: parts, temporary files,
@@ -685,6 +813,27 @@ def sort(
         raise EmsortRayError("memory_per_task and chunk_size must be positive")
     if fmt.fixed and chunk < fmt.item_size:
         raise EmsortRayError(f"chunk size {chunk} is smaller than one {fmt.spec} item ({fmt.item_size} bytes)")
+    given = dict(
+        key=key,
+        field_separator=field_separator,
+        ignore_leading_blanks=ignore_leading_blanks,
+        dictionary_order=dictionary_order,
+        ignore_case=ignore_case,
+        general_numeric_sort=general_numeric_sort,
+        human_numeric_sort=human_numeric_sort,
+        ignore_nonprinting=ignore_nonprinting,
+        month_sort=month_sort,
+        numeric_sort=numeric_sort,
+        random_sort=random_sort,
+        random_source=random_source,
+        version_sort=version_sort,
+        stable=stable,
+        unique=unique,
+        zero_terminated=zero_terminated,
+    )
+    assert set(given) == set(ORDER_OPTIONS)
+    order = _order_options(fmt, reverse, given)
+    eol = _line_order(order).terminator if order is not None else None
 
     files = expand_inputs(inputs)
     sizes = [os.path.getsize(p) for p in files]
@@ -719,7 +868,7 @@ def sort(
         sample_refs = []
         for i, (p, s) in enumerate(nonempty):
             n = max(1, -(-want * s // max(1, total_bytes)))
-            sample_refs.append(_sample_task.options(**opts).remote(p, fmt.spec, s, n, seed + i))
+            sample_refs.append(_sample_task.options(**opts).remote(p, fmt.spec, s, n, seed + i, eol or b"\n"))
         job.track(sample_refs)
         sampled = _wait_all(sample_refs, "sample", progress, "sampling") if sample_refs else []
         if fmt.fixed:
@@ -729,7 +878,8 @@ def sort(
             k = pool.size // isz
             boundaries = [pool[(i * k // partitions) * isz : (i * k // partitions + 1) * isz].tobytes() for i in range(1, partitions)] if k else [bytes(isz)] * (partitions - 1)
         else:
-            pool = sorted(line for lines in sampled for line in lines)
+            # The samples in the engine's order (unique ones with `unique`).
+            pool = _lines(_line_order(order).sort(b"".join(line + eol for lines in sampled for line in lines)), eol)
             k = len(pool)
             boundaries = [pool[i * k // partitions] for i in range(1, partitions)] if k else [b""] * (partitions - 1)
         t_sample = time.perf_counter() - t0
@@ -741,7 +891,7 @@ def sort(
         map_refs = []
         for i, (p, off, n, fsize) in enumerate(chunks):
             refs = _map_task.options(num_returns=partitions + 1, **opts).remote(
-                p, off, n, fsize, fmt.spec, bref, reverse, reader, i, _kill
+                p, off, n, fsize, fmt.spec, bref, reverse, reader, i, _kill, order
             )
             map_refs.append(refs)
             job.track([refs[-1]])
@@ -749,7 +899,7 @@ def sort(
         # 3. merge (submitted now: Ray starts each one when its blocks exist)
         merge_refs = [
             _merge_task.options(**opts).remote(
-                r, out_dir, fmt.spec, memory, reverse, scratch_dir, job.token, _kill, *[m[r] for m in map_refs]
+                r, out_dir, fmt.spec, memory, reverse, scratch_dir, job.token, _kill, order, *[m[r] for m in map_refs]
             )
             for r in range(partitions)
         ]
@@ -763,12 +913,14 @@ def sort(
 
         items = sum(p["items"] for p in parts)
         mapped = sum(s["items"] for s in map_stats)
-        if items != mapped:
+        # `unique` drops lines in the merges too: the parts hold at most what was mapped.
+        if items > mapped or (items != mapped and not (order or {}).get("unique")):
             raise EmsortRayError(f"the parts hold {items} items but the map tasks read {mapped}")
 
         manifest = {
             "format": fmt.spec,
             "reverse": bool(reverse),
+            "order": _manifest_order(order),
             "partitions": partitions,
             "items": items,
             "bytes": total_bytes,
@@ -821,7 +973,8 @@ def part_paths(output_dir) -> list:
     return [os.path.join(os.fspath(output_dir), p["name"]) for p in m["parts"]]
 
 
-def _edge_item(path: str, fmt: Format, last: bool) -> Optional[bytes]:
+def _edge_item(path: str, fmt: Format, last: bool, eol: bytes = b"\n") -> Optional[bytes]:
+    """The first or last item of a part (a line without its terminator ``eol``)."""
     size = os.path.getsize(path)
     if size == 0:
         return None
@@ -830,12 +983,16 @@ def _edge_item(path: str, fmt: Format, last: bool) -> Optional[bytes]:
             f.seek(size - fmt.item_size if last else 0)
             return f.read(fmt.item_size)
         if not last:
-            return f.readline().rstrip(b"\n")
+            head = b""
+            while eol not in head and len(head) < size:
+                head += f.read(1 << 16)
+            return head.split(eol, 1)[0]
         back = min(size, 1 << 16)
         while True:
             f.seek(size - back)
-            tail = f.read(back).rstrip(b"\n") if back else b""
-            i = tail.rfind(b"\n")
+            tail = f.read(back)
+            tail = tail[:-1] if tail.endswith(eol) else tail
+            i = tail.rfind(eol)
             if i >= 0 or back == size:
                 return tail[i + 1 :]
             back = min(size, back * 4)
@@ -875,29 +1032,46 @@ def verify(output_dir, *, format: Optional[str] = None) -> dict:
         shown = ", ".join(stray[:10]) + (f" and {len(stray) - 10} more" if len(stray) > 10 else "")
         return _fail(0, f"{out}: {len(stray)} file(s) that are not parts listed by the manifest: {shown}")
     reverse = bool(m.get("reverse"))
+    # Lines: the engine's order of the manifest's options (`sort -c` on each part).
+    lo = None if fmt.fixed else _line_order(_order_from_manifest(m))
+    eol = lo.terminator if lo is not None else b"\n"
     items = 0
     prev = None
     for p in m["parts"]:
         path = os.path.join(out, p["name"])
         if not os.path.exists(path):
             return _fail(items, f"{path}: missing")
-        r = emsort.verify(path, format=fmt.spec, reverse=reverse)
-        if not r["ok"]:
-            return _fail(items + r.get("items", 0), f"{path}: {r['message']}")
-        if r["items"] != p["items"]:
-            return _fail(items, f"{path}: {r['items']} items, manifest says {p['items']}")
-        items += r["items"]
-        first = _edge_item(path, fmt, last=False)
+        if lo is None:
+            r = emsort.verify(path, format=fmt.spec, reverse=reverse)
+            if not r["ok"]:
+                return _fail(items + r.get("items", 0), f"{path}: {r['message']}")
+            n = r["items"]
+        else:
+            r = lo.check(path)
+            n = r["lines"]
+            if not r["ok"]:
+                d = r["disorder"]
+                what = "not after" if lo.unique else "before"
+                return _fail(items + n, f"{path}: line {d['line']} comes {what} the line above it in the sort's order")
+        if n != p["items"]:
+            return _fail(items, f"{path}: {n} items, manifest says {p['items']}")
+        items += n
+        first = _edge_item(path, fmt, last=False, eol=eol)
         if first is not None:
             if prev is not None:
-                a, b = (first, prev) if reverse else (prev, first)
-                if _less(fmt, b, a):
+                if lo is not None:
+                    c = lo.compare(prev, first)
+                    bad = c > 0 or (c == 0 and lo.unique)
+                else:
+                    a, b = (first, prev) if reverse else (prev, first)
+                    bad = _less(fmt, b, a)
+                if bad:
                     return _fail(items, f"{path}: its first item is out of order with the previous part's last")
-            prev = _edge_item(path, fmt, last=True)
+            prev = _edge_item(path, fmt, last=True, eol=eol)
     if items != m["items"]:
         return _fail(items, f"{items} items in the parts, manifest says {m['items']}")
     return {"ok": True, "items": items, "message": "ok"}
 
 
 def _less(fmt: Format, a: bytes, b: bytes) -> bool:
-    return a < b if not fmt.fixed else bool(emsort.item_key_less(a, b, fmt.spec))
+    return bool(emsort.item_key_less(a, b, fmt.spec))

@@ -1,0 +1,292 @@
+//! `emsort.LineOrder`: GNU `sort`'s order of text lines, in memory.
+//!
+//! The file sorts take the ordering options as keywords (module `order`);
+//! a program that sorts or cuts lines itself — emsort.ray's map and merge
+//! tasks — needs the same order on buffers, so that its parts come out
+//! exactly as `emsort.sort` and `LC_ALL=C sort` order them (issue 40). A
+//! `LineOrder` compiles the options once and then:
+//!
+//! - `sort(data)` sorts the lines of a buffer: each line's normalised key
+//!   ([`LineOrder::encode`], on all cores), a stable parallel sort by it
+//!   and, between equal keys, [`LineOrder::compare_equal_forms`] (`-V`,
+//!   `-R`, the last resort). Stable: with `stable` or `unique`, lines
+//!   equal by their keys keep their order in `data`, as GNU keeps their
+//!   input order; `unique` then keeps the first of each group.
+//! - `partition_points(sorted, boundaries)` finds, by binary search with
+//!   [`LineOrder::compare`], where each boundary line cuts sorted lines (a
+//!   byte offset), so that lines equal by the order fall in one part.
+//! - `compare(a, b)` and `check(path)` ([`emsort_sort::check::check_order`],
+//!   `sort -c`).
+//!
+//! ```python
+//! order = emsort.LineOrder(key="3,3n", field_separator=",")
+//! data = order.sort(b"a,x,10\nb,y,9\n")          # b"b,y,9\na,x,10\n"
+//! cuts = order.partition_points(data, [b"c,z,10"])  # [6]
+//! ```
+
+use std::io::{BufReader, Read};
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+
+use emsort_sort::keys::{LineOrder, Scratch};
+use emsort_sort::SortError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use rayon::prelude::*;
+
+use crate::buffer::RawBuffer;
+use crate::order::{self, Lines, OrderArgs};
+use crate::worker;
+
+/// The lines of `data` ended by `eol`, without it (a last line may lack it).
+fn spans(data: &[u8], eol: u8) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, &b) in data.iter().enumerate() {
+        if b == eol {
+            out.push(start..i);
+            start = i + 1;
+        }
+    }
+    if start < data.len() {
+        out.push(start..data.len());
+    }
+    out
+}
+
+/// The lines of `data` sorted by `order`, each ended by `eol` (see the
+/// module docs).
+fn sort_lines(order: &LineOrder, eol: u8, data: &[u8]) -> Vec<u8> {
+    let spans = spans(data, eol);
+    let line = |i: usize| &data[spans[i].clone()];
+    let mut keyed: Vec<(Vec<u8>, usize)> = (0..spans.len())
+        .into_par_iter()
+        .map_init(Scratch::default, |s, i| {
+            let mut k = Vec::new();
+            order.encode(line(i), &mut k, s);
+            (k, i)
+        })
+        .collect();
+    // Stable: lines equal by the order keep their order in `data`.
+    keyed.par_sort_by(|a, b| a.0.cmp(&b.0).then_with(|| order.compare_equal_forms(line(a.1), line(b.1))));
+    let mut out = Vec::with_capacity(data.len() + 1);
+    let mut kept: Option<&[u8]> = None;
+    for &(_, i) in &keyed {
+        let l = line(i);
+        if order.unique() {
+            // GNU's -u: the first line of each group of equal keys.
+            if kept.is_some_and(|k| order.same(k, l)) {
+                continue;
+            }
+            kept = Some(l);
+        }
+        out.extend_from_slice(l);
+        out.push(eol);
+    }
+    out
+}
+
+/// Reads through, counting the lines and stopping when `cancel` is set.
+struct Counting<'a, R> {
+    inner: R,
+    eol: u8,
+    ends: u64,
+    last: Option<u8>,
+    cancel: &'a AtomicBool,
+}
+
+impl<R: Read> Read for Counting<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.cancel.load(AtomicOrdering::Relaxed) {
+            return Err(std::io::Error::from(std::io::ErrorKind::Interrupted));
+        }
+        let n = self.inner.read(buf)?;
+        self.ends += buf[..n].iter().filter(|&&b| b == self.eol).count() as u64;
+        if n > 0 {
+            self.last = Some(buf[n - 1]);
+        }
+        Ok(n)
+    }
+}
+
+/// GNU `sort`'s order of text lines, for sorting, cutting and comparing
+/// lines in memory.
+///
+/// LineOrder(*, key=None, field_separator=None, ignore_leading_blanks=False,
+/// dictionary_order=False, ignore_case=False, general_numeric_sort=False,
+/// human_numeric_sort=False, ignore_nonprinting=False, month_sort=False,
+/// numeric_sort=False, random_sort=False, random_source=None,
+/// version_sort=False, reverse=False, stable=False, unique=False,
+/// zero_terminated=False): the ordering options of `sort`, compiled once.
+/// sort(data) -> bytes, partition_points(sorted_data, boundaries) -> byte
+/// offsets, compare(a, b) -> -1/0/1, check(path) -> dict.
+#[pyclass(name = "LineOrder", module = "emsort", frozen)]
+pub(crate) struct PyLineOrder {
+    order: LineOrder,
+    eol: u8,
+}
+
+#[pymethods]
+impl PyLineOrder {
+    /// An order from `sort`'s ordering options.
+    #[new]
+    #[pyo3(signature = (
+        *, key = None, field_separator = None, ignore_leading_blanks = false,
+        dictionary_order = false, ignore_case = false, general_numeric_sort = false,
+        human_numeric_sort = false, ignore_nonprinting = false, month_sort = false,
+        numeric_sort = false, random_sort = false, random_source = None, version_sort = false,
+        reverse = false, stable = false, unique = false, zero_terminated = false
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        key: Option<&Bound<'_, PyAny>>,
+        field_separator: Option<&Bound<'_, PyAny>>,
+        ignore_leading_blanks: bool,
+        dictionary_order: bool,
+        ignore_case: bool,
+        general_numeric_sort: bool,
+        human_numeric_sort: bool,
+        ignore_nonprinting: bool,
+        month_sort: bool,
+        numeric_sort: bool,
+        random_sort: bool,
+        random_source: Option<PathBuf>,
+        version_sort: bool,
+        reverse: bool,
+        stable: bool,
+        unique: bool,
+        zero_terminated: bool,
+    ) -> PyResult<Self> {
+        let a = OrderArgs {
+            key,
+            field_separator,
+            ignore_leading_blanks,
+            dictionary_order,
+            ignore_case,
+            general_numeric_sort,
+            human_numeric_sort,
+            ignore_nonprinting,
+            month_sort,
+            numeric_sort,
+            random_sort,
+            random_source,
+            version_sort,
+            stable,
+            unique,
+            zero_terminated,
+        };
+        let Lines { order, eol } = a.compile(py, reverse)?;
+        Ok(PyLineOrder { order, eol })
+    }
+
+    /// The lines of `data` (any bytes-like object; a last line may lack
+    /// its terminator) sorted, each ended by the terminator, as bytes; with
+    /// `unique`, the first of each group of equal lines only. The GIL is
+    /// released.
+    fn sort<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        let buf = RawBuffer::get(data, false, "data")?;
+        let bytes = buf.bytes();
+        let sorted = py.detach(|| sort_lines(&self.order, self.eol, bytes));
+        Ok(PyBytes::new(py, &sorted))
+    }
+
+    /// For each boundary line, the byte offset in `sorted_data` of the
+    /// first line not before it (a lower bound, as bisect.bisect_left):
+    /// bytes [p[j-1], p[j]) hold the lines from boundary j-1 (included) to
+    /// boundary j (excluded). `sorted_data` must be sorted by this order.
+    fn partition_points(
+        &self,
+        py: Python<'_>,
+        sorted_data: &Bound<'_, PyAny>,
+        boundaries: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<usize>> {
+        let buf = RawBuffer::get(sorted_data, false, "sorted_data")?;
+        let data = buf.bytes();
+        let mut bounds: Vec<Vec<u8>> = Vec::new();
+        for b in boundaries.try_iter()? {
+            bounds.push(RawBuffer::get(&b?, false, "each boundary")?.bytes().to_vec());
+        }
+        Ok(py.detach(|| {
+            let spans = spans(data, self.eol);
+            bounds
+                .iter()
+                .map(|b| {
+                    let i = spans.partition_point(|r| self.order.compare(&data[r.clone()], b).is_lt());
+                    spans.get(i).map_or(data.len(), |r| r.start)
+                })
+                .collect()
+        }))
+    }
+
+    /// Compare two lines (without their terminators): -1 if `a` comes
+    /// first, 0 if equal by the order, 1 otherwise.
+    fn compare(&self, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<i32> {
+        let (ba, bb) = (RawBuffer::get(a, false, "a")?, RawBuffer::get(b, false, "b")?);
+        Ok(self.order.compare(ba.bytes(), bb.bytes()) as i32)
+    }
+
+    /// Check that the file at `path` is sorted by this order (strictly with
+    /// `unique`), as `sort -c`, reading it once: {"ok", "lines" (counted
+    /// to the end, or to the first disorder), "disorder": None or {"line"
+    /// (1-based), "text" (bytes)}}.
+    fn check<'py>(&self, py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+        let (disorder, lines) = worker::run(py, None, |_, cancel| {
+            let io = |op, e| SortError::from(emsort_io::Error::from_io(op, &path, e));
+            let file = std::fs::File::open(&path).map_err(|e| io("open", e))?;
+            let mut r = Counting { inner: file, eol: self.eol, ends: 0, last: None, cancel };
+            let d = emsort_sort::check::check_order(&mut BufReader::new(&mut r), &self.order, self.eol)
+                .map_err(|e| io("read", e))?;
+            let lines = r.ends + u64::from(r.last.is_some_and(|b| b != self.eol));
+            Ok((d, lines))
+        })?;
+        let out = PyDict::new(py);
+        out.set_item("ok", disorder.is_none())?;
+        match disorder {
+            None => {
+                out.set_item("lines", lines)?;
+                out.set_item("disorder", py.None())?;
+            }
+            Some(d) => {
+                out.set_item("lines", d.line)?;
+                let dis = PyDict::new(py);
+                dis.set_item("line", d.line)?;
+                dis.set_item("text", PyBytes::new(py, &d.text))?;
+                out.set_item("disorder", dis)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether a key shuffles (`random_sort`, or an `R` in a key): two
+    /// orders agree only when they read the same `random_source`.
+    #[getter]
+    fn random(&self) -> bool {
+        order::shuffles(&self.order)
+    }
+
+    /// `unique`.
+    #[getter]
+    fn unique(&self) -> bool {
+        self.order.unique()
+    }
+
+    /// The byte that ends each line: `b"\n"`, or `b"\0"` with `zero_terminated`.
+    #[getter]
+    fn terminator<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &[self.eol])
+    }
+
+    fn __repr__(&self) -> String {
+        let keys = self.order.keys().len();
+        format!(
+            "<emsort.LineOrder {} key{}{}{}{}>",
+            keys,
+            if keys == 1 { "" } else { "s" },
+            if self.order.reverse() { " reverse" } else { "" },
+            if self.order.unique() { " unique" } else { "" },
+            if self.eol == 0 { " zero_terminated" } else { "" }
+        )
+    }
+}
