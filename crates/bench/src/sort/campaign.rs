@@ -1,4 +1,4 @@
-//! A sort campaign (SPEC experiment 2): the points, the peers, and where
+//! A sort campaign (experiment 2): the points, the peers, and where
 //! results go.
 //!
 //! [`Campaign::run`] proceeds in numbered steps:

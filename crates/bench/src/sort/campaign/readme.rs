@@ -47,7 +47,7 @@ impl Readme<'_> {
             points.push_str(&format!("- {} × {} reps\n", p.label(), p.reps));
         }
         format!(
-            "# emsort sort campaign (SPEC experiment 2)\n\n\
+            "# emsort sort campaign (experiment 2: the external sort)\n\n\
              Command: `{cmd}`\n\n\
              {profile}Page cache emptied before every run with `{cache}`. emsort: {runs_how}; SIMD level \
              {simd}. GNU sort: {gnu}. \
@@ -210,7 +210,12 @@ pub(super) fn results(summary: &[SummaryRow]) -> String {
     }
     let claims = crate::claims::table(&report::claims(summary));
     if !claims.is_empty() {
-        text.push_str(&format!("\n## Beside the seeds' conclusions\n\n{claims}"));
+        text.push_str(&format!(
+            "\n## Beside the published conclusions\n\nThe INFO-H-417 reports (two student reports for ULB's \
+             Database Systems Architecture course, 2018, Java) found M far more important than d: the claim \
+             holds when the time's range over M (slowest median over fastest) is wider than its range over \
+             d. A claim judged from one repetition says *one run: no verdict*.\n\n{claims}"
+        ));
     }
     text
 }
