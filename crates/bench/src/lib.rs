@@ -1,6 +1,6 @@
 //! emsort's experiment harness.
 //!
-//! Each experiment of the SPEC is a *campaign*: a list of points, each run
+//! Each of emsort's experiments is a *campaign*: a list of points, each run
 //! `reps` times on a cold cache. A campaign writes its raw measurements to a
 //! CSV file row by row as runs finish, then makes every table and plot from
 //! that CSV, never from numbers held only in memory, so a crashed or edited
@@ -13,10 +13,10 @@
 //!   d, policy, stream kind and threads, beside its cost model, an I/O lower
 //!   bound and its peers (GNU sort, an in-memory sort)
 //!   ([`sort::Campaign`], [`sort::plots_from_csv`]).
-//! - [`replay`]: trace replay (SPEC part 4): traces of `file,offset,size`
+//! - [`replay`]: trace replay (part of experiment 4): traces of `file,offset,size`
 //!   read calls, synthetic workloads mimicking the Chalmers thesis', and
 //!   each reader kind timed on them ([`replay::Replay`], [`replay::generate`]).
-//! - [`readers`]: SPEC experiment 4, the readers (`stream`, `mmap`,
+//! - [`readers`]: experiment 4, the readers (`stream`, `mmap`,
 //!   `pread`, `uring`, `adaptive`) against block size, queue depth (beside
 //!   fio), request and file size, memory and threads ([`readers::Campaign`]).
 //! - [`ray`]: the distributed sort on Ray (`bench/ray/bench_ray.py` runs

@@ -1,5 +1,5 @@
 //! `emsort calibrate`: this machine's crossover points for the adaptive
-//! reader (SPEC part 4, issue 5 §4).
+//! reader (experiment 4, issue 5 §4).
 //!
 //! The thesis' guidelines rest on numbers measured on one Windows machine
 //! with an NVMe SSD (§4.1.4, §4.2.3, §4.6, §4.7): mmap up to 32 KiB, blocks

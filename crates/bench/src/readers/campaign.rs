@@ -44,7 +44,7 @@ use crate::campaign::{interrupted, temp_dir_in, write_json, CampaignBuilder, Cam
 use crate::machine::{block_device, cgroup_facts, fault_around_bytes, is_memory_fs, Machine};
 use crate::{Error, Result};
 
-/// A reader campaign (SPEC experiment 4); see the module docs. Its
+/// A reader campaign (experiment 4); see the module docs. Its
 /// settings (cache method, output directory …) are set with the methods of
 /// [`CampaignBuilder`]; the work directory, which must exist, holds the
 /// data files (default: a temporary directory inside the output directory,
@@ -317,7 +317,7 @@ impl Campaign {
         let fio = super::report::format_fio(summary);
         let claims = crate::claims::table(&super::report::claims(summary));
         let mut s = format!(
-            "# emsort readers campaign (SPEC experiment 4)\n\n\
+            "# emsort readers campaign (experiment 4: the readers)\n\n\
              Command: `{cmd}`\n\n\
              Page cache emptied before every run with `{cache}`.\n\n\
              ## Files\n\n\
@@ -342,8 +342,10 @@ impl Campaign {
         }
         if !claims.is_empty() {
             s.push_str(&format!(
-                "\n## Beside the thesis (002, chapter 4)\n\nThe thesis measured on Windows and NVMe; a \
-                 comparison whose runs' ranges overlap is *within the noise*.\n\n{claims}"
+                "\n## Beside the Chalmers thesis (Bäckemo & Olsson, \"Minimizing read bottlenecks in I/O \
+                 bound systems\", 2022, chapter 4)\n\nThe thesis measured on Windows and NVMe; a \
+                 comparison whose runs' ranges overlap is *within the noise*, and a claim judged from one \
+                 repetition says *one run: no verdict*.\n\n{claims}"
             ));
         }
         s

@@ -1,4 +1,4 @@
-//! SPEC experiment 4: the readers of `emsort_io::reader` measured on a cold
+//! Experiment 4: the readers of `emsort_io::reader` measured on a cold
 //! cache (issue 5 §2).
 //!
 //! Seven experiments ([`Experiment`]), each a raw CSV written row by row
@@ -33,7 +33,7 @@
 //! [`traces`] is the trace experiment (`emsort bench readers --traces`):
 //! the thesis' traces generated, the adaptive reader calibrated, every
 //! trace replayed by every reader round after round, and a README beside
-//! the seed's claims, all from one command.
+//! the Chalmers thesis' claims, all from one command.
 //!
 //! ```no_run
 //! use emsort_bench::readers::{format_table, Campaign, Experiment, Plan};

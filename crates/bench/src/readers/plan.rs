@@ -24,7 +24,7 @@ use emsort_io::{parse_size, Madvise, ReaderKind};
 use crate::list::{parse_int_list, split_list};
 use crate::{Error, Result};
 
-/// The seven experiments of SPEC experiment 4 (issue 5 §2).
+/// The seven experiments of experiment 4, the readers (issue 5 §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Experiment {
     /// `pread` and `uring` (Q = 1) throughput and single-block latency

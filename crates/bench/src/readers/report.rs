@@ -149,7 +149,9 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
     let large = block.iter().filter(|r| r.block_size <= 4 << 20).max_by_key(|r| r.block_size);
     if let Some((a, b)) = small.zip(large).filter(|(a, b)| a.block_size < b.block_size) {
         out.push(Claim {
-            claim: "002 §4.2: buffered reads get faster with larger blocks (guideline: 4 MB blocks)".into(),
+            claim:
+                "Chalmers thesis §4.2: buffered reads get faster with larger blocks (guideline: 4 MB blocks)"
+                    .into(),
             measurement: format!(
                 "pread, sequential: {} at B = {}, {} at B = {}",
                 mib_s(a),
@@ -157,7 +159,7 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
                 mib_s(b),
                 format_size(b.block_size)
             ),
-            verdict: faster(per_mib(b), per_mib(a)),
+            verdict: faster(per_mib(b), per_mib(a)).from_reps(a.reps.min(b.reps)),
         });
     }
     let random = |reader: &str| -> Vec<&SummaryRow> {
@@ -173,15 +175,15 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
         if lo < hi {
             let (m, p) = pair(lo).expect("paired");
             out.push(Claim {
-                claim: "002 §4.7: for small random requests mmap beats buffered reads".into(),
+                claim: "Chalmers thesis §4.7: for small random requests mmap beats buffered reads".into(),
                 measurement: format!("R = {}: mmap {}, pread {}", format_size(lo), mib_s(m), mib_s(p)),
-                verdict: faster(per_mib(m), per_mib(p)),
+                verdict: faster(per_mib(m), per_mib(p)).from_reps(m.reps.min(p.reps)),
             });
             let (m, p) = pair(hi).expect("paired");
             out.push(Claim {
-                claim: "002 §4.7: for large random requests buffered reads beat mmap".into(),
+                claim: "Chalmers thesis §4.7: for large random requests buffered reads beat mmap".into(),
                 measurement: format!("R = {}: pread {}, mmap {}", format_size(hi), mib_s(p), mib_s(m)),
-                verdict: faster(per_mib(p), per_mib(m)),
+                verdict: faster(per_mib(p), per_mib(m)).from_reps(m.reps.min(p.reps)),
             });
         }
     }
@@ -190,9 +192,9 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
         (threads.iter().find(|r| r.threads == 1), threads.iter().find(|r| r.threads == 2))
     {
         out.push(Claim {
-            claim: "002 §4.6: sequential buffered reads gain from a second thread".into(),
+            claim: "Chalmers thesis §4.6: sequential buffered reads gain from a second thread".into(),
             measurement: format!("pread, sequential: {} with 1 thread, {} with 2", mib_s(one), mib_s(two)),
-            verdict: faster(per_mib(two), per_mib(one)),
+            verdict: faster(per_mib(two), per_mib(one)).from_reps(one.reps.min(two.reps)),
         });
     }
     out

@@ -1,4 +1,4 @@
-//! Trace replay (SPEC part 4): the thesis' benchmark, read calls replayed
+//! Trace replay (part of experiment 4): the Chalmers thesis' benchmark, read calls replayed
 //! with each reader kind.
 //!
 //! The thesis evaluated its readers by replaying logs of an engine's read

@@ -1,4 +1,4 @@
-//! A sort campaign (SPEC experiment 2): the points, the peers, and where
+//! A sort campaign (experiment 2): the points, the peers, and where
 //! results go.
 //!
 //! [`Campaign::run`] proceeds in numbered steps:
@@ -30,7 +30,7 @@
 //!    sort … --stats FILE -q`, the binary given to
 //!    [`sorter_exe`](Campaign::sorter_exe)), so its peak RSS, context
 //!    switches and page faults are the sort's alone; without a binary it
-//!    runs in this process ([`sort_file`]). Every output is checked:
+//!    runs in this process ([`sort_file`](emsort_sort::sort_file)). Every output is checked:
 //!    emsort's, the CPU bound's and the in-memory sort's with
 //!    [`verify`](emsort_sort::verify::verify) (in order, same multiset as
 //!    the input), GNU sort's and STXXL's byte for byte against emsort's. A
@@ -62,118 +62,60 @@
 //!                gnu-sort (lines), stxxl (u32) ─► cmp with emsort's ─► raw.csv
 //!  raw.csv ──► summary.csv (ratios, the binding bound), plots/*.svg, README
 //! ```
+//!
+//! This file holds the builder and the grid loop (steps 1 to 5); the
+//! campaign's parts are its modules, none of which depends on this file:
+//!
+//! - [`point`]: one emsort setting ([`Point`]) and the cost model
+//!   ([`predicted_blocks`]), the vocabulary the others share;
+//! - [`emsort_run`]: one emsort run of a point, as a child process or in
+//!   this process, and the check of an output;
+//! - [`facts`]: `machine.json` ([`SortMachine`]);
+//! - [`readme`]: the results README's text, and [`columns`]: what the
+//!   columns of `raw.csv` and `summary.csv` mean, as the README says.
+
+mod columns;
+mod emsort_run;
+mod facts;
+mod point;
+mod readme;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use emsort_io::rusage::{Usage, Who};
 use emsort_io::{format_size, ErrorKind, NoProgress, Progress, StreamKind};
 use emsort_sort::gen::{generate, GenSpec};
-use emsort_sort::merge_policy::MergePolicy;
-use emsort_sort::simd::{self, Level};
-use emsort_sort::verify::{fingerprint_file, verify};
-use emsort_sort::{sort_file, Fingerprint, Format, SortError, SortPlan};
-use serde::Serialize;
+use emsort_sort::simd::Level;
+use emsort_sort::verify::fingerprint_file;
+use emsort_sort::{Format, SortPlan};
 
-use super::cpu_bound::CPU_BOUND_CACHE;
+use self::emsort_run::{check_output, EmsortRunner, Variant};
+pub(crate) use self::facts::simd_record;
+pub use self::facts::SortMachine;
+use self::point::{cores, whole_items};
+pub use self::point::{predicted_blocks, Point};
+use self::readme::Readme;
 use super::cpu_bound::{CpuBoundDir, DEFAULT_CPU_BOUND_DIR};
-use super::fio::IoBound;
-use super::fio::{self, IO_BOUND_BLOCK};
-use super::keys::{self, keys_table, DuckDb, KeysCtx, KeysPeers, KeysPoint, UutilsSort};
-use super::params::{or_default, parse_params, read_params, Grid};
+use super::fio::{self, IoBound};
+use super::keys::{self, DuckDb, KeysCtx, KeysPeers, KeysPoint, UutilsSort};
+use super::params::{parse_params, read_params, Grid};
 use super::peers::{self, PeakRss, StxxlBuild, StxxlDriver};
-use super::plots::{describe_plot, plots_from_csv};
+use super::plots::plots_from_csv;
 use super::profile::ProfileFacts;
-use super::profile::SIMD_ENV;
 use super::record::{summary_from_csv, RawRow, RawWriter, SummaryRow};
-use super::report::bounds_table;
 use crate::campaign::{
     check_memory_m, formats_element, interrupted, memory_fs_warning, write_json, CampaignBuilder,
     CampaignSettings,
 };
 use crate::grid::{merge_repeats, product, rounds};
-use crate::machine::{meminfo, Machine};
+use crate::machine::meminfo;
 use crate::{Error, Result};
 
 /// The parameter file of the `--quick` campaign (u32 and lines of 64 MiB,
 /// M = 8M and 32M, d = 2 and 16, 1 thread and all cores, fifo and direct
 /// once; well under a minute).
 pub const QUICK_PARAMS: &str = include_str!("../../params/sort-quick.csv");
-
-/// One emsort setting on one input.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Point {
-    /// Data format.
-    pub format: Format,
-    /// Input size N in bytes (a whole number of items).
-    pub bytes: u64,
-    /// Memory M.
-    pub memory: u64,
-    /// Fan-in d; `None`: emsort's own, no `--fan-in` and no `--block-size`.
-    pub fan_in: Option<usize>,
-    /// Merge policy; `None`: emsort's own, no `--policy`.
-    pub policy: Option<MergePolicy>,
-    /// Stream kind; `None`: the sort's own choice, no `--io` (`--io auto`).
-    pub io: Option<StreamKind>,
-    /// Threads.
-    pub threads: usize,
-    /// Repetitions.
-    pub reps: u32,
-}
-
-impl Point {
-    /// emsort's plan for this point (B = the plan's default for M and d),
-    /// temporary files in `tmp`; a plan that cannot work is an error naming
-    /// the point. A point without a stream kind plans with the kind `--io
-    /// auto` takes without its probe ([`emsort_io::device::choose`]: the
-    /// queued `uring-direct` from M = 128 MiB, which needs the most memory;
-    /// the sort itself probes its temp dir and records its choice).
-    pub fn plan(&self, tmp: &Path) -> Result<SortPlan> {
-        self.plan_with(tmp, false)
-    }
-
-    /// [`plan`](Point::plan), with `probe`: a point without a stream kind
-    /// gets the kind `--io auto` chooses after probing `tmp`, as `emsort
-    /// sort` does (for a sort in this process).
-    fn plan_with(&self, tmp: &Path, probe: bool) -> Result<SortPlan> {
-        let mut b = SortPlan::builder(self.format)
-            .memory(self.memory)
-            .threads(self.threads)
-            .temp_dir(tmp)
-            .input_bytes(self.bytes);
-        b = match (self.io, probe) {
-            (Some(k), _) => b.io(k),
-            (None, true) => b.io_auto(),
-            (None, false) => {
-                let d = emsort_io::device::choose(None, self.memory, None);
-                b.io(d.kind).queue_depth(d.queue_depth)
-            }
-        };
-        if let Some(d) = self.fan_in {
-            b = b.fan_in(d);
-        }
-        if let Some(p) = self.policy {
-            b = b.policy(p);
-        }
-        b.build().map_err(|e| Error::Campaign(format!("{}: {e}", self.label())))
-    }
-
-    /// `u32 N=64M M=16M d=8 optimal buffered t=2` (`default` where emsort
-    /// chooses: `u32 N=1G M=256M d=default default default t=2`).
-    pub fn label(&self) -> String {
-        format!(
-            "{} N={} M={} d={} {} {} t={}",
-            self.format,
-            format_size(self.bytes),
-            format_size(self.memory),
-            or_default(self.fan_in),
-            or_default(self.policy.map(|p| p.name())),
-            or_default(self.io.map(|k| k.name())),
-            self.threads
-        )
-    }
-}
 
 /// A sort campaign; see the module docs for what [`run`](Campaign::run) does.
 /// Its settings (cache method, output directory …) are set with the methods
@@ -208,31 +150,6 @@ pub struct Campaign {
     profile: Option<ProfileFacts>,
 }
 
-/// How an emsort run of a point is made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Variant<'a> {
-    /// `emsort sort … INPUT -o OUTPUT` (tool `emsort`).
-    Files,
-    /// `emsort sort … < INPUT > OUTPUT` (tool `emsort-stdio`).
-    Stdio,
-    /// Another binary, file to file (tool `emsort-baseline`).
-    Baseline(&'a Path),
-    /// The CPU bound: emsort's defaults for M, everything on tmpfs (tool
-    /// `cpu-bound`, [`super::cpu_bound`]).
-    CpuBound,
-}
-
-impl Variant<'_> {
-    fn tool(self) -> &'static str {
-        match self {
-            Variant::Files => "emsort",
-            Variant::Stdio => "emsort-stdio",
-            Variant::Baseline(_) => "emsort-baseline",
-            Variant::CpuBound => "cpu-bound",
-        }
-    }
-}
-
 /// What a finished campaign produced.
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -259,72 +176,6 @@ pub struct Outcome {
     pub runs: u64,
     /// Wall time of the whole campaign, seconds.
     pub seconds: f64,
-}
-
-/// `machine.json` of a sort campaign: the common facts and the peers'.
-#[derive(Debug, Clone, Serialize)]
-pub struct SortMachine {
-    /// CPU, memory, kernel, file system, command line …
-    #[serde(flatten)]
-    pub machine: Machine,
-    /// First line of `sort --version`, or `not installed`.
-    pub gnu_sort_version: String,
-    /// `installed` or `not installed` (`stxxl.h` or `stxxl/` in the header
-    /// directory, `/usr/include`).
-    pub stxxl: String,
-    /// STXXL's version from its headers and Debian's package, when installed.
-    pub stxxl_version: Option<String>,
-    /// The STXXL driver: `built: COMPILE COMMAND`, `not built: WHY` (not
-    /// installed, the compiler's error), `not used: …` (no u32 input, or
-    /// turned off).
-    pub stxxl_driver: String,
-    /// Failed STXXL runs (the driver's message, or an output that differs
-    /// from emsort's); the campaign went on without those rows.
-    pub stxxl_errors: Vec<String>,
-    /// First line of the C++ compiler's `--version`, when STXXL is installed.
-    pub cxx_version: Option<String>,
-    /// How emsort ran: `child process: EXE` or `in-process (sort_file)`.
-    pub emsort_runs: String,
-    /// uutils sort (keys experiment, `lines`): the first line of `coreutils sort
-    /// --version`, `not installed: WHY` or `not used: …`.
-    pub uutils_sort_version: String,
-    /// DuckDB (keys experiment): `DuckDB VERSION (python: PYTHON)`, `not
-    /// installed: WHY` or `not used: …`.
-    pub duckdb_version: String,
-    /// The keys experiment's failed runs and outputs that differ (each
-    /// also a row of raw.csv).
-    pub keys_problems: Vec<String>,
-    /// Whether `/proc/self/clear_refs` can reset the peak RSS between runs.
-    pub peak_rss_resettable: bool,
-    /// Whether perf events count CPU migrations here.
-    pub cpu_migrations_countable: bool,
-    /// The CPU bound (tool `cpu-bound`): `tmpfs DIR`, `skipped: WHY` (the
-    /// directory is not tmpfs, or holds too little) or `not used: turned
-    /// off`.
-    pub cpu_bound: String,
-    /// How the I/O bound (tool `io-bound`) was measured.
-    #[serde(default)]
-    pub io_bound: String,
-    /// The SIMD level of emsort's runs: `avx512 (detected)`, or `avx2
-    /// (forced by EMSORT_SIMD; the CPU has avx512)`.
-    #[serde(default)]
-    pub simd: String,
-    /// The machine profile, when the campaign is one of a matrix
-    /// ([`super::matrix`]): its file system, mount options, device facts.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub profile: Option<ProfileFacts>,
-}
-
-fn cores() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
-}
-
-/// The size of an input of `format` at most `bytes` long: whole items.
-fn whole_items(format: Format, bytes: u64) -> u64 {
-    match format.item_size() {
-        Some(s) => bytes / s as u64 * s as u64,
-        None => bytes,
-    }
 }
 
 impl CampaignBuilder for Campaign {
@@ -437,7 +288,8 @@ impl Campaign {
     /// Runs every emsort point as a child process of this `emsort` binary
     /// (`EXE sort … --stats FILE -q`), so that its peak RSS, context
     /// switches and page faults are the sort's alone. Without it (the
-    /// default) emsort sorts in this process with [`sort_file`].
+    /// default) emsort sorts in this process with
+    /// [`sort_file`](emsort_sort::sort_file).
     pub fn sorter_exe(mut self, exe: impl Into<PathBuf>) -> Campaign {
         self.sorter_exe = Some(exe.into());
         self
@@ -937,24 +789,8 @@ impl Campaign {
         // 5. Reports from the CSV.
         let summary = summary_from_csv(out)?;
         let plots = plots_from_csv(out)?;
-        let table = keys_table(&summary);
-        let bounds = bounds_table(&summary);
         // The README again, with the plots drawn and the tables.
-        let mut text = self.readme_text(&facts, Some(&plots));
-        if !bounds.is_empty() {
-            text.push_str(&format!(
-                "\n## Bounds: which one binds\n\nPer emsort point: its median, 2 × the I/O bound, the CPU \
-                 bound at the same M and threads (its user + system seconds), the larger of the two \
-                 (`binds`) and emsort's time over it.\n\n{bounds}"
-            ));
-        }
-        if !table.is_empty() {
-            text.push_str(&format!("\n## Keys experiment: results\n\n{table}"));
-        }
-        let claims = crate::claims::table(&super::report::claims(&summary));
-        if !claims.is_empty() {
-            text.push_str(&format!("\n## Beside the seeds' conclusions\n\n{claims}"));
-        }
+        let text = self.readme().text(&facts, Some(&plots)) + &readme::results(&summary);
         std::fs::write(&readme, text).map_err(|e| Error::io("write", &readme, e))?;
         Ok(Outcome {
             out_dir: out.clone(),
@@ -1069,7 +905,8 @@ impl Campaign {
                 }
                 for v in self.variants(rep) {
                     ctx.progress.message(&format!("{} {} rep {rep}", v.tool(), p.label()));
-                    let row = self.run_emsort(p, rep, input, &out, tmp, fp.count, ctx.work, ctx.cancel, v)?;
+                    let row =
+                        self.runner().run(p, rep, input, &out, tmp, fp.count, ctx.work, ctx.cancel, v)?;
                     check_output(&out, format, &fp, ctx.cancel, &format!("{} ({})", p.label(), v.tool()))?;
                     ctx.writer.write(&row)?;
                     *runs += 1;
@@ -1130,9 +967,8 @@ impl Campaign {
                     let (cpu_out, cpu_tmp) = (c.output(), c.tmp());
                     let v = Variant::CpuBound;
                     let res = self
-                        .run_emsort(
-                            &cp, rep, cpu_input, &cpu_out, &cpu_tmp, fp.count, ctx.work, ctx.cancel, v,
-                        )
+                        .runner()
+                        .run(&cp, rep, cpu_input, &cpu_out, &cpu_tmp, fp.count, ctx.work, ctx.cancel, v)
                         .and_then(|row| {
                             let who = format!("{} (cpu-bound)", cp.label());
                             check_output(&cpu_out, format, &fp, ctx.cancel, &who).map(|()| row)
@@ -1228,445 +1064,26 @@ impl Campaign {
         Ok(())
     }
 
-    /// One emsort run: cold cache, `emsort sort` as a child process (or
-    /// `sort_file` in this process without [`sorter_exe`](Campaign::sorter_exe)),
-    /// timed with an `fsync` of the output; the row.
-    #[allow(clippy::too_many_arguments)]
-    fn run_emsort(
-        &self,
-        p: &Point,
-        rep: u32,
-        input: &Path,
-        out: &Path,
-        tmp: &Path,
-        items: u64,
-        work: &Path,
-        cancel: &AtomicBool,
-        v: Variant<'_>,
-    ) -> Result<RawRow> {
-        let plan = p.plan_with(tmp, self.sorter_exe.is_none())?;
-        let b = plan.block_size() as u64;
-        let mut row = RawRow::new(v.tool(), &p.format.to_string(), p.bytes, items, p.threads, rep);
-        row.memory = Some(p.memory);
-        // What the plan chose where the point leaves it to emsort (a child's
-        // statistics say what it really chose).
-        row.fan_in = Some(plan.fan_in());
-        row.block_size = Some(b);
-        row.policy = plan.policy().name().into();
-        row.io = or_default(p.io.map(|k| k.name()));
-        if p.io.is_none() {
-            row.note = format!("streams {}; simd {}", plan.input_kind(), emsort_sort::simd::level());
-        }
-        row.cache = self.settings.cache.name().into();
-        let predicted = plan.derived().passes;
-        row.predicted_passes = predicted;
-        row.predicted_blocks = predicted.map(|pp| predicted_blocks(p.bytes, pp, b));
-        if v == Variant::CpuBound {
-            // tmpfs pages are the files: nothing to empty (and emptying the
-            // whole page cache would make the binary's own pages cold).
-            row.cache = CPU_BOUND_CACHE.into();
-        } else {
-            self.settings.cache.apply(&[input])?;
-        }
-        let (read, written) = match &self.sorter_exe {
-            Some(exe) => {
-                let exe = match v {
-                    Variant::Baseline(b) => b,
-                    _ => exe.as_path(),
-                };
-                let stdio = v == Variant::Stdio;
-                self.emsort_child(exe, p, &plan, rep, input, out, work, cancel, stdio, &mut row)?
-            }
-            None => {
-                let before = PeakRss::start();
-                let usage0 = Usage::now(Who::Process).ok();
-                let t0 = Instant::now();
-                let stats = sort_file(&plan, input, out, &NoProgress, cancel).map_err(|e| match e {
-                    SortError::Io(io) if *io.kind() == ErrorKind::Interrupted => Error::Io(io),
-                    SortError::Io(io) => Error::Run { point: p.label(), rep, source: io },
-                    other => Error::Campaign(format!("{}: {other}", p.label())),
-                })?;
-                peers::sync_file(out)?;
-                row.seconds = t0.elapsed().as_secs_f64();
-                if let (Some(a), Ok(b)) = (usage0, Usage::now(Who::Process)) {
-                    let d = b.since(&a);
-                    (row.user_s, row.system_s) = (Some(d.user_seconds), Some(d.system_seconds));
-                }
-                row.run_formation_s = Some(stats.run_formation.seconds);
-                row.merge_s = Some(stats.merge.seconds);
-                row.runs = Some(stats.runs);
-                row.passes = Some(stats.passes);
-                row.merge_order = Some(stats.merge_order);
-                row.rss_before_bytes = before;
-                row.peak_rss_bytes = match before {
-                    Some(_) => PeakRss::read(),
-                    None => Some(stats.rusage.peak_rss_bytes),
-                };
-                peers::put_usage(&mut row, &stats.rusage);
-                row.cpu_migrations = stats.cpu_migrations;
-                (
-                    stats.run_formation.bytes_read + stats.merge.bytes_read,
-                    stats.run_formation.bytes_written + stats.merge.bytes_written,
-                )
-            }
-        };
-        row.bytes_read = Some(read);
-        row.bytes_written = Some(written);
-        row.blocks_moved = Some((read + written).div_ceil(b.max(1)));
-        Ok(row)
+    /// How this campaign runs emsort ([`EmsortRunner`]).
+    fn runner(&self) -> EmsortRunner<'_> {
+        EmsortRunner { exe: self.sorter_exe.as_deref(), cache: self.settings.cache, simd: self.simd }
     }
 
-    /// `EXE sort --format F -S Mb --fan-in D --policy P --io IO --block-size B --parallel
-    /// T -T TMP --stats FILE -q INPUT -o OUT` as a child process (with
-    /// `stdio`: `… -q < INPUT > OUT`, the output a new file): its time
-    /// (with an `fsync` of the output), usage (`wait4`, its `VmHWM`) and the
-    /// phases, counts and migrations of its statistics file go into `row`;
-    /// returns the bytes read and written.
-    #[allow(clippy::too_many_arguments)]
-    fn emsort_child(
-        &self,
-        exe: &Path,
-        p: &Point,
-        plan: &SortPlan,
-        rep: u32,
-        input: &Path,
-        out: &Path,
-        work: &Path,
-        cancel: &AtomicBool,
-        stdio: bool,
-        row: &mut RawRow,
-    ) -> Result<(u64, u64)> {
-        let stats_path = work.join("emsort-stats.json");
-        let _ = std::fs::remove_file(&stats_path);
-        let tmp = plan.temp_dirs().first().cloned().unwrap_or_else(|| work.join("tmp"));
-        let mut cmd = std::process::Command::new(exe);
-        cmd.arg("sort")
-            .arg("--format")
-            .arg(p.format.to_string())
-            .arg("-S")
-            .arg(crate::sort_size_arg(p.memory));
-        // Only the flags the point sets: without them emsort chooses.
-        if let Some(d) = p.fan_in {
-            cmd.arg("--fan-in").arg(d.to_string()).arg("--block-size").arg(plan.block_size().to_string());
+    /// What the README says of this campaign ([`Readme`]).
+    fn readme(&self) -> Readme<'_> {
+        Readme {
+            command_line: &self.settings.command_line,
+            cache: self.settings.cache,
+            points: &self.points,
+            child_process: self.sorter_exe.is_some(),
         }
-        if let Some(policy) = p.policy {
-            cmd.arg("--policy").arg(policy.name());
-        }
-        if let Some(io) = p.io {
-            cmd.arg("--io").arg(io.name());
-        }
-        if let Some(level) = self.simd {
-            cmd.env(SIMD_ENV, level.name());
-        }
-        cmd.arg("--parallel")
-            .arg(p.threads.to_string())
-            .arg("-T")
-            .arg(&tmp)
-            .arg("--stats")
-            .arg(&stats_path)
-            .arg("-q");
-        let files = if stdio {
-            let i = std::fs::File::open(input).map_err(|e| Error::io("open", input, e))?;
-            let o = std::fs::File::create(out).map_err(|e| Error::io("create", out, e))?;
-            Some((i, o))
-        } else {
-            cmd.arg(input).arg("-o").arg(out);
-            None
-        };
-        let what = format!("emsort sort ({})", p.label());
-        let c = peers::run_child_with(cmd, &what, cancel, work, files)?;
-        match c.status.code() {
-            Some(0) => {}
-            Some(130) | Some(143) => {
-                return Err(interrupted(work));
-            }
-            Some(2) => {
-                return Err(Error::Run {
-                    point: p.label(),
-                    rep,
-                    source: emsort_io::Error::from_io(
-                        "emsort sort",
-                        out,
-                        std::io::Error::other(peers::tail(&c.stderr)),
-                    ),
-                });
-            }
-            _ => {
-                return Err(Error::Campaign(format!(
-                    "{} (rep {rep}): `{} sort` failed ({}): {}",
-                    p.label(),
-                    exe.display(),
-                    c.status,
-                    peers::tail(&c.stderr)
-                )));
-            }
-        }
-        let t = Instant::now();
-        peers::sync_file(out)?;
-        row.seconds = c.seconds + t.elapsed().as_secs_f64();
-        let text = std::fs::read_to_string(&stats_path).map_err(|e| Error::io("read", &stats_path, e))?;
-        let _ = std::fs::remove_file(&stats_path);
-        let bad = |what: &str| {
-            Error::Campaign(format!(
-                "{}: the statistics file {} lacks {what}",
-                p.label(),
-                stats_path.display()
-            ))
-        };
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| Error::Campaign(format!("{}: {}: {e}", p.label(), stats_path.display())))?;
-        let u = |ptr: &str| v.pointer(ptr).and_then(|x| x.as_u64()).ok_or_else(|| bad(ptr));
-        let f = |ptr: &str| v.pointer(ptr).and_then(|x| x.as_f64()).ok_or_else(|| bad(ptr));
-        row.run_formation_s = Some(f("/run_formation/seconds")?);
-        row.merge_s = Some(f("/merge/seconds")?);
-        row.runs = Some(u("/runs")?);
-        row.passes = Some(f("/passes")?);
-        row.merge_order = Some(u("/merge_order")? as usize);
-        // What emsort chose: d, policy, streams (the same both ways), SIMD
-        // (where its statistics say: an earlier binary's may not).
-        if let Some(d) = v.pointer("/plan/fan_in").and_then(|x| x.as_u64()) {
-            row.fan_in = Some(d as usize);
-        }
-        let text_at = |ptr: &str| v.pointer(ptr).and_then(|x| x.as_str());
-        if let Some(policy) = text_at("/plan/policy") {
-            row.policy = policy.to_string();
-        }
-        row.note = [("streams", "/plan/input_kind"), ("simd", "/plan/simd")]
-            .into_iter()
-            .filter_map(|(name, ptr)| Some(format!("{name} {}", text_at(ptr)?)))
-            .collect::<Vec<_>>()
-            .join("; ");
-        let block = u("/plan/block_size")?;
-        if Some(block) != row.block_size {
-            row.block_size = Some(block);
-            row.predicted_blocks = row.predicted_passes.map(|pp| predicted_blocks(p.bytes, pp, block));
-        }
-        peers::put_child(row, &c);
-        // The sort's own perf counter sees only its threads (not the harness's).
-        if let Some(m) = v.get("cpu_migrations").and_then(|x| x.as_u64()) {
-            row.cpu_migrations = Some(m);
-        }
-        Ok((
-            u("/run_formation/bytes_read")? + u("/merge/bytes_read")?,
-            u("/run_formation/bytes_written")? + u("/merge/bytes_written")?,
-        ))
     }
 
     /// Writes `machine.json` and the README.
     fn write_facts(&self, facts: &SortMachine, machine_json: &Path, readme: &Path) -> Result<()> {
         write_json(machine_json, facts)?;
-        std::fs::write(readme, self.readme_text(facts, None)).map_err(|e| Error::io("write", readme, e))
+        std::fs::write(readme, self.readme().text(facts, None)).map_err(|e| Error::io("write", readme, e))
     }
-
-    /// The README: the command, the files, the tools, the cost model, the
-    /// columns and the points; `plots`, the SVG files drawn (`None` before
-    /// they are: the README written at the start says they come at the end).
-    fn readme_text(&self, facts: &SortMachine, plots: Option<&[PathBuf]>) -> String {
-        let mut points = String::new();
-        for p in &self.points {
-            points.push_str(&format!("- {} × {} reps\n", p.label(), p.reps));
-        }
-        format!(
-            "# emsort sort campaign (SPEC experiment 2)\n\n\
-             Command: `{cmd}`\n\n\
-             {profile}Page cache emptied before every run with `{cache}`. emsort: {runs_how}; SIMD level \
-             {simd}. GNU sort: {gnu}. \
-             STXXL: {stxxl}; driver {driver}.{stxxl_errors}\n\n\
-             ## Files\n\n\
-             - `raw.csv`: a row per run of every tool, written as the run finished.\n\
-             - `summary.csv`: a row per point (tool, format, N, M, d, policy, io, threads): \
-             min/median/max seconds, median phases and counts, and the ratios on the same input: \
-             `ratio_to_io_bound` = median / (2 × the I/O bound's median), \
-             `speedup_vs_gnu_sort` = GNU sort's median at the same M and threads / median, \
-             `speedup_vs_stxxl` = STXXL's median at the same M and threads / median, \
-             `ratio_to_in_memory` = median / the in-memory sort's median, \
-             `ratio_to_cpu_bound` = median / `cpu_bound_s` (the CPU bound's median at the same M and \
-             threads, and keys), `bound` = the one that binds (the larger of `io_bound_s` and \
-             `cpu_bound_s`) and `ratio_to_bound` = median / it (in the keys experiment too, where the \
-             I/O bound is the csv input's, whatever the keys); `baseline_s` = the median of \
-             `emsort-baseline` at the same setting and `ratio_to_baseline` = emsort's median / it \
-             (with `--baseline`); `user_s`, `system_s`: median CPU seconds.\n\
-             - `machine.json`: the machine, the command, GNU sort's version, STXXL's version, the C++ \
-             compiler's, how the STXXL driver was built (or why not), any STXXL run that failed, and \
-             where the CPU bound ran or why it did not (`cpu_bound`).\n\
-             - `plots/`: {plots}\n\n\
-             ## Tools\n\n\
-             - `emsort`: {emsort_tool} with the point's M, d, policy, stream kind and threads \
-             (B = the plan's default for M and d); output verified (in order, same multiset).\n\
-             - `emsort-stdio` (with `--stdio`): the same run from standard input to standard output, \
-             `emsort sort … -q < INPUT > OUTPUT` (the input read once with read(2) as a stream of \
-             unknown size, the output written as the last merge produces it), right after the \
-             `emsort` run of the same point; its ratio to `emsort` is what a pipeline pays.\n\
-             - `emsort-baseline` (with `--baseline EXE`): the same run with another emsort binary \
-             (an earlier build), beside the `emsort` run of the same point, alternating with it: \
-             `emsort` runs first in odd repetitions and second in even ones (in the keys experiment \
-             per key sort; its output checked like emsort's): before and after side by side \
-             in the same run, `ratio_to_baseline` in the summary.\n\
-             - `gnu-sort`: `LC_ALL=C sort -S M --parallel=P -T TMP -o OUT` on `lines` inputs; output \
-             compared byte for byte with emsort's.\n\
-             - `uutils-sort`: uutils coreutils' `coreutils sort` with GNU sort's options on `lines` \
-             inputs ({uutils}); output compared byte for byte with emsort's.\n\
-             - Keys experiment (`experiment` = `keys`, on `csv` inputs: about N bytes of typed lines \
-             `id,category,amount,date` from `emsort gen --format csv`, seed 42): per key sort (column \
-             `keys`), M and threads, on a cold cache each: `emsort` = `emsort sort KEYS -S M --parallel T \
-             -T TMP --stats F --quiet -o OUT` (its default fan-in, policy and streams); `gnu-sort` = \
-             `LC_ALL=C sort KEYS -S M --parallel=T -T TMP -o OUT`, the reference; `uutils-sort` = uutils \
-             coreutils' `coreutils sort` with the same options ({uutils}); `duckdb` = DuckDB ({duckdb}) \
-             through `bench/duckdb/duckdb_sort.py`: `SET memory_limit` = M, `threads` = T, \
-             `temp_directory`, then `COPY (SELECT … FROM read_csv(IN, …) ORDER BY …) TO OUT (HEADER \
-             false)` — `-t, -k3,3n`: ORDER BY amount; `-t, -k2,2 -k3,3nr`: ORDER BY category, amount DESC; \
-             `-u`: SELECT DISTINCT line ORDER BY line; `-t, -k1,1n -u`: SELECT DISTINCT ON (id) ORDER BY \
-             id. emsort's and uutils sort's outputs are compared byte for byte with GNU sort's (with \
-             emsort's when GNU sort is missing or failed); DuckDB, whose ties and number format differ, \
-             by its row count. `verified`: reference, identical, rows, unchecked, MISMATCH or FAILED \
-             (`error` says why; a failed run's time is left out of the summary). Once per csv input \
-             and repetition, after its key sorts, the `io-bound` run below (its `keys` empty); with \
-             `cpu-bound` it gives each key sort its binding bound. The chart `keys_csv_*.svg` draws \
-             each tool's median and min – max per key sort with the two bounds.{keys_problems}\n\
-             - `in-memory`: read the whole file, sort it on all cores (numbers: emsort's radix sort; records, lines: `par_sort`), write (where 2-3× N \
-             fits in half the memory available); output verified.\n\
-             - `stxxl`: on `u32` inputs, STXXL's `stxxl::sorter` (pipelined run formation and merge) through \
-             the driver `bench/stxxl/stxxl_sort.cpp`, compiled with `g++ -O3` at the start; the same M, \
-             OpenMP threads = the point's threads (`OMP_WAIT_POLICY=passive`), its scratch file (O_DIRECT, \
-             `syscall` I/O) in the same \
-             temporary directory; a child process measured like GNU sort. `run_formation_s` / `merge_s` \
-             are the driver's own: pushing the input into the sorter until its last run is written / \
-             merging and writing the output. Output compared byte for byte with emsort's; a failed run \
-             is listed in machine.json (`stxxl_errors`), not a row.\n\
-             - `io-bound` ({io_bound}): read the input once and write as many bytes once (the O_DIRECT \
-             copy: streams of {iob} blocks, write synced; fio: its own I/O time of a sequential read \
-             and write, see `emsort_bench::sort::fio`); `run_formation_s` is the read, `merge_s` the write. A sort that \
-             reads and writes its data twice cannot beat 2 × this: the summary's `io_bound_s`. Once per \
-             input and repetition, csv inputs of the keys experiment included.\n\
-             - `cpu-bound` ({cpu_bound}): the other limit of the machine, the same sort with no device: \
-             {cpu_tool} with its input copied into a directory on tmpfs, `-T` there, the output there, \
-             `--io buffered` (tmpfs refuses O_DIRECT), the page cache not emptied (the files are memory); \
-             once per input and (M, threads) of the grid, with emsort's default fan-in, policy and block \
-             size for M (recorded in the row), so an emsort point with another d or stream kind is set \
-             beside the best CPU time at its M; in the keys experiment, per key sort, (M, threads) and \
-             repetition, emsort with the same key options. Output verified like emsort's (keys: byte for \
-             byte against the reference). tmpfs is not a pure CPU bound: the kernel allocates, zeroes and \
-             copies every page of the runs and the output, which is system time (a 1 GiB u32 sort in \
-             /dev/shm took 2.0–2.8 s of system time of ~10 s CPU on the development machine): the rows' \
-             `user_s` and `system_s` tell them apart. A sort on a disk should approach the larger of \
-             2 × io-bound and cpu-bound; the table below says which one binds.\n\n\
-             Every tool's `seconds` includes an `fsync` of its output.\n\n\
-             ## Cost model\n\n\
-             With N the input size in bytes, B emsort's block size and p = `predicted_passes` \
-             (run formation counts as the first pass, each merge level adds the fraction of the data \
-             it merges; from the plan's schedule), a sort moves\n\n\
-             `predicted_blocks = ceil(2 · N · p / B)`\n\n\
-             block transfers (each pass reads and writes the data once). `blocks_moved` = \
-             ceil((bytes_read + bytes_written) / B) is what emsort really moved.\n\n\
-             ## Columns of raw.csv\n\n{cols}\n\
-             ## Points\n\n{points}",
-            cmd = self.settings.command_line,
-            profile = match &facts.profile {
-                Some(p) => format!("Machine profile: {}.\n\n", p.sentence()),
-                None => String::new(),
-            },
-            simd = facts.simd,
-            cache = self.settings.cache,
-            gnu = facts.gnu_sort_version,
-            stxxl = facts.stxxl,
-            driver = facts.stxxl_driver,
-            stxxl_errors = if facts.stxxl_errors.is_empty() {
-                String::new()
-            } else {
-                format!(" Failed STXXL runs (no row): {}.", facts.stxxl_errors.join("; "))
-            },
-            runs_how = facts.emsort_runs,
-            emsort_tool = match &self.sorter_exe {
-                Some(_) =>
-                    "`emsort sort … --stats FILE -q` as a child process (its time, `wait4` usage and \
-                            `VmHWM` are the sort's alone; phases and counts from its statistics file)",
-                None => "`sort_file` in the harness's process",
-            },
-            iob = format_size(IO_BOUND_BLOCK as u64),
-            io_bound = facts.io_bound,
-            cpu_bound = facts.cpu_bound,
-            cpu_tool = match &self.sorter_exe {
-                Some(_) => "`emsort sort … --stats FILE -q` as a child process, like `emsort`",
-                None => "`sort_file` in the harness's process, like `emsort`",
-            },
-            uutils = facts.uutils_sort_version,
-            duckdb = facts.duckdb_version,
-            keys_problems = if facts.keys_problems.is_empty() {
-                String::new()
-            } else {
-                format!(" **Failed or mismatched runs**: {}.", facts.keys_problems.join("; "))
-            },
-            cols = RAW_COLUMNS,
-            plots = plot_list(plots),
-        )
-    }
-}
-
-/// The README's words on `plots/`: each SVG file drawn, with what it
-/// shows, or that they come when the runs are done.
-fn plot_list(plots: Option<&[PathBuf]>) -> String {
-    let redraw = "drawn from raw.csv (`emsort bench sort --plot-only DIR` redraws them)";
-    match plots {
-        None => format!("SVG charts {redraw}, once the runs are done."),
-        Some([]) => format!("no chart: too few points to draw one ({redraw})."),
-        Some(files) => {
-            let mut s = format!("SVG charts {redraw}:\n");
-            for f in files {
-                let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                s.push_str(&format!("  - `{name}`: {}\n", describe_plot(&name)));
-            }
-            s.trim_end().to_string()
-        }
-    }
-}
-
-/// What `machine.json` says of the SIMD level of emsort's runs: the
-/// level forced, or the one this process would use (the CPU's, or lower
-/// when `EMSORT_SIMD` is set in the campaign's own environment, which the
-/// runs inherit).
-pub(crate) fn simd_record(forced: Option<Level>) -> String {
-    let cpu = simd::detected();
-    match forced {
-        Some(l) if l.min(cpu) < cpu => format!("{} (forced by {SIMD_ENV}; the CPU has {cpu})", l.min(cpu)),
-        Some(_) => format!("{cpu} (the CPU's highest)"),
-        None if simd::level() < cpu => {
-            format!("{} ({SIMD_ENV} in the environment; the CPU has {cpu})", simd::level())
-        }
-        None => format!("{cpu} (detected)"),
-    }
-}
-
-/// The columns of `raw.csv`, as the README lists them.
-const RAW_COLUMNS: &str = "\
-- `tool`: emsort, emsort-stdio, emsort-baseline, gnu-sort, uutils-sort, duckdb, stxxl, in-memory, cpu-bound, io-bound (once per input and repetition, the keys experiment's csv inputs too)
-- `format`, `bytes`, `items`: the input (items = lines for `lines`)
-- `memory`, `fan_in`, `block_size`, `policy`, `io`: emsort's M, d, B, merge policy, stream kind (GNU sort, STXXL: M; STXXL: its block size and I/O implementation)
-- `threads`: emsort's and GNU sort's --parallel, STXXL's OpenMP threads, the in-memory pool's threads
-- `rep`: repetition, from 1
-- `seconds`: wall time, including an fsync of the output
-- `run_formation_s`, `merge_s`: emsort's and STXXL's phases (io-bound: the read and the write)
-- `runs`, `passes`, `merge_order`: emsort's U, passes (run formation = 1), most runs in one merge
-- `bytes_read`, `bytes_written`: bytes read and written by emsort over both phases
-- `predicted_passes`, `predicted_blocks`, `blocks_moved`: the cost model (above)
-- `peak_rss_bytes`: peak resident memory of the run (child processes — emsort with a binary, GNU sort, STXXL: the child's VmHWM, read every 4 ms while it runs, as its ru_maxrss starts from the parent's peak; in-process tools: VmHWM reset before the run)
-- `rss_before_bytes`: in-process tools only: resident memory just before the run (the harness's own, after malloc_trim), included in peak_rss_bytes
-- `voluntary_cs`, `involuntary_cs`, `minor_faults`, `major_faults`: wait4's rusage of a child process; getrusage deltas in-process
-- `cpu_migrations`: perf software event cpu-migrations of the run's threads (emsort: its own count from its statistics; GNU sort, STXXL: the child and the waiting thread); empty where perf is not allowed
-- `cache`: how the page cache was emptied (`none (tmpfs)` for the CPU bound); `note`: the peer's version (DuckDB: also its own query time and row count)
-- `experiment`: `sort` (the grid of formats; every output verified, else the campaign stopped) or `keys` (csv inputs sorted by key)
-- `keys`: the key options of a keys run (`-t, -k3,3n`, `-t, -k2,2 -k3,3nr`, `-u`, `-t, -k1,1n -u`, `plain`; empty for the input's `io-bound` runs)
-- `verified`: keys runs: `reference`, `identical` (byte for byte the reference), `rows` (DuckDB's row count right), `unchecked`, `MISMATCH`, `FAILED`
-- `error`: why a keys run failed or mismatched
-- `user_s`, `system_s`: CPU seconds in user mode and in the kernel (`wait4` of a child process, all its threads; `getrusage` deltas of an in-process emsort run)
-";
-
-/// The cost model: ⌈2 · N · passes / B⌉ block transfers.
-///
-/// ```
-/// assert_eq!(emsort_bench::sort::predicted_blocks(1 << 20, 2.0, 1 << 16), 64);
-/// ```
-pub fn predicted_blocks(bytes: u64, passes: f64, block: u64) -> u64 {
-    (2.0 * bytes as f64 * passes / block.max(1) as f64).ceil() as u64
 }
 
 struct RunCtx<'a> {
@@ -1691,27 +1108,10 @@ fn csv_input_path(work: &Path, bytes: u64) -> PathBuf {
     work.join(format!("data_csv_{bytes}.csv"))
 }
 
-/// Verifies a sorted output against the input's fingerprint.
-fn check_output(out: &Path, format: Format, fp: &Fingerprint, cancel: &AtomicBool, who: &str) -> Result<()> {
-    let r = verify(out, format, false, None, cancel)?;
-    if let Some(d) = r.disorder {
-        return Err(Error::Campaign(format!(
-            "{who}: the output is not sorted (item {} at byte {})",
-            d.index, d.offset
-        )));
-    }
-    if r.fingerprint != *fp {
-        return Err(Error::Campaign(format!(
-            "{who}: the output does not hold the input's items ({} items, input {})",
-            r.fingerprint.count, fp.count
-        )));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sort::cpu_bound::CPU_BOUND_CACHE;
     use crate::sort::record::read_raw;
     use emsort_io::cache::CacheMethod;
 

@@ -28,7 +28,10 @@
 //!   transfers.
 //! - [`plots_from_csv`]: the SVG plots, drawn from `raw.csv` alone.
 //! - [`headline`], [`format_table`], [`threads_reading`]: the terminal
-//!   table and seed 004's threads comparison.
+//!   table and the threads comparison (fewest against most threads: context
+//!   switches, CPU migrations, page faults), after a course report that
+//!   found a merge sort forking a process per partition lose to a plain one
+//!   on those counts.
 //!
 //! The keys experiment ([`keys`]): `csv` inputs (typed CSV lines) sorted
 //! by key (`-t, -k3,3n`, `-u`, …) by emsort, GNU sort, uutils sort and

@@ -161,7 +161,9 @@ pub fn format_table(rows: &[HeadlineRow]) -> String {
     s
 }
 
-/// Seed 004's question in a few lines: per input, at the first (M, d,
+/// Whether more threads cost context switches, migrations and faults (a
+/// course report found a merge sort forking a process per partition lose
+/// to a plain one on them), in a few lines: per input, at the first (M, d,
 /// policy, stream kind) measured with several thread counts, emsort's time,
 /// context switches, CPU migrations and minor faults with the fewest and the
 /// most threads, and GNU sort's and STXXL's at the same M. Empty when no point was
@@ -240,7 +242,8 @@ pub fn threads_reading(rows: &[SummaryRow]) -> String {
     out
 }
 
-/// The seeds' conclusions on the merge sort (reports 000 and 003) judged
+/// The INFO-H-417 reports' conclusion on the merge sort (see
+/// [`crate::claims`]) judged
 /// from the grid's emsort points: per input, at the reference policy and
 /// stream kind and the most threads, the time's range over M (at the d
 /// measured with the most M) against its range over d (at the M measured
@@ -285,9 +288,10 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
             continue;
         };
         let ((m_lo, m_hi), (d_lo, d_hi)) = (range(&over_m), range(&over_d));
+        let reps = over_m.iter().chain(&over_d).map(|r| r.reps).min().unwrap_or(0);
         out.push(Claim {
             claim: format!(
-                "000, 003: the memory M matters far more to the sort's time than the fan-in d ({format}, N = {})",
+                "INFO-H-417 reports: the memory M matters far more to the sort's time than the fan-in d ({format}, N = {})",
                 format_size(bytes)
             ),
             measurement: format!(
@@ -302,7 +306,7 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
                 format_seconds(d_hi),
                 d_hi / d_lo
             ),
-            verdict: Verdict::of(m_hi / m_lo > d_hi / d_lo),
+            verdict: Verdict::of(m_hi / m_lo > d_hi / d_lo).from_reps(reps),
         });
     }
     out
@@ -392,11 +396,14 @@ mod tests {
     #[test]
     fn memory_against_fan_in() {
         let mut rows = Vec::new();
-        for (m, d, s) in [(1u64 << 20, 8, 4.0), (4 << 20, 8, 2.0), (16 << 20, 8, 1.0), (16 << 20, 2, 1.2)] {
-            let mut r = RawRow::new("emsort", "u32", 64 << 20, 9, 2, 1);
-            (r.memory, r.fan_in, r.seconds, r.policy, r.io) =
-                (Some(m), Some(d), s, "optimal".into(), "direct".into());
-            rows.push(r);
+        let points = [(1u64 << 20, 8, 4.0), (4 << 20, 8, 2.0), (16 << 20, 8, 1.0), (16 << 20, 2, 1.2)];
+        for rep in [1, 2] {
+            for (m, d, s) in points {
+                let mut r = RawRow::new("emsort", "u32", 64 << 20, 9, 2, rep);
+                (r.memory, r.fan_in, r.seconds, r.policy, r.io) =
+                    (Some(m), Some(d), s, "optimal".into(), "direct".into());
+                rows.push(r);
+            }
         }
         let c = claims(&summarise(&rows));
         assert_eq!(c.len(), 1, "{c:#?}");
@@ -405,6 +412,10 @@ mod tests {
             c[0].measurement,
             "over 3 M (d = 8): 1 s to 4 s (4.00×); over 2 d (M = 16M): 1 s to 1.2 s (1.20×)"
         );
+        // One repetition (a quick campaign): the same numbers, no verdict.
+        let c = claims(&summarise(&rows[..4]));
+        assert_eq!(c[0].verdict, Verdict::OneRun, "{c:#?}");
+        assert!(crate::claims::table(&c).contains("| one run: no verdict |"));
         rows.truncate(3);
         assert!(claims(&summarise(&rows)).is_empty(), "one d only");
     }

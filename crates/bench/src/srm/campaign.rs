@@ -1,4 +1,4 @@
-//! An SRM-versus-DSM campaign (SPEC experiment 3): the points, the runs,
+//! An SRM-versus-DSM campaign (experiment 3): the points, the runs,
 //! and where results go.
 //!
 //! [`Campaign::run`] proceeds in numbered steps:
@@ -435,7 +435,7 @@ impl Campaign {
             .map(|n| format!("`{}`", n.to_string_lossy()))
             .collect();
         format!(
-            "# emsort SRM vs DSM campaign (SPEC experiment 3)\n\n\
+            "# emsort SRM vs DSM campaign (experiment 3: Barve & Vitter's SRM against DSM)\n\n\
              Command: `{cmd}`\n\n\
              ## Files\n\n\
              - `raw.csv`: a row per sort (method, format, N, M, B, D, emulated disk, repetition, \

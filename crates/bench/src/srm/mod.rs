@@ -1,4 +1,4 @@
-//! SPEC experiment 3: SRM (simple randomized mergesort) against DSM
+//! Experiment 3: SRM (simple randomized mergesort) against DSM
 //! (disk-striped mergesort) on D disks, after Barve & Vitter's experiments.
 //!
 //! A campaign is a grid over formats, numbers of records N, memory M,

@@ -239,11 +239,13 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
     let count = |v: Verdict| verdicts.iter().filter(|&&x| x == v).count();
     let (won, lost, noise) = (count(Verdict::Holds), count(Verdict::Differs), count(Verdict::Noise));
     let ratios: Vec<f64> = both.iter().filter_map(|(d, s)| Some(s.merge_s? / d.merge_s?)).collect();
+    // Passes are counts, the same in every run; times need more than one.
+    let reps = both.iter().map(|(d, s)| d.reps.min(s.reps)).min().unwrap_or(0);
     let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = ratios.iter().copied().fold(0.0, f64::max);
     vec![
         Claim {
-            claim: "001 (Barve & Vitter, Table 1): SRM merges in fewer passes than DSM".into(),
+            claim: "Barve & Vitter (Table 1): SRM merges in fewer passes than DSM".into(),
             measurement: format!(
                 "of {} settings both ran: SRM fewer passes in {fewer}, as many in {}, more in {more}",
                 passes.len(),
@@ -252,7 +254,7 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
             verdict: Verdict::of(fewer > 0 && more == 0),
         },
         Claim {
-            claim: "001: SRM's merge takes less time than DSM's".into(),
+            claim: "Barve & Vitter: SRM's merge takes less time than DSM's".into(),
             measurement: format!(
                 "of {n} settings: SRM faster in {won}, slower in {lost}, within the noise in {noise} \
                  (SRM/DSM merge time {lo:.2}–{hi:.2})"
@@ -263,7 +265,8 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
                 Verdict::Differs
             } else {
                 Verdict::Noise
-            },
+            }
+            .from_reps(reps),
         },
     ]
 }
@@ -271,7 +274,7 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
 /// `table.md`: a Markdown table per section, with a short legend.
 pub fn table_markdown(rows: &[SummaryRow]) -> String {
     let mut out = String::from(
-        "# SRM versus DSM (SPEC experiment 3)\n\n\
+        "# SRM versus DSM (experiment 3)\n\n\
          Per table: U = runs formed (the same for both methods); for each method the merge \
          passes, the merge order R of each pass, the merge time in seconds (median of the \
          repetitions) and the streaming rate (bytes read + written while merging / merge time, \
@@ -292,7 +295,8 @@ pub fn table_markdown(rows: &[SummaryRow]) -> String {
     if !claims.is_empty() {
         out.push_str(&format!(
             "\n## Beside Barve & Vitter's conclusions\n\nA comparison whose runs' ranges overlap is \
-             *within the noise*.\n\n{claims}"
+             *within the noise*; a comparison of times judged from one repetition says *one run: no \
+             verdict* (the passes, counts, are judged from one).\n\n{claims}"
         ));
     }
     out
@@ -358,9 +362,25 @@ mod tests {
         assert_eq!(s[1].rows.iter().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["1", "2", "6"]);
     }
 
+    /// The settings of [`summary`], each run twice with the same times.
+    fn summary_of_two_reps() -> Vec<SummaryRow> {
+        let mut raw = Vec::new();
+        for rep in [1, 2] {
+            for n in [1_000_000, 2_000_000] {
+                raw.push(row("dsm", n, 15 << 20, 6, rep, 4.0));
+                raw.push(row("srm", n, 15 << 20, 6, rep, 3.0));
+            }
+            for d in [1, 2, 6] {
+                raw.push(row("dsm", 4_000_000, 24 << 20, d, rep, 8.0));
+                raw.push(row("srm", 4_000_000, 24 << 20, d, rep, 6.0));
+            }
+        }
+        summarise(&raw)
+    }
+
     #[test]
     fn barve_and_vitter_judged_over_every_setting() {
-        let c = claims(&summary());
+        let c = claims(&summary_of_two_reps());
         assert_eq!(c.len(), 2, "{c:#?}");
         assert_eq!(c[0].verdict, Verdict::Holds, "{c:#?}");
         assert_eq!(
@@ -372,11 +392,18 @@ mod tests {
             c[1].measurement.contains("SRM faster in 5, slower in 0")
                 && c[1].measurement.ends_with("0.75–0.75)")
         );
+        // One repetition: the passes (counts) are judged, the times are not.
+        let c = claims(&summary());
+        assert_eq!((c[0].verdict, c[1].verdict), (Verdict::Holds, Verdict::OneRun), "{c:#?}");
+        assert!(table_markdown(&summary()).contains("| one run: no verdict |"));
         // DSM faster in one setting, SRM in the rest: not borne out.
-        let mut raw =
-            vec![row("dsm", 1_000_000, 15 << 20, 6, 1, 2.0), row("srm", 1_000_000, 15 << 20, 6, 1, 3.0)];
-        raw.push(row("dsm", 2_000_000, 15 << 20, 6, 1, 5.0));
-        raw.push(row("srm", 2_000_000, 15 << 20, 6, 1, 4.0));
+        let mut raw = Vec::new();
+        for rep in [1, 2] {
+            raw.push(row("dsm", 1_000_000, 15 << 20, 6, rep, 2.0));
+            raw.push(row("srm", 1_000_000, 15 << 20, 6, rep, 3.0));
+            raw.push(row("dsm", 2_000_000, 15 << 20, 6, rep, 5.0));
+            raw.push(row("srm", 2_000_000, 15 << 20, 6, rep, 4.0));
+        }
         assert_eq!(claims(&summarise(&raw))[1].verdict, Verdict::Noise);
         assert!(table_markdown(&summarise(&raw)).contains("## Beside Barve & Vitter's conclusions"));
         assert!(claims(&[]).is_empty());

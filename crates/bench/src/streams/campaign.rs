@@ -49,7 +49,7 @@ use crate::{Error, Result};
 /// write, N up to 1e6, k = 1 and 4, a few B; well under a minute).
 pub const QUICK_PARAMS: &str = include_str!("../../params/quick.csv");
 
-/// A stream campaign (SPEC experiment 1); see the module docs for what
+/// A stream campaign (experiment 1); see the module docs for what
 /// [`run`](Campaign::run) does. Its settings (cache method, output
 /// directory …) are set with the methods of [`CampaignBuilder`]; the work
 /// directory holds the data files (default: a temporary directory inside
@@ -401,7 +401,7 @@ impl Campaign {
             formulas.push_str(&format!("- `{}`: {}\n", k, formula(k)));
         }
         format!(
-            "# emsort stream campaign (SPEC experiment 1)\n\n\
+            "# emsort stream campaign (experiment 1: the streams)\n\n\
              Command: `{cmd}`\n\n\
              - `raw.csv`: one row per run, written as runs finish. Columns: kind, op, k \
              (streams), n (elements per stream, u32), b_requested (bytes; empty where B is \
@@ -419,7 +419,7 @@ impl Campaign {
              create to the last close. Reads: k files read round-robin until all are exhausted; \
              the sum of the values is checked against the written data. Page cache emptied \
              before each run with `{cache}`.\n\n\
-             Predicted I/Os (the seeds' cost formula; B = b_effective, W = the mmap window; \
+             Predicted I/Os (the INFO-H-417 reports' cost formula; B = b_effective, W = the mmap window; \
              mmap counts one map and one unmap per window):\n\n{formulas}\n\
              Redraw the plots from raw.csv with `emsort bench streams --plot-only DIR`.\n",
             cmd = self.settings.command_line,

@@ -1,4 +1,6 @@
-//! The seeds' cost model: how many I/Os a point should take.
+//! The INFO-H-417 reports' cost model (two student reports for ULB's
+//! Database Systems Architecture course, 2018): how many I/Os a point
+//! should take.
 //!
 //! The INFO-H-417 reports predict the number of I/Os (system calls that move
 //! data) from k, N, the element size (4 bytes) and the block size each kind
@@ -11,7 +13,7 @@
 //! | `buffered`, `direct`, `uring`     | ⌈k · N · 4 / B_eff⌉       |
 //! | `mmap`                            | 2 · ⌈k · N · 4 / W⌉ (one `mmap` and one `munmap` per window W = B_eff) |
 //!
-//! Like the seeds, the formula rounds once over all k streams rather than
+//! Like the reports, the formula rounds once over all k streams rather than
 //! per stream, so it may undercount by up to k for files that are not a
 //! whole number of blocks. The streams' own counts
 //! ([`SyscallCounts::data_calls`](emsort_io::SyscallCounts::data_calls))
@@ -66,7 +68,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_seeds_formulas() {
+    fn the_reports_formulas() {
         // One call per element, whatever B.
         assert_eq!(predicted_ios(StreamKind::Syscall, 3, 1_000_000, 1 << 20), 3_000_000);
         // stdio with glibc's 8 KiB buffer: 1e6 * 4 / 8192 = 488.28 -> 489.

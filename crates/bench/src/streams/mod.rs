@@ -5,7 +5,7 @@
 //! writes the elements round-robin across the k streams; reading reads the
 //! k files round-robin until all are exhausted. Every run records its time,
 //! the bytes moved and the system calls the streams counted, beside the
-//! seeds' cost formula ([`predicted_ios`]).
+//! INFO-H-417 reports' cost formula ([`predicted_ios`]).
 //!
 //! - [`Campaign`]: the points (from [`Sweep`]s given on the command line or
 //!   a parameter file, [`parse_params`]), the cache method, the output

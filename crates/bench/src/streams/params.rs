@@ -1,6 +1,6 @@
 //! Parameter files and value lists for stream campaigns.
 //!
-//! A parameter file describes a whole campaign, as the seeds' tool did: a
+//! A parameter file describes a whole campaign, as the INFO-H-417 reports' tool did: a
 //! header line, then one row per sweep, six `;`-separated fields:
 //!
 //! ```text

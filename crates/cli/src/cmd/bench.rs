@@ -1,4 +1,4 @@
-//! `emsort bench …`: experiment campaigns. `streams` is SPEC experiment 1,
+//! `emsort bench …`: experiment campaigns. `streams` is experiment 1,
 //! `sort` experiment 2, `srm` experiment 3 (in `bench_srm`), `readers`
 //! experiment 4 (in `bench_readers`), `ray` the distributed sort's reports
 //! (in `bench_ray`).
@@ -55,7 +55,7 @@ What is measured:
   read   the k files are read round-robin until all are exhausted; the sum of
          the values is checked against what was written (a mismatch is an error).
   Before every run the page cache is emptied (--cache). Each stream counts its
-  own system calls; those are set beside the seeds' cost formula:
+  own system calls; those are set beside the INFO-H-417 reports' cost formula:
 
 Predicted I/Os (B = the block size the stream really used, W = mmap window):
   syscall                  k*N
@@ -81,9 +81,10 @@ Files written into OUTDIR:
                 ns per element, calls counted, I/Os predicted
   machine.json  CPU, cores, memory, kernel, file system, read_ahead_kb,
                 version, command line, date, cache method
-  README.md     what the files and columns are, the results, and the seeds'
-                conclusions beside them (holds, differs, or within the noise
-                when the runs' ranges overlap)
+  README.md     what the files and columns are, the results, and the INFO-H-417
+                reports' conclusions beside them (holds, differs, within the
+                noise when the runs' ranges overlap, or one run: no verdict
+                from a single repetition)
   plots/*.svg   time vs N per k, time vs k per N, time vs B per N, all kinds
                 on one chart (medians with the runs' min - max), counted vs
                 predicted calls (log-log)
@@ -252,7 +253,7 @@ fn plot_only(dir: &Path) -> anyhow::Result<ExitCode> {
     }
     let claims = emsort_bench::streams::claims(&summary);
     if !claims.is_empty() {
-        print!("\nThe seeds' conclusions:\n{}", emsort_bench::claims::lines(&claims));
+        print!("\nThe published conclusions:\n{}", emsort_bench::claims::lines(&claims));
     }
     println!(
         "\nRewrote {} and {} plots in {}",
@@ -349,7 +350,8 @@ from the plan's merge schedule (run formation counts as the first pass) and B th
 plan's block size; blocks_moved = ceil((bytes_read + bytes_written) / B) is what
 emsort really moved.
 
-Seed 004's question: with --threads 1,all the raw CSV shows voluntary and involuntary
+Threads (a course report found a merge sort forking a process per partition lose on
+these counts): with --threads 1,all the raw CSV shows voluntary and involuntary
 context switches, CPU migrations (perf, where allowed) and page faults beside the time,
 for emsort and GNU sort; plots/threads_*.svg draws them.
 
@@ -549,11 +551,11 @@ fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
         }
         let threads = sb::threads_reading(&summary);
         if !threads.is_empty() {
-            print!("\nFewest vs most threads (seed 004; medians per run):\n{threads}");
+            print!("\nFewest vs most threads (medians per run):\n{threads}");
         }
         let claims = sb::claims(&summary);
         if !claims.is_empty() {
-            print!("\nThe seeds' conclusions:\n{}", emsort_bench::claims::lines(&claims));
+            print!("\nThe published conclusions:\n{}", emsort_bench::claims::lines(&claims));
         }
         println!(
             "\nRewrote {} and {} plots in {}",
@@ -631,7 +633,7 @@ fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
     }
     let threads = sb::threads_reading(&o.summary);
     if !threads.is_empty() {
-        print!("\nFewest vs most threads (seed 004; medians per run):\n{threads}");
+        print!("\nFewest vs most threads (medians per run):\n{threads}");
     }
     let keys = sb::keys_table(&o.summary);
     if !keys.is_empty() {

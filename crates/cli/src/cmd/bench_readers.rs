@@ -1,4 +1,4 @@
-//! `emsort bench readers`: SPEC experiment 4, the readers on a cold cache;
+//! `emsort bench readers`: experiment 4, the readers on a cold cache;
 //! `--traces`, its trace experiment (calibrate, then replay the thesis'
 //! traces with every reader); `--plot-only DIR`, the reports of either
 //! again from their raw CSV; and the hidden `emsort bench readers-worker`
@@ -68,8 +68,9 @@ Files written into OUTDIR:
   plots/*.svg   one or more charts per experiment (log-log; throughput with the
                 runs' min - max)
   README.md     the command, the files, the best point per experiment and reader,
-                uring beside fio, and the thesis' chapter 4 findings beside this
-                run's (holds, differs, or within the noise when the runs overlap)
+                uring beside fio, and the Chalmers thesis' chapter 4 findings beside this
+                run's (holds, differs, within the noise when the runs overlap, or
+                one run: no verdict from a single repetition)
 
 The trace experiment (--traces): the thesis' traces as `emsort gen-trace` writes them
 (ct, am, im, mixed; --scale, default the recorded campaigns' ct 1, am 1, im 0.5,
@@ -98,7 +99,8 @@ written into OUTDIR:
   calibration, calibrate.txt   the calibration and the measurements it rests on
   README.md      the command, the headline per trace (adaptive vs the best fixed reader
                  and vs mmap), every reader's times, the calibration used and the
-                 thesis' trace claims beside the measurement (holds/differs/within the noise)
+                 thesis' trace claims beside the measurement (holds/differs/within the
+                 noise; one run: no verdict from a single round)
   plots/traces_time.svg, plots/traces_ratio.svg
 Paths in these files are relative to the current directory.
 

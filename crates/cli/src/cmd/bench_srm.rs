@@ -1,4 +1,4 @@
-//! `emsort bench srm`: SPEC experiment 3, SRM against DSM on D disks
+//! `emsort bench srm`: experiment 3, SRM against DSM on D disks
 //! (Barve & Vitter's Tables 1 and 2 and Figure 2, and a sweep of D).
 //!
 //! The measuring, the CSV files, the table and the plots are in
@@ -62,7 +62,7 @@ Examples:
   emsort bench srm --params my-grid.csv --reps 3
   emsort bench srm --plot-only bench/results/2026-01-01-srm";
 
-/// SRM against DSM on D disks (SPEC experiment 3): sort the same inputs with both
+/// SRM against DSM on D disks (experiment 3): sort the same inputs with both
 /// methods on a cold cache and write raw CSV, a summary, the paper's tables, machine
 /// facts and plots.
 #[derive(Args)]

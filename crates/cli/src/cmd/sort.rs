@@ -195,7 +195,7 @@ pub struct SortArgs {
     /// else 1: the chunk sorted after it is read].
     #[arg(long, value_name = "S", help_heading = "emsort's options")]
     segments: Option<usize>,
-    /// Merge policy: fifo (the seeds' queue) or optimal (fewest passes, smallest runs first).
+    /// Merge policy: fifo (a queue of runs, as the INFO-H-417 reports merged) or optimal (fewest passes, smallest runs first).
     #[arg(long, default_value = "optimal", value_parser = clap::value_parser!(MergePolicy), help_heading = "emsort's options")]
     policy: MergePolicy,
     /// Stream kind for every read and write: auto, syscall, stdio, buffered, mmap, direct, uring or

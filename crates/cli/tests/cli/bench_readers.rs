@@ -116,10 +116,14 @@ fn quick_campaign_writes_every_point_csvs_plots_and_facts() {
         readme.contains("Command: `") && readme.contains("## Best point per experiment and reader"),
         "{readme}"
     );
-    let (_, claims) = readme.split_once("## Beside the thesis").expect("the thesis' findings");
+    let (_, claims) = readme.split_once("## Beside the Chalmers thesis").expect("the thesis' findings");
     for want in ["§4.2", "small random requests", "large random requests", "§4.6"] {
         assert!(claims.contains(want), "{want}: {claims}");
     }
+    // --quick runs each point once: no verdict.
+    let rows: Vec<&str> = claims.lines().filter(|l| l.starts_with("| Chalmers thesis §")).collect();
+    assert_eq!(rows.len(), 4, "{claims}");
+    assert!(rows.iter().all(|l| l.ends_with("| one run: no verdict |")), "{claims}");
     // The data files are gone.
     assert!(entries(&out).iter().all(|n| !n.starts_with(".emsort-readers")), "{:?}", entries(&out));
     // A second campaign into the same directory is refused.
@@ -382,13 +386,16 @@ fn traces_quick_replays_every_trace_with_every_reader_and_redraws_the_same() {
     }
     // The calibration the replays used: in OUTDIR, and it loads.
     emsort_io::Calibration::load(&out.join("calibration")).unwrap();
-    // README: the command, a headline row per trace, the seed's claims.
+    // README: the command, a headline row per trace, the thesis' claims
+    // (one round: no verdict).
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(readme.contains("emsort bench readers --traces --quick"), "{readme}");
     for t in TRACES {
         assert!(readme.contains(&format!("\n| {t} | {} | ", totals[t].0)), "{t}:\n{readme}");
     }
-    assert!(readme.contains("| seed claim | our measurement | verdict |"), "{readme}");
+    assert!(readme.contains("| published claim | our measurement | verdict |"), "{readme}");
+    let rows: Vec<&str> = readme.lines().filter(|l| l.starts_with("| §5.")).collect();
+    assert!(!rows.is_empty() && rows.iter().all(|l| l.ends_with("| one run: no verdict |")), "{readme}");
     assert!(readme.contains("at least as fast as the best fixed reader — `mixed`"), "{readme}");
     // Plots: a series per reader.
     assert_eq!(entries(&out.join("plots")), ["traces_ratio.svg", "traces_time.svg"]);

@@ -1,5 +1,5 @@
 //! The D-disk layer: runs striped block by block over D disks, one I/O
-//! thread per disk, optionally emulated disks (SPEC part 3).
+//! thread per disk, optionally emulated disks (experiment 3, SRM against DSM).
 //!
 //! - [`DiskSet`]: D directories (one per disk), the block size B, `O_DIRECT`
 //!   or not, and an optional [`DiskModel`] (`latency + bytes / bandwidth`

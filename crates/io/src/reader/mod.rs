@@ -1,8 +1,9 @@
-//! Readers: byte ranges at any offset, by five techniques (SPEC part 4).
+//! Readers: byte ranges at any offset, by five techniques (experiment 4).
 //!
 //! Where an element stream reads a file front to back, a [`Reader`] answers
 //! `read_bytes(offset, amount, buf)` at any offset, as the thesis' `IReader`
-//! does (`../shared/seeds/002_*.txt`, §3.2.3): `open`, `is_open`, `close`,
+//! does (the Chalmers thesis, Bäckemo and Olsson, "Minimizing read bottlenecks in
+//! I/O bound systems", 2022, §3.2.3): `open`, `is_open`, `close`,
 //! `name`, `read_bytes`. Five kinds ([`ReaderKind`]), one file each:
 //!
 //! | kind       | type               | technique                                                        |

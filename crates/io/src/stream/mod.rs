@@ -3,7 +3,7 @@
 //! `direct` and `uring` (their module docs give each technique and what it
 //! costs in system calls).
 //!
-//! [`InputStream`] and [`OutputStream`] are SPEC part 1's interface
+//! [`InputStream`] and [`OutputStream`] are experiment 1's interface
 //! (`open`, `read_next`, `end_of_stream`, `close`; `create`, `write`,
 //! `close`), plus bulk calls ([`InputStream::read_into`],
 //! [`OutputStream::write_all`]) that the sort uses. [`open_input`] and

@@ -1,6 +1,6 @@
 //! The `syscall` kind: one `read(2)` / `write(2)` system call per element.
 //!
-//! No buffering at all, so N elements cost N calls (the seeds' "Simple"
+//! No buffering at all, so N elements cost N calls (the INFO-H-417 reports' "Simple"
 //! stream, k·N I/Os for k streams). B is ignored.
 
 use std::fs::File;

@@ -1,4 +1,4 @@
-//! The trace experiment of SPEC part 4 as one campaign (issue 19):
+//! The trace experiment of experiment 4 (readers) as one campaign (issue 19):
 //! `emsort bench readers --traces`.
 //!
 //! Until now its results (bench/results/2026-11-22c…e-readers) were made by
@@ -27,7 +27,7 @@
 //!    cache), a row of `raw.csv` per run, then remove its files (unless
 //!    `keep_files`).
 //! 5. **Report from the CSV** ([`redraw`]): `summary.csv`, `plots/*.svg`
-//!    and `README.md` (the headline per trace and the seed's claims beside
+//!    and `README.md` (the headline per trace and the Chalmers thesis' claims beside
 //!    the measurement, [`claims`]) from `raw.csv` and `machine.json` alone,
 //!    which is what `--plot-only` runs again.
 //!

@@ -1,8 +1,9 @@
 //! The trace campaign's texts, made from its summary (and `machine.json`):
-//! the terminal table, the seed's claims beside our measurement, and
+//! the terminal table, the Chalmers thesis' claims beside our measurement, and
 //! `README.md`.
 //!
-//! The seed is the Chalmers thesis (`shared/seeds/002_…`, chapter 5). Its
+//! The claims are the Chalmers thesis' (Bäckemo and Olsson, "Minimizing
+//! read bottlenecks in I/O bound systems", 2022, chapter 5). Its
 //! concrete claims about the traces, each judged per trace ([`claims`]):
 //!
 //! 1. §5.4: "*AdaptiveReader* was always at least as good as the best
@@ -38,6 +39,11 @@ fn find<'a>(rows: &'a [SummaryRow], trace: &str, reader: &str) -> Option<&'a Sum
     rows.iter().find(|r| r.trace == trace && r.reader == reader)
 }
 
+/// The fewest rounds of the rows on `traces` (see [`Verdict::from_reps`]).
+fn rounds(rows: &[SummaryRow], traces: &[&str]) -> usize {
+    rows.iter().filter(|r| traces.contains(&r.trace.as_str())).map(|r| r.rounds).min().unwrap_or(0)
+}
+
 fn traces(rows: &[SummaryRow]) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for r in rows {
@@ -64,7 +70,7 @@ fn adaptive_vs_best(a: &SummaryRow) -> String {
     s
 }
 
-/// The seed's claims (see the module docs) that the summary's traces can
+/// The thesis' claims (see the module docs) that the summary's traces can
 /// judge, in order.
 pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
     let mut out = Vec::new();
@@ -82,7 +88,7 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
                     format_seconds(a.median_s / r),
                     adaptive_vs_best(a)
                 ),
-                verdict: Verdict::of(r <= AS_FAST),
+                verdict: Verdict::of(r <= AS_FAST).from_reps(rounds(rows, &[&t])),
             });
         }
     }
@@ -104,7 +110,8 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
                 on[2].reader,
                 format_seconds(on[2].median_s)
             ),
-            verdict: Verdict::of(two.contains(&"mmap") && two.contains(&"adaptive")),
+            verdict: Verdict::of(two.contains(&"mmap") && two.contains(&"adaptive"))
+                .from_reps(rounds(rows, &[t])),
         });
     }
     if let (Some(p), Some(m)) = (find(rows, "am", "pread"), find(rows, "am", "mmap")) {
@@ -116,7 +123,8 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
                 format_seconds(m.median_s),
                 x(p.median_s / m.median_s)
             ),
-            verdict: crate::claims::faster((p.median_s, p.min_s, p.max_s), (m.median_s, m.min_s, m.max_s)),
+            verdict: crate::claims::faster((p.median_s, p.min_s, p.max_s), (m.median_s, m.min_s, m.max_s))
+                .from_reps(p.rounds.min(m.rounds)),
         });
     }
     let ratio = |t: &str| find(rows, t, "adaptive").and_then(|a| a.ratio_to_best_fixed);
@@ -129,7 +137,8 @@ pub fn claims(rows: &[SummaryRow]) -> Vec<Claim> {
                     fixed reader significantly"
                 .into(),
             measurement: format!("adaptive ÷ best fixed reader: mixed {}; {}", x(mixed), others.join(", ")),
-            verdict: Verdict::of(mixed < SIGNIFICANT && pure.iter().all(|&(_, r)| r >= SIGNIFICANT)),
+            verdict: Verdict::of(mixed < SIGNIFICANT && pure.iter().all(|&(_, r)| r >= SIGNIFICANT))
+                .from_reps(rounds(rows, &["mixed", "ct", "am", "im"])),
         });
     }
     out
@@ -170,7 +179,7 @@ pub(crate) fn fact(m: &serde_json::Value, key: &str) -> String {
 }
 
 /// `README.md`: the command, the machine, the headline per trace, every
-/// reader's times, the seed's claims beside our measurement, the files.
+/// reader's times, the thesis' claims beside our measurement, the files.
 /// Made from the summary, the machine facts and the plots' names alone,
 /// so `--plot-only` writes the same text.
 pub fn readme_text(
@@ -291,13 +300,18 @@ pub fn readme_text(
     }
     let fixed: Vec<&str> = readers.iter().map(String::as_str).filter(|r| is_fixed(r)).collect();
     let _ = writeln!(s, "\nFixed readers: {}.", fixed.join(", "));
-    let _ = writeln!(s, "\n## Beside the seed (the Chalmers thesis, chapter 5)\n");
+    let _ = writeln!(
+        s,
+        "\n## Beside the Chalmers thesis (Bäckemo & Olsson, \"Minimizing read bottlenecks in I/O bound \
+         systems\", 2022, chapter 5)\n"
+    );
     let _ = writeln!(
         s,
         "\"At least as fast\" is a median time at most {AS_FAST}× the other's (within 5 %); \
          \"significantly faster\" is below {SIGNIFICANT}×. The thesis measured on Windows and \
          NVMe with the engine's own logs; these traces are synthetic ones with the logs' \
-         published shares of large requests.\n"
+         published shares of large requests. A claim judged from one round says *one run: no \
+         verdict*.\n"
     );
     s.push_str(&crate::claims::table(&claims(rows)));
     if let Some(c) = calibration {
@@ -400,7 +414,7 @@ mod tests {
         assert!(r.contains("(`calibration`)\n\n```\nmax_block = 256K\n```"), "{r}");
         assert!(r.contains("```sh\nemsort bench readers --traces\n```"), "{r}");
         assert!(r.contains("| mixed | 100 | 1.0 MiB | mmap | 1 s | 600 ms | 0.60× mmap (paired 0.60×, faster in 5 of 5 rounds) | - |"), "{r}");
-        assert!(r.contains("| seed claim | our measurement | verdict |") && r.contains("| differs |"));
+        assert!(r.contains("| published claim | our measurement | verdict |") && r.contains("| differs |"));
         assert!(r.contains("- `plots/traces_time.svg`: time per replay"), "{r}");
         assert!(r.contains("A `--quick` run"));
     }
