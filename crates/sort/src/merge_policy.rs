@@ -4,7 +4,7 @@
 //! d, a [`MergePolicy`] yields a list of merges; each takes up to d existing
 //! runs and makes a new one, and the last merge makes the output.
 //!
-//! - **`fifo`** (the seeds' reference): runs wait in a queue; take the first
+//! - **`fifo`** (the reference of the INFO-H-417 project reports): runs wait in a queue; take the first
 //!   d, merge them, put the result at the back; repeat until one run is left.
 //! - **`optimal`**: fewest bytes moved for this d. The first merge takes
 //!   r = ((U − 2) mod (d − 1)) + 2 runs, so that every later merge is a full
@@ -27,7 +27,7 @@ use std::str::FromStr;
 /// How runs are chosen for each merge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MergePolicy {
-    /// The seeds' queue: first d runs in, merged run to the back.
+    /// The reports' queue: first d runs in, merged run to the back.
     Fifo,
     /// Smallest runs first, first merge sized so that every later merge is full.
     #[default]
@@ -221,7 +221,7 @@ mod tests {
     }
 
     #[test]
-    fn fifo_is_the_seeds_queue() {
+    fn fifo_is_the_reports_queue() {
         let s = schedule(&[1; 5], 2, MergePolicy::Fifo);
         let inputs: Vec<Vec<usize>> = s.merges.iter().map(|m| m.inputs.clone()).collect();
         assert_eq!(inputs, vec![vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7]]);

@@ -1,4 +1,4 @@
-//! DSM, disk-striped mergesort (Barve & Vitter 2.4; SPEC part 3).
+//! DSM, disk-striped mergesort (Barve & Vitter 2.4).
 //!
 //! Every run starts on disk 0, so its logical block k — blocks kD … kD+D−1
 //! — lies at the same offset k·B on every disk, and one parallel I/O moves

@@ -1,5 +1,5 @@
-//! Sorting on D parallel disks: DSM and SRM (Barve & Vitter, "Simple
-//! Randomized Mergesort on Parallel Disks", sections 2–4; SPEC part 3).
+//! Sorting on D parallel disks: DSM and SRM (Barve & Vitter, "A Simple
+//! and Efficient Parallel Disk Mergesort", sections 2–4).
 //!
 //! A sort with [`Method::Dsm`](crate::Method::Dsm) or
 //! [`Method::Srm`](crate::Method::Srm) runs the one sort pipeline
