@@ -54,7 +54,6 @@ mod fingerprint;
 mod format;
 pub mod gen;
 pub mod key;
-mod key_tree;
 pub mod keys;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
@@ -80,6 +79,7 @@ mod simd_sort;
 mod sorter;
 mod source;
 pub mod stats;
+mod tree;
 pub mod verify;
 mod write_behind;
 

@@ -37,13 +37,13 @@
 //! merges its part straight into its piece of the output block: through
 //! AVX2 or AVX-512 bitonic merge networks where the CPU has them (module
 //! `simd_merge`), at the scalar level through a branch-free loser tree
-//! over packed normalised keys (module `key_tree`).
+//! over packed normalised keys (module `tree`).
 //! Records and lines are merged in rounds too (module `merge_items`), over
 //! an index of each run's block: each head is the item's 8-byte key prefix
 //! (most comparisons end there) and a pointer to its bytes in the run's
 //! read-ahead block (an item straddling two blocks is copied whole into a
 //! carry buffer); the parts of a round are split at pivot items and merged
-//! through a loser tree that compares the heads' prefixes and calls the
+//! through the one loser tree (module `tree`) comparing the heads' prefixes, calling the
 //! full comparison only on equal ones (`merge_items::HeadTree`), so the
 //! merge copies each item once, into the output. Equal items are all
 //! written (the tree breaks ties by run index); the merge does not need

@@ -62,6 +62,7 @@ use crate::keys::{LineOrder, Scratch};
 use crate::line_ends::{first_end, line_ends};
 use crate::read_ahead::BlockReader;
 use crate::run_store::KEY_BYTES;
+use crate::tree::LoserTree;
 use crate::write_behind::WriteBehind;
 use crate::Format;
 
@@ -633,50 +634,57 @@ fn merge_part(part: &[&[Head]], out: &mut [u8], order: &Order, unique: bool) -> 
     at
 }
 
-/// A loser tree over the heads of a part's slices that plays each match
-/// on the heads' 8-byte prefixes and their [`Head::second`]s, kept in the
-/// tree beside the source (`(prefix, second, source)`, inverted when the
-/// order is reversed): integer comparisons decide a match unless both are
-/// equal, and only then is the full [`Order::cmp`] called (for `-t,
-/// -k3,3n` on a CSV, whose amounts repeat, `second` — the line's first
-/// bytes — spares most of those calls). (A general loser tree that called the
-/// comparison closure out of line for every match took half the merge's
-/// time for lines.)
+/// The heads of a part's slices in the crate's loser tree
+/// ([`LoserTree`]), each match played on the heads' 8-byte prefixes and
+/// their [`Head::second`]s, kept in the tree as the entry `(prefix,
+/// second, source)` (inverted when the order is reversed): integer
+/// comparisons decide a match unless both are equal, and only then is the
+/// full [`Order::cmp`] called (for `-t, -k3,3n` on a CSV, whose amounts
+/// repeat, `second` — the line's first bytes — spares most of those
+/// calls). (A general loser tree that called the comparison closure out of
+/// line for every match took half the merge's time for lines.)
 /// An exhausted source holds the largest prefix and loses to every live
 /// one; ties of the full order go to the lower source, the earlier run.
 struct HeadTree<'p, 'a> {
+    heads: Heads<'p, 'a>,
+    tree: LoserTree<(u64, u64, u32)>,
+}
+
+/// The sources of a [`HeadTree`] and where each stands.
+struct Heads<'p, 'a> {
     part: &'p [&'a [Head]],
     /// The next item of each source.
     pos: Vec<usize>,
-    /// `tree[1..k]`: the loser of each internal node; leaves sit at k..2k.
-    tree: Vec<(u64, u64, u32)>,
-    winner: (u64, u64, u32),
     order: &'p Order<'p>,
 }
 
+/// A [`HeadTree`]'s entry when there is no source.
+const NO_HEAD: (u64, u64, u32) = (u64::MAX, u64::MAX, u32::MAX);
+
 impl<'p, 'a> HeadTree<'p, 'a> {
     fn new(part: &'p [&'a [Head]], order: &'p Order<'p>) -> Self {
-        let k = part.len();
-        let mut t = HeadTree {
-            part,
-            pos: vec![0; k],
-            tree: vec![(u64::MAX, u64::MAX, 0); k.max(1)],
-            winner: (u64::MAX, u64::MAX, 0),
-            order,
-        };
-        let mut up: Vec<(u64, u64, u32)> =
-            (0..2 * k).map(|i| if i < k { (u64::MAX, u64::MAX, 0) } else { t.entry(i - k) }).collect();
-        for n in (1..k).rev() {
-            let (a, b) = (up[2 * n], up[2 * n + 1]);
-            let (w, l) = if t.beats(b, a) { (b, a) } else { (a, b) };
-            up[n] = w;
-            t.tree[n] = l;
-        }
-        // With one source, up[1] is its leaf.
-        t.winner = if k == 0 { (u64::MAX, u64::MAX, u32::MAX) } else { up[1] };
-        t
+        let heads = Heads { part, pos: vec![0; part.len()], order };
+        let leaves: Vec<(u64, u64, u32)> = (0..part.len()).map(|s| heads.entry(s)).collect();
+        let tree = LoserTree::new(&leaves, NO_HEAD, |a, b| heads.beats(a, b));
+        HeadTree { heads, tree }
     }
 
+    /// The smallest head, taken from its source (the tree replays its
+    /// path); `None` once every source is exhausted.
+    #[inline]
+    fn pop(&mut self) -> Option<&'a Head> {
+        let s = self.tree.winner().2 as usize;
+        let h = &mut self.heads;
+        let head = h.part.get(s)?.get(h.pos[s])?;
+        h.pos[s] += 1;
+        let next = h.entry(s);
+        let heads = &self.heads;
+        self.tree.replace(s, next, |a, b| heads.beats(a, b));
+        Some(head)
+    }
+}
+
+impl Heads<'_, '_> {
     /// Source `s`'s entry for its current head.
     #[inline]
     fn entry(&self, s: usize) -> (u64, u64, u32) {
@@ -709,28 +717,6 @@ impl<'p, 'a> HeadTree<'p, 'a> {
             (None, Some(_)) => false,
             (None, None) => a < b,
         }
-    }
-
-    /// The smallest head, taken from its source (the tree replays its
-    /// path); `None` once every source is exhausted.
-    #[inline]
-    fn pop(&mut self) -> Option<&'a Head> {
-        let s = self.winner.2 as usize;
-        let head = self.part.get(s)?.get(self.pos[s])?;
-        self.pos[s] += 1;
-        let mut up = self.entry(s);
-        let k = self.part.len();
-        let mut node = (s + k) / 2;
-        while node > 0 {
-            let l = self.tree[node];
-            if self.beats(l, up) {
-                self.tree[node] = up;
-                up = l;
-            }
-            node /= 2;
-        }
-        self.winner = up;
-        Some(head)
     }
 }
 

@@ -8,7 +8,7 @@
 //! how many items of each slice belong to the first q of the merged order
 //! (multi-sequence selection: a binary search on the key, then items equal
 //! to the splitting key taken run by run); [`merge_into`] merges slices with
-//! a [`KeyTree`] (with [`simd_merge`] at the AVX2 and AVX-512 levels). Splitting a
+//! a [`LoserTree`] of packed keys (with [`simd_merge`] at the AVX2 and AVX-512 levels). Splitting a
 //! round at ranks q/P, 2q/P, … gives P parts whose outputs are consecutive
 //! pieces of the output: each thread merges one part into its own piece,
 //! and the parts need no further merging.
@@ -23,10 +23,10 @@
 //! Keys are the normalised unsigned keys of [`crate::key`] widened to `u64`.
 
 use crate::key::{ordered_key, NumKey};
-use crate::key_tree::{KeyTree, Packed};
 use crate::simd_merge;
+use crate::tree::{LoserTree, Packed};
 
-/// A number type whose key packs with its source for the [`KeyTree`].
+/// A number type whose key packs with its source for the [`LoserTree`].
 pub(crate) trait MergeKey: NumKey {
     /// The packed (key, source) type.
     type P: Packed<Key = Self::Key>;
@@ -106,7 +106,7 @@ pub(crate) fn select<T: NumKey, const REV: bool>(slices: &[&[T]], q: usize, coun
 
 /// Merges `slices` (each sorted) into `out`, whose length is their total:
 /// with the kernels of [`simd_merge`] at the AVX2 and AVX-512 levels,
-/// through a [`KeyTree`] at the scalar level.
+/// through a [`LoserTree`] of packed keys at the scalar level.
 pub(crate) fn merge_into<T: MergeKey, const REV: bool>(slices: &[&[T]], out: &mut [T]) {
     debug_assert_eq!(out.len(), slices.iter().map(|s| s.len()).sum::<usize>());
     if crate::simd::level() > crate::simd::Level::Scalar {
@@ -126,14 +126,15 @@ pub(crate) fn merge_into<T: MergeKey, const REV: bool>(slices: &[&[T]], out: &mu
     };
     let heads: Vec<T::P> = slices.iter().enumerate().map(|(r, s)| head(s, 0, r)).collect();
     let mut pos = vec![0usize; slices.len()];
-    let mut tree = KeyTree::new(&heads);
+    let mut tree = LoserTree::new(&heads, T::P::DONE, |a, b| a < b);
     for o in out.iter_mut() {
-        let w = tree.winner().expect("out is as long as the slices");
+        let w = tree.winner();
+        debug_assert!(w != T::P::DONE, "out is as long as the slices");
         let s = w.source();
         let i = pos[s];
         *o = slices[s][i];
         pos[s] = i + 1;
-        tree.replace_winner(head(slices[s], i + 1, s));
+        tree.replace(s, head(slices[s], i + 1, s), |a, b| a < b);
     }
 }
 

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | [`Level::Avx512`] | quicksort, 16 keys of 32 bits or 8 of 64 per vector (`simd_sort.rs`) | bitonic networks of 16 or 8 (`simd_merge.rs`) |
 //! | [`Level::Avx2`] | the same quicksort, 8 keys of 32 bits or 4 of 64 | bitonic networks of 8 or 4 |
-//! | [`Level::Scalar`] | `rdst`'s radix sort | a loser tree (`key_tree.rs`) |
+//! | [`Level::Scalar`] | `rdst`'s radix sort | a loser tree of packed keys (`tree.rs`) |
 //!
 //! The level is the highest the CPU offers (AVX-512F, else AVX2, both with
 //! POPCNT), unless the environment variable `EMSORT_SIMD` names a lower one

@@ -3,7 +3,7 @@
 //! [`crate::lanes::Lanes`] for AVX-512 (16 keys of 32 bits or 8 of 64 per
 //! vector) and AVX2 (8 or 4); [`crate::simd::level`] chooses.
 //!
-//! A loser tree ([`crate::key_tree`]) plays one match per level for every
+//! A loser tree ([`crate::tree`]) plays one match per level for every
 //! item, each match waiting for the one below it: about 30 cycles per u32 in
 //! a 9-way merge on this project's machine, the merge's whole CPU time. A
 //! bitonic network merges two sorted vectors of 16 keys in 10 min/max steps

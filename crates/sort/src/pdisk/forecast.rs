@@ -46,8 +46,8 @@ use emsort_io::{
     StreamConfig, StreamKind,
 };
 
-use super::tree::Tree;
 use crate::codec::{cmp_heads, Codec, HeadKey, SharedCodec};
+use crate::tree::LoserTree;
 
 /// Where forecasting keys are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,7 +308,7 @@ impl<'a> ForecastCursor<'a> {
 /// data runs that yields one forecast at a time, in participation order.
 ///
 /// It is a priority queue holding the leading key of each forecasting data
-/// run (here a tournament tree, [`Tree`]); [`ForecastHeap::pop`] outputs
+/// run (here the crate's tournament tree, [`LoserTree`]); [`ForecastHeap::pop`] outputs
 /// the smallest and replaces it with the next key of the same run. The
 /// paper's R counters, "the index of the first block of the r-th run whose
 /// participation has not been predicted", are `next_block`. Keys order as
@@ -323,7 +323,7 @@ pub(crate) struct ForecastHeap<'a> {
     hks: Vec<HeadKey>,
     rank: Vec<u128>,
     next_block: Vec<u64>,
-    tree: Tree,
+    tree: LoserTree<usize>,
 }
 
 /// The rank of an exhausted source.
@@ -344,7 +344,7 @@ impl<'a> ForecastHeap<'a> {
         }
         let tree = {
             let (keys, hks, rank) = (&keys, &hks, &rank);
-            Tree::new(r, |a, b| beats(codec, rank, keys, hks, a, b))
+            LoserTree::new(&(0..r).collect::<Vec<_>>(), 0, |a, b| beats(codec, rank, keys, hks, a, b))
         };
         Ok(ForecastHeap { codec, cursors, keys, hks, rank, next_block: vec![1; r], tree })
     }
@@ -370,7 +370,7 @@ impl<'a> ForecastHeap<'a> {
             DONE
         };
         let (c, keys, hks, rank) = (self.codec, &self.keys, &self.hks, &self.rank);
-        self.tree.replay(w, |a, b| beats(c, rank, keys, hks, a, b));
+        self.tree.replace(w, w, |a, b| beats(c, rank, keys, hks, a, b));
         Ok(Some((w, j)))
     }
 

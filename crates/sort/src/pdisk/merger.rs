@@ -33,8 +33,8 @@ use emsort_io::{Error, ErrorKind, Progress, Result};
 
 use super::cursor::{Head, RunCursor, Settle};
 use super::forecast::DONE;
-use super::tree::Tree;
 use crate::codec::{cmp_heads, Codec};
+use crate::tree::LoserTree;
 
 /// Where a merge's input blocks come from.
 pub(crate) trait Feed {
@@ -66,7 +66,7 @@ pub(crate) struct Merger<'a> {
     /// Each head's prefix and run index, `prefix << 64 | r`; [`DONE`] for
     /// an exhausted run.
     rank: Vec<u128>,
-    tree: Tree,
+    tree: LoserTree<usize>,
     progress: &'a dyn Progress,
     cancel: &'a AtomicBool,
     /// Named in errors.
@@ -91,7 +91,7 @@ impl<'a> Merger<'a> {
             codec,
             cur: blocks.iter().map(|&b| RunCursor::new(b)).collect(),
             rank: vec![DONE; blocks.len()],
-            tree: Tree::new(0, |_, _| false),
+            tree: LoserTree::new(&[], 0, |_, _| false),
             progress,
             cancel,
             path,
@@ -111,7 +111,8 @@ impl<'a> Merger<'a> {
             self.settle(r, feed)?;
         }
         let (c, cur, rank) = (self.codec, &self.cur, &self.rank);
-        self.tree = Tree::new(cur.len(), |a, b| beats(c, rank, cur, a, b));
+        let runs: Vec<usize> = (0..cur.len()).collect();
+        self.tree = LoserTree::new(&runs, 0, |a, b| beats(c, rank, cur, a, b));
         Ok(())
     }
 
@@ -160,10 +161,10 @@ impl<'a> Merger<'a> {
     fn replay(&mut self, w: usize) {
         let (c, cur, rank) = (self.codec, &self.cur, &self.rank);
         if c.ties() {
-            self.tree.replay(w, |a, b| beats(c, rank, cur, a, b));
+            self.tree.replace(w, w, |a, b| beats(c, rank, cur, a, b));
         } else {
             // Numbers: the rank (whole key, run index) decides alone.
-            self.tree.replay(w, |a, b| rank[a] < rank[b]);
+            self.tree.replace(w, w, |a, b| rank[a] < rank[b]);
         }
     }
 

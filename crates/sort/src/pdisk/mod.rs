@@ -68,7 +68,6 @@ mod merger;
 pub mod order;
 mod run;
 mod srm;
-mod tree;
 
 #[cfg(test)]
 mod tests;
