@@ -10,21 +10,18 @@
 //!
 //! Items compare as [`Format::compare`]: numbers numerically (floats in
 //! total order, NaNs last), records bytewise on their key. `sort_buffer`
-//! sorts numbers with [`emsort_sort::sort_numbers`] (run formation's radix
-//! sort) and records by their key with a stable parallel sort: records with
-//! equal keys keep their order in the buffer (the file sort does not
-//! promise that: run formation's radix sort and the merge's tie-breaking by
-//! run leave equal keys in any order).
+//! sorts as run formation sorts a chunk ([`emsort_sort::sort_items_in_place`]):
+//! numbers in place, records through an index; records with equal keys keep
+//! their order in the buffer, as they do in a file sort.
 
 use std::cmp::Ordering;
 
-use emsort_sort::key::{prefix, NumKey};
-use emsort_sort::{Format, RecordFormat};
+use emsort_sort::key::NumKey;
+use emsort_sort::Format;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use rayon::prelude::*;
 
 use crate::args;
 
@@ -104,57 +101,6 @@ impl Drop for RawBuffer {
     }
 }
 
-/// Sorts numbers held as bytes: in place when the bytes are aligned for
-/// `T`, through an aligned copy otherwise.
-fn sort_numbers_in<T: NumKey + bytemuck::Pod>(bytes: &mut [u8], reverse: bool) {
-    match bytemuck::try_cast_slice_mut::<u8, T>(bytes) {
-        Ok(items) => emsort_sort::sort_numbers(items, reverse),
-        Err(_) => {
-            let mut items: Vec<T> = vec![T::zeroed(); bytes.len() / std::mem::size_of::<T>()];
-            bytemuck::cast_slice_mut::<T, u8>(&mut items).copy_from_slice(bytes);
-            emsort_sort::sort_numbers(&mut items, reverse);
-            bytes.copy_from_slice(bytemuck::cast_slice(&items));
-        }
-    }
-}
-
-/// Sorts records by their key, stably, on the global rayon pool.
-fn sort_records(r: RecordFormat, bytes: &mut [u8], reverse: bool) {
-    let size = r.size;
-    let n = bytes.len() / size;
-    let data: &[u8] = bytes;
-    let key = |i: usize| &data[i * size + r.key_offset..i * size + r.key_offset + r.key_len];
-    let mut index: Vec<(u64, usize)> = (0..n).into_par_iter().map(|i| (prefix(key(i)), i)).collect();
-    index.par_sort_by(|a, b| {
-        let o = a.0.cmp(&b.0).then_with(|| key(a.1).cmp(key(b.1)));
-        if reverse {
-            o.reverse()
-        } else {
-            o
-        }
-    });
-    let mut sorted = vec![0u8; data.len()];
-    sorted
-        .par_chunks_mut(size)
-        .zip(index.par_iter())
-        .for_each(|(dst, &(_, i))| dst.copy_from_slice(&data[i * size..(i + 1) * size]));
-    bytes.copy_from_slice(&sorted);
-}
-
-/// Sorts whole items of a fixed-size `format` held in `bytes`.
-pub(crate) fn sort_bytes(format: Format, bytes: &mut [u8], reverse: bool) {
-    match format {
-        Format::U32 => sort_numbers_in::<u32>(bytes, reverse),
-        Format::I32 => sort_numbers_in::<i32>(bytes, reverse),
-        Format::U64 => sort_numbers_in::<u64>(bytes, reverse),
-        Format::I64 => sort_numbers_in::<i64>(bytes, reverse),
-        Format::F32 => sort_numbers_in::<f32>(bytes, reverse),
-        Format::F64 => sort_numbers_in::<f64>(bytes, reverse),
-        Format::Rec(r) => sort_records(r, bytes, reverse),
-        Format::Lines => unreachable!("checked by fixed_format"),
-    }
-}
-
 /// Checks that `len` bytes are whole items of `size` bytes.
 fn whole_items(len: usize, size: usize, format: &str, what: &str) -> PyResult<usize> {
     if !len.is_multiple_of(size) {
@@ -186,8 +132,8 @@ pub(crate) fn sort_buffer(
     let mut b = RawBuffer::get(buf, true, "buf")?;
     let bytes = b.bytes_mut();
     whole_items(bytes.len(), size, format, "buf")?;
-    py.detach(|| sort_bytes(f, bytes, reverse));
-    Ok(())
+    py.detach(|| emsort_sort::sort_items_in_place(f, reverse, bytes))
+        .map_err(|e| crate::error::sort_error(py, &e))
 }
 
 /// The order of two items, reversed with `reverse`.

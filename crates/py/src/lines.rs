@@ -6,12 +6,11 @@
 //! exactly as `emsort.sort` and `LC_ALL=C sort` order them (issue 40). A
 //! `LineOrder` compiles the options once and then:
 //!
-//! - `sort(data)` sorts the lines of a buffer: each line's normalised key
-//!   ([`LineOrder::encode`], on all cores), a stable parallel sort by it
-//!   and, between equal keys, [`LineOrder::compare_equal_forms`] (`-V`,
-//!   `-R`, the last resort). Stable: with `stable` or `unique`, lines
+//! - `sort(data)` sorts the lines of a buffer as run formation sorts a
+//!   chunk ([`emsort_sort::sort_in_memory`]): by their normalised keys, then
+//!   GNU's `-V`/`-R` keys and last resort; with `stable` or `unique`, lines
 //!   equal by their keys keep their order in `data`, as GNU keeps their
-//!   input order; `unique` then keeps the first of each group.
+//!   input order, and `unique` keeps the first of each group.
 //! - `partition_points(sorted, boundaries)` finds, by binary search with
 //!   [`LineOrder::compare`], where each boundary line cuts sorted lines (a
 //!   byte offset), so that lines equal by the order fall in one part.
@@ -29,11 +28,10 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
-use emsort_sort::keys::{LineOrder, Scratch};
-use emsort_sort::SortError;
+use emsort_sort::keys::LineOrder;
+use emsort_sort::{Format, SortError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use rayon::prelude::*;
 
 use crate::buffer::RawBuffer;
 use crate::order::{self, Lines, OrderArgs};
@@ -51,38 +49,6 @@ fn spans(data: &[u8], eol: u8) -> Vec<Range<usize>> {
     }
     if start < data.len() {
         out.push(start..data.len());
-    }
-    out
-}
-
-/// The lines of `data` sorted by `order`, each ended by `eol` (see the
-/// module docs).
-fn sort_lines(order: &LineOrder, eol: u8, data: &[u8]) -> Vec<u8> {
-    let spans = spans(data, eol);
-    let line = |i: usize| &data[spans[i].clone()];
-    let mut keyed: Vec<(Vec<u8>, usize)> = (0..spans.len())
-        .into_par_iter()
-        .map_init(Scratch::default, |s, i| {
-            let mut k = Vec::new();
-            order.encode(line(i), &mut k, s);
-            (k, i)
-        })
-        .collect();
-    // Stable: lines equal by the order keep their order in `data`.
-    keyed.par_sort_by(|a, b| a.0.cmp(&b.0).then_with(|| order.compare_equal_forms(line(a.1), line(b.1))));
-    let mut out = Vec::with_capacity(data.len() + 1);
-    let mut kept: Option<&[u8]> = None;
-    for &(_, i) in &keyed {
-        let l = line(i);
-        if order.unique() {
-            // GNU's -u: the first line of each group of equal keys.
-            if kept.is_some_and(|k| order.same(k, l)) {
-                continue;
-            }
-            kept = Some(l);
-        }
-        out.extend_from_slice(l);
-        out.push(eol);
     }
     out
 }
@@ -188,7 +154,9 @@ impl PyLineOrder {
     fn sort<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         let buf = RawBuffer::get(data, false, "data")?;
         let bytes = buf.bytes();
-        let sorted = py.detach(|| sort_lines(&self.order, self.eol, bytes));
+        let sorted = py
+            .detach(|| emsort_sort::sort_in_memory(Format::Lines, false, self.eol, Some(&self.order), bytes))
+            .map_err(|e| crate::error::sort_error(py, &e))?;
         Ok(PyBytes::new(py, &sorted))
     }
 

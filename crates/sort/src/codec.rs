@@ -27,10 +27,13 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::key::{prefix, NumKey};
+use crate::chunk_sort::{self, Entry};
+use crate::key::prefix;
 use crate::keys::{LineOrder, Scratch};
+use crate::multiway::MergeKey;
 use crate::plan::SortPlan;
-use crate::Format;
+use crate::run_store::{self, Order, SegmentMerge};
+use crate::{Format, SortError};
 
 /// How the merges see the items of one family of formats (see the
 /// module docs). Keys are the bytes an item is compared on: a part of the
@@ -66,7 +69,7 @@ pub(crate) trait Codec: Send + Sync {
         false
     }
 
-    /// Writes the normalised key of a raw key into `out` (cleared first).
+    /// Appends the normalised key of a raw key to `out`.
     fn normalise(&self, _raw: &[u8], _out: &mut Vec<u8>, _scratch: &mut Scratch) {}
 
     /// The ordered prefix of a key (raw, normalised or forecast):
@@ -77,6 +80,16 @@ pub(crate) trait Codec: Send + Sync {
     #[inline]
     fn item_prefix(&self, item: &[u8]) -> u64 {
         self.key_prefix(self.raw_key(item))
+    }
+
+    /// The next 8 bytes of the comparison of an item whose key (raw or
+    /// normalised) is `key` and raw key `raw`, after the key's prefix,
+    /// ordered as prefixes are: the key's bytes 8 to 16. Items with equal
+    /// prefixes and unequal `second`s compare as their `second`s do; 0
+    /// when nothing cheap follows.
+    #[inline]
+    fn second(&self, key: &[u8], _raw: &[u8]) -> u64 {
+        self.key_prefix(key.get(8..).unwrap_or_default())
     }
 
     /// Whether items with equal prefixes need [`Codec::cmp_keys`] (every
@@ -115,6 +128,34 @@ pub(crate) trait Codec: Send + Sync {
     fn same(&self, a: &[u8], b: &[u8]) -> bool {
         self.cmp_keys(a, b).is_eq()
     }
+
+    /// Sorts a chunk of whole items in memory for a run, on the current
+    /// rayon pool (module `chunk_sort`): in place ([`Order::InPlace`]) or
+    /// into an index of its items. Terminated items come with the reader's
+    /// index of them (`lines`, each entry's prefix by
+    /// [`KeyRoom::line_prefix`](crate::chunk_sort::KeyRoom::line_prefix))
+    /// and `long`, whether some key is longer than its prefix; `keyed`: the
+    /// run may carry its items' keys ([`Order::KeyedLines`]).
+    fn sort_chunk(&self, data: &mut [u8], lines: Vec<Entry>, long: bool, keyed: bool) -> Order;
+
+    /// Whether [`Codec::sort_chunk`] sorts in place, so that a chunk may be
+    /// read in segments, each sorted by [`Codec::sort_segment`] as soon as
+    /// it is read, and its run written as their merge
+    /// ([`Codec::segment_merge`]).
+    fn in_place(&self) -> bool {
+        false
+    }
+
+    /// Sorts a segment of whole items in place (codecs that sort in place).
+    fn sort_segment(&self, _data: &mut [u8]) {
+        unreachable!("only items sorted in place are sorted in segments")
+    }
+
+    /// How the sorted segments of a chunk are merged as its run is written
+    /// (codecs that sort in place).
+    fn segment_merge(&self) -> SegmentMerge {
+        unreachable!("only items sorted in place are sorted in segments")
+    }
 }
 
 /// A codec shared by the threads of a sort.
@@ -143,6 +184,98 @@ pub(crate) fn of(format: Format, reverse: bool, eol: u8, order: Option<&LineOrde
     }
 }
 
+/// Sorts the items of `data` in memory, on the current rayon pool, exactly
+/// as run formation sorts a chunk of them (the item codec's `sort_chunk`):
+/// items of `format` (lines ended by `eol`; a last line may lack it), descending
+/// when `reverse`, lines by `order` (`None`: bytewise). Returns them in
+/// order, each line ended by `eol` (with `-u` in `order`, the first of
+/// each group of equal lines only). Records with equal keys, and lines
+/// equal by their keys, keep their order in `data`. Fails on bytes that
+/// are not whole items, or on lines of 4 GiB or more in all (the chunks of
+/// run formation are smaller; sort such data as a file).
+///
+/// ```
+/// use emsort_sort::{sort_in_memory, Format};
+/// let sorted = sort_in_memory(Format::Lines, false, b'\n', None, b"b\na\nc").unwrap();
+/// assert_eq!(sorted, b"a\nb\nc\n");
+/// ```
+pub fn sort_in_memory(
+    format: Format,
+    reverse: bool,
+    eol: u8,
+    order: Option<&LineOrder>,
+    data: &[u8],
+) -> Result<Vec<u8>, SortError> {
+    let mut data = data.to_vec();
+    if format.item_size().is_some() {
+        sort_items_in_place(format, reverse, &mut data)?;
+        return Ok(data);
+    }
+    if data.last().is_some_and(|&b| b != eol) {
+        data.push(eol);
+    }
+    let codec = of(format, reverse, eol, order);
+    let (entries, long) = chunk_sort::index(fits_index(&data)?, eol, order);
+    let Order::Lines(index) = codec.sort_chunk(&mut data, entries, long, false) else {
+        unreachable!("lines are sorted into an index")
+    };
+    let mut out = Vec::with_capacity(data.len());
+    index.iter().for_each(|&(_, at, len)| out.extend_from_slice(&data[at as usize..][..len as usize + 1]));
+    Ok(out)
+}
+
+/// Sorts the fixed-size items of `format` held in `data` in place, as
+/// [`sort_in_memory`] does: numbers where they lie when `data` is aligned
+/// for their type (else through an aligned copy), records through an
+/// index, those with equal keys in their order in `data`.
+pub fn sort_items_in_place(format: Format, reverse: bool, data: &mut [u8]) -> Result<(), SortError> {
+    let size =
+        format.item_size().ok_or_else(|| SortError::BadPlan(format!("{format} is not of fixed size")))?;
+    if !data.len().is_multiple_of(size) {
+        return Err(SortError::BadPlan(format!(
+            "{} bytes are not whole {size}-byte items of format {format}",
+            data.len()
+        )));
+    }
+    let codec = of(format, reverse, b'\n', None);
+    if codec.in_place() {
+        if (data.as_ptr() as usize).is_multiple_of(size) {
+            codec.sort_segment(data);
+        } else {
+            let mut aligned = vec![0u64; data.len().div_ceil(8)];
+            let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut aligned)[..data.len()];
+            bytes.copy_from_slice(data);
+            codec.sort_segment(bytes);
+            data.copy_from_slice(bytes);
+        }
+        return Ok(());
+    }
+    if data.len() / size > u32::MAX as usize {
+        return Err(SortError::BadPlan(format!(
+            "{} records to sort in memory: 2^32 is the most (sort them as a file)",
+            data.len() / size
+        )));
+    }
+    let Order::Records(index) = codec.sort_chunk(data, Vec::new(), false, false) else {
+        unreachable!("records are sorted into an index")
+    };
+    let mut sorted = Vec::with_capacity(data.len());
+    index.iter().for_each(|&(_, i)| sorted.extend_from_slice(&data[i as usize * size..][..size]));
+    data.copy_from_slice(&sorted);
+    Ok(())
+}
+
+/// `data`, when an index of u32 offsets can address it.
+fn fits_index(data: &[u8]) -> Result<&[u8], SortError> {
+    if data.len() > u32::MAX as usize {
+        return Err(SortError::BadPlan(format!(
+            "{} bytes of lines to sort in memory: 4 GiB is the most (sort them as a file)",
+            data.len()
+        )));
+    }
+    Ok(data)
+}
+
 /// Numbers of one type: compared on their unsigned key, which is the
 /// prefix; forecast as that key's 8 big-endian bytes.
 pub(crate) struct Numbers<T> {
@@ -157,7 +290,7 @@ impl<T> Numbers<T> {
     }
 }
 
-impl<T: NumKey> Codec for Numbers<T> {
+impl<T: MergeKey> Codec for Numbers<T> {
     fn fixed(&self) -> Option<usize> {
         Some(std::mem::size_of::<T>())
     }
@@ -193,6 +326,27 @@ impl<T: NumKey> Codec for Numbers<T> {
     fn forecast_len(&self) -> Option<usize> {
         Some(8)
     }
+
+    fn sort_chunk(&self, data: &mut [u8], _: Vec<Entry>, _: bool, _: bool) -> Order {
+        self.sort_segment(data);
+        Order::InPlace
+    }
+
+    fn in_place(&self) -> bool {
+        true
+    }
+
+    fn sort_segment(&self, data: &mut [u8]) {
+        chunk_sort::numbers::<T>(data, self.mask != 0);
+    }
+
+    fn segment_merge(&self) -> SegmentMerge {
+        if self.mask != 0 {
+            run_store::merge_segments::<T, true>
+        } else {
+            run_store::merge_segments::<T, false>
+        }
+    }
 }
 
 /// Fixed-size records compared bytewise on a key field.
@@ -225,6 +379,10 @@ impl Codec for Records {
 
     fn forecast_len(&self) -> Option<usize> {
         Some(self.key.len())
+    }
+
+    fn sort_chunk(&self, data: &mut [u8], _: Vec<Entry>, _: bool, _: bool) -> Order {
+        chunk_sort::records(data, self.size, self.key.clone(), self.reverse)
     }
 }
 
@@ -274,9 +432,28 @@ impl Codec for Lines {
     }
 
     fn normalise(&self, raw: &[u8], out: &mut Vec<u8>, scratch: &mut Scratch) {
-        out.clear();
         if let Some(o) = &self.order {
             o.encode(raw, out, scratch);
+        }
+    }
+
+    /// A normalised key of at most 8 bytes is whole in its prefix: equal
+    /// ones (the keys are prefix-free, so equal prefixes mean equal keys)
+    /// go on to the last resort, if that is all that follows: the line's
+    /// first 8 bytes (inverted under `-r`).
+    #[inline]
+    fn second(&self, key: &[u8], raw: &[u8]) -> u64 {
+        match &self.order {
+            Some(o) if self.normalised && key.len() <= 8 => {
+                if !o.complete() || o.keeps_input_order() {
+                    0
+                } else if o.reverse() {
+                    !prefix(raw)
+                } else {
+                    prefix(raw)
+                }
+            }
+            _ => self.key_prefix(key.get(8..).unwrap_or_default()),
         }
     }
 
@@ -316,6 +493,10 @@ impl Codec for Lines {
             None => a == b,
         }
     }
+
+    fn sort_chunk(&self, data: &mut [u8], lines: Vec<Entry>, long: bool, keyed: bool) -> Order {
+        chunk_sort::lines(data, lines, long, keyed, self.reverse, self.order.as_ref())
+    }
 }
 
 /// `a` against `b` bytewise, descending when `reverse`.
@@ -344,6 +525,7 @@ impl HeadKey {
     #[inline]
     pub fn item(&mut self, c: &dyn Codec, item: &[u8]) {
         if c.normalises() {
+            self.norm.clear();
             c.normalise(c.raw_key(item), &mut self.norm, &mut self.scratch);
             self.prefix = c.key_prefix(&self.norm);
         } else {
@@ -355,6 +537,7 @@ impl HeadKey {
     #[inline]
     pub fn forecast(&mut self, c: &dyn Codec, key: &[u8]) {
         if c.normalises() {
+            self.norm.clear();
             c.normalise(key, &mut self.norm, &mut self.scratch);
             self.prefix = c.key_prefix(&self.norm);
         } else {
@@ -466,5 +649,83 @@ mod tests {
             }
             assert_eq!(c.unique(), unique);
         }
+    }
+
+    /// The in-memory sort (run formation's, on one chunk) against
+    /// `slice::sort_by` with [`LineOrder::compare`] or [`Format::compare`],
+    /// stable, on generated items: lines under several key sets with `-u`
+    /// and `-s`, records with many equal keys (which keep their order),
+    /// numbers.
+    #[test]
+    fn sorts_in_memory_as_a_stable_sort_by_the_order() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut text = Vec::new();
+        for _ in 0..5000 {
+            let n = next();
+            let amount = (n % 300) as f64 / 8.0 - 10.0;
+            let name = [b'a' + (n >> 20) as u8 % 3, b'A' + (n >> 30) as u8 % 2];
+            text.extend_from_slice(
+                format!("{},{},{amount}", n >> 40 & 7, std::str::from_utf8(&name).unwrap()).as_bytes(),
+            );
+            text.push(b'\n');
+        }
+        text.pop(); // a last line without its terminator
+        for (keys, global, unique, stable) in [
+            (vec![], None, false, false),
+            (vec![], Some('r'), true, false),
+            (vec!["3,3n"], None, false, false),
+            (vec!["2,2f", "3,3nr"], None, true, false),
+            (vec!["1,1"], Some('r'), false, true),
+            (vec!["2,2"], None, true, false),
+        ] {
+            let mut o = OrderOptions { tab: Some(b','), unique, stable, ..OrderOptions::default() };
+            o.keys = keys.iter().map(|k| Key::parse(k).unwrap()).collect();
+            if let Some(g) = global {
+                o.global.set_global(g);
+            }
+            let lo = LineOrder::new(o).unwrap();
+            let mut want: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+            want.sort_by(|a, b| lo.compare(a, b));
+            if unique {
+                want.dedup_by(|b, a| lo.same(a, b));
+            }
+            let want: Vec<u8> = want.iter().flat_map(|l| [*l, b"\n"].concat()).collect();
+            let got = sort_in_memory(Format::Lines, false, b'\n', Some(&lo), &text).unwrap();
+            assert!(got == want, "{keys:?} {global:?} unique {unique} stable {stable}");
+        }
+        // Keys of 10 bytes whose first 8 are all equal: the groups of equal
+        // prefixes are sorted by comparison, and the stability is the
+        // sort's, not the input's luck.
+        let rec: Format = "rec:13:1:10".parse().unwrap();
+        let records: Vec<u8> = (0..3000u16)
+            .flat_map(|i| {
+                // A byte, the key (8 equal bytes, 2 of a few values), the
+                // record's place.
+                let mut r = b"x01234567".to_vec();
+                r.extend([b'a' + (next() % 4) as u8, b'a' + (next() % 3) as u8]);
+                r.extend(i.to_be_bytes());
+                r
+            })
+            .collect();
+        for rev in [false, true] {
+            let mut want: Vec<&[u8]> = records.chunks(13).collect();
+            want.sort_by(|a, b| if rev { rec.compare(b, a) } else { rec.compare(a, b) });
+            let got = sort_in_memory(rec, rev, b'\n', None, &records).unwrap();
+            assert_eq!(got, want.concat(), "records, rev {rev}");
+        }
+        let numbers: Vec<u8> = (0..4001).flat_map(|_| (next() as i32 % 1000).to_ne_bytes()).collect();
+        let mut want: Vec<i32> =
+            numbers.chunks(4).map(|c| i32::from_ne_bytes(c.try_into().unwrap())).collect();
+        want.sort();
+        let got = sort_in_memory(Format::I32, false, b'\n', None, &numbers[1..]);
+        assert!(got.is_err(), "not whole items");
+        let got = sort_in_memory(Format::I32, false, b'\n', None, &numbers).unwrap();
+        assert_eq!(got, bytemuck::cast_slice::<i32, u8>(&want));
     }
 }

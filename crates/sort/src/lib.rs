@@ -47,6 +47,7 @@
 pub mod budget;
 mod byte_stream;
 pub mod check;
+mod chunk_sort;
 mod codec;
 mod compress;
 mod error;
@@ -83,6 +84,7 @@ mod tree;
 pub mod verify;
 mod write_behind;
 
+pub use codec::{sort_in_memory, sort_items_in_place};
 pub use error::SortError;
 pub use fingerprint::Fingerprint;
 pub use format::{f32_key, f64_key, Format, RecordFormat};

@@ -61,6 +61,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use emsort_io::{Error, ErrorKind, Progress, Result};
 
 use crate::byte_stream::{BlockSink, ByteInput, ByteOutput};
+use crate::codec;
 use crate::compress::{CompressedWriter, DecompressedReader};
 use crate::merge_items;
 use crate::multiway::{self, MergeKey};
@@ -286,13 +287,11 @@ impl<'s> Ctx<'_, 's> {
             let readers = read_ahead::start(scope, runs, block)?;
             let mut out = self.write_behind(scope)?;
             let mut poll = |bytes| self.poll(bytes);
-            let (format, reverse, lines) = (self.plan.format(), self.plan.reverse(), self.plan.line_order());
-            let eol = self.plan.eol();
+            let codec = codec::for_plan(self.plan);
             let kinds: Vec<merge_items::RunKind> =
                 inputs.iter().map(|r| merge_items::RunKind { sorted: r.sorted, keyed: r.keyed }).collect();
-            let moved = merge_items::merge(
-                readers, &kinds, block, format, eol, reverse, lines, &mut out, self.pool, threads, &mut poll,
-            )?;
+            let moved =
+                merge_items::merge(readers, &kinds, block, &*codec, &mut out, self.pool, threads, &mut poll)?;
             out.finish()?;
             Ok(moved)
         })?;

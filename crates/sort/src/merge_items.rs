@@ -57,14 +57,13 @@ use std::cmp::Ordering;
 use emsort_io::{Error, ErrorKind, Result};
 use rayon::prelude::*;
 
-use crate::key::prefix;
-use crate::keys::{LineOrder, Scratch};
+use crate::codec::Codec;
+use crate::keys::Scratch;
 use crate::line_ends::{first_end, line_ends};
 use crate::read_ahead::BlockReader;
 use crate::run_store::KEY_BYTES;
 use crate::tree::LoserTree;
 use crate::write_behind::WriteBehind;
-use crate::Format;
 
 /// A record or line indexed in its run's window: its key (an 8-byte
 /// prefix, then all of it), and where its bytes are (a line with its
@@ -80,11 +79,9 @@ use crate::Format;
 #[derive(Clone, Copy)]
 struct Head {
     prefix: u64,
-    /// The next 8 bytes of the comparison when the prefixes are equal:
-    /// the key's bytes 8 to 16, or, for a normalised key of at most 8
-    /// bytes that only the last resort follows, the line's first 8 bytes
-    /// (inverted under `-r`); 0 when nothing cheap follows. Equal prefixes
-    /// and unequal `second`s order two heads as [`Order::cmp`] would.
+    /// The next 8 bytes of the comparison when the prefixes are equal
+    /// ([`Codec::second`]). Equal prefixes and unequal `second`s order two
+    /// heads as [`Order::cmp`] would.
     second: u64,
     ptr: *const u8,
     len: usize,
@@ -114,10 +111,10 @@ impl Head {
         unsafe { std::slice::from_raw_parts(self.key, self.key_len) }
     }
 
-    /// A line without its `\n`.
-    fn line(&self) -> &[u8] {
-        let b = self.bytes();
-        &b[..b.len() - 1]
+    /// The bytes the item is compared on ([`Codec::raw_key`]): the key
+    /// field, the line without its terminator.
+    fn raw<'h>(&'h self, c: &dyn Codec) -> &'h [u8] {
+        c.raw_key(self.bytes())
     }
 }
 
@@ -133,49 +130,36 @@ struct KeyRoom {
 /// Heads whose keys one task normalises when a window is filled.
 const KEY_CHUNK: usize = 256;
 
-/// How items compare: the key's place in the item and the order; for
-/// lines with GNU keys, the [`LineOrder`] (the normalised key, then the
-/// rest of its comparison, then the run).
+/// How items compare: by the plan's item codec ([`crate::codec`]), whose
+/// keys the heads hold: the prefix, [`Codec::second`], the key, then the
+/// codec's tie rules and the run (equal items keep the runs' order: `-s`,
+/// `-u`).
 #[derive(Clone, Copy)]
 struct Order<'a> {
-    key_off: usize,
-    /// The key's length; `None`: a line's bytes without its `\n`.
-    key_len: Option<usize>,
-    reverse: bool,
-    lines: Option<&'a LineOrder>,
-    /// Whether keys are normalised from the lines (else they are bytes of
+    codec: &'a dyn Codec,
+    /// Whether keys are normalised from the items (else they are bytes of
     /// the items).
     normalised: bool,
 }
 
 impl<'a> Order<'a> {
-    fn new(format: Format, reverse: bool, lines: Option<&'a LineOrder>) -> Order<'a> {
-        let (key_off, key_len) = match format {
-            Format::Rec(r) => (r.key_offset, Some(r.key_len)),
-            _ => (0, None),
-        };
-        let normalised = lines.is_some_and(|lo| !lo.is_plain());
-        // A plain order with -u keeps its -r (keyed orders invert their
-        // keys' bytes instead).
-        let reverse = match lines {
-            Some(lo) => lo.is_plain() && lo.reverse(),
-            None => reverse,
-        };
-        Order { key_off, key_len, reverse, lines, normalised }
-    }
-
-    fn key<'b>(&self, item: &'b [u8]) -> &'b [u8] {
-        &item[self.key_off..self.key_off + self.key_len.unwrap_or(item.len() - 1)]
+    fn new(codec: &'a dyn Codec) -> Order<'a> {
+        Order { codec, normalised: codec.normalises() }
     }
 
     /// The head of `item` of run `run`: its key is a part of the item, or
     /// none yet when keys are normalised ([`Order::normalise`] writes it).
     #[inline(always)]
     fn head(&self, item: &[u8], run: u32) -> Head {
-        let key = if self.normalised { &item[..0] } else { self.key(item) };
+        let c = self.codec;
+        let raw = c.raw_key(item);
+        let (key, prefix, second) = match self.normalised {
+            true => (&raw[..0], 0, 0),
+            false => (raw, c.key_prefix(raw), c.second(raw, raw)),
+        };
         Head {
-            prefix: prefix(key),
-            second: prefix(key.get(8..).unwrap_or_default()),
+            prefix,
+            second,
             ptr: item.as_ptr(),
             len: item.len(),
             key: key.as_ptr(),
@@ -191,8 +175,8 @@ impl<'a> Order<'a> {
     fn keyed_head(&self, item: &[u8], run: u32) -> Head {
         let (key, line) = item.split_at(KEY_BYTES);
         Head {
-            prefix: prefix(key),
-            second: self.second(key, &line[..line.len() - 1]),
+            prefix: self.codec.key_prefix(key),
+            second: self.codec.second(key, self.codec.raw_key(line)),
             ptr: line.as_ptr(),
             len: line.len(),
             key: key.as_ptr(),
@@ -202,36 +186,15 @@ impl<'a> Order<'a> {
         }
     }
 
-    /// [`Head::second`] of a line with the normalised key `key`.
-    #[inline]
-    fn second(&self, key: &[u8], line: &[u8]) -> u64 {
-        match self.lines {
-            Some(lo) if key.len() <= 8 => {
-                // Keys of at most 8 bytes that are equal (the keys are
-                // prefix-free, so equal prefixes mean equal keys) go on to
-                // the last resort, if that is all that follows: its first
-                // 8 bytes.
-                if !lo.complete() || lo.keeps_input_order() {
-                    0
-                } else if lo.reverse() {
-                    !prefix(line)
-                } else {
-                    prefix(line)
-                }
-            }
-            _ => prefix(key.get(8..).unwrap_or_default()),
-        }
-    }
-
     /// Writes the normalised keys of `heads` into `room` and points the
     /// heads at them.
     fn normalise(&self, heads: &mut [Head], room: &mut KeyRoom) {
-        let Some(lo) = self.lines else { return };
+        let c = self.codec;
         room.keys.clear();
         let mut ends = [0usize; KEY_CHUNK];
         for (h, end) in heads.iter_mut().zip(&mut ends) {
             let from = room.keys.len();
-            lo.encode(h.line(), &mut room.keys, &mut room.scratch);
+            c.normalise(h.raw(c), &mut room.keys, &mut room.scratch);
             // Short keys zero-padded to 8 bytes, as keyed runs carry them:
             // a head's key then compares alike whichever run it comes from
             // (padding never changes how prefix-free keys compare).
@@ -244,22 +207,21 @@ impl<'a> Order<'a> {
         let mut start = 0;
         for (h, &end) in heads.iter_mut().zip(&ends) {
             let key = &room.keys[start..end];
-            h.prefix = prefix(key);
-            h.second = self.second(key, h.line());
+            h.prefix = c.key_prefix(key);
+            h.second = c.second(key, h.raw(c));
             h.key = key.as_ptr();
             h.key_len = key.len();
             start = end;
         }
     }
 
-    /// `-u`: whether `a` and `b` are equal lines by the order (GNU keeps
-    /// one of them).
+    /// `-u`: whether `a` and `b` are equal by the order (GNU keeps the
+    /// first of them).
     #[inline]
     fn same(&self, a: &Head, b: &Head) -> bool {
         a.prefix == b.prefix
             && a.key() == b.key()
-            && (!self.normalised
-                || self.lines.is_some_and(|lo| lo.compare_equal_forms(a.line(), b.line()).is_eq()))
+            && self.codec.tie(a.raw(self.codec), b.raw(self.codec)).is_eq()
     }
 
     /// Whether `a` comes strictly before `b` in the output.
@@ -268,27 +230,18 @@ impl<'a> Order<'a> {
         self.cmp(a, b).is_lt()
     }
 
-    /// Where `a` comes in the output against `b` (`Equal`: equal records).
+    /// Where `a` comes in the output against `b`.
     #[inline]
     fn cmp(&self, a: &Head, b: &Head) -> Ordering {
-        let o = match a.prefix.cmp(&b.prefix) {
+        let c = self.codec;
+        match a.prefix.cmp(&b.prefix) {
             // Keys of at most 8 bytes are their prefixes.
             Ordering::Equal if a.key_len == b.key_len && a.key_len <= 8 => Ordering::Equal,
-            Ordering::Equal => a.key().cmp(b.key()),
+            Ordering::Equal => c.cmp_keys(a.key(), b.key()),
             o => o,
-        };
-        let o = if self.reverse { o.reverse() } else { o };
-        match self.lines {
-            Some(lo) => {
-                let o = if self.normalised {
-                    o.then_with(|| lo.compare_equal_forms(a.line(), b.line()))
-                } else {
-                    o
-                };
-                o.then(a.run.cmp(&b.run))
-            }
-            None => o,
         }
+        .then_with(|| c.tie(a.raw(c), b.raw(c)))
+        .then(a.run.cmp(&b.run))
     }
 }
 
@@ -326,23 +279,21 @@ pub(crate) fn merge(
     readers: Vec<BlockReader>,
     kinds: &[RunKind],
     block: usize,
-    format: Format,
-    eol: u8,
-    reverse: bool,
-    lines: Option<&LineOrder>,
+    codec: &dyn Codec,
     out: &mut WriteBehind<'_>,
     pool: &rayon::ThreadPool,
     threads: usize,
     poll: &mut dyn FnMut(u64) -> Result<()>,
 ) -> Result<Moved> {
-    let order = Order::new(format, reverse, lines);
+    let order = Order::new(codec);
+    let (fixed, eol) = (codec.fixed(), codec.terminator());
     let cap = index_len(block);
     let mut wins: Vec<Window> = readers
         .into_iter()
         .enumerate()
         .zip(kinds)
         .map(|((i, src), kind)| Window {
-            run: RunReader { src, format, eol, carry: Vec::new(), keyed: kind.keyed },
+            run: RunReader { src, fixed, eol, carry: Vec::new(), keyed: kind.keyed },
             id: i as u32,
             items: Vec::new(),
             next: 0,
@@ -356,7 +307,7 @@ pub(crate) fn merge(
     let mut counts = Vec::new();
     let mut moved = Moved::default();
     // -u: the last line written, which the next one must differ from.
-    let mut unique = lines.filter(|l| l.unique()).map(|lo| (lo, None::<Vec<u8>>));
+    let mut unique = codec.unique().then_some(None::<Vec<u8>>);
     loop {
         for w in wins.iter_mut().filter(|w| !w.done && w.next == w.items.len()) {
             w.fill(&order, cap, pool)?;
@@ -381,9 +332,9 @@ pub(crate) fn merge(
             let r = counts.iter().position(|&c| c > 0).expect("one item selected");
             let item = live[r][0].bytes();
             let keep = match &mut unique {
-                Some((lo, last)) => {
+                Some(last) => {
                     let line = &item[..item.len() - 1];
-                    let dup = last.as_deref().is_some_and(|l| lo.same(l, line));
+                    let dup = last.as_deref().is_some_and(|l| codec.same(l, line));
                     if !dup {
                         *last = Some(line.to_vec());
                     }
@@ -400,7 +351,7 @@ pub(crate) fn merge(
             let parts = split(&live, &counts, parts, &order);
             let pieces = merge_parts(&live, &parts, &mut spare[..bytes], &order, pool, unique.is_some());
             let kept = match &mut unique {
-                Some((lo, last)) => join_pieces(&mut spare[..bytes], &pieces, eol, lo, last),
+                Some(last) => join_pieces(&mut spare[..bytes], &pieces, codec, last),
                 None => bytes,
             };
             out.commit(kept);
@@ -433,10 +384,10 @@ pub(crate) struct Moved {
 fn join_pieces(
     block: &mut [u8],
     pieces: &[(usize, usize)],
-    eol: u8,
-    lo: &LineOrder,
+    codec: &dyn Codec,
     last: &mut Option<Vec<u8>>,
 ) -> usize {
+    let eol = codec.terminator();
     let mut kept = 0usize;
     let mut start = 0usize;
     // Where the last kept line lies in the block, once there is one.
@@ -448,8 +399,8 @@ fn join_pieces(
             let end =
                 from + memchr::memchr(eol, &block[from..to]).expect("merged lines end with their terminator");
             let dup = match prev {
-                Some((s, e)) => lo.same(&block[s..e], &block[from..end]),
-                None => last.as_deref().is_some_and(|l| lo.same(l, &block[from..end])),
+                Some((s, e)) => codec.same(&block[s..e], &block[from..end]),
+                None => last.as_deref().is_some_and(|l| codec.same(l, &block[from..end])),
             };
             if dup {
                 from = end + 1;
@@ -637,7 +588,7 @@ fn merge_part(part: &[&[Head]], out: &mut [u8], order: &Order, unique: bool) -> 
 /// The heads of a part's slices in the crate's loser tree
 /// ([`LoserTree`]), each match played on the heads' 8-byte prefixes and
 /// their [`Head::second`]s, kept in the tree as the entry `(prefix,
-/// second, source)` (inverted when the order is reversed): integer
+/// second, source)` (both ordered as the codec orders keys): integer
 /// comparisons decide a match unless both are equal, and only then is the
 /// full [`Order::cmp`] called (for `-t, -k3,3n` on a CSV, whose amounts
 /// repeat, `second` — the line's first bytes — spares most of those
@@ -689,7 +640,6 @@ impl Heads<'_, '_> {
     #[inline]
     fn entry(&self, s: usize) -> (u64, u64, u32) {
         let (key, second) = match self.part[s].get(self.pos[s]) {
-            Some(h) if self.order.reverse => (!h.prefix, !h.second),
             Some(h) => (h.prefix, h.second),
             None => (u64::MAX, u64::MAX),
         };
@@ -749,13 +699,13 @@ impl Window {
     fn index_rest(&mut self, order: &Order, cap: usize, pool: &rayon::ThreadPool) {
         let parts = pool.current_num_threads() * 2;
         let parallel = parts > 1 && cap >= 1024;
-        match (self.run.format, self.avg_line) {
+        match (self.run.fixed, self.avg_line) {
             // Under -z the zero padding of short keys holds the
             // terminator byte: most guesses would be wrong.
-            (Format::Lines, Some(avg)) if parallel && self.run.keyed && self.run.eol != 0 => {
+            (None, Some(avg)) if parallel && self.run.keyed && self.run.eol != 0 => {
                 self.index_keyed(order, (cap - 1) * (avg + KEY_BYTES), 2 * cap / parts, parts, pool);
             }
-            (Format::Lines, Some(avg)) if parallel && !self.run.keyed => {
+            (None, Some(avg)) if parallel && !self.run.keyed => {
                 match self.run.line_pieces((cap - 1) * avg, parts) {
                     pieces if pieces.len() >= 2 => {
                         self.index_lines(order, &pieces, 2 * cap / pieces.len(), pool)
@@ -765,7 +715,7 @@ impl Window {
             }
             _ => self.index_in_turn(order, cap - 1),
         }
-        if self.run.format == Format::Lines && self.items.len() > 1 {
+        if self.run.fixed.is_none() && self.items.len() > 1 {
             let bytes: usize = self.items[1..].iter().map(|h| h.len).sum();
             self.avg_line = Some(bytes.div_ceil(self.items.len() - 1).max(1));
         }
@@ -981,8 +931,9 @@ fn keyed_items<'a>(
 /// Reads records or lines of one run from its read-ahead blocks.
 struct RunReader {
     src: BlockReader,
-    format: Format,
-    /// The line terminator (`lines`).
+    /// The size of every item; `None`: terminated items.
+    fixed: Option<usize>,
+    /// The terminator of terminated items.
     eol: u8,
     /// An item that straddles two blocks, copied whole.
     carry: Vec<u8>,
@@ -996,8 +947,8 @@ impl RunReader {
     /// inside.
     #[inline]
     fn item_len(&self, avail: &[u8]) -> Option<usize> {
-        match self.format {
-            Format::Rec(r) => (avail.len() >= r.size).then_some(r.size),
+        match self.fixed {
+            Some(size) => (avail.len() >= size).then_some(size),
             _ if self.keyed => keyed_len(avail, self.eol),
             _ => Some(first_end(avail, self.eol)? + 1),
         }
@@ -1021,13 +972,13 @@ impl RunReader {
         let (start, end) = (s.pos, s.end);
         let block = &s.buf.bytes()[..end];
         let mut at = start;
-        match self.format {
-            Format::Rec(r) => {
-                let n = ((end - start) / r.size).min(max);
+        match self.fixed {
+            Some(size) => {
+                let n = ((end - start) / size).min(max);
                 for i in 0..n {
-                    f(&block[start + i * r.size..start + (i + 1) * r.size]);
+                    f(&block[start + i * size..start + (i + 1) * size]);
                 }
-                at += n * r.size;
+                at += n * size;
             }
             _ if self.keyed => at = keyed_items(block, start, end, max, self.eol, f),
             _ => at = lines_in(block, start, self.eol, max, f),
@@ -1075,10 +1026,10 @@ impl RunReader {
         s.pos = s.end;
         loop {
             if !s.refill()? {
-                match self.format {
-                    Format::Rec(r) => {
+                match self.fixed {
+                    Some(element_size) => {
                         let size = self.carry.len() as u64;
-                        return Err(Error::new(ErrorKind::BadSize { size, element_size: r.size }, s.path()));
+                        return Err(Error::new(ErrorKind::BadSize { size, element_size }, s.path()));
                     }
                     // Runs end with the terminator; a tail without one
                     // (a file given to `-m`) is still a line.
@@ -1090,15 +1041,15 @@ impl RunReader {
             // A keyed line's terminator comes after its key: the key's
             // bytes still missing are taken whole first.
             let key_left = if self.keyed { KEY_BYTES.saturating_sub(self.carry.len()) } else { 0 };
-            let take = match self.format {
-                Format::Rec(r) => (r.size - self.carry.len()).min(avail.len()),
+            let take = match self.fixed {
+                Some(size) => (size - self.carry.len()).min(avail.len()),
                 _ if key_left >= avail.len() => avail.len(),
                 _ => memchr::memchr(self.eol, &avail[key_left..]).map_or(avail.len(), |p| key_left + p + 1),
             };
             self.carry.extend_from_slice(&avail[..take]);
             s.pos += take;
-            let done = match self.format {
-                Format::Rec(r) => self.carry.len() == r.size,
+            let done = match self.fixed {
+                Some(size) => self.carry.len() == size,
                 _ => {
                     self.carry.len() > KEY_BYTES * usize::from(self.keyed)
                         && self.carry.last() == Some(&self.eol)
@@ -1145,7 +1096,8 @@ mod tests {
         fn head_tree_merges_like_a_sort(runs in prop::collection::vec(
                 prop::collection::vec(prop::collection::vec(b'a'..b'c', 0..12), 0..40), 0..7),
                 reverse: bool) {
-            let order = Order::new(Format::Lines, reverse, None);
+            let codec = crate::codec::of(crate::Format::Lines, reverse, b'\n', None);
+            let order = Order::new(&*codec);
             let runs: Vec<Vec<Vec<u8>>> = runs
                 .into_iter()
                 .map(|r| {
@@ -1176,7 +1128,8 @@ mod tests {
         fn cut_and_split_keep_the_order(runs in prop::collection::vec(
                 prop::collection::vec(prop::collection::vec(b'a'..b'e', 0..4), 0..60), 1..6),
                 cap in 1usize..400, parts in 1usize..4) {
-            let order = Order::new(Format::Lines, false, None);
+            let codec = crate::codec::of(crate::Format::Lines, false, b'\n', None);
+            let order = Order::new(&*codec);
             let runs: Vec<Vec<Vec<u8>>> = runs.into_iter().map(sorted_lines).collect();
             let blocks: Vec<Vec<u8>> = runs.iter().map(|r| block(r)).collect();
             let hs: Vec<Vec<Head>> = blocks.iter().map(|b| heads(b, &order)).collect();

@@ -23,25 +23,12 @@
 //!    write, and on a 1 GiB `-t, -k3,3n` sort parsing had been half of each
 //!    chunk's sorting time (run formation 4.3-5.0 s against 5.1-5.7 s).
 //! 2. The **sorting thread** (the caller's) sorts the chunk in the sort's
-//!    own rayon pool:
-//!    - numbers in place by their normalised key ([`crate::key`]) with a
-//!      parallel in-place radix sort (module `radix`: 2.3x faster than
-//!      `par_sort_unstable` on 2 cores, no extra memory);
-//!    - records and lines through an index of (8-byte big-endian key prefix,
-//!      position) pairs, radix-sorted by prefix, then groups of equal
-//!      prefixes by the full key (for lines the reader built the index);
-//!    - lines with GNU keys by their normalised keys ([`crate::keys`]), 8
-//!      bytes at a time: the index holds each key's first 8 bytes, and each
-//!      group of equal windows is sorted by the next 8 (computed again,
-//!      with the group's lines prefetched), until the keys end; lines with
-//!      equal keys then by the rest of GNU's comparison (`-V`/`-R` keys,
-//!      the last resort) and their input position. `-u` keeps the first of
-//!      each group of equal lines. When every key of the chunk fits in 8
-//!      bytes (`-k3,3n` on amounts, `-k1,1n` on ids), the index holds the
-//!      whole keys, and the run carries each line's key before it
-//!      ([`Order::KeyedLines`]): the merge reads the keys and parses no
-//!      line again (a keyed `-t, -k3,3n` sort of 1 GiB used a quarter less
-//!      CPU).
+//!    own rayon pool, as the plan's item codec does
+//!    ([`Codec::sort_chunk`], module `chunk_sort`): numbers in place,
+//!    records and lines through an index (for lines the reader built it);
+//!    lines with GNU keys by their normalised keys, carried in the run
+//!    before each line when every key of the chunk fits in 8 bytes
+//!    ([`Order::KeyedLines`]).
 //! 3. A **run writer thread** writes the sorted chunk as a run through an
 //!    output stream of the plan's kind: numbers in one piece; records and
 //!    lines *gathered* in index order, on all the pool's threads, into
@@ -101,17 +88,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 
 use emsort_io::{Error, ErrorKind, Progress, Result};
-use rayon::prelude::*;
 
 use crate::byte_stream::AlignedBuf;
-use crate::key::{prefix, NumKey};
-use crate::keys::{LineOrder, Scratch};
+use crate::chunk_sort::{Entry, KeyRoom};
+use crate::codec::{self, Codec};
+use crate::keys::LineOrder;
 use crate::line_ends::line_ends;
 use crate::output::Output;
 use crate::plain::run_block;
 use crate::plan::{Derived, SortPlan};
-use crate::radix;
-use crate::run_store::{Order, RunStore, SortedChunk, KEY_BYTES};
+use crate::run_store::{Order, RunStore, SortedChunk};
 use crate::source::Input;
 use crate::Format;
 
@@ -177,6 +163,7 @@ impl RunFormation<'_, '_> {
             let _ = empty_tx.send(AlignedBuf::default());
         }
         let (full_tx, full_rx) = sync_channel::<Chunk>(1);
+        let codec = &*codec::for_plan(self.plan);
         let unit = self.plan.unit();
         let reader = Reader {
             input,
@@ -189,8 +176,7 @@ impl RunFormation<'_, '_> {
             indexer: Indexer { pool: self.pool, keys: self.plan.line_order() },
             index_step: INDEX_STEP,
             segments: self.derived.segments,
-            segment_sort: segment_sort(self.plan.format()).filter(|_| self.derived.segments > 1),
-            reverse: self.plan.reverse(),
+            in_segments: (codec.in_place() && self.derived.segments > 1).then_some(codec),
             carry: Vec::new(),
             eof: false,
         };
@@ -199,7 +185,7 @@ impl RunFormation<'_, '_> {
                 reader.run(empty_rx, full_tx, self.progress, self.cancel)
             })?;
             let mut formed = Formed::default();
-            let result = self.consume(&full_rx, &empty_tx, &mut formed);
+            let result = self.consume(codec, &full_rx, &empty_tx, &mut formed);
             // Unblock the reader whatever happened, then collect its result.
             drop(full_rx);
             drop(empty_tx);
@@ -217,6 +203,7 @@ impl RunFormation<'_, '_> {
     /// next chunk is sorted while this one is written.
     fn consume(
         &self,
+        codec: &dyn Codec,
         full_rx: &Receiver<Chunk>,
         empty_tx: &Sender<AlignedBuf>,
         formed: &mut Formed,
@@ -278,8 +265,8 @@ impl RunFormation<'_, '_> {
                     let order = match chunk.ends.len() {
                         // Sorted as it was read.
                         1 => Order::InPlace,
-                        2.. => Order::Segments { ends: chunk.ends, rev: self.plan.reverse() },
-                        0 => self.sort_chunk(data, chunk.entries, chunk.long, keyed),
+                        2.. => Order::Segments { ends: chunk.ends, merge: codec.segment_merge() },
+                        0 => self.pool.install(|| codec.sort_chunk(data, chunk.entries, chunk.long, keyed)),
                     };
                     let job = Sorted { buf, start, len, order, single };
                     if job_tx.send(job).is_err() {
@@ -297,169 +284,11 @@ impl RunFormation<'_, '_> {
             Ok(())
         })
     }
-
-    /// Sorts `data` in place (numbers) or returns the order of its items
-    /// (an index, for records and lines). `keyed`: lines with GNU keys may
-    /// be written with their keys ([`Order::KeyedLines`], when every key
-    /// of the chunk is at most 8 bytes).
-    fn sort_chunk(&self, data: &mut [u8], entries: Vec<Entry>, long: bool, keyed: bool) -> Order {
-        let rev = self.plan.reverse();
-        match self.plan.format() {
-            Format::U32 => self.sort_numbers::<u32>(data, rev),
-            Format::I32 => self.sort_numbers::<i32>(data, rev),
-            Format::U64 => self.sort_numbers::<u64>(data, rev),
-            Format::I64 => self.sort_numbers::<i64>(data, rev),
-            Format::F32 => self.sort_numbers::<f32>(data, rev),
-            Format::F64 => self.sort_numbers::<f64>(data, rev),
-            Format::Rec(r) => {
-                let (size, k0, k1) = (r.size, r.key_offset, r.key_offset + r.key_len);
-                let mut index: Vec<(u64, u32)> = Vec::new();
-                let data = &*data;
-                self.pool.install(|| {
-                    (0..data.len() / size)
-                        .into_par_iter()
-                        .map(|i| (prefix(&data[i * size + k0..i * size + k1]), i as u32))
-                        .collect_into_vec(&mut index);
-                    let key = |i: u32| &data[i as usize * size + k0..i as usize * size + k1];
-                    radix::sort_index(&mut index, rev, |a, b| key(a.1).cmp(key(b.1)));
-                });
-                return Order::Records(index);
-            }
-            Format::Lines => {
-                // Every chunk ends with the line terminator (the reader
-                // sees to it).
-                let text = &*data;
-                let line = |e: &(u64, u32, u32)| &text[e.1 as usize..(e.1 + e.2) as usize];
-                // The reader indexed the lines: by their first 8 bytes, or
-                // by their keys' (see `Indexer`).
-                let plain = |mut index: Vec<Entry>, rev: bool| {
-                    self.pool.install(|| radix::sort_index(&mut index, rev, |a, b| line(a).cmp(line(b))));
-                    index
-                };
-                let Some(lo) = self.plan.line_order() else {
-                    return Order::Lines(plain(entries, rev));
-                };
-                if lo.is_plain() {
-                    // Plain `sort -u`: bytewise, then one line per group of
-                    // equal lines.
-                    let mut index = plain(entries, lo.reverse());
-                    index.dedup_by(|b, a| a.0 == b.0 && line(a) == line(b));
-                    return Order::Lines(index);
-                }
-                // By the normalised keys, 8 bytes at a time (computed again
-                // for each window a line's group reaches); lines with equal
-                // keys by the rest of GNU's comparison, then by input
-                // position (for -s, -u).
-                // `long`: some key is longer than a prefix; else no group
-                // of equal prefixes has a second window to sort by (and
-                // its first line need not be encoded again to learn so),
-                // and the run may carry the keys as its index holds them.
-                let mut index = entries;
-                let window = |e: &(u64, u32, u32), w: usize, s: &mut KeyRoom| {
-                    if !long {
-                        return None;
-                    }
-                    s.encode(lo, line(e));
-                    (s.key.len() > 8 * w).then(|| prefix(&s.key[8 * w..]))
-                };
-                // -u: the first of each group of equal lines, as GNU keeps;
-                // the others are marked (a length no line has) and dropped
-                // after. Equal lines are neighbours in a group of equal keys.
-                const REPEAT: u32 = u32::MAX;
-                let mark_repeats = |g: &mut [(u64, u32, u32)], same: &dyn Fn(&[u8], &[u8]) -> bool| {
-                    if lo.unique() {
-                        // Backwards, so both lines compared are unmarked.
-                        for i in (1..g.len()).rev() {
-                            if same(line(&g[i - 1]), line(&g[i])) {
-                                g[i].2 = REPEAT;
-                            }
-                        }
-                    }
-                };
-                // Equal keys that only the last resort tells apart (no
-                // -V/-R key, no -s/-u): whole lines bytewise, by their first
-                // 8 bytes before the rest, each line read once and fetched
-                // ahead (the group's lines lie all over the chunk; `-t,
-                // -k3,3n` on a CSV puts half its lines in such groups).
-                let last_resort_only = lo.complete() && !lo.keeps_input_order();
-                let ties = |g: &mut [(u64, u32, u32)]| {
-                    if last_resort_only {
-                        // The group's key (its prefix: keys of at most 8
-                        // bytes end in the first window), put back after
-                        // for a run that will carry it.
-                        let key = g[0].0;
-                        let rev = lo.reverse();
-                        for i in 0..g.len() {
-                            if let Some(ahead) = g.get(i + 8) {
-                                radix::prefetch(text[ahead.1 as usize..].as_ptr());
-                            }
-                            let p = prefix(line(&g[i]));
-                            g[i].0 = if rev { !p } else { p };
-                        }
-                        g.sort_unstable_by(|a, b| {
-                            a.0.cmp(&b.0).then_with(|| lo.last_resort(line(a), line(b))).then(a.1.cmp(&b.1))
-                        });
-                        if keyed && !long {
-                            g.iter_mut().for_each(|e| e.0 = key);
-                        }
-                        return;
-                    }
-                    g.sort_unstable_by(|a, b| lo.compare_equal_forms(line(a), line(b)).then(a.1.cmp(&b.1)));
-                    // Equal normalised keys: equal lines unless a -V/-R key
-                    // tells them apart.
-                    mark_repeats(g, &|a, b| lo.complete() || lo.compare_equal_forms(a, b).is_eq());
-                };
-                let deep = |g: &mut [(u64, u32, u32)]| {
-                    g.sort_unstable_by(|a, b| lo.compare(line(a), line(b)).then(a.1.cmp(&b.1)));
-                    mark_repeats(g, &|a, b| lo.same(a, b));
-                };
-                self.pool.install(|| {
-                    radix::sort_index_deep(&mut index, window, ties, deep, |e| text[e.1 as usize..].as_ptr())
-                });
-                if lo.unique() {
-                    index.retain(|e| e.2 != REPEAT);
-                }
-                // Keys of at most 8 bytes are whole in the entries' prefixes
-                // (each group's restored after its ties were sorted).
-                if keyed && !long {
-                    return Order::KeyedLines(index);
-                }
-                return Order::Lines(index);
-            }
-        }
-        Order::InPlace
-    }
-
-    fn sort_numbers<T: NumKey>(&self, data: &mut [u8], rev: bool) {
-        let items: &mut [T] = bytemuck::cast_slice_mut(data);
-        self.pool.install(|| radix::sort_numbers(items, rev));
-    }
-}
-
-/// Sorts a segment of numbers of format `format` in place (`None`: not
-/// numbers).
-fn segment_sort(format: Format) -> Option<fn(&mut [u8], bool)> {
-    fn sort<T: NumKey>(data: &mut [u8], rev: bool) {
-        radix::sort_numbers(bytemuck::cast_slice_mut::<u8, T>(data), rev);
-    }
-    Some(match format {
-        Format::U32 => sort::<u32>,
-        Format::I32 => sort::<i32>,
-        Format::U64 => sort::<u64>,
-        Format::I64 => sort::<i64>,
-        Format::F32 => sort::<f32>,
-        Format::F64 => sort::<f64>,
-        Format::Lines | Format::Rec(_) => return None,
-    })
 }
 
 /// Bytes of whole lines the reader reads between two indexing tasks (about
 /// 60,000 lines of a CSV: a few milliseconds of parsing each).
 const INDEX_STEP: usize = 2 << 20;
-
-/// An entry of a lines chunk's index: (key prefix, offset, length without
-/// the terminator).
-type Entry = (u64, u32, u32);
 
 /// The reader thread's state.
 struct Reader<'i, 'p> {
@@ -480,11 +309,9 @@ struct Reader<'i, 'p> {
     /// Segments per chunk of numbers, each sorted by a task of the pool as
     /// soon as it is read (1: the sorting thread sorts the whole chunk).
     segments: usize,
-    /// How a segment is sorted (numbers read in segments; `None`: the
-    /// chunk is sorted whole).
-    segment_sort: Option<fn(&mut [u8], bool)>,
-    /// Descending.
-    reverse: bool,
+    /// What sorts each segment in place (numbers read in segments; `None`:
+    /// the chunk is sorted whole).
+    in_segments: Option<&'p dyn Codec>,
     /// The bytes after the last chunk's last line, for the next chunk.
     carry: Vec<u8>,
     /// The input has ended.
@@ -505,22 +332,17 @@ struct Indexer<'p> {
 }
 
 impl Indexer<'_> {
-    /// The prefix of `line`'s key; sets `long` when the key is longer than
-    /// a prefix.
+    /// The prefix of `line`'s key ([`KeyRoom::line_prefix`]); sets `long`
+    /// when the key is longer than a prefix.
     #[inline]
     fn key(&self, line: &[u8], room: &mut KeyRoom, long: &AtomicBool) -> u64 {
-        match self.keys {
-            Some(lo) if !lo.is_plain() => {
-                room.encode(lo, line);
-                // Stored once: a store per line from every thread made the
-                // flag's cache line bounce between the cores.
-                if room.key.len() > KEY_BYTES && !long.load(Ordering::Relaxed) {
-                    long.store(true, Ordering::Relaxed);
-                }
-                prefix(&room.key)
-            }
-            _ => prefix(line),
+        let (p, l) = room.line_prefix(self.keys, line);
+        // Stored once: a store per line from every thread made the flag's
+        // cache line bounce between the cores.
+        if l && !long.load(Ordering::Relaxed) {
+            long.store(true, Ordering::Relaxed);
         }
+        p
     }
 
     /// Fills `out` with the entries of `text`'s lines (whole lines, each
@@ -601,7 +423,7 @@ impl Reader<'_, '_> {
             buf.bytes_mut()[start..start + len].copy_from_slice(&self.carry);
             self.carry.clear();
             // Segments of about an S-th of what this chunk will hold.
-            let segment = match self.segment_sort {
+            let segment = match self.in_segments {
                 Some(_) => {
                     let most = self.input.remaining().map_or(cap, |r| (cap as u64).min(r) as usize);
                     let size = self.item_size();
@@ -680,7 +502,7 @@ impl Reader<'_, '_> {
             }
         }
         let indexer = self.indexer;
-        let (sort, rev) = (self.segment_sort, self.reverse);
+        let sort = self.in_segments;
         indexer.pool.in_place_scope(|s| -> Result<bool> {
             // One byte kept for a final terminator.
             let data = &mut buf.bytes_mut()[start..];
@@ -727,7 +549,7 @@ impl Reader<'_, '_> {
                         tail = t;
                         at += fill.segment;
                         fill.ends.push(at);
-                        s.spawn(move |_| sort(part, rev));
+                        s.spawn(move |_| sort.sort_segment(part));
                     }
                 }
                 progress.advance(n as u64);
@@ -765,7 +587,7 @@ impl Reader<'_, '_> {
             } else if let Some(sort) = sort.filter(|_| fill.len > at) {
                 let part = &mut std::mem::take(&mut tail)[..fill.len - at];
                 fill.ends.push(fill.len);
-                s.spawn(move |_| sort(part, rev));
+                s.spawn(move |_| sort.sort_segment(part));
             }
             Ok(false)
         })
@@ -801,22 +623,6 @@ struct Fill {
 /// [`Reader::run`]).
 const DATA_ALIGN: usize = 4096;
 
-/// Room to write one line's normalised key in, per thread.
-#[derive(Default)]
-struct KeyRoom {
-    key: Vec<u8>,
-    scratch: Scratch,
-}
-
-impl KeyRoom {
-    /// Writes `line`'s normalised key by `lo` into `self.key`.
-    #[inline]
-    fn encode(&mut self, lo: &LineOrder, line: &[u8]) {
-        self.key.clear();
-        lo.encode(line, &mut self.key, &mut self.scratch);
-    }
-}
-
 /// Counts the line terminators `eol` of `buf[from..to]` into `lines`; when
 /// `lines` reaches `max`, returns the position just after that terminator
 /// (where the chunk must end).
@@ -833,6 +639,9 @@ fn count_until(buf: &[u8], from: usize, to: usize, eol: u8, lines: &mut u64, max
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key::prefix;
+    use crate::keys::Scratch;
+    use crate::run_store::KEY_BYTES;
     use crate::source::Source;
 
     /// The reader cuts chunks at the plan's terminator only (NUL under
@@ -884,8 +693,7 @@ mod tests {
                 indexer: Indexer { pool: &pool, keys },
                 index_step: step,
                 segments: 1,
-                segment_sort: None,
-                reverse: false,
+                in_segments: None,
                 carry: Vec::new(),
                 eof: false,
             };

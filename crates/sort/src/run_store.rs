@@ -35,9 +35,8 @@ pub(crate) enum Order {
     /// The chunk itself is sorted (numbers).
     InPlace,
     /// The chunk is sorted segments of numbers, the k-th ending at byte
-    /// `ends[k]`, each ascending (or descending: `rev`); the run is their
-    /// merge.
-    Segments { ends: Vec<usize>, rev: bool },
+    /// `ends[k]`; the run is their merge by `merge`.
+    Segments { ends: Vec<usize>, merge: SegmentMerge },
     /// Record numbers in order (with their key prefixes).
     Records(Vec<(u64, u32)>),
     /// Lines in order: (key prefix, offset, length without the `\n`).
@@ -48,6 +47,13 @@ pub(crate) enum Order {
     /// so the merge reads the keys instead of parsing the lines again.
     KeyedLines(Vec<(u64, u32, u32)>),
 }
+
+/// How the sorted segments of a chunk of numbers are merged as they are
+/// written (the chunk, where each segment ends, the blocks, the output's
+/// name, the cancel flag): [`merge_segments`] for the
+/// numbers' type and order.
+pub(crate) type SegmentMerge =
+    fn(&SortedChunk<'_>, &[usize], &mut WriteBehind<'_>, &Path, &AtomicBool) -> Result<()>;
 
 /// Bytes of the key before each line of a keyed run ([`Order::KeyedLines`]).
 pub(crate) const KEY_BYTES: usize = 8;
@@ -198,8 +204,8 @@ impl SortedChunk<'_> {
         }
         std::thread::scope(|scope| {
             let mut w = WriteBehind::new(scope, out, block / 2, name)?;
-            if let Order::Segments { ends, rev } = self.order {
-                self.merge_segments(ends, *rev, &mut w, name, cancel)?;
+            if let Order::Segments { ends, merge } = self.order {
+                merge(self, ends, &mut w, name, cancel)?;
                 return w.finish();
             }
             let len = self.len();
@@ -239,74 +245,50 @@ impl SortedChunk<'_> {
     }
 }
 
-impl SortedChunk<'_> {
-    /// Merges the chunk's sorted segments (ending at `ends`) into `w`'s
-    /// blocks: for each block, the items that fill it are selected from
-    /// the segments' fronts and merged on all the pool's threads
-    /// ([`multiway::merge_front`]) while the block before is written.
-    fn merge_segments(
-        &self,
-        ends: &[usize],
-        rev: bool,
-        w: &mut WriteBehind<'_>,
-        name: &Path,
-        cancel: &AtomicBool,
-    ) -> Result<()> {
-        match (self.format, rev) {
-            (Format::U32, false) => self.merge_as::<u32, false>(ends, w, name, cancel),
-            (Format::U32, true) => self.merge_as::<u32, true>(ends, w, name, cancel),
-            (Format::I32, false) => self.merge_as::<i32, false>(ends, w, name, cancel),
-            (Format::I32, true) => self.merge_as::<i32, true>(ends, w, name, cancel),
-            (Format::U64, false) => self.merge_as::<u64, false>(ends, w, name, cancel),
-            (Format::U64, true) => self.merge_as::<u64, true>(ends, w, name, cancel),
-            (Format::I64, false) => self.merge_as::<i64, false>(ends, w, name, cancel),
-            (Format::I64, true) => self.merge_as::<i64, true>(ends, w, name, cancel),
-            (Format::F32, false) => self.merge_as::<f32, false>(ends, w, name, cancel),
-            (Format::F32, true) => self.merge_as::<f32, true>(ends, w, name, cancel),
-            (Format::F64, false) => self.merge_as::<f64, false>(ends, w, name, cancel),
-            (Format::F64, true) => self.merge_as::<f64, true>(ends, w, name, cancel),
-            (Format::Lines | Format::Rec(_), _) => unreachable!("only numbers are sorted in segments"),
+/// Merges the sorted segments of numbers of `T` of `chunk` (ending at
+/// `ends`, each ascending or, with `REV`, descending) into `w`'s
+/// blocks: for each block, the items that fill it are selected from
+/// the segments' fronts and merged on all the pool's threads
+/// ([`multiway::merge_front`]) while the block before is written. The
+/// codec of numbers gives this function, for its type, as the
+/// [`SegmentMerge`] of [`Order::Segments`].
+pub(crate) fn merge_segments<T: MergeKey, const REV: bool>(
+    chunk: &SortedChunk<'_>,
+    ends: &[usize],
+    w: &mut WriteBehind<'_>,
+    name: &Path,
+    cancel: &AtomicBool,
+) -> Result<()> {
+    let size = std::mem::size_of::<T>();
+    let mut from = 0;
+    let mut segments: Vec<&[T]> = ends
+        .iter()
+        .map(|&end| {
+            let s = bytemuck::cast_slice(&chunk.data[from..end]);
+            from = end;
+            s
+        })
+        .collect();
+    let (mut left, mut counts) = (chunk.data.len() / size, Vec::new());
+    while left > 0 {
+        let spare = w.spare_for(size)?;
+        // At most MERGE_STEP items at a time: the merge's scratch
+        // (module `simd_merge`) stays small.
+        let q = (spare.len() / size).min(left).min(MERGE_STEP);
+        // At most q items of each segment go into this block.
+        let fronts: Vec<&[T]> = segments.iter().map(|s| &s[..q.min(s.len())]).collect();
+        let out: &mut [T] = bytemuck::cast_slice_mut(&mut spare[..q * size]);
+        multiway::merge_front::<T, REV>(chunk.pool, &fronts, out, &mut counts);
+        w.commit(q * size);
+        for (s, &c) in segments.iter_mut().zip(&counts) {
+            *s = &s[c..];
+        }
+        left -= q;
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::new(ErrorKind::Interrupted, name));
         }
     }
-
-    fn merge_as<T: MergeKey, const REV: bool>(
-        &self,
-        ends: &[usize],
-        w: &mut WriteBehind<'_>,
-        name: &Path,
-        cancel: &AtomicBool,
-    ) -> Result<()> {
-        let size = std::mem::size_of::<T>();
-        let mut from = 0;
-        let mut segments: Vec<&[T]> = ends
-            .iter()
-            .map(|&end| {
-                let s = bytemuck::cast_slice(&self.data[from..end]);
-                from = end;
-                s
-            })
-            .collect();
-        let (mut left, mut counts) = (self.data.len() / size, Vec::new());
-        while left > 0 {
-            let spare = w.spare_for(size)?;
-            // At most MERGE_STEP items at a time: the merge's scratch
-            // (module `simd_merge`) stays small.
-            let q = (spare.len() / size).min(left).min(MERGE_STEP);
-            // At most q items of each segment go into this block.
-            let fronts: Vec<&[T]> = segments.iter().map(|s| &s[..q.min(s.len())]).collect();
-            let out: &mut [T] = bytemuck::cast_slice_mut(&mut spare[..q * size]);
-            multiway::merge_front::<T, REV>(self.pool, &fronts, out, &mut counts);
-            w.commit(q * size);
-            for (s, &c) in segments.iter_mut().zip(&counts) {
-                *s = &s[c..];
-            }
-            left -= q;
-            if cancel.load(Ordering::Relaxed) {
-                return Err(Error::new(ErrorKind::Interrupted, name));
-            }
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 /// Copies `src` into `dst` (as long): items of at most 64 bytes as two

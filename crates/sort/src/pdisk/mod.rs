@@ -100,7 +100,7 @@ impl StripedStore {
         let dirs = temps.iter().map(|t| t.path().to_path_buf()).collect();
         let set = DiskSet::new(dirs, plan.block_size(), direct, emulated(plan))?;
         let codec = crate::codec::for_plan(plan);
-        let mode = forecast_mode(plan, input_bytes, expected_runs.unwrap_or(1));
+        let mode = forecast_mode(plan, codec.forecast_len(), input_bytes, expected_runs.unwrap_or(1));
         let srm = plan.method().kind() == MethodKind::Srm;
         let disks = Disks::new(DiskIo::start(Arc::new(set))?, codec, mode, srm, seed(plan));
         Ok(StripedStore { disks, runs: Mutex::new(Vec::new()), _temps: temps })
@@ -310,18 +310,24 @@ fn seed(plan: &SortPlan) -> u64 {
 }
 
 /// Whether SRM keeps forecasting data in memory: as the plan says, else by
-/// 4.1.3's test with the keys estimated from the input (one per block,
-/// 8 bytes for numbers, the key field for records, 64 bytes per line).
+/// 4.1.3's test with the keys estimated from the input (one per block, of
+/// `key_len` bytes: 8 for numbers, the key field for records; 64 bytes
+/// when they vary, as lines do).
 /// An input of unknown size (a stream) gets the blocked scheme, whose
 /// memory does not grow with the input.
-fn forecast_mode(plan: &SortPlan, input_bytes: Option<u64>, expected_runs: u64) -> Mode {
+fn forecast_mode(
+    plan: &SortPlan,
+    key_len: Option<usize>,
+    input_bytes: Option<u64>,
+    expected_runs: u64,
+) -> Mode {
     let Some(srm) = plan.method().srm() else {
         return Mode::None;
     };
     let (b, d) = (plan.block_size(), plan.disk_dirs().len());
     let in_memory = srm.forecast_in_memory.unwrap_or_else(|| {
         let Some(input_bytes) = input_bytes else { return false };
-        let key = crate::codec::for_plan(plan).forecast_len().unwrap_or(64) as u64;
+        let key = key_len.unwrap_or(64) as u64;
         let keys = input_bytes / b as u64 + expected_runs;
         let r = order::srm_merge_order(
             expected_runs,
