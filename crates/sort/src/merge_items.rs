@@ -151,11 +151,9 @@ impl<'a> Order<'a> {
     /// none yet when keys are normalised ([`Order::normalise`] writes it).
     #[inline(always)]
     fn head(&self, item: &[u8], run: u32) -> Head {
-        let c = self.codec;
-        let raw = c.raw_key(item);
         let (key, prefix, second) = match self.normalised {
-            true => (&raw[..0], 0, 0),
-            false => (raw, c.key_prefix(raw), c.second(raw, raw)),
+            true => (&item[..0], 0, 0),
+            false => self.codec.head_of(item),
         };
         Head {
             prefix,
