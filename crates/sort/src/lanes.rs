@@ -48,59 +48,31 @@ pub(crate) trait Key: bytemuck::Pod + Ord + Send + Sync + std::fmt::Debug {
     fn next(self) -> Option<Self>;
 }
 
-impl Key for u32 {
-    const MAX: u32 = u32::MAX;
-    const BITS: u32 = 32;
-    const BIAS: u64 = 0;
-    #[inline(always)]
-    fn from_u64(x: u64) -> u32 {
-        x as u32
-    }
-    #[inline(always)]
-    fn to_u64(self) -> u64 {
-        self as u64
-    }
-    #[inline(always)]
-    fn next(self) -> Option<u32> {
-        self.checked_add(1)
-    }
+/// Writes the [`Key`] impl of each integer type `$t`, whose keys are its
+/// bits XORed with `$bias` ([`Key::BIAS`]).
+macro_rules! int_keys {
+    ($($t:ty: $bias:expr),*) => {$(
+        impl Key for $t {
+            const MAX: $t = <$t>::MAX;
+            const BITS: u32 = <$t>::BITS;
+            const BIAS: u64 = $bias;
+            #[inline(always)]
+            fn from_u64(x: u64) -> $t {
+                x as $t
+            }
+            #[inline(always)]
+            fn to_u64(self) -> u64 {
+                self as u64
+            }
+            #[inline(always)]
+            fn next(self) -> Option<$t> {
+                self.checked_add(1)
+            }
+        }
+    )*};
 }
 
-impl Key for u64 {
-    const MAX: u64 = u64::MAX;
-    const BITS: u32 = 64;
-    const BIAS: u64 = 0;
-    #[inline(always)]
-    fn from_u64(x: u64) -> u64 {
-        x
-    }
-    #[inline(always)]
-    fn to_u64(self) -> u64 {
-        self
-    }
-    #[inline(always)]
-    fn next(self) -> Option<u64> {
-        self.checked_add(1)
-    }
-}
-
-impl Key for i64 {
-    const MAX: i64 = i64::MAX;
-    const BITS: u32 = 64;
-    const BIAS: u64 = 1 << 63;
-    #[inline(always)]
-    fn from_u64(x: u64) -> i64 {
-        x as i64
-    }
-    #[inline(always)]
-    fn to_u64(self) -> u64 {
-        self as u64
-    }
-    #[inline(always)]
-    fn next(self) -> Option<i64> {
-        self.checked_add(1)
-    }
-}
+int_keys!(u32: 0, u64: 0, i64: 1 << 63);
 
 /// A vector of [`Lanes::W`] keys and what the kernels do with it. Every
 /// function is `unsafe`: it needs the instruction set of its impl, and the
@@ -122,7 +94,9 @@ pub(crate) trait Lanes: Copy {
     unsafe fn store_first(p: *mut Self::K, n: usize, v: Self);
     /// Every lane `x`.
     unsafe fn splat(x: Self::K) -> Self;
+    /// Lane-wise XOR.
     unsafe fn xor(a: Self, b: Self) -> Self;
+    /// Lane-wise AND.
     unsafe fn and(a: Self, b: Self) -> Self;
     /// Lane-wise wrapping sum.
     unsafe fn add(a: Self, b: Self) -> Self;
@@ -130,7 +104,9 @@ pub(crate) trait Lanes: Copy {
     unsafe fn sub(a: Self, b: Self) -> Self;
     /// Each lane all ones where its top bit is set, else zero.
     unsafe fn sign(v: Self) -> Self;
+    /// Lane-wise minimum.
     unsafe fn min(a: Self, b: Self) -> Self;
+    /// Lane-wise maximum.
     unsafe fn max(a: Self, b: Self) -> Self;
     /// The lanes in reverse order.
     unsafe fn reverse(v: Self) -> Self;
@@ -252,6 +228,49 @@ mod x86 {
 
     use super::Lanes;
 
+    /// Writes the operations of an `impl Lanes` that are one intrinsic
+    /// each, `#[inline(always)]`, from entries `name(parameters): intrinsic`
+    /// whose parameters say the shape: `load(p)` and `store(p, v)` of a
+    /// whole vector at `p`, `splat(x)` of a key (`as` the type the
+    /// intrinsic takes, if given), a unary operation `(v)` or a binary one
+    /// `(a, b)` on the lanes' registers. `xor(a, b): _mm512_xor_si512`
+    /// writes `unsafe fn xor(a: Self, b: Self) -> Self { Self(_mm512_xor_si512(a.0, b.0)) }`.
+    macro_rules! one_intrinsic {
+        ($($name:ident $params:tt: $op:path $(as $t:ty)?),* $(,)?) => {
+            $(one_intrinsic!(@fn $name $params $op $(as $t)?);)*
+        };
+        (@fn load (p) $op:path) => {
+            #[inline(always)]
+            unsafe fn load(p: *const Self::K) -> Self {
+                Self($op(p.cast()))
+            }
+        };
+        (@fn store (p, v) $op:path) => {
+            #[inline(always)]
+            unsafe fn store(p: *mut Self::K, v: Self) {
+                $op(p.cast(), v.0)
+            }
+        };
+        (@fn splat (x) $op:path $(as $t:ty)?) => {
+            #[inline(always)]
+            unsafe fn splat(x: Self::K) -> Self {
+                Self($op(x $(as $t)?))
+            }
+        };
+        (@fn $name:ident (v) $op:path) => {
+            #[inline(always)]
+            unsafe fn $name(v: Self) -> Self {
+                Self($op(v.0))
+            }
+        };
+        (@fn $name:ident (a, b) $op:path) => {
+            #[inline(always)]
+            unsafe fn $name(a: Self, b: Self) -> Self {
+                Self($op(a.0, b.0))
+            }
+        };
+    }
+
     /// AVX-512F: 16 keys of 32 bits per vector.
     #[derive(Clone, Copy)]
     pub(crate) struct Avx512x16(__m512i);
@@ -264,6 +283,7 @@ mod x86 {
             _mm512_mask_blend_epi32(high, _mm512_min_epu32(v, partner), _mm512_max_epu32(v, partner))
         }
 
+        /// The mask of the first `n` lanes (all where `n` ≥ 16).
         #[inline(always)]
         fn mask(n: usize) -> u16 {
             ((1u32 << n.min(16)) - 1) as u16
@@ -274,13 +294,17 @@ mod x86 {
         type K = u32;
         const W: usize = 16;
 
-        #[inline(always)]
-        unsafe fn load(p: *const u32) -> Self {
-            Self(_mm512_loadu_si512(p.cast()))
-        }
-        #[inline(always)]
-        unsafe fn store(p: *mut u32, v: Self) {
-            _mm512_storeu_si512(p.cast(), v.0)
+        one_intrinsic! {
+            load(p): _mm512_loadu_si512,
+            store(p, v): _mm512_storeu_si512,
+            splat(x): _mm512_set1_epi32 as i32,
+            xor(a, b): _mm512_xor_si512,
+            and(a, b): _mm512_and_si512,
+            add(a, b): _mm512_add_epi32,
+            sub(a, b): _mm512_sub_epi32,
+            sign(v): _mm512_srai_epi32::<31>,
+            min(a, b): _mm512_min_epu32,
+            max(a, b): _mm512_max_epu32,
         }
         #[inline(always)]
         unsafe fn load_first(p: *const u32, n: usize) -> Self {
@@ -289,38 +313,6 @@ mod x86 {
         #[inline(always)]
         unsafe fn store_first(p: *mut u32, n: usize, v: Self) {
             _mm512_mask_storeu_epi32(p.cast(), Self::mask(n), v.0)
-        }
-        #[inline(always)]
-        unsafe fn splat(x: u32) -> Self {
-            Self(_mm512_set1_epi32(x as i32))
-        }
-        #[inline(always)]
-        unsafe fn xor(a: Self, b: Self) -> Self {
-            Self(_mm512_xor_si512(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn and(a: Self, b: Self) -> Self {
-            Self(_mm512_and_si512(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn add(a: Self, b: Self) -> Self {
-            Self(_mm512_add_epi32(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn sub(a: Self, b: Self) -> Self {
-            Self(_mm512_sub_epi32(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn sign(v: Self) -> Self {
-            Self(_mm512_srai_epi32::<31>(v.0))
-        }
-        #[inline(always)]
-        unsafe fn min(a: Self, b: Self) -> Self {
-            Self(_mm512_min_epu32(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn max(a: Self, b: Self) -> Self {
-            Self(_mm512_max_epu32(a.0, b.0))
         }
         #[inline(always)]
         unsafe fn reverse(v: Self) -> Self {
@@ -379,6 +371,7 @@ mod x86 {
             _mm512_mask_blend_epi64(high, _mm512_min_epu64(v, partner), _mm512_max_epu64(v, partner))
         }
 
+        /// The mask of the first `n` lanes (all where `n` ≥ 8).
         #[inline(always)]
         fn mask(n: usize) -> u8 {
             ((1u32 << n.min(8)) - 1) as u8
@@ -395,13 +388,17 @@ mod x86 {
         type K = u64;
         const W: usize = 8;
 
-        #[inline(always)]
-        unsafe fn load(p: *const u64) -> Self {
-            Self(_mm512_loadu_si512(p.cast()))
-        }
-        #[inline(always)]
-        unsafe fn store(p: *mut u64, v: Self) {
-            _mm512_storeu_si512(p.cast(), v.0)
+        one_intrinsic! {
+            load(p): _mm512_loadu_si512,
+            store(p, v): _mm512_storeu_si512,
+            splat(x): _mm512_set1_epi64 as i64,
+            xor(a, b): _mm512_xor_si512,
+            and(a, b): _mm512_and_si512,
+            add(a, b): _mm512_add_epi64,
+            sub(a, b): _mm512_sub_epi64,
+            sign(v): _mm512_srai_epi64::<63>,
+            min(a, b): _mm512_min_epu64,
+            max(a, b): _mm512_max_epu64,
         }
         #[inline(always)]
         unsafe fn load_first(p: *const u64, n: usize) -> Self {
@@ -410,38 +407,6 @@ mod x86 {
         #[inline(always)]
         unsafe fn store_first(p: *mut u64, n: usize, v: Self) {
             _mm512_mask_storeu_epi64(p.cast(), Self::mask(n), v.0)
-        }
-        #[inline(always)]
-        unsafe fn splat(x: u64) -> Self {
-            Self(_mm512_set1_epi64(x as i64))
-        }
-        #[inline(always)]
-        unsafe fn xor(a: Self, b: Self) -> Self {
-            Self(_mm512_xor_si512(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn and(a: Self, b: Self) -> Self {
-            Self(_mm512_and_si512(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn add(a: Self, b: Self) -> Self {
-            Self(_mm512_add_epi64(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn sub(a: Self, b: Self) -> Self {
-            Self(_mm512_sub_epi64(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn sign(v: Self) -> Self {
-            Self(_mm512_srai_epi64::<63>(v.0))
-        }
-        #[inline(always)]
-        unsafe fn min(a: Self, b: Self) -> Self {
-            Self(_mm512_min_epu64(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn max(a: Self, b: Self) -> Self {
-            Self(_mm512_max_epu64(a.0, b.0))
         }
         #[inline(always)]
         unsafe fn reverse(v: Self) -> Self {
@@ -550,13 +515,17 @@ mod x86 {
         type K = u32;
         const W: usize = 8;
 
-        #[inline(always)]
-        unsafe fn load(p: *const u32) -> Self {
-            Self(_mm256_loadu_si256(p.cast()))
-        }
-        #[inline(always)]
-        unsafe fn store(p: *mut u32, v: Self) {
-            _mm256_storeu_si256(p.cast(), v.0)
+        one_intrinsic! {
+            load(p): _mm256_loadu_si256,
+            store(p, v): _mm256_storeu_si256,
+            splat(x): _mm256_set1_epi32 as i32,
+            xor(a, b): _mm256_xor_si256,
+            and(a, b): _mm256_and_si256,
+            add(a, b): _mm256_add_epi32,
+            sub(a, b): _mm256_sub_epi32,
+            sign(v): _mm256_srai_epi32::<31>,
+            min(a, b): _mm256_min_epu32,
+            max(a, b): _mm256_max_epu32,
         }
         #[inline(always)]
         unsafe fn load_first(p: *const u32, n: usize) -> Self {
@@ -567,38 +536,6 @@ mod x86 {
         #[inline(always)]
         unsafe fn store_first(p: *mut u32, n: usize, v: Self) {
             _mm256_maskstore_epi32(p.cast(), Self::first(n), v.0)
-        }
-        #[inline(always)]
-        unsafe fn splat(x: u32) -> Self {
-            Self(_mm256_set1_epi32(x as i32))
-        }
-        #[inline(always)]
-        unsafe fn xor(a: Self, b: Self) -> Self {
-            Self(_mm256_xor_si256(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn and(a: Self, b: Self) -> Self {
-            Self(_mm256_and_si256(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn add(a: Self, b: Self) -> Self {
-            Self(_mm256_add_epi32(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn sub(a: Self, b: Self) -> Self {
-            Self(_mm256_sub_epi32(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn sign(v: Self) -> Self {
-            Self(_mm256_srai_epi32::<31>(v.0))
-        }
-        #[inline(always)]
-        unsafe fn min(a: Self, b: Self) -> Self {
-            Self(_mm256_min_epu32(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn max(a: Self, b: Self) -> Self {
-            Self(_mm256_max_epu32(a.0, b.0))
         }
         #[inline(always)]
         unsafe fn reverse(v: Self) -> Self {
@@ -678,13 +615,14 @@ mod x86 {
         type K = i64;
         const W: usize = 4;
 
-        #[inline(always)]
-        unsafe fn load(p: *const i64) -> Self {
-            Self(_mm256_loadu_si256(p.cast()))
-        }
-        #[inline(always)]
-        unsafe fn store(p: *mut i64, v: Self) {
-            _mm256_storeu_si256(p.cast(), v.0)
+        one_intrinsic! {
+            load(p): _mm256_loadu_si256,
+            store(p, v): _mm256_storeu_si256,
+            splat(x): _mm256_set1_epi64x,
+            xor(a, b): _mm256_xor_si256,
+            and(a, b): _mm256_and_si256,
+            add(a, b): _mm256_add_epi64,
+            sub(a, b): _mm256_sub_epi64,
         }
         #[inline(always)]
         unsafe fn load_first(p: *const i64, n: usize) -> Self {
@@ -695,26 +633,6 @@ mod x86 {
         #[inline(always)]
         unsafe fn store_first(p: *mut i64, n: usize, v: Self) {
             _mm256_maskstore_epi64(p.cast(), Self::first(n), v.0)
-        }
-        #[inline(always)]
-        unsafe fn splat(x: i64) -> Self {
-            Self(_mm256_set1_epi64x(x))
-        }
-        #[inline(always)]
-        unsafe fn xor(a: Self, b: Self) -> Self {
-            Self(_mm256_xor_si256(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn and(a: Self, b: Self) -> Self {
-            Self(_mm256_and_si256(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn add(a: Self, b: Self) -> Self {
-            Self(_mm256_add_epi64(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn sub(a: Self, b: Self) -> Self {
-            Self(_mm256_sub_epi64(a.0, b.0))
         }
         #[inline(always)]
         unsafe fn sign(v: Self) -> Self {

@@ -32,24 +32,16 @@ pub(crate) trait MergeKey: NumKey {
     type P: Packed<Key = Self::Key>;
 }
 
-impl MergeKey for u32 {
-    type P = u64;
+/// Writes the [`MergeKey`] impl of each number type `$t`, packed in `$p`.
+macro_rules! merge_keys {
+    ($($t:ty => $p:ty),*) => {$(
+        impl MergeKey for $t {
+            type P = $p;
+        }
+    )*};
 }
-impl MergeKey for i32 {
-    type P = u64;
-}
-impl MergeKey for f32 {
-    type P = u64;
-}
-impl MergeKey for u64 {
-    type P = u128;
-}
-impl MergeKey for i64 {
-    type P = u128;
-}
-impl MergeKey for f64 {
-    type P = u128;
-}
+
+merge_keys!(u32 => u64, i32 => u64, f32 => u64, u64 => u128, i64 => u128, f64 => u128);
 
 /// The key of `x` in the merge's order, as a `u64`.
 #[inline]

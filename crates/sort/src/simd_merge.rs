@@ -214,62 +214,55 @@ mod x86 {
     use super::{merge2_scalar, Merge2};
     use crate::lanes::{Avx2x4, Avx2x8, Avx512x16, Avx512x8, Codec, Key, Lanes, Xor};
 
-    /// [`merge2`] compiled for AVX-512F.
-    ///
-    /// # Safety
-    /// The CPU has AVX-512F (and `V` needs no more); both slices hold at
-    /// least `W` keys and `out` is as long as both.
-    #[target_feature(enable = "avx512f")]
-    unsafe fn merge2_avx512<V: Lanes, I: Codec, O: Codec>(
-        a: &[V::K],
-        b: &[V::K],
-        out: &mut [V::K],
-        i: I,
-        o: O,
-    ) {
-        merge2::<V, I, O>(a, b, out, i, o)
-    }
-
-    /// [`merge2`] compiled for AVX2.
-    ///
-    /// # Safety
-    /// The CPU has AVX2 (and `V` needs no more); both slices hold at least
-    /// `W` keys and `out` is as long as both.
-    #[target_feature(enable = "avx2")]
-    unsafe fn merge2_avx2<V: Lanes, I: Codec, O: Codec>(
-        a: &[V::K],
-        b: &[V::K],
-        out: &mut [V::K],
-        i: I,
-        o: O,
-    ) {
-        merge2::<V, I, O>(a, b, out, i, o)
-    }
-
-    /// [`Merge2`] of lanes `$v` by `$entry`; slices shorter than a vector
-    /// one key at a time.
+    /// Writes `$entry`, [`merge2`] compiled for one instruction set (a
+    /// `#[target_feature]` function enabling `$features`, generic over the
+    /// lanes, that the generic code is inlined into), and the [`Merge2`] of
+    /// each of its lanes `$v` that calls it; slices shorter than a vector
+    /// are merged one key at a time.
     macro_rules! merges {
-        ($v:ty, $entry:ident) => {
-            impl Merge2 for $v {
-                type K = <$v as Lanes>::K;
-                fn merge2<I: Codec, O: Codec>(a: &[Self::K], b: &[Self::K], out: &mut [Self::K], i: I, o: O) {
-                    assert_eq!(out.len(), a.len() + b.len());
-                    if a.len() < Self::W || b.len() < Self::W {
-                        return merge2_scalar(a, i, b, i, out, o);
-                    }
-                    // SAFETY: the caller chose this level at most the
-                    // CPU's (`merge_into_at` checks), and the lengths are
-                    // checked.
-                    unsafe { $entry::<Self, I, O>(a, b, out, i, o) }
-                }
+        ($entry:ident: $features:literal; $($v:ty),*) => {
+            /// [`merge2`] compiled for one instruction set.
+            ///
+            /// # Safety
+            /// The CPU has the instruction set (and `V` needs no more); both
+            /// slices hold at least `W` keys and `out` is as long as both.
+            #[target_feature(enable = $features)]
+            unsafe fn $entry<V: Lanes, I: Codec, O: Codec>(
+                a: &[V::K],
+                b: &[V::K],
+                out: &mut [V::K],
+                i: I,
+                o: O,
+            ) {
+                merge2::<V, I, O>(a, b, out, i, o)
             }
+
+            $(
+                impl Merge2 for $v {
+                    type K = <$v as Lanes>::K;
+                    fn merge2<I: Codec, O: Codec>(
+                        a: &[Self::K],
+                        b: &[Self::K],
+                        out: &mut [Self::K],
+                        i: I,
+                        o: O,
+                    ) {
+                        assert_eq!(out.len(), a.len() + b.len());
+                        if a.len() < Self::W || b.len() < Self::W {
+                            return merge2_scalar(a, i, b, i, out, o);
+                        }
+                        // SAFETY: the caller chose this level at most the
+                        // CPU's (`merge_into_at` checks), and the lengths are
+                        // checked.
+                        unsafe { $entry::<Self, I, O>(a, b, out, i, o) }
+                    }
+                }
+            )*
         };
     }
 
-    merges!(Avx512x16, merge2_avx512);
-    merges!(Avx512x8, merge2_avx512);
-    merges!(Avx2x8, merge2_avx2);
-    merges!(Avx2x4, merge2_avx2);
+    merges!(merge2_avx512: "avx512f"; Avx512x16, Avx512x8);
+    merges!(merge2_avx2: "avx2"; Avx2x8, Avx2x4);
 
     /// Merges two sorted vectors: (the W smallest, the W largest), each sorted.
     #[inline(always)]

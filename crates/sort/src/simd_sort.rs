@@ -134,55 +134,6 @@ mod x86 {
         keys.par_chunks_mut(PAR).for_each(|c| c.iter_mut().for_each(|k| *k = codec.dec1(*k)));
     }
 
-    /// The quicksort compiled for AVX-512F; `depth` levels of partitions
-    /// left before it falls back to `sort_unstable`.
-    ///
-    /// # Safety
-    /// The CPU has AVX-512F and POPCNT, and `V` needs no more.
-    #[target_feature(enable = "avx512f,popcnt")]
-    unsafe fn quicksort_avx512<V: Kernels>(keys: &mut [V::K], depth: u32) {
-        quicksort::<V>(keys, depth)
-    }
-
-    /// The quicksort compiled for AVX2.
-    ///
-    /// # Safety
-    /// The CPU has AVX2 and POPCNT, and `V` needs no more.
-    #[target_feature(enable = "avx2,popcnt")]
-    unsafe fn quicksort_avx2<V: Kernels>(keys: &mut [V::K], depth: u32) {
-        quicksort::<V>(keys, depth)
-    }
-
-    // The partition and the networks out of line, each compiled for its
-    // instruction set (inlined into every level of the quicksort, they made
-    // it 13 % slower: a larger frame and more spills per call). They are
-    // called directly: a call through a function pointer was inlined
-    // despite `inline(never)`.
-
-    #[target_feature(enable = "avx512f,popcnt")]
-    #[inline(never)]
-    unsafe fn partition_avx512<V: Lanes, const U: usize>(keys: &mut [V::K], pivot: V::K) -> usize {
-        partition_by::<V, U>(keys, pivot)
-    }
-
-    #[target_feature(enable = "avx2,popcnt")]
-    #[inline(never)]
-    unsafe fn partition_avx2<V: Lanes, const U: usize>(keys: &mut [V::K], pivot: V::K) -> usize {
-        partition_by::<V, U>(keys, pivot)
-    }
-
-    #[target_feature(enable = "avx512f")]
-    #[inline(never)]
-    unsafe fn vectors_avx512<V: Lanes, const N: usize>(keys: &mut [V::K]) {
-        sort_vectors::<V, N>(keys)
-    }
-
-    #[target_feature(enable = "avx2")]
-    #[inline(never)]
-    unsafe fn vectors_avx2<V: Lanes, const N: usize>(keys: &mut [V::K]) {
-        sort_vectors::<V, N>(keys)
-    }
-
     /// An instruction set's compiled pieces, for the generic [`quicksort`].
     /// Every function needs the instruction set.
     pub(super) trait Kernels: Lanes {
@@ -194,34 +145,78 @@ mod x86 {
         unsafe fn vectors<const N: usize>(keys: &mut [Self::K]);
     }
 
-    /// [`Kernels`] of lanes `$v`, compiled by `$qs`, `$part` and `$vec`,
-    /// partitioning `$u` vectors a step (64 keys: 4 vectors of AVX-512's
-    /// 32-bit keys, 8 of the others; 32 keys for AVX2's 64-bit keys, whose
-    /// networks sort at most 64); fewer mispredicted choices of an end,
-    /// more independent work between them.
+    /// Writes the sort compiled for one instruction set: `$qs`, `$part` and
+    /// `$vec`, `#[target_feature]` functions, generic over the lanes, that
+    /// the generic code is inlined into (enabling `$features`; the
+    /// networks, which need no POPCNT, `$networks`), and the [`Kernels`] of
+    /// each of its lanes `$v` that call them, partitioning `$u` vectors a
+    /// step (64 keys: 4 vectors of AVX-512's 32-bit keys, 8 of the others;
+    /// 32 keys for AVX2's 64-bit keys, whose networks sort at most 64);
+    /// fewer mispredicted choices of an end, more independent work between
+    /// them.
+    ///
+    /// The partition and the networks are out of line, each compiled for
+    /// its instruction set (inlined into every level of the quicksort, they
+    /// made it 13 % slower: a larger frame and more spills per call). They
+    /// are called directly: a call through a function pointer was inlined
+    /// despite `inline(never)`.
     macro_rules! kernels {
-        ($v:ty, $qs:ident, $part:ident, $vec:ident, $u:expr) => {
-            impl Kernels for $v {
-                #[inline(always)]
-                unsafe fn quicksort(keys: &mut [Self::K], depth: u32) {
-                    $qs::<Self>(keys, depth)
-                }
-                #[inline(always)]
-                unsafe fn split(keys: &mut [Self::K], pivot: Self::K) -> usize {
-                    $part::<Self, $u>(keys, pivot)
-                }
-                #[inline(always)]
-                unsafe fn vectors<const N: usize>(keys: &mut [Self::K]) {
-                    $vec::<Self, N>(keys)
-                }
+        (
+            $qs:ident, $part:ident, $vec:ident: $features:literal, networks $networks:literal;
+            $($v:ty => $u:expr),*
+        ) => {
+            /// The quicksort compiled for one instruction set; `depth` levels
+            /// of partitions left before it falls back to `sort_unstable`.
+            ///
+            /// # Safety
+            /// The CPU has the instruction set and POPCNT, and `V` needs no
+            /// more.
+            #[target_feature(enable = $features)]
+            unsafe fn $qs<V: Kernels>(keys: &mut [V::K], depth: u32) {
+                quicksort::<V>(keys, depth)
             }
+
+            /// [`partition_by`] compiled for one instruction set.
+            #[target_feature(enable = $features)]
+            #[inline(never)]
+            unsafe fn $part<V: Lanes, const U: usize>(keys: &mut [V::K], pivot: V::K) -> usize {
+                partition_by::<V, U>(keys, pivot)
+            }
+
+            /// [`sort_vectors`] compiled for one instruction set.
+            #[target_feature(enable = $networks)]
+            #[inline(never)]
+            unsafe fn $vec<V: Lanes, const N: usize>(keys: &mut [V::K]) {
+                sort_vectors::<V, N>(keys)
+            }
+
+            $(
+                impl Kernels for $v {
+                    #[inline(always)]
+                    unsafe fn quicksort(keys: &mut [Self::K], depth: u32) {
+                        $qs::<Self>(keys, depth)
+                    }
+                    #[inline(always)]
+                    unsafe fn split(keys: &mut [Self::K], pivot: Self::K) -> usize {
+                        $part::<Self, $u>(keys, pivot)
+                    }
+                    #[inline(always)]
+                    unsafe fn vectors<const N: usize>(keys: &mut [Self::K]) {
+                        $vec::<Self, N>(keys)
+                    }
+                }
+            )*
         };
     }
 
-    kernels!(Avx512x16, quicksort_avx512, partition_avx512, vectors_avx512, 4);
-    kernels!(Avx512x8, quicksort_avx512, partition_avx512, vectors_avx512, 8);
-    kernels!(Avx2x8, quicksort_avx2, partition_avx2, vectors_avx2, 8);
-    kernels!(Avx2x4, quicksort_avx2, partition_avx2, vectors_avx2, 8);
+    kernels! {
+        quicksort_avx512, partition_avx512, vectors_avx512: "avx512f,popcnt", networks "avx512f";
+        Avx512x16 => 4, Avx512x8 => 8
+    }
+    kernels! {
+        quicksort_avx2, partition_avx2, vectors_avx2: "avx2,popcnt", networks "avx2";
+        Avx2x8 => 8, Avx2x4 => 8
+    }
 
     /// Slices up to this many keys are sorted by a network in registers.
     #[inline(always)]
@@ -486,38 +481,21 @@ pub(crate) mod tests {
         /// / `f64_key`).
         fn in_order(a: Self, b: Self) -> bool;
     }
-    impl Item for u32 {
-        fn of(b: u64) -> u32 {
-            b as u32
-        }
-        fn in_order(a: u32, b: u32) -> bool {
-            a <= b
-        }
+    /// Writes the [`Item`] impl of each integer type `$t`: the low bits of
+    /// `b`, in the order of `Ord`.
+    macro_rules! int_items {
+        ($($t:ty),*) => {$(
+            impl Item for $t {
+                fn of(b: u64) -> $t {
+                    b as $t
+                }
+                fn in_order(a: $t, b: $t) -> bool {
+                    a <= b
+                }
+            }
+        )*};
     }
-    impl Item for i32 {
-        fn of(b: u64) -> i32 {
-            b as i32
-        }
-        fn in_order(a: i32, b: i32) -> bool {
-            a <= b
-        }
-    }
-    impl Item for u64 {
-        fn of(b: u64) -> u64 {
-            b
-        }
-        fn in_order(a: u64, b: u64) -> bool {
-            a <= b
-        }
-    }
-    impl Item for i64 {
-        fn of(b: u64) -> i64 {
-            b as i64
-        }
-        fn in_order(a: i64, b: i64) -> bool {
-            a <= b
-        }
-    }
+    int_items!(u32, i32, u64, i64);
     impl Item for f32 {
         fn of(b: u64) -> f32 {
             f32::from_bits(b as u32)

@@ -90,31 +90,26 @@ pub(crate) trait Packed: Copy + Ord {
     fn source(self) -> usize;
 }
 
-impl Packed for u64 {
-    type Key = u32;
-    const DONE: u64 = u64::MAX;
-    #[inline]
-    fn pack(key: u32, source: usize) -> u64 {
-        (key as u64) << 32 | source as u64
-    }
-    #[inline]
-    fn source(self) -> usize {
-        self as u32 as usize
-    }
+/// Writes the [`Packed`] impl of each `$p`: a key of `$k` in its high half,
+/// the source in its low half.
+macro_rules! packed {
+    ($($p:ty: $k:ty),*) => {$(
+        impl Packed for $p {
+            type Key = $k;
+            const DONE: $p = <$p>::MAX;
+            #[inline]
+            fn pack(key: $k, source: usize) -> $p {
+                (key as $p) << <$k>::BITS | source as $p
+            }
+            #[inline]
+            fn source(self) -> usize {
+                self as $k as usize
+            }
+        }
+    )*};
 }
 
-impl Packed for u128 {
-    type Key = u64;
-    const DONE: u128 = u128::MAX;
-    #[inline]
-    fn pack(key: u64, source: usize) -> u128 {
-        (key as u128) << 64 | source as u128
-    }
-    #[inline]
-    fn source(self) -> usize {
-        self as u64 as usize
-    }
-}
+packed!(u64: u32, u128: u64);
 
 #[cfg(test)]
 mod tests {
