@@ -8,7 +8,7 @@
 //! itself never looks inside an entry. The merges choose their entries:
 //!
 //! - numbers ([`crate::multiway`] at the scalar SIMD level): the key packed
-//!   with its source ([`Packed`], `key << 32 | source`), so a match is one
+//!   with its source ([`Packed`], `key << 32 | source`, or 64 for 64-bit keys), so a match is one
 //!   integer comparison; an exhausted source is all ones;
 //! - records and lines ([`crate::merge_items`]): `(prefix, second, source)`,
 //!   integer comparisons first and the full order only when they tie;
@@ -76,7 +76,7 @@ impl<E: Copy> LoserTree<E> {
 }
 
 /// A number's key packed with its source index, the entry of a merge of
-/// numbers: `key << 32 | source` in a `u64` for 32-bit keys, in a `u128`
+/// numbers: `key << 32 | source` in a `u64` for 32-bit keys, `key << 64 | source` in a `u128`
 /// for 64-bit keys. Unsigned order is the merge's order, ties going to the
 /// lower source; [`Packed::DONE`] (all ones) loses to every head.
 pub(crate) trait Packed: Copy + Ord {
