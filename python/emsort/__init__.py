@@ -13,8 +13,9 @@ Files
     As ``emsort sort``, :func:`sort`, :func:`merge_files` and
     :class:`Sorter` sort text lines unless told another ``format``, and
     take GNU sort's ordering options as keywords named after its long
-    options: ``key="3,3n"`` (``-k``), ``field_separator=","`` (``-t``),
-    ``numeric_sort=True`` (``-n``), ``unique=True`` (``-u``) …
+    options (:class:`OrderOptions`): ``key="3,3n"`` (``-k``),
+    ``field_separator=","`` (``-t``), ``numeric_sort=True`` (``-n``),
+    ``unique=True`` (``-u``) …
 
 Memory
     :func:`sort_array` sorts a numpy array of numbers in place,
@@ -106,6 +107,7 @@ from ._emsort import (
     sort_key,
     verify,
 )
+from ._options import OrderOptions
 
 __all__ = [
     "EmsortError",
@@ -114,6 +116,7 @@ __all__ = [
     "EmsortOSError",
     "EmsortPermissionError",
     "LineOrder",
+    "OrderOptions",
     "Reader",
     "Sorter",
     "__version__",
