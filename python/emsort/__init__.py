@@ -83,54 +83,9 @@ Example::
     print(s.stats["runs"], "runs")
 """
 
-from ._emsort import (
-    EmsortError,
-    EmsortFileNotFoundError,
-    EmsortIsADirectoryError,
-    EmsortOSError,
-    EmsortPermissionError,
-    LineOrder,
-    Reader,
-    Sorter,
-    __version__,
-    compare,
-    gen,
-    item_key_less,
-    item_size,
-    merge_files,
-    partition_points,
-    read_array,
-    sort,
-    sort_array,
-    sort_array_to_file,
-    sort_buffer,
-    sort_key,
-    verify,
-)
+from . import _emsort
+from ._emsort import *  # noqa: F403 - the names of its __all__
 from ._options import OrderOptions
 
-__all__ = [
-    "EmsortError",
-    "EmsortFileNotFoundError",
-    "EmsortIsADirectoryError",
-    "EmsortOSError",
-    "EmsortPermissionError",
-    "LineOrder",
-    "OrderOptions",
-    "Reader",
-    "Sorter",
-    "__version__",
-    "compare",
-    "gen",
-    "item_key_less",
-    "item_size",
-    "merge_files",
-    "partition_points",
-    "read_array",
-    "sort",
-    "sort_array",
-    "sort_array_to_file",
-    "sort_buffer",
-    "sort_key",
-    "verify",
-]
+__all__ = ["OrderOptions"]
+__all__ += _emsort.__all__
