@@ -13,8 +13,9 @@ Files
     As ``emsort sort``, :func:`sort`, :func:`merge_files` and
     :class:`Sorter` sort text lines unless told another ``format``, and
     take GNU sort's ordering options as keywords named after its long
-    options: ``key="3,3n"`` (``-k``), ``field_separator=","`` (``-t``),
-    ``numeric_sort=True`` (``-n``), ``unique=True`` (``-u``) …
+    options (:class:`OrderOptions`): ``key="3,3n"`` (``-k``),
+    ``field_separator=","`` (``-t``), ``numeric_sort=True`` (``-n``),
+    ``unique=True`` (``-u``) …
 
 Memory
     :func:`sort_array` sorts a numpy array of numbers in place,
@@ -82,52 +83,9 @@ Example::
     print(s.stats["runs"], "runs")
 """
 
-from ._emsort import (
-    EmsortError,
-    EmsortFileNotFoundError,
-    EmsortIsADirectoryError,
-    EmsortOSError,
-    EmsortPermissionError,
-    LineOrder,
-    Reader,
-    Sorter,
-    __version__,
-    compare,
-    gen,
-    item_key_less,
-    item_size,
-    merge_files,
-    partition_points,
-    read_array,
-    sort,
-    sort_array,
-    sort_array_to_file,
-    sort_buffer,
-    sort_key,
-    verify,
-)
+from . import _emsort
+from ._emsort import *  # noqa: F403 - the names of its __all__
+from ._options import OrderOptions
 
-__all__ = [
-    "EmsortError",
-    "EmsortFileNotFoundError",
-    "EmsortIsADirectoryError",
-    "EmsortOSError",
-    "EmsortPermissionError",
-    "LineOrder",
-    "Reader",
-    "Sorter",
-    "__version__",
-    "compare",
-    "gen",
-    "item_key_less",
-    "item_size",
-    "merge_files",
-    "partition_points",
-    "read_array",
-    "sort",
-    "sort_array",
-    "sort_array_to_file",
-    "sort_buffer",
-    "sort_key",
-    "verify",
-]
+__all__ = ["OrderOptions"]
+__all__ += _emsort.__all__

@@ -7,6 +7,9 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import Unpack
+
+from ._options import OrderOptions
 
 __version__: str
 
@@ -82,22 +85,7 @@ def sort(
     block_size: Optional[_Size] = None,
     policy: str = "optimal",
     progress: Optional[_ProgressCallback] = None,
-    key: Union[str, Sequence[str], None] = None,
-    field_separator: Union[str, bytes, None] = None,
-    ignore_leading_blanks: bool = False,
-    dictionary_order: bool = False,
-    ignore_case: bool = False,
-    general_numeric_sort: bool = False,
-    human_numeric_sort: bool = False,
-    ignore_nonprinting: bool = False,
-    month_sort: bool = False,
-    numeric_sort: bool = False,
-    random_sort: bool = False,
-    random_source: Optional[_StrPath] = None,
-    version_sort: bool = False,
-    stable: bool = False,
-    unique: bool = False,
-    zero_terminated: bool = False,
+    **order: Unpack[OrderOptions],
 ) -> Dict[str, Any]:
     """Sort the file ``input`` into ``output``: ``emsort sort INPUT -o OUTPUT``.
 
@@ -111,7 +99,7 @@ def sort(
 
     Lines (the default format, as on the command line) are ordered as
     ``LC_ALL=C sort`` orders them, with GNU sort's ordering options as
-    keywords named after its long options::
+    keywords named after its long options (:class:`OrderOptions`)::
 
         emsort.sort("sales.csv", "by-amount.csv", key="3,3n", field_separator=",")
         # = LC_ALL=C sort -t, -k3,3n sales.csv -o by-amount.csv
@@ -146,31 +134,7 @@ def sort(
         progress: called as ``progress(phase, done, total)`` at most ten
             times a second and once at the end of each phase
             (``"run formation"`` and ``"merge"``, in bytes).
-        key: ``-k``: one key spec (``"2,2"``, ``"3,3nr"``, ``"1.3b,1.5"``) or a
-            list of them, compared in turn; fields count from 1.
-        field_separator: ``-t``: the byte between fields (``","``, ``b"\t"``,
-            ``"\0"``); default: fields start at a blank after a non-blank.
-        ignore_leading_blanks: ``-b``.
-        dictionary_order: ``-d``: only blanks and alphanumerics.
-        ignore_case: ``-f``: lower case folded to upper case.
-        general_numeric_sort: ``-g``: as ``strtold`` reads numbers.
-        human_numeric_sort: ``-h``: ``2K`` < ``1G``.
-        ignore_nonprinting: ``-i``: only printable bytes.
-        month_sort: ``-M``: ``JAN`` < … < ``DEC``.
-        numeric_sort: ``-n``: by the leading number (``-`` sign, ``.`` decimal point).
-        random_sort: ``-R``: a shuffle that keeps equal keys together.
-        random_source: ``--random-source``: the file whose first 16 bytes salt
-            ``-R`` (default: random bytes from the kernel).
-        version_sort: ``-V``: version numbers within text.
-        stable: ``-s``: no last-resort comparison of whole lines (lines equal
-            by their keys keep their input order).
-        unique: ``-u``: only the first line of each group of equal lines (by
-            the keys, when there are keys).
-        zero_terminated: ``-z``: lines end with NUL, not newline.
-
-        The ordering options but ``reverse`` order lines only; GNU's rules
-        hold: a key with modifiers of its own (``"2,2n"``) takes none of the
-        global ones, incompatible ones are refused with GNU's message.
+        **order: GNU sort's ordering options of lines: :class:`OrderOptions`.
 
     Returns:
         The statistics ``emsort sort --stats`` writes as JSON: ``plan``,
@@ -186,12 +150,9 @@ def sort(
     Raises:
         EmsortError: from the library (e.g. ``EmsortFileNotFoundError``).
         ValueError: a bad format, size or kind, a memory too small for
-            ``fan_in`` and ``block_size``, a bad key spec (``key="0"``), a
-            ``field_separator`` of more than one byte, options GNU sort refuses
-            together (``numeric_sort`` and ``general_numeric_sort``: "options
-            '-gn' are incompatible"), or ordering options other than
-            ``reverse`` with a format other than ``lines``.
-        TypeError: an option of the wrong type (``key=len``).
+            ``fan_in`` and ``block_size``, or ordering options that GNU sort
+            refuses or that the format does not take (:class:`OrderOptions`).
+        TypeError: an option of the wrong type (``key=len``) or an unknown keyword.
         KeyboardInterrupt: Ctrl-C (the sort stops; nothing is left behind).
     """
 
@@ -209,22 +170,7 @@ def merge_files(
     io: str = "auto",
     block_size: Optional[_Size] = None,
     policy: str = "optimal",
-    key: Union[str, Sequence[str], None] = None,
-    field_separator: Union[str, bytes, None] = None,
-    ignore_leading_blanks: bool = False,
-    dictionary_order: bool = False,
-    ignore_case: bool = False,
-    general_numeric_sort: bool = False,
-    human_numeric_sort: bool = False,
-    ignore_nonprinting: bool = False,
-    month_sort: bool = False,
-    numeric_sort: bool = False,
-    random_sort: bool = False,
-    random_source: Optional[_StrPath] = None,
-    version_sort: bool = False,
-    stable: bool = False,
-    unique: bool = False,
-    zero_terminated: bool = False,
+    **order: Unpack[OrderOptions],
 ) -> Dict[str, Any]:
     """Merge files that are each already sorted into one sorted ``output``.
 
@@ -236,9 +182,10 @@ def merge_files(
     The inputs are never modified; ``output`` is written beside and renamed
     (it may be one of the inputs). No input gives an empty output.
 
-    ``format`` (default ``lines``) and the ordering options (``key``,
-    ``field_separator``, ``numeric_sort``, ``unique`` …) are those of
-    :func:`sort`: ``LC_ALL=C sort -m`` with the same options. With ``unique``,
+    ``format`` (default ``lines``) and the ordering options
+    (:class:`OrderOptions`: ``key``, ``field_separator``, ``numeric_sort``,
+    ``unique`` …) are those of :func:`sort`: ``LC_ALL=C sort -m`` with the
+    same options. With ``unique``,
     one line of each group of equal lines remains, from the earliest input.
 
     Returns:
@@ -427,9 +374,9 @@ def item_size(format: str) -> int:
 class LineOrder:
     """GNU sort's order of text lines, for sorting, cutting and comparing lines in memory.
 
-    The ordering options of :func:`sort` (``key``, ``field_separator``,
-    ``numeric_sort``, ``reverse``, ``stable``, ``unique``, ``zero_terminated``
-    …), compiled once by the engine that sorts files: what a program that
+    The ordering options of :func:`sort` (``reverse`` and
+    :class:`OrderOptions`: ``key``, ``field_separator``, ``numeric_sort``,
+    ``stable``, ``unique``, ``zero_terminated`` …), compiled once by the engine that sorts files: what a program that
     sorts or partitions lines itself (``emsort.ray``'s tasks) needs to agree
     with :func:`sort` and ``LC_ALL=C sort`` byte for byte::
 
@@ -444,23 +391,8 @@ class LineOrder:
     def __new__(
         cls,
         *,
-        key: Union[str, Sequence[str], None] = None,
-        field_separator: Union[str, bytes, None] = None,
-        ignore_leading_blanks: bool = False,
-        dictionary_order: bool = False,
-        ignore_case: bool = False,
-        general_numeric_sort: bool = False,
-        human_numeric_sort: bool = False,
-        ignore_nonprinting: bool = False,
-        month_sort: bool = False,
-        numeric_sort: bool = False,
-        random_sort: bool = False,
-        random_source: Optional[_StrPath] = None,
-        version_sort: bool = False,
         reverse: bool = False,
-        stable: bool = False,
-        unique: bool = False,
-        zero_terminated: bool = False,
+        **order: Unpack[OrderOptions],
     ) -> "LineOrder": ...
     def sort(self, data: _ReadableBuffer) -> bytes:
         """The lines of ``data`` sorted, each ended by the terminator (a last line may
@@ -602,8 +534,8 @@ class Sorter:
         temp_dirs, parallel, reverse, io, block_size, policy, fan_in,
             progress: as :func:`sort` (``io`` default ``"direct"``; the
             phases reported are ``"run formation"`` and ``"merge"``).
-        key, field_separator, numeric_sort, unique, zero_terminated …: the
-            ordering options of lines, as :func:`sort`::
+        **order: the ordering options of lines (:class:`OrderOptions`), as
+            :func:`sort`::
 
                 s = emsort.Sorter(key="2,2n", field_separator=",", memory="64M")
                 s.push(b"b,10\na,9\n"); s.finish()
@@ -626,22 +558,7 @@ class Sorter:
         policy: str = "optimal",
         fan_in: Optional[int] = None,
         progress: Optional[_ProgressCallback] = None,
-        key: Union[str, Sequence[str], None] = None,
-        field_separator: Union[str, bytes, None] = None,
-        ignore_leading_blanks: bool = False,
-        dictionary_order: bool = False,
-        ignore_case: bool = False,
-        general_numeric_sort: bool = False,
-        human_numeric_sort: bool = False,
-        ignore_nonprinting: bool = False,
-        month_sort: bool = False,
-        numeric_sort: bool = False,
-        random_sort: bool = False,
-        random_source: Optional[_StrPath] = None,
-        version_sort: bool = False,
-        stable: bool = False,
-        unique: bool = False,
-        zero_terminated: bool = False,
+        **order: Unpack[OrderOptions],
     ) -> "Sorter": ...
     def push(self, data: _ReadableBuffer) -> None:
         """Add the bytes of ``data`` to the input: items of the format, cut anywhere

@@ -9,7 +9,9 @@ Run after ``pip install './python[test]'``: ``pytest python/tests/test_order.py`
 """
 
 import random
+import re
 import subprocess
+import typing
 
 import pytest
 
@@ -226,6 +228,40 @@ def test_bad_options_raise_value_error(tmp_path):
         with pytest.raises(TypeError, match="key|field_separator"):
             emsort.sort(src, out, **kw)
     assert not out.exists()
+
+
+def test_unknown_keywords_raise_type_error_as_python_does(tmp_path):
+    """Each entry point takes the ordering options as ``**order``: a keyword that is not
+    one of them is refused in Python's words, for every format."""
+    src, out = tmp_path / "f.txt", tmp_path / "o"
+    src.write_bytes(b"b\na\n")
+    calls = [
+        ("sort", lambda **kw: emsort.sort(src, out, **kw)),
+        ("merge_files", lambda **kw: emsort.merge_files([src], out, **kw)),
+        ("Sorter.__new__", lambda **kw: emsort.Sorter(**kw)),
+    ]
+    for name, call in calls:
+        message = rf"^{re.escape(name)}\(\) got an unexpected keyword argument 'kye'$"
+        for kw in (dict(kye="1"), dict(key="1", kye="1"), dict(format="u32", kye="1")):
+            with pytest.raises(TypeError, match=message):
+                call(**kw)
+    with pytest.raises(TypeError, match=r"^LineOrder\.__new__\(\) got an unexpected keyword argument 'format'$"):
+        emsort.LineOrder(key="1", format="lines")
+    assert not out.exists()
+
+
+def test_order_options_name_what_the_entry_points_take():
+    """``emsort.OrderOptions`` (the type and the docs) names exactly the keywords the
+    extension parses: each at its default is taken, and orders nothing (numbers too)."""
+    hints = typing.get_type_hints(emsort.OrderOptions)
+    assert len(hints) == 16 and "reverse" not in hints
+    defaults = {name: False if t is bool else None for name, t in hints.items()}
+    lo = emsort.LineOrder(**defaults)
+    assert (lo.terminator, lo.unique, lo.random) == (b"\n", False, False)
+    emsort.Sorter("u32", memory="1M", **defaults).close()
+    for kw in (dict(unique=1), dict(numeric_sort="yes"), dict(stable=None), dict(random_source=3)):
+        with pytest.raises(TypeError):
+            emsort.LineOrder(**kw)
 
 
 @pytest.mark.parametrize("fmt", ["u32", "f64", "rec:8:0:4"])

@@ -266,6 +266,16 @@ def test_ordering_options_refused(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_unknown_ordering_keyword(tmp_path):
+    """``emsort.ray.sort`` takes the ordering options as ``**order``: a keyword that is
+    not one of them is refused in Python's words, before any work."""
+    (tmp_path / "a.txt").write_bytes(b"a\n")
+    for fmt in ("lines", "u32"):
+        with pytest.raises(TypeError, match=r"^sort\(\) got an unexpected keyword argument 'kye'$"):
+            er.sort([tmp_path / "a.txt"], tmp_path / "out", format=fmt, key="1", kye="1")
+    assert not (tmp_path / "out").exists()
+
+
 def test_empty_and_single_partition(cluster, tmp_path):
     empty = _write(tmp_path / "e.u64", np.empty(0, np.uint64))
     out = tmp_path / "out"

@@ -113,8 +113,8 @@ pub(crate) struct PlanArgs<'a, 'py> {
     pub io: &'a str,
     pub block_size: Option<&'a Bound<'py, PyAny>>,
     pub policy: &'a str,
-    /// GNU sort's ordering options (`lines` only, but `reverse`).
-    pub order: OrderArgs<'a, 'py>,
+    /// GNU sort's ordering options of lines (`**order`; `reverse` is above).
+    pub order: OrderArgs<'py>,
 }
 
 impl PlanArgs<'_, '_> {

@@ -40,17 +40,14 @@ fn file_size(path: &std::path::Path) -> Option<u64> {
 ///
 /// format: lines (the default, as `emsort sort`: text ordered as `LC_ALL=C
 /// sort`), u32, i32, u64, i64, f32, f64 (NaNs last) or
-/// rec:SIZE:KEY_OFFSET:KEY_LEN. Lines take GNU sort's ordering options,
-/// named after its long options: key ("3,3n" or a list of -k specs),
-/// field_separator (-t), ignore_leading_blanks (-b), dictionary_order
-/// (-d), ignore_case (-f), general_numeric_sort (-g), human_numeric_sort
-/// (-h), ignore_nonprinting (-i), month_sort (-M), numeric_sort (-n),
-/// random_sort (-R) and random_source, version_sort (-V), reverse (-r, the
-/// only one other formats take), stable (-s), unique (-u),
-/// zero_terminated (-z). memory and block_size: bytes or "256M" (memory also "25%";
-/// default as the CLI: a quarter of the available RAM, at most twice the
-/// input + 16 MiB). io: syscall, stdio, buffered, mmap, direct (O_DIRECT,
-/// buffered where refused, e.g. on tmpfs) or uring. progress: called as
+/// rec:SIZE:KEY_OFFSET:KEY_LEN. reverse: descending (-r), for every format.
+/// Lines take GNU sort's ordering options as keywords named after its long
+/// options, listed by emsort.OrderOptions: key="3,3n" (-k),
+/// field_separator="," (-t), numeric_sort=True (-n), unique=True (-u) ….
+/// memory and block_size: bytes or "256M" (memory also "25%"; default as
+/// the CLI: a quarter of the available RAM, at most twice the input + 16
+/// MiB). io: syscall, stdio, buffered, mmap, direct (O_DIRECT, buffered
+/// where refused, e.g. on tmpfs) or uring. progress: called as
 /// progress(phase, done, total) at most 10 times a second and at the end of
 /// each phase ("run formation", "merge"; bytes).
 ///
@@ -60,12 +57,7 @@ fn file_size(path: &std::path::Path) -> Option<u64> {
 #[pyo3(signature = (
     input, output, *, format = "lines", memory = None, fan_in = None, temp_dirs = None,
     parallel = None, reverse = false, io = "auto", block_size = None, policy = "optimal",
-    progress = None,
-    key = None, field_separator = None, ignore_leading_blanks = false, dictionary_order = false,
-    ignore_case = false, general_numeric_sort = false, human_numeric_sort = false,
-    ignore_nonprinting = false, month_sort = false, numeric_sort = false, random_sort = false,
-    random_source = None, version_sort = false, stable = false, unique = false,
-    zero_terminated = false
+    progress = None, **order
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sort<'py>(
@@ -73,63 +65,21 @@ pub(crate) fn sort<'py>(
     input: PathBuf,
     output: PathBuf,
     format: &str,
-    memory: Option<Bound<'py, PyAny>>,
+    memory: Option<&Bound<'py, PyAny>>,
     fan_in: Option<usize>,
-    temp_dirs: Option<Bound<'py, PyAny>>,
+    temp_dirs: Option<&Bound<'py, PyAny>>,
     parallel: Option<usize>,
     reverse: bool,
     io: &str,
-    block_size: Option<Bound<'py, PyAny>>,
+    block_size: Option<&Bound<'py, PyAny>>,
     policy: &str,
-    progress: Option<Bound<'py, PyAny>>,
-    key: Option<Bound<'py, PyAny>>,
-    field_separator: Option<Bound<'py, PyAny>>,
-    ignore_leading_blanks: bool,
-    dictionary_order: bool,
-    ignore_case: bool,
-    general_numeric_sort: bool,
-    human_numeric_sort: bool,
-    ignore_nonprinting: bool,
-    month_sort: bool,
-    numeric_sort: bool,
-    random_sort: bool,
-    random_source: Option<PathBuf>,
-    version_sort: bool,
-    stable: bool,
-    unique: bool,
-    zero_terminated: bool,
+    progress: Option<&Bound<'py, PyAny>>,
+    order: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let a = PlanArgs {
-        format,
-        memory: memory.as_ref(),
-        fan_in,
-        temp_dirs: temp_dirs.as_ref(),
-        parallel,
-        reverse,
-        io,
-        block_size: block_size.as_ref(),
-        policy,
-        order: OrderArgs {
-            key: key.as_ref(),
-            field_separator: field_separator.as_ref(),
-            ignore_leading_blanks,
-            dictionary_order,
-            ignore_case,
-            general_numeric_sort,
-            human_numeric_sort,
-            ignore_nonprinting,
-            month_sort,
-            numeric_sort,
-            random_sort,
-            random_source,
-            version_sort,
-            stable,
-            unique,
-            zero_terminated,
-        },
-    };
+    let order = OrderArgs::from_kwargs("sort", order)?;
+    let a = PlanArgs { format, memory, fan_in, temp_dirs, parallel, reverse, io, block_size, policy, order };
     let plan = a.plan(py, file_size(&input))?;
-    let stats = worker::run(py, progress.as_ref(), |p, cancel| {
+    let stats = worker::run(py, progress, |p, cancel| {
         emsort_sort::sort(
             &plan,
             vec![emsort_sort::Source::Path(&input)],
@@ -154,12 +104,7 @@ pub(crate) fn sort<'py>(
 #[pyo3(signature = (
     inputs, output, *, format = "lines", memory = None, reverse = false, temp_dirs = None,
     progress = None, fan_in = None, parallel = None, io = "auto", block_size = None,
-    policy = "optimal",
-    key = None, field_separator = None, ignore_leading_blanks = false, dictionary_order = false,
-    ignore_case = false, general_numeric_sort = false, human_numeric_sort = false,
-    ignore_nonprinting = false, month_sort = false, numeric_sort = false, random_sort = false,
-    random_source = None, version_sort = false, stable = false, unique = false,
-    zero_terminated = false
+    policy = "optimal", **order
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn merge_files<'py>(
@@ -167,66 +112,23 @@ pub(crate) fn merge_files<'py>(
     inputs: Vec<PathBuf>,
     output: PathBuf,
     format: &str,
-    memory: Option<Bound<'py, PyAny>>,
+    memory: Option<&Bound<'py, PyAny>>,
     reverse: bool,
-    temp_dirs: Option<Bound<'py, PyAny>>,
-    progress: Option<Bound<'py, PyAny>>,
+    temp_dirs: Option<&Bound<'py, PyAny>>,
+    progress: Option<&Bound<'py, PyAny>>,
     fan_in: Option<usize>,
     parallel: Option<usize>,
     io: &str,
-    block_size: Option<Bound<'py, PyAny>>,
+    block_size: Option<&Bound<'py, PyAny>>,
     policy: &str,
-    key: Option<Bound<'py, PyAny>>,
-    field_separator: Option<Bound<'py, PyAny>>,
-    ignore_leading_blanks: bool,
-    dictionary_order: bool,
-    ignore_case: bool,
-    general_numeric_sort: bool,
-    human_numeric_sort: bool,
-    ignore_nonprinting: bool,
-    month_sort: bool,
-    numeric_sort: bool,
-    random_sort: bool,
-    random_source: Option<PathBuf>,
-    version_sort: bool,
-    stable: bool,
-    unique: bool,
-    zero_terminated: bool,
+    order: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let a = PlanArgs {
-        format,
-        memory: memory.as_ref(),
-        fan_in,
-        temp_dirs: temp_dirs.as_ref(),
-        parallel,
-        reverse,
-        io,
-        block_size: block_size.as_ref(),
-        policy,
-        order: OrderArgs {
-            key: key.as_ref(),
-            field_separator: field_separator.as_ref(),
-            ignore_leading_blanks,
-            dictionary_order,
-            ignore_case,
-            general_numeric_sort,
-            human_numeric_sort,
-            ignore_nonprinting,
-            month_sort,
-            numeric_sort,
-            random_sort,
-            random_source,
-            version_sort,
-            stable,
-            unique,
-            zero_terminated,
-        },
-    };
+    let order = OrderArgs::from_kwargs("merge_files", order)?;
+    let a = PlanArgs { format, memory, fan_in, temp_dirs, parallel, reverse, io, block_size, policy, order };
     let total: Option<u64> = inputs.iter().map(|p| file_size(p)).sum();
     let plan = a.plan(py, total)?;
-    let stats = worker::run(py, progress.as_ref(), |p, cancel| {
-        emsort_sort::merge_files(&plan, &inputs, &output, p, cancel)
-    })?;
+    let stats =
+        worker::run(py, progress, |p, cancel| emsort_sort::merge_files(&plan, &inputs, &output, p, cancel))?;
     stats_dict(py, &stats)
 }
 

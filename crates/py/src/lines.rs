@@ -79,12 +79,8 @@ impl<R: Read> Read for Counting<'_, R> {
 /// GNU `sort`'s order of text lines, for sorting, cutting and comparing
 /// lines in memory.
 ///
-/// LineOrder(*, key=None, field_separator=None, ignore_leading_blanks=False,
-/// dictionary_order=False, ignore_case=False, general_numeric_sort=False,
-/// human_numeric_sort=False, ignore_nonprinting=False, month_sort=False,
-/// numeric_sort=False, random_sort=False, random_source=None,
-/// version_sort=False, reverse=False, stable=False, unique=False,
-/// zero_terminated=False): the ordering options of `sort`, compiled once.
+/// LineOrder(*, reverse=False, **order): the ordering options of `sort`
+/// (emsort.OrderOptions), compiled once.
 /// sort(data) -> bytes, partition_points(sorted_data, boundaries) -> byte
 /// offsets, compare(a, b) -> -1/0/1, check(path) -> dict.
 #[pyclass(name = "LineOrder", module = "emsort", frozen)]
@@ -97,52 +93,9 @@ pub(crate) struct PyLineOrder {
 impl PyLineOrder {
     /// An order from `sort`'s ordering options.
     #[new]
-    #[pyo3(signature = (
-        *, key = None, field_separator = None, ignore_leading_blanks = false,
-        dictionary_order = false, ignore_case = false, general_numeric_sort = false,
-        human_numeric_sort = false, ignore_nonprinting = false, month_sort = false,
-        numeric_sort = false, random_sort = false, random_source = None, version_sort = false,
-        reverse = false, stable = false, unique = false, zero_terminated = false
-    ))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        key: Option<&Bound<'_, PyAny>>,
-        field_separator: Option<&Bound<'_, PyAny>>,
-        ignore_leading_blanks: bool,
-        dictionary_order: bool,
-        ignore_case: bool,
-        general_numeric_sort: bool,
-        human_numeric_sort: bool,
-        ignore_nonprinting: bool,
-        month_sort: bool,
-        numeric_sort: bool,
-        random_sort: bool,
-        random_source: Option<PathBuf>,
-        version_sort: bool,
-        reverse: bool,
-        stable: bool,
-        unique: bool,
-        zero_terminated: bool,
-    ) -> PyResult<Self> {
-        let a = OrderArgs {
-            key,
-            field_separator,
-            ignore_leading_blanks,
-            dictionary_order,
-            ignore_case,
-            general_numeric_sort,
-            human_numeric_sort,
-            ignore_nonprinting,
-            month_sort,
-            numeric_sort,
-            random_sort,
-            random_source,
-            version_sort,
-            stable,
-            unique,
-            zero_terminated,
-        };
+    #[pyo3(signature = (*, reverse = false, **order))]
+    fn new(py: Python<'_>, reverse: bool, order: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let a = OrderArgs::from_kwargs("LineOrder.__new__", order)?;
         let Lines { order, eol } = a.compile(py, reverse)?;
         Ok(PyLineOrder { order, eol })
     }

@@ -1,27 +1,13 @@
-//! GNU `sort`'s ordering options as Python keywords, compiled into the
-//! engine's [`LineOrder`] (issue 40: Python speaks the same order as
-//! `emsort sort` and `LC_ALL=C sort`).
+//! GNU `sort`'s ordering options of lines as Python keywords, compiled into
+//! the engine's [`LineOrder`] (Python speaks the same order as `emsort
+//! sort` and `LC_ALL=C sort`).
 //!
-//! Each keyword is named after GNU sort's long option, with `-` as `_`:
-//!
-//! | keyword | GNU | value |
-//! |---|---|---|
-//! | `key` | `-k`, `--key` | a spec (`"3,3n"`) or a list of specs, in order |
-//! | `field_separator` | `-t` | one byte (`str` or `bytes`); `"\0"` is NUL |
-//! | `ignore_leading_blanks` | `-b` | bool |
-//! | `dictionary_order` | `-d` | bool |
-//! | `ignore_case` | `-f` | bool |
-//! | `general_numeric_sort` | `-g` | bool |
-//! | `human_numeric_sort` | `-h` | bool |
-//! | `ignore_nonprinting` | `-i` | bool |
-//! | `month_sort` | `-M` | bool |
-//! | `numeric_sort` | `-n` | bool |
-//! | `random_sort`, `random_source` | `-R`, `--random-source` | bool, a path |
-//! | `version_sort` | `-V` | bool |
-//! | `reverse` | `-r` | bool (the only one other formats take) |
-//! | `stable` | `-s` | bool |
-//! | `unique` | `-u` | bool |
-//! | `zero_terminated` | `-z` | bool |
+//! `sort`, `merge_files`, `Sorter` and `LineOrder` take them as `**order`
+//! and parse them here, once: [`KEYWORDS`] names each (GNU's long option,
+//! `-` as `_`) and what it sets; the Python package documents them as the
+//! `TypedDict` `emsort.OrderOptions` (`python/emsort/_options.py`). A
+//! keyword that is not one of them is a `TypeError` worded as Python's own.
+//! `reverse` (`-r`) is a keyword of its own: every format takes it.
 //!
 //! [`OrderArgs::compile`] builds the [`OrderOptions`] as the command line
 //! does (`crates/cli/src/cmd/sort.rs`: the flags on the global key, the
@@ -41,27 +27,58 @@ use emsort_sort::keys::{Key, KeyKind, LineOrder, OrderOptions};
 use emsort_sort::Format;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString};
 
-/// The ordering options of one call, as Python gave them.
+/// What an ordering keyword sets.
+#[derive(Clone, Copy, PartialEq)]
+enum Opt {
+    /// `-k`: a spec or a list of specs.
+    Key,
+    /// `-t`: one byte.
+    FieldSeparator,
+    /// A global flag, by GNU's letter (`numeric_sort`: `n`).
+    Flag(char),
+    /// `--random-source`: the file whose first 16 bytes salt `-R`.
+    RandomSource,
+    /// `-s`.
+    Stable,
+    /// `-u`.
+    Unique,
+    /// `-z`.
+    ZeroTerminated,
+}
+
+/// The ordering keywords of lines, in the order messages name them.
+const KEYWORDS: [(&str, Opt); 16] = [
+    ("key", Opt::Key),
+    ("field_separator", Opt::FieldSeparator),
+    ("ignore_leading_blanks", Opt::Flag('b')),
+    ("dictionary_order", Opt::Flag('d')),
+    ("ignore_case", Opt::Flag('f')),
+    ("general_numeric_sort", Opt::Flag('g')),
+    ("human_numeric_sort", Opt::Flag('h')),
+    ("ignore_nonprinting", Opt::Flag('i')),
+    ("month_sort", Opt::Flag('M')),
+    ("numeric_sort", Opt::Flag('n')),
+    ("random_sort", Opt::Flag('R')),
+    ("random_source", Opt::RandomSource),
+    ("version_sort", Opt::Flag('V')),
+    ("stable", Opt::Stable),
+    ("unique", Opt::Unique),
+    ("zero_terminated", Opt::ZeroTerminated),
+];
+
+/// The ordering options of one call, parsed from its `**order`.
 #[derive(Default)]
-pub(crate) struct OrderArgs<'a, 'py> {
-    pub key: Option<&'a Bound<'py, PyAny>>,
-    pub field_separator: Option<&'a Bound<'py, PyAny>>,
-    pub ignore_leading_blanks: bool,
-    pub dictionary_order: bool,
-    pub ignore_case: bool,
-    pub general_numeric_sort: bool,
-    pub human_numeric_sort: bool,
-    pub ignore_nonprinting: bool,
-    pub month_sort: bool,
-    pub numeric_sort: bool,
-    pub random_sort: bool,
-    pub random_source: Option<PathBuf>,
-    pub version_sort: bool,
-    pub stable: bool,
-    pub unique: bool,
-    pub zero_terminated: bool,
+pub(crate) struct OrderArgs<'py> {
+    /// `key`, checked when compiled (numbers and records refuse it first).
+    key: Option<Bound<'py, PyAny>>,
+    /// `field_separator`, checked when compiled.
+    field_separator: Option<Bound<'py, PyAny>>,
+    random_source: Option<PathBuf>,
+    /// The keywords given other than their default (`None`, `False`), as
+    /// places in [`KEYWORDS`], in its order.
+    given: Vec<usize>,
 }
 
 /// A compiled order and the byte that ends each line.
@@ -72,77 +89,94 @@ pub(crate) struct Lines {
     pub eol: u8,
 }
 
-impl OrderArgs<'_, '_> {
-    /// The global flags: (given, GNU's letter, keyword).
-    fn flags(&self) -> [(bool, char, &'static str); 11] {
-        [
-            (self.ignore_leading_blanks, 'b', "ignore_leading_blanks"),
-            (self.dictionary_order, 'd', "dictionary_order"),
-            (self.ignore_case, 'f', "ignore_case"),
-            (self.general_numeric_sort, 'g', "general_numeric_sort"),
-            (self.human_numeric_sort, 'h', "human_numeric_sort"),
-            (self.ignore_nonprinting, 'i', "ignore_nonprinting"),
-            (self.month_sort, 'M', "month_sort"),
-            (self.numeric_sort, 'n', "numeric_sort"),
-            (self.random_sort, 'R', "random_sort"),
-            (self.version_sort, 'V', "version_sort"),
-            (false, 'r', "reverse"),
-        ]
-    }
+/// `value` as the type of argument `name` wants; a failure gets the note
+/// PyO3 adds to its own argument errors ("while processing 'stable'").
+fn extract<'py, T>(name: &str, value: &Bound<'py, PyAny>) -> PyResult<T>
+where
+    T: for<'a> FromPyObject<'a, 'py, Error = PyErr>,
+{
+    value.extract::<T>().inspect_err(|e| {
+        // `add_note` exists from Python 3.11 on; the error stands without it.
+        let _ = e.value(value.py()).call_method1("add_note", (format!("while processing '{name}'"),));
+    })
+}
 
-    /// The keywords given (but `reverse`), in the order of the signature.
-    pub(crate) fn given(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        if self.key.is_some_and(|k| !k.is_none()) {
-            out.push("key");
-        }
-        if self.field_separator.is_some_and(|t| !t.is_none()) {
-            out.push("field_separator");
-        }
-        out.extend(self.flags().iter().filter(|f| f.0).map(|f| f.2));
-        for (on, name) in [
-            (self.random_source.is_some(), "random_source"),
-            (self.stable, "stable"),
-            (self.unique, "unique"),
-            (self.zero_terminated, "zero_terminated"),
-        ] {
-            if on {
-                out.push(name);
+impl<'py> OrderArgs<'py> {
+    /// Parses the `**order` of `function` (as Python names it in messages:
+    /// `sort`, `Sorter.__new__`): a keyword that is not an ordering option,
+    /// a flag that is not a `bool` and a `random_source` that is not a path
+    /// are a `TypeError`.
+    pub(crate) fn from_kwargs(function: &str, order: Option<&Bound<'py, PyDict>>) -> PyResult<Self> {
+        let mut a = OrderArgs::default();
+        for (name, value) in order.into_iter().flat_map(|d| d.iter()) {
+            let name = name.cast_into::<PyString>()?;
+            let name = name.to_str()?;
+            let Some(i) = KEYWORDS.iter().position(|k| k.0 == name) else {
+                return Err(PyTypeError::new_err(format!(
+                    "{function}() got an unexpected keyword argument '{name}'"
+                )));
+            };
+            let set = match KEYWORDS[i].1 {
+                Opt::Key => {
+                    a.key = Some(value).filter(|v| !v.is_none());
+                    a.key.is_some()
+                }
+                Opt::FieldSeparator => {
+                    a.field_separator = Some(value).filter(|v| !v.is_none());
+                    a.field_separator.is_some()
+                }
+                Opt::RandomSource => {
+                    a.random_source = extract(name, &value)?;
+                    a.random_source.is_some()
+                }
+                _ => extract::<bool>(name, &value)?,
+            };
+            if set {
+                a.given.push(i);
             }
         }
-        out
+        a.given.sort_unstable();
+        Ok(a)
     }
 
-    /// `ValueError` when ordering options other than `reverse` were given
-    /// for a format that is not `lines`.
+    /// Whether the option `opt` was given.
+    fn on(&self, opt: Opt) -> bool {
+        self.given.iter().any(|&i| KEYWORDS[i].1 == opt)
+    }
+
+    /// `ValueError` when ordering options were given for a format that is
+    /// not `lines`.
     pub(crate) fn refuse(&self, format: Format) -> PyResult<()> {
-        let given = self.given();
-        if given.is_empty() {
+        if self.given.is_empty() {
             return Ok(());
         }
+        let names: Vec<&str> = self.given.iter().map(|&i| KEYWORDS[i].0).collect();
         Err(PyValueError::new_err(format!(
             "{} order{} text lines (format \"lines\"), not format {format}: numbers and records have \
              their own order (only reverse applies to them)",
-            given.join(", "),
-            if given.len() == 1 { "s" } else { "" }
+            names.join(", "),
+            if names.len() == 1 { "s" } else { "" }
         )))
     }
 
     /// The options as the command line gathers them, with `reverse` as
     /// the global `-r`.
-    pub(crate) fn options(&self, py: Python<'_>, reverse: bool) -> PyResult<OrderOptions> {
+    fn options(&self, py: Python<'_>, reverse: bool) -> PyResult<OrderOptions> {
         let mut o = OrderOptions::default();
-        for (on, letter, _) in self.flags() {
-            if on || (letter == 'r' && reverse) {
+        for &i in &self.given {
+            if let Opt::Flag(letter) = KEYWORDS[i].1 {
                 o.global.set_global(letter);
             }
         }
-        for spec in key_specs(self.key)? {
+        if reverse {
+            o.global.set_global('r');
+        }
+        for spec in key_specs(self.key.as_ref())? {
             o.keys.push(Key::parse(&spec).map_err(|e| PyValueError::new_err(format!("key: {e}")))?);
         }
-        o.tab = tab(self.field_separator)?;
-        o.stable = self.stable;
-        o.unique = self.unique;
+        o.tab = tab(self.field_separator.as_ref())?;
+        o.stable = self.on(Opt::Stable);
+        o.unique = self.on(Opt::Unique);
         o.salt = salt(py, self.random_source.as_deref())?;
         Ok(o)
     }
@@ -151,7 +185,7 @@ impl OrderArgs<'_, '_> {
     /// as a `ValueError` for options that cannot go together.
     pub(crate) fn compile(&self, py: Python<'_>, reverse: bool) -> PyResult<Lines> {
         let order = LineOrder::new(self.options(py, reverse)?).map_err(PyValueError::new_err)?;
-        Ok(Lines { order, eol: if self.zero_terminated { 0 } else { b'\n' } })
+        Ok(Lines { order, eol: if self.on(Opt::ZeroTerminated) { 0 } else { b'\n' } })
     }
 }
 
@@ -161,7 +195,7 @@ pub(crate) fn shuffles(order: &LineOrder) -> bool {
     order.keys().iter().any(|k| k.kind() == KeyKind::Random)
 }
 
-/// The `-k` specs: `None`, one `str`, or a sequence of `str`.
+/// The `-k` specs: none, one `str`, or a sequence of `str`.
 fn key_specs(v: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
     let bad = |v: &Bound<'_, PyAny>| {
         PyTypeError::new_err(format!(
@@ -169,7 +203,7 @@ fn key_specs(v: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
             v.get_type().name().map(|n| n.to_string()).unwrap_or_default()
         ))
     };
-    let Some(v) = v.filter(|v| !v.is_none()) else {
+    let Some(v) = v else {
         return Ok(Vec::new());
     };
     if let Ok(s) = v.cast::<PyString>() {
@@ -190,7 +224,7 @@ fn key_specs(v: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
 /// `-t`: one byte, from a `str` of one ASCII character or a `bytes` of
 /// one byte (GNU's messages for an empty or a longer one).
 fn tab(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u8>> {
-    let Some(v) = v.filter(|v| !v.is_none()) else {
+    let Some(v) = v else {
         return Ok(None);
     };
     let (bytes, shown) = if let Ok(s) = v.cast::<PyString>() {

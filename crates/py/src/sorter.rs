@@ -45,7 +45,7 @@ use emsort_sort::{Blocks, Format, SortStats, Sorted, Sorter};
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use crate::args::PlanArgs;
 use crate::array::Num;
@@ -132,8 +132,8 @@ fn busy() -> PyErr {
 ///
 /// Sorter(format="lines", *, memory=None, temp_dirs=None, parallel=None,
 /// reverse=False, io="auto", block_size=None, policy="optimal",
-/// fan_in=None, progress=None, key=None, field_separator=None, …): the
-/// options of `sort`, its ordering options for lines included (memory
+/// fan_in=None, progress=None, **order): the options of `sort`, its
+/// ordering options for lines (emsort.OrderOptions) included (memory
 /// default: a quarter of the available RAM). push(data) any bytes-like
 /// object of items (cut anywhere); finish() (returns the sorter); then
 /// iterate (numpy arrays of the format's dtype, (n, size) uint8 arrays for
@@ -268,12 +268,7 @@ impl PySorter {
     #[new]
     #[pyo3(signature = (
         format = "lines", *, memory = None, temp_dirs = None, parallel = None, reverse = false,
-        io = "auto", block_size = None, policy = "optimal", fan_in = None, progress = None,
-        key = None, field_separator = None, ignore_leading_blanks = false,
-        dictionary_order = false, ignore_case = false, general_numeric_sort = false,
-        human_numeric_sort = false, ignore_nonprinting = false, month_sort = false,
-        numeric_sort = false, random_sort = false, random_source = None, version_sort = false,
-        stable = false, unique = false, zero_terminated = false
+        io = "auto", block_size = None, policy = "optimal", fan_in = None, progress = None, **order
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -288,42 +283,10 @@ impl PySorter {
         policy: &str,
         fan_in: Option<usize>,
         progress: Option<&Bound<'_, PyAny>>,
-        key: Option<&Bound<'_, PyAny>>,
-        field_separator: Option<&Bound<'_, PyAny>>,
-        ignore_leading_blanks: bool,
-        dictionary_order: bool,
-        ignore_case: bool,
-        general_numeric_sort: bool,
-        human_numeric_sort: bool,
-        ignore_nonprinting: bool,
-        month_sort: bool,
-        numeric_sort: bool,
-        random_sort: bool,
-        random_source: Option<PathBuf>,
-        version_sort: bool,
-        stable: bool,
-        unique: bool,
-        zero_terminated: bool,
+        order: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         worker::check_callback(progress)?;
-        let order = OrderArgs {
-            key,
-            field_separator,
-            ignore_leading_blanks,
-            dictionary_order,
-            ignore_case,
-            general_numeric_sort,
-            human_numeric_sort,
-            ignore_nonprinting,
-            month_sort,
-            numeric_sort,
-            random_sort,
-            random_source,
-            version_sort,
-            stable,
-            unique,
-            zero_terminated,
-        };
+        let order = OrderArgs::from_kwargs("Sorter.__new__", order)?;
         let a =
             PlanArgs { format, memory, fan_in, temp_dirs, parallel, reverse, io, block_size, policy, order };
         // The input's size is not known: the default memory is a quarter

@@ -11,6 +11,8 @@ import sys
 import threading
 import time
 
+import emsort
+
 EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM gives 128 + 15
@@ -66,11 +68,10 @@ _ORDER_FLAGS = [
 
 
 def _order_kwargs(args) -> dict:
-    """The ordering options given on the command line, as ``emsort.ray.sort`` keywords."""
-    out = {name.replace("-", "_"): True for _, name, _ in _ORDER_FLAGS if getattr(args, name.replace("-", "_"))}
-    for name in ("key", "field_separator", "random_source"):
-        if getattr(args, name) is not None:
-            out[name] = getattr(args, name)
+    """The ordering options given on the command line, as ``emsort.ray.sort`` keywords
+    (argparse keeps each under the keyword's name: ``--ignore-case`` as ``ignore_case``)."""
+    given = {name: getattr(args, name) for name in emsort.OrderOptions.__annotations__}
+    out = {name: v for name, v in given.items() if v is not None and v is not False}
     if out.get("field_separator") == "\\0":
         out["field_separator"] = "\0"  # GNU's -t '\0'
     return out
@@ -209,9 +210,10 @@ def main(argv=None) -> int:
         return 0 if r["ok"] else 1
 
     # Check the inputs before starting or joining a cluster: errors come fast.
+    order = _order_kwargs(args)
     try:
         fmt = _sort.Format.parse(args.format)
-        _sort._order_options(fmt, args.reverse, _order_kwargs(args))
+        _sort._order_options(fmt, args.reverse, order)
         _sort.parse_size(args.memory_per_task)
         if args.chunk_size is not None:
             _sort.parse_size(args.chunk_size)
@@ -245,7 +247,7 @@ def main(argv=None) -> int:
                 reader=args.reader,
                 max_retries=args.max_retries,
                 progress=_progress_printer(args.quiet),
-                **_order_kwargs(args),
+                **order,
             )
     except KeyboardInterrupt:
         print("emsort.ray: interrupted", file=sys.stderr)

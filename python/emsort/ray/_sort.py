@@ -49,7 +49,7 @@ import signal
 import socket
 import tempfile
 import time
-from typing import Callable, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import ray
@@ -58,6 +58,9 @@ import emsort
 
 from . import _cleanup
 from ._formats import Format, parse_size
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 MANIFEST = "_SUCCESS"
 _PART = "part-{:05d}"
@@ -88,27 +91,6 @@ def _partition_points(fmt: Format, buf: np.ndarray, boundaries: list, reverse: b
     if not boundaries:
         return []
     return [int(i) for i in emsort.partition_points(buf, fmt.spec, boundaries, reverse=reverse)]
-
-
-# GNU sort's ordering options of lines, as emsort.sort takes them, with their defaults.
-ORDER_OPTIONS = {
-    "key": None,
-    "field_separator": None,
-    "ignore_leading_blanks": False,
-    "dictionary_order": False,
-    "ignore_case": False,
-    "general_numeric_sort": False,
-    "human_numeric_sort": False,
-    "ignore_nonprinting": False,
-    "month_sort": False,
-    "numeric_sort": False,
-    "random_sort": False,
-    "random_source": None,
-    "version_sort": False,
-    "stable": False,
-    "unique": False,
-    "zero_terminated": False,
-}
 
 
 def _line_order(order: dict) -> "emsort.LineOrder":
@@ -467,10 +449,12 @@ def _plan_chunks(files, sizes, fmt: Format, chunk: int) -> list:
     return chunks
 
 
-def _order_options(fmt: Format, reverse: bool, given: dict) -> Optional[dict]:
+def _order_options(fmt: Format, reverse: bool, given: Mapping[str, Any]) -> Optional[dict]:
     """The ordering options the tasks take (``reverse`` included), checked by the engine;
     ``None`` for fixed-size formats, which refuse them (but ``reverse``)."""
-    set_ = {k: v for k, v in given.items() if v is not None and v is not False}
+    # Those given other than their default (None, False), in the order emsort names them.
+    names = emsort.OrderOptions.__annotations__
+    set_ = {k: given[k] for k in names if given.get(k) is not None and given.get(k) is not False}
     if fmt.fixed:
         if set_:
             raise EmsortRayError(
@@ -727,23 +711,8 @@ def sort(
     max_retries: int = 3,
     num_cpus_per_task: float = 1,
     progress: Optional[Callable[[str, int, int], None]] = None,
-    key: Union[str, Sequence[str], None] = None,
-    field_separator: Union[str, bytes, None] = None,
-    ignore_leading_blanks: bool = False,
-    dictionary_order: bool = False,
-    ignore_case: bool = False,
-    general_numeric_sort: bool = False,
-    human_numeric_sort: bool = False,
-    ignore_nonprinting: bool = False,
-    month_sort: bool = False,
-    numeric_sort: bool = False,
-    random_sort: bool = False,
-    random_source: Union[str, os.PathLike, None] = None,
-    version_sort: bool = False,
-    stable: bool = False,
-    unique: bool = False,
-    zero_terminated: bool = False,
     _kill=None,
+    **options: Unpack[emsort.OrderOptions],
 ) -> dict:
     """Sorts ``inputs`` on the connected Ray cluster into ``output_dir/part-00000`` … .
 
@@ -774,8 +743,8 @@ def sort(
         max_retries: Ray retries of a task whose worker died (exceptions are not retried).
         progress: ``progress(phase, done, total)`` with phase ``sample``, ``map``,
             ``merge``; called on the driver.
-        key, field_separator, …, zero_terminated: GNU sort's ordering options of lines,
-            as :func:`emsort.sort` takes them (``key="3,3n", field_separator=","``): the
+        **options: GNU sort's ordering options of lines (:class:`emsort.OrderOptions`), as
+            :func:`emsort.sort` takes them (``key="3,3n", field_separator=","``): the
             parts in name order are what ``LC_ALL=C sort`` writes with those options.
             ``unique`` keeps the first of equal lines in the order of the inputs (files
             in the order given, each from its start), as GNU sort does. A shuffle
@@ -800,6 +769,9 @@ def sort(
     scratch directories, ``output_dir`` itself if it created it and it is empty.
     """
     t_start = time.perf_counter()
+    for name in options:  # Python's own check, for a signature with every keyword in it
+        if name not in emsort.OrderOptions.__annotations__:
+            raise TypeError(f"sort() got an unexpected keyword argument '{name}'")
     try:
         fmt = Format.parse(format)
     except ValueError as e:
@@ -813,26 +785,7 @@ def sort(
         raise EmsortRayError("memory_per_task and chunk_size must be positive")
     if fmt.fixed and chunk < fmt.item_size:
         raise EmsortRayError(f"chunk size {chunk} is smaller than one {fmt.spec} item ({fmt.item_size} bytes)")
-    given = dict(
-        key=key,
-        field_separator=field_separator,
-        ignore_leading_blanks=ignore_leading_blanks,
-        dictionary_order=dictionary_order,
-        ignore_case=ignore_case,
-        general_numeric_sort=general_numeric_sort,
-        human_numeric_sort=human_numeric_sort,
-        ignore_nonprinting=ignore_nonprinting,
-        month_sort=month_sort,
-        numeric_sort=numeric_sort,
-        random_sort=random_sort,
-        random_source=random_source,
-        version_sort=version_sort,
-        stable=stable,
-        unique=unique,
-        zero_terminated=zero_terminated,
-    )
-    assert set(given) == set(ORDER_OPTIONS)
-    order = _order_options(fmt, reverse, given)
+    order = _order_options(fmt, reverse, options)
     eol = _line_order(order).terminator if order is not None else None
 
     files = expand_inputs(inputs)
