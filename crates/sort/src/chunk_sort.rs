@@ -187,27 +187,3 @@ pub(crate) fn lines(
         Order::Lines(index)
     }
 }
-
-/// The index of the lines of `text` (each ended by `eol`) for [`lines`],
-/// built on all threads, and whether some key is longer than a prefix.
-pub(crate) fn index(text: &[u8], eol: u8, keys: Option<&LineOrder>) -> (Vec<Entry>, bool) {
-    use rayon::prelude::*;
-    let mut spans = Vec::new();
-    let mut start = 0u32;
-    for nl in memchr::memchr_iter(eol, text) {
-        spans.push((start, nl as u32 - start));
-        start = nl as u32 + 1;
-    }
-    let long = std::sync::atomic::AtomicBool::new(false);
-    let entries = spans
-        .into_par_iter()
-        .map_init(KeyRoom::default, |room, (at, len)| {
-            let (p, l) = room.line_prefix(keys, &text[at as usize..(at + len) as usize]);
-            if l {
-                long.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            (p, at, len)
-        })
-        .collect();
-    (entries, long.into_inner())
-}

@@ -20,6 +20,13 @@
 //! same key bytes ([`HeadKey`]), so a forecasting key sorts exactly where
 //! its item will.
 //!
+//! Where a terminated item ends is the codec's to say as well: lines end
+//! at every terminator byte, found 64 bytes at a time; items that not
+//! every terminator byte ends (a CSV record's quoted newline) parse their
+//! ends ([`Codec::scan_ends`]), and every reader of items — run
+//! formation's, the merge's, the DSM/SRM cursors — asks [`each_end`],
+//! [`Codec::item_len`] or [`Codec::rest_len`].
+//!
 //! [`for_plan`] picks the codec of a [`SortPlan`]; DSM and SRM
 //! (`pdisk/`) merge through it. Adding a format is one impl here and its
 //! parser.
@@ -27,9 +34,10 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::chunk_sort::{self, Entry};
+use crate::chunk_sort::{self, Entry, KeyRoom};
 use crate::key::prefix;
 use crate::keys::{LineOrder, Scratch};
+use crate::line_ends::line_ends;
 use crate::multiway::MergeKey;
 use crate::plan::SortPlan;
 use crate::run_store::{self, Order, SegmentMerge};
@@ -48,14 +56,55 @@ pub(crate) trait Codec: Send + Sync {
         b'\n'
     }
 
+    /// Whether each terminator byte ends an item (lines), so that readers
+    /// find terminated items by that byte alone and may cut a block of
+    /// them just after any of them. Items whose ends must be parsed from
+    /// an item's start (a CSV record's quoted fields may hold the
+    /// terminator) say no: readers find their ends by
+    /// [`Codec::scan_ends`] and never cut between two guesses of theirs
+    /// without checking that the first ends where the second starts.
+    fn ends_at_terminators(&self) -> bool {
+        true
+    }
+
+    /// Finds the ends of terminated items in `data`, the next bytes of a
+    /// sequence of whole items read piece by piece: calls `end` with the
+    /// position of each item's last byte (its terminator), in order,
+    /// until it returns false. `state` is what the parse remembers from
+    /// one piece to the next: 0 at an item's start.
+    fn scan_ends(&self, data: &[u8], _state: &mut u64, end: &mut dyn FnMut(usize) -> bool) {
+        for p in line_ends(data, self.terminator()) {
+            if !end(p) {
+                break;
+            }
+        }
+    }
+
     /// The length of the item at the start of `data` when it lies wholly
     /// there (with its terminator).
     #[inline]
     fn item_len(&self, data: &[u8]) -> Option<usize> {
-        match self.fixed() {
-            Some(s) => (data.len() >= s).then_some(s),
-            None => memchr::memchr(self.terminator(), data).map(|p| p + 1),
+        self.rest_len(&[], data)
+    }
+
+    /// How many bytes of `data` end the item whose first bytes are `carry`
+    /// (an item's start, and not the whole item); `None` when `data` does
+    /// not end it.
+    fn rest_len(&self, carry: &[u8], data: &[u8]) -> Option<usize> {
+        if let Some(s) = self.fixed() {
+            let n = s - carry.len();
+            return (data.len() >= n).then_some(n);
         }
+        let mut state = 0;
+        if !self.ends_at_terminators() {
+            each_end(self, carry, &mut state, |_| true);
+        }
+        let mut len = None;
+        each_end(self, data, &mut state, |p| {
+            len = Some(p + 1);
+            false
+        });
+        len
     }
 
     /// The bytes of a whole item it is compared on: the number, the key
@@ -166,6 +215,27 @@ pub(crate) trait Codec: Send + Sync {
     }
 }
 
+/// Calls `f` on the position of each item end in `data` until it returns
+/// false, as [`Codec::scan_ends`] does, in the terminator's own loop
+/// where every terminator ends an item.
+#[inline]
+pub(crate) fn each_end<C: Codec + ?Sized>(
+    codec: &C,
+    data: &[u8],
+    state: &mut u64,
+    mut f: impl FnMut(usize) -> bool,
+) {
+    if codec.ends_at_terminators() {
+        for p in line_ends(data, codec.terminator()) {
+            if !f(p) {
+                break;
+            }
+        }
+    } else {
+        codec.scan_ends(data, state, &mut f);
+    }
+}
+
 /// A codec shared by the threads of a sort.
 pub(crate) type SharedCodec = Arc<dyn Codec>;
 
@@ -223,7 +293,7 @@ pub fn sort_in_memory(
         data.push(eol);
     }
     let codec = of(format, reverse, eol, order);
-    let (entries, long) = chunk_sort::index(fits_index(&data)?, eol, order);
+    let (entries, long) = index(fits_index(&data)?, &*codec, order);
     let Order::Lines(index) = codec.sort_chunk(&mut data, entries, long, false) else {
         unreachable!("lines are sorted into an index")
     };
@@ -271,6 +341,32 @@ pub fn sort_items_in_place(format: Format, reverse: bool, data: &mut [u8]) -> Re
     index.iter().for_each(|&(_, i)| sorted.extend_from_slice(&data[i as usize * size..][..size]));
     data.copy_from_slice(&sorted);
     Ok(())
+}
+
+/// The index of the lines of `text` (whole items of `codec`) for
+/// [`chunk_sort::lines`], built on all threads, and whether some key is longer than a
+/// prefix.
+fn index(text: &[u8], codec: &dyn Codec, keys: Option<&LineOrder>) -> (Vec<Entry>, bool) {
+    use rayon::prelude::*;
+    let mut spans = Vec::new();
+    let mut start = 0u32;
+    each_end(codec, text, &mut 0, |nl| {
+        spans.push((start, nl as u32 - start));
+        start = nl as u32 + 1;
+        true
+    });
+    let long = std::sync::atomic::AtomicBool::new(false);
+    let entries = spans
+        .into_par_iter()
+        .map_init(KeyRoom::default, |room, (at, len)| {
+            let (p, l) = room.line_prefix(keys, &text[at as usize..(at + len) as usize]);
+            if l {
+                long.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            (p, at, len)
+        })
+        .collect();
+    (entries, long.into_inner())
 }
 
 /// `data`, when an index of u32 offsets can address it.
@@ -571,6 +667,66 @@ impl HeadKey {
 #[inline]
 pub(crate) fn cmp_heads(c: &dyn Codec, a: &HeadKey, raw_a: &[u8], b: &HeadKey, raw_b: &[u8]) -> Ordering {
     c.cmp_keys(a.bytes(c, raw_a), b.bytes(c, raw_b)).then_with(|| c.tie(raw_a, raw_b))
+}
+
+/// A codec whose item ends only a parse finds, for tests: lines compared
+/// bytewise in which each `"` opens or closes a quote and a newline inside
+/// quotes is a byte of the line (a CSV record's ends, in short).
+#[cfg(test)]
+pub(crate) struct Quoted;
+
+#[cfg(test)]
+impl Quoted {
+    /// The positions of the item ends of `data`, parsed in one pass.
+    pub fn ends(data: &[u8]) -> Vec<usize> {
+        let mut v = Vec::new();
+        Quoted.scan_ends(data, &mut 0, &mut |p| {
+            v.push(p);
+            true
+        });
+        v
+    }
+}
+
+#[cfg(test)]
+impl Codec for Quoted {
+    fn fixed(&self) -> Option<usize> {
+        None
+    }
+
+    fn ends_at_terminators(&self) -> bool {
+        false
+    }
+
+    fn scan_ends(&self, data: &[u8], state: &mut u64, end: &mut dyn FnMut(usize) -> bool) {
+        for (i, &b) in data.iter().enumerate() {
+            if b == b'"' {
+                *state ^= 1;
+            } else if b == b'\n' && *state == 0 && !end(i) {
+                return;
+            }
+        }
+    }
+
+    fn raw_key<'a>(&self, item: &'a [u8]) -> &'a [u8] {
+        &item[..item.len() - 1]
+    }
+
+    fn key_prefix(&self, key: &[u8]) -> u64 {
+        prefix(key)
+    }
+
+    fn cmp_keys(&self, a: &[u8], b: &[u8]) -> Ordering {
+        a.cmp(b)
+    }
+
+    fn forecast_len(&self) -> Option<usize> {
+        None
+    }
+
+    fn sort_chunk(&self, data: &mut [u8], lines: Vec<Entry>, long: bool, keyed: bool) -> Order {
+        chunk_sort::lines(data, lines, long, keyed, false, None)
+    }
 }
 
 #[cfg(test)]

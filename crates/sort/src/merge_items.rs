@@ -284,14 +284,13 @@ pub(crate) fn merge(
     poll: &mut dyn FnMut(u64) -> Result<()>,
 ) -> Result<Moved> {
     let order = Order::new(codec);
-    let (fixed, eol) = (codec.fixed(), codec.terminator());
     let cap = index_len(block);
     let mut wins: Vec<Window> = readers
         .into_iter()
         .enumerate()
         .zip(kinds)
         .map(|((i, src), kind)| Window {
-            run: RunReader { src, fixed, eol, carry: Vec::new(), keyed: kind.keyed },
+            run: RunReader { src, ends: Ends::new(codec, kind.keyed), carry: Vec::new() },
             id: i as u32,
             items: Vec::new(),
             next: 0,
@@ -385,7 +384,6 @@ fn join_pieces(
     codec: &dyn Codec,
     last: &mut Option<Vec<u8>>,
 ) -> usize {
-    let eol = codec.terminator();
     let mut kept = 0usize;
     let mut start = 0usize;
     // Where the last kept line lies in the block, once there is one.
@@ -395,7 +393,7 @@ fn join_pieces(
         let to = start + n;
         if from < to {
             let end =
-                from + memchr::memchr(eol, &block[from..to]).expect("merged lines end with their terminator");
+                from + codec.item_len(&block[from..to]).expect("merged lines end with their terminator") - 1;
             let dup = match prev {
                 Some((s, e)) => codec.same(&block[s..e], &block[from..end]),
                 None => last.as_deref().is_some_and(|l| codec.same(l, &block[from..end])),
@@ -407,10 +405,20 @@ fn join_pieces(
         if from < to {
             block.copy_within(from..to, kept);
             kept += to - from;
-            let line_end = kept - 1;
-            let line_start =
-                memchr::memrchr(eol, &block[..line_end]).map_or(0, |p| p + 1).max(kept - (to - from));
-            prev = Some((line_start, line_end));
+            let start = kept - (to - from);
+            let line_start = match codec.ends_at_terminators() {
+                true => {
+                    memchr::memrchr(codec.terminator(), &block[..kept - 1]).map_or(0, |p| p + 1).max(start)
+                }
+                false => {
+                    let mut at = start;
+                    while let Some(n) = codec.item_len(&block[at..kept]).filter(|&n| at + n < kept) {
+                        at += n;
+                    }
+                    at
+                }
+            };
+            prev = Some((line_start, kept - 1));
         }
         start += len;
     }
@@ -669,8 +677,8 @@ impl Heads<'_, '_> {
 }
 
 /// A run's indexed items (see [`Head`]).
-struct Window {
-    run: RunReader,
+struct Window<'c> {
+    run: RunReader<'c>,
     /// The run's place among the merge's inputs.
     id: u32,
     items: Vec<Head>,
@@ -688,7 +696,7 @@ struct Window {
     sorted: bool,
 }
 
-impl Window {
+impl Window<'_> {
     /// Indexes the items after the first that lie wholly inside the
     /// current block, at most `cap` − 1 of them in one piece, or, for lines
     /// once their length is known, about `cap` lines cut into pieces at
@@ -697,13 +705,14 @@ impl Window {
     fn index_rest(&mut self, order: &Order, cap: usize, pool: &rayon::ThreadPool) {
         let parts = pool.current_num_threads() * 2;
         let parallel = parts > 1 && cap >= 1024;
-        match (self.run.fixed, self.avg_line) {
+        let ends = self.run.ends;
+        match (ends.fixed, self.avg_line) {
             // Under -z the zero padding of short keys holds the
             // terminator byte: most guesses would be wrong.
-            (None, Some(avg)) if parallel && self.run.keyed && self.run.eol != 0 => {
+            (None, Some(avg)) if parallel && ends.keyed && ends.codec.terminator() != 0 => {
                 self.index_keyed(order, (cap - 1) * (avg + KEY_BYTES), 2 * cap / parts, parts, pool);
             }
-            (None, Some(avg)) if parallel && !self.run.keyed => {
+            (None, Some(avg)) if parallel && !ends.keyed && ends.eol.is_some() => {
                 match self.run.line_pieces((cap - 1) * avg, parts) {
                     pieces if pieces.len() >= 2 => {
                         self.index_lines(order, &pieces, 2 * cap / pieces.len(), pool)
@@ -713,7 +722,7 @@ impl Window {
             }
             _ => self.index_in_turn(order, cap - 1),
         }
-        if self.run.fixed.is_none() && self.items.len() > 1 {
+        if ends.fixed.is_none() && self.items.len() > 1 {
             let bytes: usize = self.items[1..].iter().map(|h| h.len).sum();
             self.avg_line = Some(bytes.div_ceil(self.items.len() - 1).max(1));
         }
@@ -723,7 +732,7 @@ impl Window {
     /// current block, at most `max`, one after the other on this thread.
     fn index_in_turn(&mut self, order: &Order, max: usize) {
         let (id, items) = (self.id, &mut self.items);
-        if self.run.keyed {
+        if self.run.ends.keyed {
             self.run.whole_items(max, |item| items.push(order.keyed_head(item, id)));
         } else {
             self.run.whole_items(max, |item| items.push(order.head(item, id)));
@@ -739,7 +748,7 @@ impl Window {
             self.pieces.resize_with(pieces.len(), Vec::new);
         }
         let block = &self.run.src.buf.bytes()[..self.run.src.end];
-        let eol = self.run.eol;
+        let eol = self.run.ends.eol.expect("pieces are cut at line ends");
         let indexed = &mut self.pieces[..pieces.len()];
         pool.install(|| {
             indexed.par_iter_mut().zip(pieces.par_windows(2)).for_each(|(heads, w)| {
@@ -780,7 +789,8 @@ impl Window {
         parts: usize,
         pool: &rayon::ThreadPool,
     ) {
-        let (id, eol) = (self.id, self.run.eol);
+        let (id, ends) = (self.id, self.run.ends);
+        let eol = ends.codec.terminator();
         let src = &self.run.src;
         let start = src.pos;
         let block = &src.buf.bytes()[..src.end];
@@ -802,7 +812,7 @@ impl Window {
                     0 => start,
                     _ => memchr::memchr(eol, &block[c..]).map_or(block.len(), |p| c + p + 1),
                 };
-                let to = keyed_items(block, from, cuts[k + 1], share, eol, |item| {
+                let to = keyed_items(block, from, cuts[k + 1], share, ends, |item| {
                     heads.push(order.keyed_head(item, id))
                 });
                 *span = (from, to);
@@ -815,7 +825,7 @@ impl Window {
                 to
             } else {
                 let items = &mut self.items;
-                keyed_items(block, pos, cuts[k + 1], share, eol, |item| {
+                keyed_items(block, pos, cuts[k + 1], share, ends, |item| {
                     items.push(order.keyed_head(item, id))
                 })
             };
@@ -834,7 +844,7 @@ impl Window {
     fn fill(&mut self, order: &Order, cap: usize, pool: &rayon::ThreadPool) -> Result<()> {
         self.items.clear();
         self.next = 0;
-        let keyed = self.run.keyed;
+        let keyed = self.run.ends.keyed;
         let Some(first) = self.run.next_item()? else {
             self.done = true;
             return Ok(());
@@ -888,14 +898,6 @@ fn lines_in<'a>(text: &'a [u8], from: usize, eol: u8, max: usize, mut f: impl Fn
     at
 }
 
-/// The length of the keyed item (key, line, terminator `eol`) at the start
-/// of `avail` if it lies wholly inside: the terminator is looked for after
-/// the key, which may hold its byte.
-#[inline]
-fn keyed_len(avail: &[u8], eol: u8) -> Option<usize> {
-    Some(KEY_BYTES + first_end(avail.get(KEY_BYTES..)?, eol)? + 1)
-}
-
 /// Calls `f` on each keyed item of `block` from `from` (an item's start)
 /// that starts before `until` and lies wholly inside, at most `max` of
 /// them; returns where the last one ends (`from` when there is none).
@@ -905,7 +907,7 @@ fn keyed_items<'a>(
     from: usize,
     until: usize,
     max: usize,
-    eol: u8,
+    ends: Ends<'_>,
     mut f: impl FnMut(&'a [u8]),
 ) -> usize {
     let mut at = from;
@@ -919,37 +921,72 @@ fn keyed_items<'a>(
         if let Some(b) = block.get(at + 384) {
             crate::radix::prefetch(b);
         }
-        let Some(len) = keyed_len(&block[at..], eol) else { break };
+        let Some(len) = ends.item_len(&block[at..]) else { break };
         f(&block[at..at + len]);
         at += len;
     }
     at
 }
 
-/// Reads records or lines of one run from its read-ahead blocks.
-struct RunReader {
-    src: BlockReader,
+/// Where the items of a run end, as its codec says.
+#[derive(Clone, Copy)]
+struct Ends<'c> {
+    codec: &'c dyn Codec,
     /// The size of every item; `None`: terminated items.
     fixed: Option<usize>,
-    /// The terminator of terminated items.
-    eol: u8,
-    /// An item that straddles two blocks, copied whole.
-    carry: Vec<u8>,
+    /// The terminator, when each of its bytes ends an item (lines);
+    /// `None`: the codec parses where items end.
+    eol: Option<u8>,
     /// Each line comes after its key ([`KEY_BYTES`] bytes): an item is the
     /// key, the line and its terminator.
     keyed: bool,
 }
 
-impl RunReader {
+impl<'c> Ends<'c> {
+    fn new(codec: &'c dyn Codec, keyed: bool) -> Self {
+        let eol = codec.ends_at_terminators().then(|| codec.terminator());
+        Ends { codec, fixed: codec.fixed(), eol, keyed }
+    }
+
+    /// The length of the item at the start of `avail` if it lies wholly
+    /// inside (a keyed item's terminator is looked for after its key,
+    /// which may hold its byte).
+    #[inline]
+    fn item_len(&self, avail: &[u8]) -> Option<usize> {
+        if let Some(size) = self.fixed {
+            return (avail.len() >= size).then_some(size);
+        }
+        let key = if self.keyed { KEY_BYTES } else { 0 };
+        let line = avail.get(key..)?;
+        Some(key + self.line_len(line)?)
+    }
+
+    /// The length of the line (a terminated item without a key) at the
+    /// start of `avail` if it lies wholly inside.
+    #[inline]
+    fn line_len(&self, avail: &[u8]) -> Option<usize> {
+        match self.eol {
+            Some(eol) => Some(first_end(avail, eol)? + 1),
+            None => self.codec.item_len(avail),
+        }
+    }
+}
+
+/// Reads records or lines of one run from its read-ahead blocks.
+struct RunReader<'c> {
+    src: BlockReader,
+    /// Where its items end.
+    ends: Ends<'c>,
+    /// An item that straddles two blocks, copied whole.
+    carry: Vec<u8>,
+}
+
+impl RunReader<'_> {
     /// The length of the item at the start of `avail` if it lies wholly
     /// inside.
     #[inline]
     fn item_len(&self, avail: &[u8]) -> Option<usize> {
-        match self.fixed {
-            Some(size) => (avail.len() >= size).then_some(size),
-            _ if self.keyed => keyed_len(avail, self.eol),
-            _ => Some(first_end(avail, self.eol)? + 1),
-        }
+        self.ends.item_len(avail)
     }
 
     /// The next item if it lies wholly inside the current block.
@@ -970,16 +1007,16 @@ impl RunReader {
         let (start, end) = (s.pos, s.end);
         let block = &s.buf.bytes()[..end];
         let mut at = start;
-        match self.fixed {
-            Some(size) => {
+        match (self.ends.fixed, self.ends.eol) {
+            (Some(size), _) => {
                 let n = ((end - start) / size).min(max);
                 for i in 0..n {
                     f(&block[start + i * size..start + (i + 1) * size]);
                 }
                 at += n * size;
             }
-            _ if self.keyed => at = keyed_items(block, start, end, max, self.eol, f),
-            _ => at = lines_in(block, start, self.eol, max, f),
+            (None, Some(eol)) if !self.ends.keyed => at = lines_in(block, start, eol, max, f),
+            _ => at = keyed_items(block, start, end, max, self.ends, f),
         }
         s.pos = at;
     }
@@ -992,12 +1029,13 @@ impl RunReader {
         let s = &self.src;
         let block = &s.buf.bytes()[..s.end];
         let limit = (s.pos + bytes).min(s.end);
-        let Some(last) = memchr::memrchr(self.eol, &block[s.pos..limit]) else { return Vec::new() };
+        let eol = self.ends.eol.expect("lines end at each terminator");
+        let Some(last) = memchr::memrchr(eol, &block[s.pos..limit]) else { return Vec::new() };
         let end = s.pos + last + 1;
         let mut b = vec![s.pos];
         for k in 1..parts {
             let at = (s.pos + (end - s.pos) * k / parts).max(*b.last().expect("one"));
-            let cut = memchr::memchr(self.eol, &block[at..end]).map_or(end, |p| at + p + 1);
+            let cut = memchr::memchr(eol, &block[at..end]).map_or(end, |p| at + p + 1);
             b.push(cut);
         }
         b.push(end);
@@ -1024,36 +1062,33 @@ impl RunReader {
         s.pos = s.end;
         loop {
             if !s.refill()? {
-                match self.fixed {
-                    Some(element_size) => {
-                        let size = self.carry.len() as u64;
-                        return Err(Error::new(ErrorKind::BadSize { size, element_size }, s.path()));
-                    }
-                    // Runs end with the terminator; a tail without one
-                    // (a file given to `-m`) is still a line.
-                    _ => self.carry.push(self.eol),
+                if let Some(element_size) = self.ends.fixed {
+                    let size = self.carry.len() as u64;
+                    return Err(Error::new(ErrorKind::BadSize { size, element_size }, s.path()));
                 }
+                // Runs end with the terminator; a tail without one (a
+                // file given to `-m`) is still a line.
+                self.carry.push(self.ends.codec.terminator());
                 return Ok(Some(&self.carry));
             }
             let avail = &s.buf.bytes()[s.pos..s.end];
-            // A keyed line's terminator comes after its key: the key's
-            // bytes still missing are taken whole first.
-            let key_left = if self.keyed { KEY_BYTES.saturating_sub(self.carry.len()) } else { 0 };
-            let take = match self.fixed {
-                Some(size) => (size - self.carry.len()).min(avail.len()),
-                _ if key_left >= avail.len() => avail.len(),
-                _ => memchr::memchr(self.eol, &avail[key_left..]).map_or(avail.len(), |p| key_left + p + 1),
+            // A keyed line comes after its key: the key's bytes still
+            // missing are taken whole first.
+            let key = if self.ends.keyed { KEY_BYTES } else { 0 };
+            let key_left = key.saturating_sub(self.carry.len());
+            let codec = self.ends.codec;
+            let rest = match avail.get(key_left..) {
+                Some(line) if self.ends.fixed.is_none() => {
+                    let head = &self.carry[key.min(self.carry.len())..];
+                    codec.rest_len(head, line).map(|n| key_left + n)
+                }
+                Some(_) => codec.rest_len(&self.carry, avail),
+                None => None,
             };
+            let take = rest.unwrap_or(avail.len());
             self.carry.extend_from_slice(&avail[..take]);
             s.pos += take;
-            let done = match self.fixed {
-                Some(size) => self.carry.len() == size,
-                _ => {
-                    self.carry.len() > KEY_BYTES * usize::from(self.keyed)
-                        && self.carry.last() == Some(&self.eol)
-                }
-            };
-            if done {
+            if rest.is_some() {
                 return Ok(Some(&self.carry));
             }
         }
@@ -1084,6 +1119,68 @@ mod tests {
         }
         v.sort_unstable();
         v
+    }
+
+    /// Collects what a merge writes.
+    struct VecSink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl crate::byte_stream::BlockSink for VecSink {
+        fn write(&mut self, bytes: &[u8]) -> Result<()> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(())
+        }
+        fn close(&mut self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The merge finds items where the codec's parse says they end (a
+    /// quoted newline is a byte of its item), in blocks that cut items
+    /// anywhere, and merges runs of them like a sort.
+    #[test]
+    fn merges_items_whose_ends_only_a_parse_finds() {
+        use emsort_io::{StreamConfig, StreamKind};
+        use rand::{Rng, SeedableRng};
+        let codec = crate::codec::Quoted;
+        let dir = tempfile::tempdir().unwrap();
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        let raw = |i: &Vec<u8>| i[..i.len() - 1].to_vec();
+        for (block, items) in [(200, 300), (256 << 10, 20_000)] {
+            let (mut all, mut inputs) = (Vec::new(), Vec::new());
+            for r in 0..3 {
+                let mut run: Vec<Vec<u8>> = (0..items)
+                    .map(|_| {
+                        let mut item: Vec<u8> =
+                            (0..rng.random_range(0..12)).map(|_| rng.random_range(b'a'..b'd')).collect();
+                        if rng.random_bool(0.3) {
+                            let at = rng.random_range(0..=item.len());
+                            item.splice(at..at, b"\"x\ny\n\"".iter().copied());
+                        }
+                        item.push(b'\n');
+                        item
+                    })
+                    .collect();
+                run.sort_by_key(raw);
+                let path = dir.path().join(format!("run{r}"));
+                std::fs::write(&path, run.concat()).unwrap();
+                let cfg = StreamConfig::new(StreamKind::Buffered).block_size(block);
+                let stream = crate::byte_stream::ByteInput::open(&path, 1, &cfg).unwrap();
+                inputs.push(crate::read_ahead::Input { stream, path, free_behind: false });
+                all.extend(run);
+            }
+            all.sort_by_key(raw);
+            let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            let kinds = [RunKind { sorted: true, keyed: false }; 3];
+            std::thread::scope(|s| {
+                let readers = crate::read_ahead::start(s, inputs, block).unwrap();
+                let sink = Box::new(VecSink(got.clone()));
+                let mut out = WriteBehind::new(s, sink, block, dir.path()).unwrap();
+                merge(readers, &kinds, block, &codec, &mut out, &pool, 2, &mut |_| Ok(())).unwrap();
+                out.finish().unwrap();
+            });
+            assert!(*got.lock().unwrap() == all.concat(), "blocks of {block} bytes");
+        }
     }
 
     proptest! {

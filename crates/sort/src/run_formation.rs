@@ -91,15 +91,13 @@ use emsort_io::{Error, ErrorKind, Progress, Result};
 
 use crate::byte_stream::AlignedBuf;
 use crate::chunk_sort::{Entry, KeyRoom};
-use crate::codec::{self, Codec};
+use crate::codec::{self, each_end, Codec};
 use crate::keys::LineOrder;
-use crate::line_ends::line_ends;
 use crate::output::Output;
 use crate::plain::run_block;
 use crate::plan::{Derived, SortPlan};
 use crate::run_store::{Order, RunStore, SortedChunk};
 use crate::source::Input;
-use crate::Format;
 
 /// What run formation did.
 #[derive(Debug, Default)]
@@ -167,13 +165,12 @@ impl RunFormation<'_, '_> {
         let unit = self.plan.unit();
         let reader = Reader {
             input,
-            format: self.plan.format(),
-            eol: self.plan.eol(),
+            codec,
             unit,
             block: self.plan.block_size().max(unit) / unit * unit,
             data_cap: self.derived.run_bytes as usize,
             max_lines: self.derived.max_lines_per_run.unwrap_or(u64::MAX),
-            indexer: Indexer { pool: self.pool, keys: self.plan.line_order() },
+            indexer: Indexer { pool: self.pool, codec, keys: self.plan.line_order() },
             index_step: INDEX_STEP,
             segments: self.derived.segments,
             in_segments: (codec.in_place() && self.derived.segments > 1).then_some(codec),
@@ -293,9 +290,8 @@ const INDEX_STEP: usize = 2 << 20;
 /// The reader thread's state.
 struct Reader<'i, 'p> {
     input: Input<'i>,
-    format: Format,
-    /// The line terminator (`lines`).
-    eol: u8,
+    /// What the items are: where terminated items end.
+    codec: &'p dyn Codec,
     unit: usize,
     block: usize,
     /// Data bytes per chunk (a whole number of items).
@@ -326,6 +322,8 @@ struct Reader<'i, 'p> {
 #[derive(Clone, Copy)]
 struct Indexer<'p> {
     pool: &'p rayon::ThreadPool,
+    /// Where the lines end.
+    codec: &'p dyn Codec,
     /// The lines' order with keys; `None` (or plain): the line's first 8
     /// bytes are the prefix.
     keys: Option<&'p LineOrder>,
@@ -345,16 +343,18 @@ impl Indexer<'_> {
         p
     }
 
-    /// Fills `out` with the entries of `text`'s lines (whole lines, each
-    /// ending with `eol`, as many as `out` has), `text` being at `base` in
-    /// the chunk.
-    fn fill(&self, text: &[u8], base: usize, eol: u8, out: &mut [Entry], long: &AtomicBool) {
+    /// Fills `out` with the entries of `text`'s lines (whole lines, as
+    /// many as `out` has, the first at an item's start), `text` being at
+    /// `base` in the chunk.
+    fn fill(&self, text: &[u8], base: usize, out: &mut [Entry], long: &AtomicBool) {
         let mut room = KeyRoom::default();
-        let mut start = 0;
-        for (slot, nl) in out.iter_mut().zip(line_ends(text, eol)) {
+        let (mut start, mut slots) = (0, out.iter_mut());
+        each_end(self.codec, text, &mut 0, |nl| {
+            let Some(slot) = slots.next() else { return false };
             *slot = (self.key(&text[start..nl], &mut room, long), (base + start) as u32, (nl - start) as u32);
             start = nl + 1;
-        }
+            true
+        });
         debug_assert_eq!(start, text.len());
     }
 }
@@ -366,7 +366,6 @@ impl Indexer<'_> {
 fn index_lines<'s>(
     s: &rayon::Scope<'s>,
     indexer: Indexer<'s>,
-    eol: u8,
     long: &'s AtomicBool,
     tail: &mut &'s mut [u8],
     at: &mut usize,
@@ -379,7 +378,7 @@ fn index_lines<'s>(
     *rest = r;
     let (text, base) = (&*text, *at);
     *at += n;
-    s.spawn(move |_| indexer.fill(text, base, eol, out, long));
+    s.spawn(move |_| indexer.fill(text, base, out, long));
 }
 
 impl Reader<'_, '_> {
@@ -392,7 +391,7 @@ impl Reader<'_, '_> {
         progress: &dyn Progress,
         cancel: &AtomicBool,
     ) -> Result<u64> {
-        let lines = self.format == Format::Lines;
+        let lines = self.codec.fixed().is_none();
         let mut index = 0usize;
         while !self.eof || !self.carry.is_empty() {
             let Ok(mut buf) = empty_rx.recv() else { return Ok(self.input.bytes_read()) };
@@ -436,6 +435,7 @@ impl Reader<'_, '_> {
                 nlines: 0,
                 cut: None,
                 complete: 0,
+                scan: 0,
                 entries: Vec::new(),
                 long: AtomicBool::new(false),
                 segment,
@@ -443,9 +443,10 @@ impl Reader<'_, '_> {
             };
             if lines {
                 let data = &buf.bytes()[start..start + len];
-                fill.cut = count_until(data, 0, len, self.eol, &mut fill.nlines, self.max_lines);
-                fill.complete =
-                    fill.cut.unwrap_or_else(|| memchr::memrchr(self.eol, data).map_or(0, |p| p + 1));
+                let (cut, complete) =
+                    count_until(self.codec, data, &mut fill.nlines, &mut fill.scan, self.max_lines);
+                fill.cut = cut;
+                fill.complete = complete.unwrap_or(0);
             }
             // A line longer than the whole buffer grows the buffer (before
             // any line of the chunk is indexed: it has none yet).
@@ -490,8 +491,8 @@ impl Reader<'_, '_> {
         progress: &dyn Progress,
         cancel: &AtomicBool,
     ) -> Result<bool> {
-        let lines = self.format == Format::Lines;
-        let eol = self.eol;
+        let lines = self.codec.fixed().is_none();
+        let eol = self.codec.terminator();
         if lines {
             // Lines are at least their terminator.
             // Zeroed by the allocator: pages are touched only as lines
@@ -528,16 +529,18 @@ impl Reader<'_, '_> {
                     break;
                 }
                 if lines {
-                    let cut = count_until(tail, from, from + n, eol, &mut fill.nlines, self.max_lines);
-                    fill.cut = cut.map(|c| c + at);
-                    fill.complete = match fill.cut {
-                        Some(c) => c,
-                        None => memchr::memrchr(eol, &tail[from..from + n])
-                            .map_or(fill.complete, |p| at + from + p + 1),
-                    };
+                    let (cut, complete) = count_until(
+                        self.codec,
+                        &tail[from..from + n],
+                        &mut fill.nlines,
+                        &mut fill.scan,
+                        self.max_lines,
+                    );
+                    fill.cut = cut.map(|c| c + at + from);
+                    fill.complete = complete.map_or(fill.complete, |c| c + at + from);
                     if fill.complete - at >= self.index_step {
                         let n = (fill.complete - at, (fill.nlines - sent_lines) as usize);
-                        index_lines(s, indexer, eol, long, &mut tail, &mut at, &mut rest, n);
+                        index_lines(s, indexer, long, &mut tail, &mut at, &mut rest, n);
                         sent_lines = fill.nlines;
                     }
                 }
@@ -574,7 +577,7 @@ impl Reader<'_, '_> {
                 }
                 if fill.len > at {
                     let n = (fill.len - at, (fill.nlines - sent_lines) as usize);
-                    index_lines(s, indexer, eol, long, &mut tail, &mut at, &mut rest, n);
+                    index_lines(s, indexer, long, &mut tail, &mut at, &mut rest, n);
                 }
             } else if !fill.len.is_multiple_of(self.item_size()) {
                 // A source that is not whole items (checked per source by
@@ -594,7 +597,7 @@ impl Reader<'_, '_> {
     }
 
     fn item_size(&self) -> usize {
-        self.format.item_size().unwrap_or(1)
+        self.codec.fixed().unwrap_or(1)
     }
 }
 
@@ -606,8 +609,11 @@ struct Fill {
     nlines: u64,
     /// Where the chunk must end: after its `max_lines`-th line.
     cut: Option<usize>,
-    /// Just after the last terminator read (0: none yet).
+    /// Just after the last item end read (0: none yet).
     complete: usize,
+    /// What the codec's parse of item ends remembers between two reads
+    /// ([`Codec::scan_ends`]).
+    scan: u64,
     /// The index of its whole lines (`lines`), written by the indexing
     /// tasks.
     entries: Vec<Entry>,
@@ -623,17 +629,27 @@ struct Fill {
 /// [`Reader::run`]).
 const DATA_ALIGN: usize = 4096;
 
-/// Counts the line terminators `eol` of `buf[from..to]` into `lines`; when
-/// `lines` reaches `max`, returns the position just after that terminator
-/// (where the chunk must end).
-fn count_until(buf: &[u8], from: usize, to: usize, eol: u8, lines: &mut u64, max: u64) -> Option<usize> {
-    for p in line_ends(&buf[from..to], eol) {
+/// Counts the item ends of `read` (the chunk's next bytes; `scan`: the
+/// parse's state before them) into `lines`; returns, within `read`, where
+/// the chunk must end when `lines` reaches `max` (just after that item),
+/// and just after the last item end counted.
+fn count_until(
+    codec: &dyn Codec,
+    read: &[u8],
+    lines: &mut u64,
+    scan: &mut u64,
+    max: u64,
+) -> (Option<usize>, Option<usize>) {
+    let (mut cut, mut last) = (None, None);
+    each_end(codec, read, scan, |p| {
         *lines += 1;
+        last = Some(p + 1);
         if *lines >= max {
-            return Some(from + p + 1);
+            cut = last;
         }
-    }
-    None
+        cut.is_none()
+    });
+    (cut, last)
 }
 
 #[cfg(test)]
@@ -643,14 +659,16 @@ mod tests {
     use crate::keys::Scratch;
     use crate::run_store::KEY_BYTES;
     use crate::source::Source;
+    use crate::Format;
 
     /// The reader cuts chunks at the plan's terminator only (NUL under
-    /// `-z`, where newlines are bytes of a line), carries the rest across
-    /// chunk boundaries, ends a last line that lacks its terminator with
-    /// one, grows the buffer for a line longer than a chunk, and indexes
-    /// each chunk's lines as they arrive — whatever the indexing step —
-    /// exactly as one pass over the chunk would (by the lines' first 8
-    /// bytes, or their keys').
+    /// `-z`, where newlines are bytes of a line), or where the codec's
+    /// parse says an item ends (not at a quoted newline), carries the rest
+    /// across chunk boundaries, ends a last line that lacks its terminator
+    /// with one, grows the buffer for a line longer than a chunk, and
+    /// indexes each chunk's lines as they arrive — whatever the indexing
+    /// step — exactly as one pass over the chunk would (by the lines'
+    /// first 8 bytes, or their keys').
     #[test]
     fn the_reader_cuts_chunks_at_the_terminator_and_indexes_them() {
         use crate::keys::{Key, OrderOptions};
@@ -658,13 +676,22 @@ mod tests {
         let mut o = OrderOptions::default();
         o.keys.push(Key::parse("1.2").unwrap());
         let keyed = LineOrder::new(o).unwrap();
-        for (eol, step, keys) in [
-            (b'\n', 1 << 20, None),
-            (0u8, 1 << 20, None),
-            (b'\n', 1, None),
-            (0u8, 5, Some(&keyed)),
-            (b'\n', 12, Some(&keyed)),
+        for (eol, step, keys, quoted) in [
+            (b'\n', 1 << 20, None, false),
+            (0u8, 1 << 20, None, false),
+            (b'\n', 1, None, false),
+            (0u8, 5, Some(&keyed), false),
+            (b'\n', 12, Some(&keyed), false),
+            (b'\n', 1 << 20, None, true),
+            (b'\n', 9, Some(&keyed), true),
         ] {
+            let (lines, quote) = (codec::of(Format::Lines, false, eol, None), crate::codec::Quoted);
+            let codec: &dyn Codec = if quoted { &quote } else { &*lines };
+            let ends = |data: &[u8]| match quoted {
+                true => crate::codec::Quoted::ends(data),
+                false => memchr::memchr_iter(eol, data).collect::<Vec<_>>(),
+            };
+            // Quoted: a newline inside quotes in every fourth line.
             let other = if eol == 0 { b'\n' } else { 0 };
             let mut text = Vec::new();
             for i in 0..200usize {
@@ -673,6 +700,9 @@ mod tests {
                 text.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, n));
                 if i % 3 == 0 {
                     text.push(other);
+                }
+                if quoted && i % 4 == 1 {
+                    text.extend_from_slice(b"x\"y\nz\"");
                 }
                 text.push(eol);
             }
@@ -684,13 +714,12 @@ mod tests {
             // Reads of 7 bytes, chunks of at most 40 bytes or 5 lines.
             let reader = Reader {
                 input,
-                format: Format::Lines,
-                eol,
+                codec,
                 unit: 1,
                 block: 7,
                 data_cap: 40,
                 max_lines: 5,
-                indexer: Indexer { pool: &pool, keys },
+                indexer: Indexer { pool: &pool, codec, keys },
                 index_step: step,
                 segments: 1,
                 in_segments: None,
@@ -704,16 +733,17 @@ mod tests {
             let (full_tx, full_rx) = sync_channel::<Chunk>(1);
             let cancel = AtomicBool::new(false);
             let mut got = Vec::new();
-            let mut chunks = 0;
+            let (mut chunks, mut cuts) = (0, Vec::new());
             std::thread::scope(|s| {
                 let h = s.spawn(|| reader.run(empty_rx, full_tx, &emsort_io::NoProgress, &cancel));
                 // Dropped if an assertion fails: the reader stops.
                 let empty_tx = empty_tx;
                 for c in full_rx.iter() {
                     let data = &c.buf.bytes()[c.start..c.start + c.len];
-                    assert_eq!(data.last(), Some(&eol), "chunk {} ends inside a line", c.index);
+                    let nls = ends(data);
+                    assert_eq!(nls.last(), Some(&(c.len - 1)), "chunk {} ends inside a line", c.index);
                     let (mut expect, mut long, mut at) = (Vec::new(), false, 0);
-                    for nl in memchr::memchr_iter(eol, data) {
+                    for nl in nls {
                         let line = &data[at..nl];
                         let key = match keys {
                             Some(lo) => {
@@ -738,6 +768,7 @@ mod tests {
                         c.len
                     );
                     got.extend_from_slice(data);
+                    cuts.push(got.len() - 1);
                     chunks += 1;
                     let _ = empty_tx.send(c.buf); // the reader may be done
                 }
@@ -745,6 +776,8 @@ mod tests {
             });
             text.push(eol);
             assert_eq!(got, text, "eol {eol:#04x}");
+            let ends_of_all = ends(&text);
+            assert!(cuts.iter().all(|c| ends_of_all.binary_search(c).is_ok()), "a chunk ends inside an item");
             assert!(chunks > 40, "{chunks} chunks");
         }
     }

@@ -178,25 +178,14 @@ impl RunCursor {
                 }
                 self.carry.extend_from_slice(data);
             } else {
-                match c.fixed() {
-                    Some(s) => {
-                        let n = (s - self.carry.len()).min(data.len());
+                match c.rest_len(&self.carry, data) {
+                    Some(n) => {
                         self.carry.extend_from_slice(&data[..n]);
-                        if self.carry.len() == s {
-                            self.pos += n;
-                            self.head = Head::Carry;
-                            return Settle::Ready;
-                        }
+                        self.pos += n;
+                        self.head = Head::Carry;
+                        return Settle::Ready;
                     }
-                    None => match memchr::memchr(c.terminator(), data) {
-                        Some(p) => {
-                            self.carry.extend_from_slice(&data[..=p]);
-                            self.pos += p + 1;
-                            self.head = Head::Carry;
-                            return Settle::Ready;
-                        }
-                        None => self.carry.extend_from_slice(data),
-                    },
+                    None => self.carry.extend_from_slice(data),
                 }
             }
             self.pos = self.len;
