@@ -30,11 +30,13 @@ use crate::run_store::{Order, KEY_BYTES};
 /// the terminator).
 pub(crate) type Entry = (u64, u32, u32);
 
-/// Room to write one line's normalised key in, per thread.
+/// Room to write normalised keys in, per thread: one line's here, a
+/// window's heads' in the merge.
 #[derive(Default)]
 pub(crate) struct KeyRoom {
+    /// The keys' bytes.
     pub key: Vec<u8>,
-    scratch: Scratch,
+    pub scratch: Scratch,
 }
 
 impl KeyRoom {

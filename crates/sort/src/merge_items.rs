@@ -57,8 +57,8 @@ use std::cmp::Ordering;
 use emsort_io::{Error, ErrorKind, Result};
 use rayon::prelude::*;
 
+use crate::chunk_sort::KeyRoom;
 use crate::codec::Codec;
-use crate::keys::Scratch;
 use crate::line_ends::{first_end, line_ends};
 use crate::read_ahead::BlockReader;
 use crate::run_store::KEY_BYTES;
@@ -118,15 +118,6 @@ impl Head {
     }
 }
 
-/// Room for the normalised keys of a slice of a window's heads (for lines
-/// with GNU keys): the keys' bytes, which stay put until the window is
-/// refilled, and scratch space.
-#[derive(Default)]
-struct KeyRoom {
-    keys: Vec<u8>,
-    scratch: Scratch,
-}
-
 /// Heads whose keys one task normalises when a window is filled.
 const KEY_CHUNK: usize = 256;
 
@@ -184,27 +175,27 @@ impl<'a> Order<'a> {
         }
     }
 
-    /// Writes the normalised keys of `heads` into `room` and points the
-    /// heads at them.
+    /// Writes the normalised keys of `heads` into `room` (where they stay
+    /// put until the window is refilled) and points the heads at them.
     fn normalise(&self, heads: &mut [Head], room: &mut KeyRoom) {
         let c = self.codec;
-        room.keys.clear();
+        room.key.clear();
         let mut ends = [0usize; KEY_CHUNK];
         for (h, end) in heads.iter_mut().zip(&mut ends) {
-            let from = room.keys.len();
-            c.normalise(h.raw(c), &mut room.keys, &mut room.scratch);
+            let from = room.key.len();
+            c.normalise(h.raw(c), &mut room.key, &mut room.scratch);
             // Short keys zero-padded to 8 bytes, as keyed runs carry them:
             // a head's key then compares alike whichever run it comes from
             // (padding never changes how prefix-free keys compare).
-            if room.keys.len() - from < KEY_BYTES {
-                room.keys.resize(from + KEY_BYTES, 0);
+            if room.key.len() - from < KEY_BYTES {
+                room.key.resize(from + KEY_BYTES, 0);
             }
-            *end = room.keys.len();
+            *end = room.key.len();
         }
         // Only now, with the buffer grown for good, take its addresses.
         let mut start = 0;
         for (h, &end) in heads.iter_mut().zip(&ends) {
-            let key = &room.keys[start..end];
+            let key = &room.key[start..end];
             h.prefix = c.key_prefix(key);
             h.second = c.second(key, h.raw(c));
             h.key = key.as_ptr();
