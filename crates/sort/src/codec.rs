@@ -149,6 +149,15 @@ pub(crate) trait Codec: Send + Sync {
         (raw, self.key_prefix(raw), self.second(raw, raw))
     }
 
+    /// `Some(mask)` when [`Codec::head_of`] is a line's own bytes: the raw
+    /// key is the item without its last byte, the prefix and the second
+    /// are its bytes 0 to 8 and 8 to 16 XOR `mask` (all ones: descending).
+    /// A merge then takes such heads inline rather than by a call per item
+    /// (which cost 5 % of a 1 GiB lines sort's CPU time).
+    fn bytewise_lines(&self) -> Option<u64> {
+        None
+    }
+
     /// Whether items with equal prefixes need [`Codec::cmp_keys`] (every
     /// family but numbers, whose prefix is the whole key).
     fn ties(&self) -> bool {
@@ -570,6 +579,10 @@ impl Codec for Lines {
         }
     }
 
+    fn bytewise_lines(&self) -> Option<u64> {
+        (!self.normalised).then_some(if self.reverse { u64::MAX } else { 0 })
+    }
+
     #[inline]
     fn cmp_keys(&self, a: &[u8], b: &[u8]) -> Ordering {
         bytewise(a, b, self.reverse)
@@ -762,12 +775,26 @@ mod tests {
                 (Format::I32, [-5i32, 0, 7].iter().map(|x| x.to_ne_bytes().to_vec()).collect()),
                 (Format::F64, [-1.5f64, 0.0, f64::NAN].iter().map(|x| x.to_ne_bytes().to_vec()).collect()),
                 ("rec:4:1:2".parse().unwrap(), vec![b"zaaz".to_vec(), b"aabz".to_vec(), b"abaa".to_vec()]),
-                (Format::Lines, vec![b"\n".to_vec(), b"abcdefgh\n".to_vec(), b"abcdefgh\0\n".to_vec()]),
+                (
+                    Format::Lines,
+                    vec![
+                        b"\n".to_vec(),
+                        b"abcdefgh\n".to_vec(),
+                        b"abcdefgh\0\n".to_vec(),
+                        b"abcdefghijklmnopq\n".to_vec(),
+                    ],
+                ),
             ];
             for (format, items) in cases {
                 let c = of(format, rev, b'\n', None);
                 for a in &items {
                     assert_eq!(c.item_len(a), Some(a.len()));
+                    if let Some(mask) = c.bytewise_lines() {
+                        let raw = &a[..a.len() - 1];
+                        let inline =
+                            (raw, prefix(raw) ^ mask, prefix(raw.get(8..).unwrap_or_default()) ^ mask);
+                        assert_eq!(c.head_of(a), inline, "heads taken inline are the codec's");
+                    }
                     for b in &items {
                         let (x, y) = if format == Format::Lines {
                             (&a[..a.len() - 1], &b[..b.len() - 1])

@@ -59,6 +59,7 @@ use rayon::prelude::*;
 
 use crate::chunk_sort::KeyRoom;
 use crate::codec::Codec;
+use crate::key::prefix;
 use crate::line_ends::{first_end, line_ends};
 use crate::read_ahead::BlockReader;
 use crate::run_store::KEY_BYTES;
@@ -131,20 +132,26 @@ struct Order<'a> {
     /// Whether keys are normalised from the items (else they are bytes of
     /// the items).
     normalised: bool,
+    /// [`Codec::bytewise_lines`]: heads taken inline.
+    bytewise: Option<u64>,
 }
 
 impl<'a> Order<'a> {
     fn new(codec: &'a dyn Codec) -> Order<'a> {
-        Order { codec, normalised: codec.normalises() }
+        Order { codec, normalised: codec.normalises(), bytewise: codec.bytewise_lines() }
     }
 
     /// The head of `item` of run `run`: its key is a part of the item, or
     /// none yet when keys are normalised ([`Order::normalise`] writes it).
     #[inline(always)]
     fn head(&self, item: &[u8], run: u32) -> Head {
-        let (key, prefix, second) = match self.normalised {
-            true => (&item[..0], 0, 0),
-            false => self.codec.head_of(item),
+        let (key, prefix, second) = match (self.normalised, self.bytewise) {
+            (true, _) => (&item[..0], 0, 0),
+            (false, Some(mask)) => {
+                let raw = &item[..item.len() - 1];
+                (raw, prefix(raw) ^ mask, prefix(raw.get(8..).unwrap_or_default()) ^ mask)
+            }
+            (false, None) => self.codec.head_of(item),
         };
         Head {
             prefix,
