@@ -201,7 +201,6 @@ def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind
             raise EmsortRayError(f"partition_points returned unordered points {edges[1:-1]}")
         _maybe_kill(kill, "map", index)
         blocks = [buf[a * isz : b * isz] for a, b in zip(edges, edges[1:])]
-        items = [b - a for a, b in zip(edges, edges[1:])]
     else:
         # The engine's order (keys, -r, -u …): part k holds the lines from boundary k-1
         # to boundary k in that order, descending ones included.
@@ -289,15 +288,14 @@ def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kil
                     f.flush()
 
                 _maybe_kill(kill, "merge", index, before=partial_output)
+                buf = np.concatenate(blocks) if blocks else np.empty(0, np.uint8)
                 if fmt.fixed:
-                    buf = np.concatenate(blocks) if blocks else np.empty(0, np.uint8)
                     emsort.sort_buffer(buf, fmt.spec, reverse=reverse)
                     f.write(memoryview(buf).cast("B"))
                     items = total // fmt.item_size
                 else:
                     # The blocks in map order are the input's order: a stable sort keeps
                     # it between equal lines (stable, unique), as GNU sort does.
-                    buf = np.concatenate(blocks) if blocks else np.empty(0, np.uint8)
                     data = emsort.LineOrder(**order).sort(buf)
                     del buf
                     f.write(data)
@@ -510,6 +508,22 @@ def _retrying(step: Callable[[], None]) -> None:
                 raise
 
 
+def _pending(refs: list, timeout: float) -> list:
+    """Those of ``refs`` still under way after ``timeout`` seconds (all if Ray cannot tell)."""
+    try:
+        return ray.wait(refs, num_returns=len(refs), timeout=timeout, fetch_local=False)[1]
+    except Exception:  # noqa: BLE001
+        return refs
+
+
+def _cancel_each(refs: list, force: bool) -> None:
+    for r in refs:
+        try:
+            ray.cancel(r, force=force)
+        except Exception:  # noqa: BLE001 - finished, or Ray is going: nothing to cancel
+            pass
+
+
 class _Job:
     """One sort's hold on its output directory: its lock, its tasks, its cleanup.
 
@@ -583,31 +597,13 @@ class _Job:
         (on whichever node they run); those still running after the grace time have
         their workers killed."""
         refs, self.refs = self.refs, []
-        if not refs:
-            return
         # Only the tasks still under way: cancelling finished ones made the driver abort
         # (Ray 2.60, a failed check in TaskManager::CompletePendingTask) in about one
         # interrupted run out of three.
-        try:
-            _, refs = ray.wait(refs, num_returns=len(refs), timeout=0, fetch_local=False)
-        except Exception:  # noqa: BLE001
-            pass
-        if not refs:
-            return
-        for r in refs:
-            try:
-                ray.cancel(r, force=False)
-            except Exception:  # noqa: BLE001 - finished, or Ray is going: nothing to cancel
-                pass
-        try:
-            _, rest = ray.wait(refs, num_returns=len(refs), timeout=_CANCEL_GRACE_S, fetch_local=False)
-        except Exception:  # noqa: BLE001
-            rest = refs
-        for r in rest:
-            try:
-                ray.cancel(r, force=True)
-            except Exception:  # noqa: BLE001
-                pass
+        refs = _pending(refs, 0) if refs else []
+        if refs:
+            _cancel_each(refs, force=False)
+            _cancel_each(_pending(refs, _CANCEL_GRACE_S), force=True)
 
     def _remove_all(self) -> None:
         """Removes what the job made here: temporary files (waiting for the locks of
