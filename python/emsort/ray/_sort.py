@@ -715,9 +715,6 @@ def sort(
             raise TypeError(f"sort() got an unexpected keyword argument '{name}'")
     try:
         fmt = Format.parse(format)
-    except ValueError as e:
-        raise EmsortRayError(str(e)) from None
-    try:
         memory = parse_size(memory_per_task)
         chunk = parse_size(chunk_size) if chunk_size is not None else memory
     except ValueError as e:
