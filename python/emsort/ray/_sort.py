@@ -49,7 +49,7 @@ import signal
 import socket
 import tempfile
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import ray
@@ -83,60 +83,15 @@ class EmsortRayError(_Base):
 # ---- emsort operations -----------------------------------------------------------------
 
 
-def _sort_buffer(fmt: Format, buf: np.ndarray, reverse: bool = False) -> None:
-    emsort.sort_buffer(buf, fmt.spec, reverse=reverse)
-
-
-def _partition_points(fmt: Format, buf: np.ndarray, boundaries: list, reverse: bool = False) -> list:
-    if not boundaries:
-        return []
-    return [int(i) for i in emsort.partition_points(buf, fmt.spec, boundaries, reverse=reverse)]
-
-
-def _line_order(order: dict) -> "emsort.LineOrder":
-    """The engine's order of lines for the options ``order`` (``reverse`` included)."""
-    return emsort.LineOrder(**order)
-
-
 def _lines(data: bytes, eol: bytes) -> list:
     """The lines of ``data``, each ended by ``eol``, without it."""
     return data.split(eol)[:-1] if data else []
 
 
-class _File:
-    """Positional reads through an ``emsort.Reader``."""
-
-    def __init__(self, path: str, kind: str):
-        self.path = path
-        self._r = emsort.Reader(path, kind)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self._r.close()
-
-    def readinto(self, offset: int, buf: np.ndarray) -> int:
-        """Fills ``buf`` from ``offset`` (short only at the end of the file)."""
-        mv = memoryview(buf).cast("B")
-        done = 0
-        while done < len(mv):
-            n = self._r.readinto(offset + done, mv[done:])
-            if not n:
-                break
-            done += n
-        return done
-
-    def read(self, offset: int, size: int) -> bytes:
-        buf = np.empty(size, dtype=np.uint8)
-        n = self.readinto(offset, buf)
-        return buf[:n].tobytes()
-
-
 def _read_exact(path: str, offset: int, size: int, kind: str) -> np.ndarray:
     buf = np.empty(size, dtype=np.uint8)
     if size:
-        with _File(path, kind) as f:
+        with emsort.Reader(path, kind) as f:
             n = f.readinto(offset, buf)
         if n != size:
             raise EmsortRayError(
@@ -145,7 +100,7 @@ def _read_exact(path: str, offset: int, size: int, kind: str) -> np.ndarray:
     return buf
 
 
-def _find_newline(f: _File, pos: int, file_size: int, window: int = 1 << 16, eol: bytes = b"\n") -> Optional[int]:
+def _find_newline(f: "emsort.Reader", pos: int, file_size: int, window: int = 1 << 16, eol: bytes = b"\n") -> Optional[int]:
     """Offset of the first line terminator ``eol`` at or after ``pos``, or None."""
     while pos < file_size:
         data = f.read(pos, min(window, file_size - pos))
@@ -161,7 +116,7 @@ def _find_newline(f: _File, pos: int, file_size: int, window: int = 1 << 16, eol
 def _read_lines_chunk(path: str, start: int, end: int, file_size: int, kind: str, eol: bytes) -> bytes:
     """The lines whose first byte lies in ``[start, end)``, each with its terminator
     ``eol`` (but the file's last line may lack one)."""
-    with _File(path, kind) as f:
+    with emsort.Reader(path, kind) as f:
         if start > 0:
             nl = _find_newline(f, start - 1, file_size, eol=eol)
             if nl is None:
@@ -203,7 +158,7 @@ def _sample_task(path: str, fmt_spec: str, file_size: int, n: int, seed: int, eo
     rng = random.Random(seed)
     # pread, whatever `kind` says: small random reads through mmap would page in the
     # read-around window (read_ahead_kb, 8 MiB on some machines) for each sample.
-    with _File(path, "pread") as f:
+    with emsort.Reader(path, "pread") as f:
         if fmt.fixed:
             isz = fmt.item_size
             items = file_size // isz
@@ -236,21 +191,20 @@ def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind
         isz = fmt.item_size
         buf = _read_exact(path, offset, size, kind)
         t1 = time.perf_counter()
-        _sort_buffer(fmt, buf, reverse)
+        emsort.sort_buffer(buf, fmt.spec, reverse=reverse)
         t2 = time.perf_counter()
         n = size // isz
         # descending: part k holds the k-th range from the top, boundaries taken from the top
         bounds = boundaries[::-1] if reverse else boundaries
-        edges = [0] + _partition_points(fmt, buf, bounds, reverse) + [n]
+        edges = [0] + [int(i) for i in emsort.partition_points(buf, fmt.spec, bounds, reverse=reverse)] + [n]
         if any(a > b for a, b in zip(edges, edges[1:])):
             raise EmsortRayError(f"partition_points returned unordered points {edges[1:-1]}")
         _maybe_kill(kill, "map", index)
         blocks = [buf[a * isz : b * isz] for a, b in zip(edges, edges[1:])]
-        items = [b - a for a, b in zip(edges, edges[1:])]
     else:
         # The engine's order (keys, -r, -u …): part k holds the lines from boundary k-1
         # to boundary k in that order, descending ones included.
-        lo = _line_order(order if order is not None else {"reverse": reverse})
+        lo = emsort.LineOrder(**(order if order is not None else {"reverse": reverse}))
         eol = lo.terminator
         data = _read_lines_chunk(path, offset, offset + size, file_size, kind, eol)
         t1 = time.perf_counter()
@@ -290,17 +244,6 @@ def _count_lines(path: str, eol: bytes) -> int:
             n += b.count(eol)
 
 
-def _write_all(path: str, arrays: Iterable[np.ndarray]) -> None:
-    with open(path, "wb") as f:
-        _write_arrays(f, arrays)
-
-
-def _write_arrays(f, arrays: Iterable[np.ndarray]) -> None:
-    for a in arrays:
-        if a.nbytes:
-            f.write(memoryview(a).cast("B"))
-
-
 def _remove_own(path: str, fd: int) -> None:
     """Removes ``path`` if it still names the file locked as ``fd`` (ours)."""
     try:
@@ -323,7 +266,7 @@ def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kil
     t0 = time.perf_counter()
     fmt = Format.parse(fmt_spec)
     order = order if order is not None else {"reverse": reverse}
-    eol = None if fmt.fixed else _line_order(order).terminator
+    eol = None if fmt.fixed else emsort.LineOrder(**order).terminator
     total = sum(int(b.nbytes) for b in blocks)
     final = os.path.join(out_dir, _PART.format(index))
     tmp = os.path.join(out_dir, _cleanup.part_tmp_name(index))
@@ -345,16 +288,15 @@ def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kil
                     f.flush()
 
                 _maybe_kill(kill, "merge", index, before=partial_output)
+                buf = np.concatenate(blocks) if blocks else np.empty(0, np.uint8)
                 if fmt.fixed:
-                    buf = np.concatenate(blocks) if blocks else np.empty(0, np.uint8)
-                    _sort_buffer(fmt, buf, reverse)
-                    _write_arrays(f, [buf])
+                    emsort.sort_buffer(buf, fmt.spec, reverse=reverse)
+                    f.write(memoryview(buf).cast("B"))
                     items = total // fmt.item_size
                 else:
                     # The blocks in map order are the input's order: a stable sort keeps
                     # it between equal lines (stable, unique), as GNU sort does.
-                    buf = np.concatenate(blocks) if blocks else np.empty(0, np.uint8)
-                    data = _line_order(order).sort(buf)
+                    data = emsort.LineOrder(**order).sort(buf)
                     del buf
                     f.write(data)
                     items = data.count(eol)
@@ -367,7 +309,8 @@ def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kil
                 for j, b in enumerate(blocks):
                     if b.nbytes:
                         p = os.path.join(scratch, f"block-{j:06d}")
-                        _write_all(p, [b])
+                        with open(p, "wb") as w:
+                            w.write(memoryview(b).cast("B"))
                         files.append(p)
                         items += (b.nbytes // fmt.item_size) if fmt.fixed else int(np.count_nonzero(b == eol[0]))
                 _maybe_kill(kill, "merge", index)
@@ -471,7 +414,7 @@ def _order_options(fmt: Format, reverse: bool, given: Mapping[str, Any]) -> Opti
         set_["random_source"] = os.path.abspath(os.fspath(set_["random_source"]))
     order = dict(set_, reverse=bool(reverse))
     try:
-        lo = _line_order(order)
+        lo = emsort.LineOrder(**order)
     except (ValueError, TypeError) as e:
         raise EmsortRayError(str(e)) from None
     if lo.random and "random_source" not in order:
@@ -565,6 +508,22 @@ def _retrying(step: Callable[[], None]) -> None:
                 raise
 
 
+def _pending(refs: list, timeout: float) -> list:
+    """Those of ``refs`` still under way after ``timeout`` seconds (all if Ray cannot tell)."""
+    try:
+        return ray.wait(refs, num_returns=len(refs), timeout=timeout, fetch_local=False)[1]
+    except Exception:  # noqa: BLE001
+        return refs
+
+
+def _cancel_each(refs: list, force: bool) -> None:
+    for r in refs:
+        try:
+            ray.cancel(r, force=force)
+        except Exception:  # noqa: BLE001 - finished, or Ray is going: nothing to cancel
+            pass
+
+
 class _Job:
     """One sort's hold on its output directory: its lock, its tasks, its cleanup.
 
@@ -638,31 +597,13 @@ class _Job:
         (on whichever node they run); those still running after the grace time have
         their workers killed."""
         refs, self.refs = self.refs, []
-        if not refs:
-            return
         # Only the tasks still under way: cancelling finished ones made the driver abort
         # (Ray 2.60, a failed check in TaskManager::CompletePendingTask) in about one
         # interrupted run out of three.
-        try:
-            _, refs = ray.wait(refs, num_returns=len(refs), timeout=0, fetch_local=False)
-        except Exception:  # noqa: BLE001
-            pass
-        if not refs:
-            return
-        for r in refs:
-            try:
-                ray.cancel(r, force=False)
-            except Exception:  # noqa: BLE001 - finished, or Ray is going: nothing to cancel
-                pass
-        try:
-            _, rest = ray.wait(refs, num_returns=len(refs), timeout=_CANCEL_GRACE_S, fetch_local=False)
-        except Exception:  # noqa: BLE001
-            rest = refs
-        for r in rest:
-            try:
-                ray.cancel(r, force=True)
-            except Exception:  # noqa: BLE001
-                pass
+        refs = _pending(refs, 0) if refs else []
+        if refs:
+            _cancel_each(refs, force=False)
+            _cancel_each(_pending(refs, _CANCEL_GRACE_S), force=True)
 
     def _remove_all(self) -> None:
         """Removes what the job made here: temporary files (waiting for the locks of
@@ -774,9 +715,6 @@ def sort(
             raise TypeError(f"sort() got an unexpected keyword argument '{name}'")
     try:
         fmt = Format.parse(format)
-    except ValueError as e:
-        raise EmsortRayError(str(e)) from None
-    try:
         memory = parse_size(memory_per_task)
         chunk = parse_size(chunk_size) if chunk_size is not None else memory
     except ValueError as e:
@@ -786,7 +724,7 @@ def sort(
     if fmt.fixed and chunk < fmt.item_size:
         raise EmsortRayError(f"chunk size {chunk} is smaller than one {fmt.spec} item ({fmt.item_size} bytes)")
     order = _order_options(fmt, reverse, options)
-    eol = _line_order(order).terminator if order is not None else None
+    eol = emsort.LineOrder(**order).terminator if order is not None else None
 
     files = expand_inputs(inputs)
     sizes = [os.path.getsize(p) for p in files]
@@ -827,12 +765,12 @@ def sort(
         if fmt.fixed:
             isz = fmt.item_size
             pool = np.concatenate(sampled) if sampled else np.empty(0, np.uint8)
-            _sort_buffer(fmt, pool)
+            emsort.sort_buffer(pool, fmt.spec)
             k = pool.size // isz
             boundaries = [pool[(i * k // partitions) * isz : (i * k // partitions + 1) * isz].tobytes() for i in range(1, partitions)] if k else [bytes(isz)] * (partitions - 1)
         else:
             # The samples in the engine's order (unique ones with `unique`).
-            pool = _lines(_line_order(order).sort(b"".join(line + eol for lines in sampled for line in lines)), eol)
+            pool = _lines(emsort.LineOrder(**order).sort(b"".join(line + eol for lines in sampled for line in lines)), eol)
             k = len(pool)
             boundaries = [pool[i * k // partitions] for i in range(1, partitions)] if k else [b""] * (partitions - 1)
         t_sample = time.perf_counter() - t0
@@ -986,7 +924,7 @@ def verify(output_dir, *, format: Optional[str] = None) -> dict:
         return _fail(0, f"{out}: {len(stray)} file(s) that are not parts listed by the manifest: {shown}")
     reverse = bool(m.get("reverse"))
     # Lines: the engine's order of the manifest's options (`sort -c` on each part).
-    lo = None if fmt.fixed else _line_order(_order_from_manifest(m))
+    lo = None if fmt.fixed else emsort.LineOrder(**_order_from_manifest(m))
     eol = lo.terminator if lo is not None else b"\n"
     items = 0
     prev = None
@@ -1016,15 +954,10 @@ def verify(output_dir, *, format: Optional[str] = None) -> dict:
                     c = lo.compare(prev, first)
                     bad = c > 0 or (c == 0 and lo.unique)
                 else:
-                    a, b = (first, prev) if reverse else (prev, first)
-                    bad = _less(fmt, b, a)
+                    bad = emsort.item_key_less(first, prev, fmt.spec, reverse=reverse)
                 if bad:
                     return _fail(items, f"{path}: its first item is out of order with the previous part's last")
             prev = _edge_item(path, fmt, last=True, eol=eol)
     if items != m["items"]:
         return _fail(items, f"{items} items in the parts, manifest says {m['items']}")
     return {"ok": True, "items": items, "message": "ok"}
-
-
-def _less(fmt: Format, a: bytes, b: bytes) -> bool:
-    return bool(emsort.item_key_less(a, b, fmt.spec))
