@@ -532,8 +532,8 @@ class Sorter:
         memory: M, bytes or ``"256M"`` / ``"25%"`` (default: a quarter of
             the available RAM, as ``emsort sort`` reading a pipe).
         temp_dirs, parallel, reverse, io, block_size, policy, fan_in,
-            progress: as :func:`sort` (``io`` default ``"direct"``; the
-            phases reported are ``"run formation"`` and ``"merge"``).
+            progress: as :func:`sort` (the phases reported are
+            ``"run formation"`` and ``"merge"``).
         **order: the ordering options of lines (:class:`OrderOptions`), as
             :func:`sort`::
 
