@@ -41,9 +41,7 @@
 //! about SIZE bytes of whole lines (N = SIZE / the expected line length,
 //! [`GenSpec::csv_bytes`]). The sort side reads the file as `lines`.
 
-use std::fmt;
 use std::path::Path;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 
@@ -56,6 +54,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 
 use crate::format::{Format, RecordFormat};
+use crate::method::cli_names;
 
 /// How item values are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -73,42 +72,13 @@ pub enum Distribution {
     Zipf,
 }
 
-impl Distribution {
-    /// All distributions.
-    pub const ALL: [Distribution; 5] = [
-        Distribution::Uniform,
-        Distribution::Sorted,
-        Distribution::Reverse,
-        Distribution::FewDistinct,
-        Distribution::Zipf,
-    ];
-
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Distribution::Uniform => "uniform",
-            Distribution::Sorted => "sorted",
-            Distribution::Reverse => "reverse",
-            Distribution::FewDistinct => "few-distinct",
-            Distribution::Zipf => "zipf",
-        }
-    }
-}
-
-impl fmt::Display for Distribution {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Distribution {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Distribution, String> {
-        Distribution::ALL.iter().copied().find(|d| d.name() == s).ok_or_else(|| {
-            format!("unknown distribution '{s}' (expected uniform, sorted, reverse, few-distinct or zipf)")
-        })
-    }
-}
+cli_names!(Distribution, "distribution", "uniform, sorted, reverse, few-distinct or zipf", {
+    Uniform => "uniform",
+    Sorted => "sorted",
+    Reverse => "reverse",
+    FewDistinct => "few-distinct",
+    Zipf => "zipf",
+});
 
 /// What the lines of a `lines` file hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

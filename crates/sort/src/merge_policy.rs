@@ -21,8 +21,8 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use std::fmt;
-use std::str::FromStr;
+
+use crate::method::cli_names;
 
 /// How runs are chosen for each merge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -34,32 +34,7 @@ pub enum MergePolicy {
     Optimal,
 }
 
-impl MergePolicy {
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            MergePolicy::Fifo => "fifo",
-            MergePolicy::Optimal => "optimal",
-        }
-    }
-}
-
-impl fmt::Display for MergePolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for MergePolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<MergePolicy, String> {
-        match s {
-            "fifo" => Ok(MergePolicy::Fifo),
-            "optimal" => Ok(MergePolicy::Optimal),
-            _ => Err(format!("unknown merge policy '{s}' (expected fifo or optimal)")),
-        }
-    }
-}
+cli_names!(MergePolicy, "merge policy", "fifo or optimal", { Fifo => "fifo", Optimal => "optimal" });
 
 /// One merge: input run ids → a new run id.
 #[derive(Debug, Clone, PartialEq, Eq)]

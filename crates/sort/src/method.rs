@@ -26,10 +26,42 @@
 
 use std::fmt;
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use emsort_io::disks::DiskModel;
 use serde::{Serialize, Serializer};
+
+/// The command-line names of a fieldless enum's variants: `name()`,
+/// `Display` by that name, and `FromStr` from it, which refuses any other
+/// string with "unknown WHAT 'S' (expected LIST)".
+macro_rules! cli_names {
+    ($t:ident, $what:literal, $expected:literal, { $($v:ident => $name:literal),+ $(,)? }) => {
+        impl $t {
+            /// The command-line name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($t::$v => $name,)+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl std::str::FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<$t, String> {
+                match s {
+                    $($name => Ok($t::$v),)+
+                    _ => Err(format!(concat!("unknown ", $what, " '{}' (expected ", $expected, ")"), s)),
+                }
+            }
+        }
+    };
+}
+pub(crate) use cli_names;
 
 /// How a sort merges its runs, with the parameters of that merge.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -177,32 +209,9 @@ pub enum MethodKind {
 impl MethodKind {
     /// Every method, in the order the command line lists them.
     pub const ALL: [MethodKind; 3] = [MethodKind::Plain, MethodKind::Dsm, MethodKind::Srm];
-
-    /// The command-line name: `plain`, `dsm` or `srm`.
-    pub fn name(self) -> &'static str {
-        match self {
-            MethodKind::Plain => "plain",
-            MethodKind::Dsm => "dsm",
-            MethodKind::Srm => "srm",
-        }
-    }
 }
 
-impl fmt::Display for MethodKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for MethodKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<MethodKind, String> {
-        MethodKind::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| format!("unknown merge method '{s}' (expected plain, dsm or srm)"))
-    }
-}
+cli_names!(MethodKind, "merge method", "plain, dsm or srm", { Plain => "plain", Dsm => "dsm", Srm => "srm" });
 
 impl Serialize for MethodKind {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -173,6 +173,12 @@ impl<'a> Output<'a> {
         }
     }
 
+    /// The output a deferred or later one turns out to be: `kind`, named
+    /// `name`, with this one's format and streams.
+    fn chosen(&self, kind: Kind<'a>, name: PathBuf) -> Output<'a> {
+        Output { kind, name, temp_root: None, cfg: self.cfg.clone(), ..*self }
+    }
+
     /// The output's name for messages.
     pub fn name(&self) -> &Path {
         &self.name
@@ -195,14 +201,7 @@ impl<'a> Output<'a> {
                 place.reattach()?;
                 let mut file = AtomicFile::at(place)?;
                 file.release_dir()?;
-                let kind = Kind::Atomic(file);
-                let _ = made.set(Box::new(Output {
-                    kind,
-                    name: self.name.clone(),
-                    temp_root: None,
-                    cfg: self.cfg.clone(),
-                    ..*self
-                }));
+                let _ = made.set(Box::new(self.chosen(Kind::Atomic(file), self.name.clone())));
                 made.get().expect("just set").open(block)?
             }
             Kind::Into(place, kind) => {
@@ -231,17 +230,10 @@ impl<'a> Output<'a> {
                 }
                 let choice = later.choice.lock().unwrap_or_else(|e| e.into_inner()).recv();
                 let chosen = match choice {
-                    Ok(Choice::Path(p)) => {
-                        let kind = path_kind(&p, self.temp_root.as_deref())?;
-                        Output { kind, name: p, temp_root: None, cfg: self.cfg.clone(), ..*self }
+                    Ok(Choice::Path(p)) => self.chosen(path_kind(&p, self.temp_root.as_deref())?, p),
+                    Ok(Choice::Items(tx)) => {
+                        self.chosen(Kind::Channel(Mutex::new(Some(tx))), self.name.clone())
                     }
-                    Ok(Choice::Items(tx)) => Output {
-                        kind: Kind::Channel(Mutex::new(Some(tx))),
-                        name: self.name.clone(),
-                        temp_root: None,
-                        cfg: self.cfg.clone(),
-                        ..*self
-                    },
                     Err(_) => return Err(Error::new(ErrorKind::Interrupted, &self.name)),
                 };
                 let _ = later.chosen.set(chosen);

@@ -59,6 +59,12 @@ pub(crate) struct Run {
 }
 
 impl Run {
+    /// A run at `path` of `bytes` bytes, not compressed, in no known order,
+    /// its lines without keys.
+    fn new(path: PathBuf, bytes: u64, owned: bool) -> Run {
+        Run { path, bytes, owned, compressed: false, sorted: false, keyed: false }
+    }
+
     /// The run as a merge reads it.
     fn file(&self) -> RunFile {
         RunFile {
@@ -96,31 +102,9 @@ impl PlainStore {
         }
     }
 
-    /// A store whose runs are the sorted files `inputs` (never removed);
-    /// its temporary directories are made only if a merge needs them.
-    pub fn of_files(plan: &SortPlan, inputs: Vec<(PathBuf, u64)>) -> PlainStore {
-        let runs = inputs
-            .into_iter()
-            .map(|(path, bytes)| Run {
-                path,
-                bytes,
-                owned: false,
-                compressed: false,
-                sorted: false,
-                keyed: false,
-            })
-            .collect();
-        PlainStore {
-            plan: plan.clone(),
-            temps: Mutex::new(Vec::new()),
-            prefix: "emsort-merge-",
-            runs: Mutex::new(runs),
-            next: AtomicUsize::new(0),
-        }
-    }
-
-    /// A store whose runs are the sorted `inputs`, in their order: a file
-    /// is a run as it is (never removed); a stream (standard input, a pipe)
+    /// A store whose runs are the sorted `inputs`, in their order (its
+    /// temporary directories made only if a spool or a merge needs them): a
+    /// file is a run as it is (never removed); a stream (standard input, a pipe)
     /// is read to its end into a new run in the store's temporary
     /// directory first, so the merge can read it by path like the others.
     /// A spooled run is the sort's own: removed once merged, and with the
@@ -133,19 +117,17 @@ impl PlainStore {
         progress: &dyn Progress,
         cancel: &AtomicBool,
     ) -> Result<PlainStore> {
-        let mut store = PlainStore::of_files(plan, Vec::new());
+        let mut store = PlainStore::new(plan, "emsort-merge-");
         let mut runs = Vec::with_capacity(inputs.len());
         for input in inputs {
             runs.push(match input {
-                Opened::File(path, bytes) => {
-                    Run { path, bytes, owned: false, compressed: false, sorted: false, keyed: false }
-                }
+                Opened::File(path, bytes) => Run::new(path, bytes, false),
                 Opened::Stream(name, reader) => {
                     let path = store.new_path()?;
                     progress.phase_bytes("spool", None);
                     let bytes = spool(plan, &name, reader, &path, progress, cancel)?;
                     progress.finish_phase();
-                    Run { path, bytes, owned: true, compressed: false, sorted: false, keyed: false }
+                    Run::new(path, bytes, true)
                 }
             });
         }
@@ -194,14 +176,8 @@ impl RunStore for PlainStore {
         let bytes = chunk.write(out, block, &path, cancel)?;
         let compressed = self.plan.compress_program().is_some();
         let keyed = matches!(chunk.order, Order::KeyedLines(_));
-        self.runs.lock().unwrap_or_else(|e| e.into_inner()).push(Run {
-            path,
-            bytes,
-            owned: true,
-            compressed,
-            sorted: true,
-            keyed,
-        });
+        let run = Run { compressed, sorted: true, keyed, ..Run::new(path, bytes, true) };
+        self.runs.lock().unwrap_or_else(|e| e.into_inner()).push(run);
         Ok(bytes)
     }
 
@@ -327,14 +303,8 @@ impl crate::run_store::Merger for Plain {
             }
             remove_owned(&inputs)?;
             if let (true, Some(path)) = (squeezed, &new) {
-                let run = Run {
-                    path: path.clone(),
-                    bytes: m.size,
-                    owned: true,
-                    compressed: plan.compress_program().is_some(),
-                    sorted: true,
-                    keyed: false,
-                };
+                let compressed = plan.compress_program().is_some();
+                let run = Run { compressed, sorted: true, ..Run::new(path.clone(), m.size, true) };
                 let copied =
                     merge_runs(plan, ctx.pool, &[run.file()], Dest::Output(out), ctx.progress, ctx.cancel)?;
                 merged.phase.bytes_read += copied.read;
@@ -348,14 +318,7 @@ impl crate::run_store::Merger for Plain {
             let sorted = inputs.iter().all(|r| r.sorted);
             // A merge writes plain lines (the keys stay with run formation's
             // runs).
-            table.push(new.map(|path| Run {
-                path,
-                bytes: m.size,
-                owned: true,
-                compressed,
-                sorted,
-                keyed: false,
-            }));
+            table.push(new.map(|path| Run { compressed, sorted, ..Run::new(path, m.size, true) }));
         }
         ctx.progress.finish_phase();
         merged.merged_bytes = sched.merged;

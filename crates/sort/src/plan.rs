@@ -102,6 +102,21 @@ pub use crate::method::{Method, MethodKind, ParallelDisks, SrmOptions};
 use crate::pdisk::order;
 use crate::{Format, SortError};
 
+/// Accessors that return a copy of the field of their name.
+macro_rules! getters {
+    ($($(#[$doc:meta])* $name:ident: $t:ty;)*) => {
+        $($(#[$doc])* pub fn $name(&self) -> $t { self.$name })*
+    };
+}
+
+/// Builder methods that set the field of their name to their argument
+/// (`= Some`: wrapped in `Some`).
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident($arg:ident: $t:ty) $(= $wrap:ident)?;)*) => {
+        $($(#[$doc])* pub fn $name(mut self, $arg: $t) -> Self { self.$name = $($wrap)?($arg); self })*
+    };
+}
+
 /// Bytes of sort index per record or line: an 8-byte key prefix and a
 /// position.
 pub const INDEX_ENTRY_BYTES: u64 = 16;
@@ -167,7 +182,7 @@ pub struct SortPlan {
     chunk_memory: Option<u64>,
     segments: Option<usize>,
     io_choice: Option<String>,
-    device: Option<DeviceCost>,
+    device_cost: Option<DeviceCost>,
 }
 
 /// Numbers that follow from a [`SortPlan`], computed by [`SortPlan::derived`].
@@ -245,22 +260,46 @@ impl SortPlan {
     /// ([`ParallelDisks::DEFAULT_SEED`]).
     pub const DEFAULT_SEED: u64 = ParallelDisks::DEFAULT_SEED;
 
-    /// The data format (and so the order).
-    pub fn format(&self) -> Format {
-        self.format
+    getters! {
+        /// The data format (and so the order).
+        format: Format;
+        /// The byte that ends each line of `lines`: `\n`, or NUL for GNU
+        /// `sort -z` ([`SortPlanBuilder::eol`]). Every place that finds where
+        /// a line ends (run formation's reader and index, the merges, the
+        /// output's item blocks) looks for this byte; a last line without it
+        /// gets one. Always `\n` for the binary formats, which have no lines.
+        eol: u8;
+        /// Memory M in bytes for buffers and in-memory sorting.
+        memory: u64;
+        /// Fan-in d: the most runs one merge reads (≥ 2).
+        fan_in: usize;
+        /// Block size B in bytes of every stream (≥ 1).
+        block_size: usize;
+        /// Stream kind that reads the input and the runs.
+        input_kind: StreamKind;
+        /// Stream kind that writes the runs and the output.
+        output_kind: StreamKind;
+        /// io_uring queue depth Q (`uring` streams only).
+        queue_depth: u32;
+        /// What the device under the runs' directory costs, when it was
+        /// measured: by the probe of [`SortPlanBuilder::io_auto`], or by
+        /// `emsort calibrate` ([`DeviceCache`]). The statistics' I/O bound
+        /// rests on it.
+        device_cost: Option<DeviceCost>;
+        /// Descending order.
+        reverse: bool;
+        /// Which runs each merge takes.
+        policy: MergePolicy;
+        /// Threads of the sort's own pool (in-memory sorting; ≥ 1).
+        threads: usize;
+        /// Size of the input in bytes, when known (for the derived numbers).
+        input_bytes: Option<u64>;
     }
+
     /// GNU `sort`'s keys and options for `lines` ([`LineOrder`]); `None`:
     /// whole lines bytewise (reversed by [`SortPlan::reverse`]).
     pub fn line_order(&self) -> Option<&LineOrder> {
         self.lines.as_deref()
-    }
-    /// The byte that ends each line of `lines`: `\n`, or NUL for GNU
-    /// `sort -z` ([`SortPlanBuilder::eol`]). Every place that finds where
-    /// a line ends (run formation's reader and index, the merges, the
-    /// output's item blocks) looks for this byte; a last line without it
-    /// gets one. Always `\n` for the binary formats, which have no lines.
-    pub fn eol(&self) -> u8 {
-        self.eol
     }
     /// Whether items equal by the order keep their input order (`-s`,
     /// `-u`): the merges then take consecutive runs only.
@@ -272,63 +311,15 @@ impl SortPlan {
     pub fn compress_program(&self) -> Option<&Path> {
         self.compress.as_deref()
     }
-    /// Memory M in bytes for buffers and in-memory sorting.
-    pub fn memory(&self) -> u64 {
-        self.memory
-    }
-    /// Fan-in d: the most runs one merge reads (≥ 2).
-    pub fn fan_in(&self) -> usize {
-        self.fan_in
-    }
-    /// Block size B in bytes of every stream (≥ 1).
-    pub fn block_size(&self) -> usize {
-        self.block_size
-    }
-    /// Stream kind that reads the input and the runs.
-    pub fn input_kind(&self) -> StreamKind {
-        self.input_kind
-    }
-    /// Stream kind that writes the runs and the output.
-    pub fn output_kind(&self) -> StreamKind {
-        self.output_kind
-    }
-    /// io_uring queue depth Q (`uring` streams only).
-    pub fn queue_depth(&self) -> u32 {
-        self.queue_depth
-    }
-
     /// Why the stream kinds were chosen, when the plan chose them
     /// ([`SortPlanBuilder::io_auto`]).
     pub fn io_choice(&self) -> Option<&str> {
         self.io_choice.as_deref()
     }
-    /// What the device under the runs' directory costs, when it was
-    /// measured: by the probe of [`SortPlanBuilder::io_auto`], or by
-    /// `emsort calibrate` ([`DeviceCache`]). The statistics' I/O bound
-    /// rests on it.
-    pub fn device_cost(&self) -> Option<DeviceCost> {
-        self.device
-    }
-    /// Descending order.
-    pub fn reverse(&self) -> bool {
-        self.reverse
-    }
-    /// Which runs each merge takes.
-    pub fn policy(&self) -> MergePolicy {
-        self.policy
-    }
-    /// Threads of the sort's own pool (in-memory sorting; ≥ 1).
-    pub fn threads(&self) -> usize {
-        self.threads
-    }
     /// Directories for temporary runs (runs go round-robin across them;
     /// at least one).
     pub fn temp_dirs(&self) -> &[PathBuf] {
         &self.temp_dirs
-    }
-    /// Size of the input in bytes, when known (for the derived numbers).
-    pub fn input_bytes(&self) -> Option<u64> {
-        self.input_bytes
     }
     /// How runs are merged, with the merge's parameters: the plain d-way
     /// merge, or DSM / SRM over D disks ([`crate::pdisk`]).
@@ -857,59 +848,6 @@ impl SortPlanBuilder {
         self
     }
 
-    /// Sets the byte that ends each line of `lines` (default `\n`; NUL for
-    /// GNU `sort -z`, whose lines may hold newlines). The binary formats
-    /// have no lines: [`SortPlanBuilder::build`] refuses any other byte
-    /// for them.
-    pub fn eol(mut self, byte: u8) -> Self {
-        self.eol = byte;
-        self
-    }
-
-    /// Sets the memory M in bytes.
-    pub fn memory(mut self, bytes: u64) -> Self {
-        self.memory = bytes;
-        self
-    }
-    /// Sets the chunk buffers of run formation: 2 overlap reading one with
-    /// sorting and writing the other, 1 makes runs twice as long (default:
-    /// 2, or 1 when that saves a level of merging or
-    /// [`PASSES_FOR_ONE_BUFFER`] of a pass,
-    /// or the input fits in it).
-    pub fn chunk_buffers(mut self, n: usize) -> Self {
-        self.chunk_buffers = Some(n);
-        self
-    }
-    /// Caps the memory of run formation's chunk buffers at `bytes` (at
-    /// least two of the smallest chunk; default: what M leaves beside the
-    /// streams). `emsort sort -S 1k`: M grows to what a merge of GNU's 16
-    /// runs needs, while runs stay as small as the user asked, as GNU's
-    /// buffer of 1 KiB makes runs of a few dozen lines.
-    pub fn chunk_memory(mut self, bytes: u64) -> Self {
-        self.chunk_memory = Some(bytes);
-        self
-    }
-    /// Sets the sorted segments of a chunk of numbers: each is sorted as
-    /// soon as it is read (sorting overlaps reading), and the run is
-    /// written by merging them. Binary numbers with the plain merge only
-    /// (default: [`DEFAULT_SEGMENTS`] with one chunk buffer, else 1: the
-    /// chunk sorted whole after it is read).
-    pub fn segments(mut self, n: usize) -> Self {
-        self.segments = Some(n);
-        self
-    }
-    /// Sets the fan-in d (default: as many as M allows, up to 64).
-    pub fn fan_in(mut self, d: usize) -> Self {
-        self.fan_in = Some(d);
-        self
-    }
-    /// Sets the block size B (default: M / 16, or less if d + 1 streams of
-    /// it would not fit in M, rounded down to a power of two, within
-    /// 4 KiB … 1 MiB).
-    pub fn block_size(mut self, bytes: usize) -> Self {
-        self.block_size = Some(bytes);
-        self
-    }
     /// Sets the stream kind for reading and for writing.
     pub fn io(mut self, kind: StreamKind) -> Self {
         self.input_kind = kind;
@@ -941,49 +879,11 @@ impl SortPlanBuilder {
         self.io_auto = false;
         self
     }
-    /// Sets the io_uring queue depth Q (default: the device's with
-    /// [`SortPlanBuilder::io_auto`], else
-    /// [`StreamConfig::DEFAULT_QUEUE_DEPTH`]).
-    pub fn queue_depth(mut self, q: u32) -> Self {
-        self.queue_depth = Some(q);
-        self
-    }
-    /// Sorts in descending order.
-    pub fn reverse(mut self, yes: bool) -> Self {
-        self.reverse = yes;
-        self
-    }
-    /// Sets the merge policy.
-    pub fn policy(mut self, policy: MergePolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-    /// Sets the number of threads (default: all cores; at most
-    /// [`SortPlan::max_threads`], the CPUs this process may use).
-    pub fn threads(mut self, n: usize) -> Self {
-        self.threads = Some(n);
-        self
-    }
     /// Adds a temporary directory (default: `$TMPDIR` or `/tmp`).
     pub fn temp_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.temp_dirs.push(dir.into());
         self
     }
-    /// Sets the input size, for the derived numbers (the sort sets it from
-    /// the file).
-    pub fn input_bytes(mut self, bytes: u64) -> Self {
-        self.input_bytes = Some(bytes);
-        self
-    }
-
-    /// Sets the merge method with its parameters (default:
-    /// [`Method::Plain`]): `Method::Srm(ParallelDisks::new(dirs),
-    /// SrmOptions::default())` for SRM on the disks `dirs`.
-    pub fn method(mut self, method: Method) -> Self {
-        self.method = method;
-        self
-    }
-
     /// Writes every temporary run through `program` (found on `PATH`, or a
     /// path; run with no argument, the run's bytes on its standard input,
     /// the run file as its standard output) and reads it back through
@@ -994,6 +894,58 @@ impl SortPlanBuilder {
     pub fn compress_program(mut self, program: impl Into<PathBuf>) -> Self {
         self.compress = Some(program.into());
         self
+    }
+
+    setters! {
+        /// Sets the byte that ends each line of `lines` (default `\n`; NUL for
+        /// GNU `sort -z`, whose lines may hold newlines). The binary formats
+        /// have no lines: [`SortPlanBuilder::build`] refuses any other byte
+        /// for them.
+        eol(byte: u8);
+        /// Sets the memory M in bytes.
+        memory(bytes: u64);
+        /// Sets the chunk buffers of run formation: 2 overlap reading one with
+        /// sorting and writing the other, 1 makes runs twice as long (default:
+        /// 2, or 1 when that saves a level of merging or
+        /// [`PASSES_FOR_ONE_BUFFER`] of a pass,
+        /// or the input fits in it).
+        chunk_buffers(n: usize) = Some;
+        /// Caps the memory of run formation's chunk buffers at `bytes` (at
+        /// least two of the smallest chunk; default: what M leaves beside the
+        /// streams). `emsort sort -S 1k`: M grows to what a merge of GNU's 16
+        /// runs needs, while runs stay as small as the user asked, as GNU's
+        /// buffer of 1 KiB makes runs of a few dozen lines.
+        chunk_memory(bytes: u64) = Some;
+        /// Sets the sorted segments of a chunk of numbers: each is sorted as
+        /// soon as it is read (sorting overlaps reading), and the run is
+        /// written by merging them. Binary numbers with the plain merge only
+        /// (default: [`DEFAULT_SEGMENTS`] with one chunk buffer, else 1: the
+        /// chunk sorted whole after it is read).
+        segments(n: usize) = Some;
+        /// Sets the fan-in d (default: as many as M allows, up to 64).
+        fan_in(d: usize) = Some;
+        /// Sets the block size B (default: M / 16, or less if d + 1 streams of
+        /// it would not fit in M, rounded down to a power of two, within
+        /// 4 KiB … 1 MiB).
+        block_size(bytes: usize) = Some;
+        /// Sets the io_uring queue depth Q (default: the device's with
+        /// [`SortPlanBuilder::io_auto`], else
+        /// [`StreamConfig::DEFAULT_QUEUE_DEPTH`]).
+        queue_depth(q: u32) = Some;
+        /// Sorts in descending order.
+        reverse(yes: bool);
+        /// Sets the merge policy.
+        policy(policy: MergePolicy);
+        /// Sets the number of threads (default: all cores; at most
+        /// [`SortPlan::max_threads`], the CPUs this process may use).
+        threads(n: usize) = Some;
+        /// Sets the input size, for the derived numbers (the sort sets it from
+        /// the file).
+        input_bytes(bytes: u64) = Some;
+        /// Sets the merge method with its parameters (default:
+        /// [`Method::Plain`]): `Method::Srm(ParallelDisks::new(dirs),
+        /// SrmOptions::default())` for SRM on the disks `dirs`.
+        method(method: Method);
     }
 
     /// Fills in the defaults and checks the plan: the only way to make a
@@ -1073,7 +1025,7 @@ impl SortPlanBuilder {
             chunk_memory: self.chunk_memory,
             segments: self.segments,
             io_choice,
-            device,
+            device_cost: device,
         };
         // d as M allows (unless given), and never more than the process's
         // descriptors allow (a given d too: GNU's --batch-size is "at most").

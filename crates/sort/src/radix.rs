@@ -76,27 +76,22 @@ pub(crate) trait Entry: Copy + Send + Sync {
     fn set_prefix(&mut self, p: u64);
 }
 
-impl Entry for (u64, u32) {
-    #[inline]
-    fn prefix(&self) -> u64 {
-        self.0
-    }
-    #[inline]
-    fn set_prefix(&mut self, p: u64) {
-        self.0 = p;
-    }
+/// The entries of records and lines: the prefix is the first field.
+macro_rules! prefix_first {
+    ($($t:ty),*) => {$(
+        impl Entry for $t {
+            #[inline]
+            fn prefix(&self) -> u64 {
+                self.0
+            }
+            #[inline]
+            fn set_prefix(&mut self, p: u64) {
+                self.0 = p;
+            }
+        }
+    )*};
 }
-
-impl Entry for (u64, u32, u32) {
-    #[inline]
-    fn prefix(&self) -> u64 {
-        self.0
-    }
-    #[inline]
-    fn set_prefix(&mut self, p: u64) {
-        self.0 = p;
-    }
-}
+prefix_first!((u64, u32), (u64, u32, u32));
 
 /// An index entry viewed as its prefix's radix key.
 #[repr(transparent)]

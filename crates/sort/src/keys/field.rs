@@ -28,92 +28,59 @@ pub(crate) fn is_blank(b: u8) -> bool {
 /// line's start (`sword` none), the start after blanks when the key skips
 /// them.
 pub(crate) fn key_start(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
-    let lim = line.len();
-    let mut p = 0;
+    let p = skip_fields(line, key.sword.unwrap_or(0), tab, true);
+    let p = if key.skip_start_blanks { skip_blanks(line, p) } else { p };
     match key.sword {
-        Some(sword) => {
-            let mut n = sword;
-            match tab {
-                Some(t) => {
-                    while p < lim && n > 0 {
-                        n -= 1;
-                        while p < lim && line[p] != t {
-                            p += 1;
-                        }
-                        if p < lim {
-                            p += 1;
-                        }
-                    }
-                }
-                None => {
-                    while p < lim && n > 0 {
-                        n -= 1;
-                        while p < lim && is_blank(line[p]) {
-                            p += 1;
-                        }
-                        while p < lim && !is_blank(line[p]) {
-                            p += 1;
-                        }
-                    }
-                }
-            }
-            if key.skip_start_blanks {
-                while p < lim && is_blank(line[p]) {
-                    p += 1;
-                }
-            }
-            lim.min(p.saturating_add(key.schar))
-        }
-        None => {
-            if key.skip_start_blanks {
-                while p < lim && is_blank(line[p]) {
-                    p += 1;
-                }
-            }
-            p
-        }
+        Some(_) => line.len().min(p.saturating_add(key.schar)),
+        None => p,
     }
 }
 
 /// The end of `key` in `line` (`limfield`): one past its last byte.
 pub(crate) fn key_end(line: &[u8], key: &Key, tab: Option<u8>) -> usize {
-    let lim = line.len();
-    let Some(eword) = key.eword else { return lim };
+    let Some(eword) = key.eword else { return line.len() };
     let echar = key.echar;
     // echar 0: the whole of field eword.
-    let mut n = if echar == 0 { eword.saturating_add(1) } else { eword };
+    if echar == 0 {
+        return skip_fields(line, eword.saturating_add(1), tab, false);
+    }
+    let p = skip_fields(line, eword, tab, true);
+    let p = if key.skip_end_blanks { skip_blanks(line, p) } else { p };
+    line.len().min(p.saturating_add(echar))
+}
+
+/// The position after the first `n` fields of `line`, GNU's loop in
+/// `begfield` and `limfield`; with `-t`, past the separator that ends the
+/// last of them when `past_last_tab`.
+fn skip_fields(line: &[u8], mut n: usize, tab: Option<u8>, past_last_tab: bool) -> usize {
+    let lim = line.len();
     let mut p = 0;
-    match tab {
-        Some(t) => {
-            while p < lim && n > 0 {
-                n -= 1;
+    while p < lim && n > 0 {
+        n -= 1;
+        match tab {
+            Some(t) => {
                 while p < lim && line[p] != t {
                     p += 1;
                 }
-                if p < lim && (n > 0 || echar != 0) {
+                if p < lim && (n > 0 || past_last_tab) {
                     p += 1;
                 }
             }
-        }
-        None => {
-            while p < lim && n > 0 {
-                n -= 1;
-                while p < lim && is_blank(line[p]) {
-                    p += 1;
-                }
+            None => {
+                p = skip_blanks(line, p);
                 while p < lim && !is_blank(line[p]) {
                     p += 1;
                 }
             }
         }
     }
-    if echar != 0 {
-        if key.skip_end_blanks {
-            while p < lim && is_blank(line[p]) {
-                p += 1;
-            }
-        }
-        p = lim.min(p.saturating_add(echar));
+    p
+}
+
+/// The first position from `p` on that is not a blank.
+fn skip_blanks(line: &[u8], mut p: usize) -> usize {
+    while p < line.len() && is_blank(line[p]) {
+        p += 1;
     }
     p
 }
@@ -176,9 +143,7 @@ pub(crate) fn split_fields(line: &[u8], tab: Option<u8>, upto: usize, ends: &mut
             let lim = line.len();
             let mut p = 0;
             while ends.len() < upto {
-                while p < lim && is_blank(line[p]) {
-                    p += 1;
-                }
+                p = skip_blanks(line, p);
                 if p == lim {
                     break;
                 }
@@ -225,12 +190,6 @@ fn matches16(chunk: &[u8], t: u8) -> u32 {
 #[inline]
 pub(crate) fn key_range(line: &[u8], key: &Key, tab: Option<u8>, ends: &[usize]) -> (usize, usize) {
     let lim = line.len();
-    let skip_blanks = |mut p: usize| {
-        while p < lim && is_blank(line[p]) {
-            p += 1;
-        }
-        p
-    };
     // After skipping n fields: past the n-th separator (with -t), or at
     // the end of the n-th field's non-blank run.
     let after = |n: usize| -> usize {
@@ -245,13 +204,11 @@ pub(crate) fn key_range(line: &[u8], key: &Key, tab: Option<u8>, ends: &[usize])
     };
     let start = match key.sword {
         Some(sword) => {
-            let mut p = after(sword);
-            if key.skip_start_blanks {
-                p = skip_blanks(p);
-            }
+            let p = after(sword);
+            let p = if key.skip_start_blanks { skip_blanks(line, p) } else { p };
             lim.min(p.saturating_add(key.schar))
         }
-        None if key.skip_start_blanks => skip_blanks(0),
+        None if key.skip_start_blanks => skip_blanks(line, 0),
         None => 0,
     };
     let end = match key.eword {
@@ -259,10 +216,8 @@ pub(crate) fn key_range(line: &[u8], key: &Key, tab: Option<u8>, ends: &[usize])
         // The whole of field eword: up to its separator, not past it.
         Some(eword) if key.echar == 0 => ends.get(eword).copied().unwrap_or(lim),
         Some(eword) => {
-            let mut p = after(eword);
-            if key.skip_end_blanks {
-                p = skip_blanks(p);
-            }
+            let p = after(eword);
+            let p = if key.skip_end_blanks { skip_blanks(line, p) } else { p };
             lim.min(p.saturating_add(key.echar))
         }
     };

@@ -13,12 +13,6 @@ pub(crate) enum Blanks {
 }
 
 impl Key {
-    /// A key over the whole line with no modifier (GNU's `gkey` before the
-    /// global flags are set).
-    pub fn whole_line() -> Key {
-        Key::default()
-    }
-
     /// Parses a `-k` argument (`2`, `2,2`, `1.3b,1.5nr`, …) with GNU's
     /// messages: `sort: -k 0: invalid field specification…` becomes the
     /// `Err` text.
@@ -26,6 +20,13 @@ impl Key {
         let bad = |why: &str| format!("{why}: invalid field specification '{spec}'");
         let mut key = Key::default();
         let s = spec.as_bytes();
+        // The count after the '.' or ',' at `s[i]`, and where it ends.
+        let count_after = |i: usize| {
+            count(s, i + 1).ok_or_else(|| {
+                let sep = s[i] as char;
+                format!("invalid number after '{sep}': invalid count at start of '{}'", &spec[i + 1..])
+            })
+        };
         let (sword, mut i) = count(s, 0)
             .ok_or_else(|| format!("invalid number at field start: invalid count at start of '{spec}'"))?;
         if sword == 0 {
@@ -34,9 +35,7 @@ impl Key {
         let sword = sword - 1;
         let mut schar = 0usize;
         if s.get(i) == Some(&b'.') {
-            let (c, j) = count(s, i + 1).ok_or_else(|| {
-                format!("invalid number after '.': invalid count at start of '{}'", &spec[i + 1..])
-            })?;
+            let (c, j) = count_after(i)?;
             if c == 0 {
                 return Err(bad("character offset is zero"));
             }
@@ -47,18 +46,14 @@ impl Key {
         key.schar = schar;
         i = key.set_ordering(s, i, Blanks::Start);
         if s.get(i) == Some(&b',') {
-            let (e, j) = count(s, i + 1).ok_or_else(|| {
-                format!("invalid number after ',': invalid count at start of '{}'", &spec[i + 1..])
-            })?;
+            let (e, j) = count_after(i)?;
             if e == 0 {
                 return Err(bad("field number is zero"));
             }
             key.eword = Some(e - 1);
             i = j;
             if s.get(i) == Some(&b'.') {
-                let (c, j) = count(s, i + 1).ok_or_else(|| {
-                    format!("invalid number after '.': invalid count at start of '{}'", &spec[i + 1..])
-                })?;
+                let (c, j) = count_after(i)?;
                 key.echar = c;
                 i = j;
             }
@@ -128,41 +123,22 @@ impl Key {
 
     /// The key's modifier letters, as GNU prints them in errors.
     pub(crate) fn letters(&self) -> String {
-        let mut o = String::new();
-        if self.skip_start_blanks || self.skip_end_blanks {
-            o.push('b');
-        }
-        if self.ignore == Some(Ignore::Nondictionary) {
-            o.push('d');
-        }
-        if self.fold {
-            o.push('f');
-        }
-        if self.general_numeric {
-            o.push('g');
-        }
-        if self.human_numeric {
-            o.push('h');
-        }
-        if self.ignore == Some(Ignore::Nonprinting) {
-            o.push('i');
-        }
-        if self.month {
-            o.push('M');
-        }
-        if self.numeric {
-            o.push('n');
-        }
-        if self.random {
-            o.push('R');
-        }
-        if self.reverse {
-            o.push('r');
-        }
-        if self.version {
-            o.push('V');
-        }
-        o
+        [
+            (self.skip_start_blanks || self.skip_end_blanks, 'b'),
+            (self.ignore == Some(Ignore::Nondictionary), 'd'),
+            (self.fold, 'f'),
+            (self.general_numeric, 'g'),
+            (self.human_numeric, 'h'),
+            (self.ignore == Some(Ignore::Nonprinting), 'i'),
+            (self.month, 'M'),
+            (self.numeric, 'n'),
+            (self.random, 'R'),
+            (self.reverse, 'r'),
+            (self.version, 'V'),
+        ]
+        .into_iter()
+        .filter_map(|(set, letter)| set.then_some(letter))
+        .collect()
     }
 
     /// GNU's `check_ordering_compatibility`: at most one of n, g, h, M and

@@ -387,11 +387,7 @@ impl<'a> ForecastHeap<'a> {
 fn beats(c: &dyn Codec, rank: &[u128], keys: &[Vec<u8>], hks: &[HeadKey], a: usize, b: usize) -> bool {
     let (ra, rb) = (rank[a], rank[b]);
     if c.ties() && ra >> 64 == rb >> 64 && ra != DONE && rb != DONE {
-        match cmp_heads(c, &hks[a], &keys[a], &hks[b], &keys[b]) {
-            std::cmp::Ordering::Less => true,
-            std::cmp::Ordering::Greater => false,
-            std::cmp::Ordering::Equal => a < b,
-        }
+        cmp_heads(c, &hks[a], &keys[a], &hks[b], &keys[b]).then(a.cmp(&b)).is_lt()
     } else {
         ra < rb
     }

@@ -228,11 +228,7 @@ fn beats(c: &dyn Codec, rank: &[u128], cur: &[RunCursor], a: usize, b: usize) ->
     let (ra, rb) = (rank[a], rank[b]);
     if c.ties() && ra >> 64 == rb >> 64 && ra != DONE && rb != DONE {
         let (x, y) = (&cur[a], &cur[b]);
-        match cmp_heads(c, &x.hk, x.raw_key(c), &y.hk, y.raw_key(c)) {
-            std::cmp::Ordering::Less => true,
-            std::cmp::Ordering::Greater => false,
-            std::cmp::Ordering::Equal => a < b,
-        }
+        cmp_heads(c, &x.hk, x.raw_key(c), &y.hk, y.raw_key(c)).then(a.cmp(&b)).is_lt()
     } else {
         ra < rb
     }

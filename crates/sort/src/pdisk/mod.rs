@@ -353,31 +353,19 @@ pub(crate) struct Dsm;
 /// The SRM merger: forecasting, prefetching and flushing.
 pub(crate) struct Srm;
 
-impl MergerTrait for Dsm {
-    type Store = StripedStore;
-    fn merge(
-        &self,
-        store: StripedStore,
-        out: &Output<'_>,
-        written: bool,
-        ctx: &MergeCtx<'_>,
-    ) -> Result<Report> {
-        merge_striped(store, out, written, ctx)
-    }
+/// DSM and SRM merge the same striped store: the plan's method picks the
+/// reads ([`merge_striped`]).
+macro_rules! striped_merger {
+    ($($merger:ty),*) => {$(
+        impl MergerTrait for $merger {
+            type Store = StripedStore;
+            fn merge(&self, s: StripedStore, o: &Output<'_>, w: bool, c: &MergeCtx<'_>) -> Result<Report> {
+                merge_striped(s, o, w, c)
+            }
+        }
+    )*};
 }
-
-impl MergerTrait for Srm {
-    type Store = StripedStore;
-    fn merge(
-        &self,
-        store: StripedStore,
-        out: &Output<'_>,
-        written: bool,
-        ctx: &MergeCtx<'_>,
-    ) -> Result<Report> {
-        merge_striped(store, out, written, ctx)
-    }
-}
+striped_merger!(Dsm, Srm);
 
 /// Merges a striped store's runs pass after pass (the plan's method picks
 /// DSM's or SRM's reads) and reports their numbers.
