@@ -264,10 +264,11 @@ impl SortPlan {
         /// The data format (and so the order).
         format: Format;
         /// The byte that ends each line of `lines`: `\n`, or NUL for GNU
-        /// `sort -z` ([`SortPlanBuilder::eol`]). Every place that finds where
-        /// a line ends (run formation's reader and index, the merges, the
-        /// output's item blocks) looks for this byte; a last line without it
-        /// gets one. Always `\n` for the binary formats, which have no lines.
+        /// `sort -z` ([`SortPlanBuilder::eol`]). The lines' item codec ends
+        /// every line at this byte, and every reader of lines asks the codec
+        /// (run formation's reader and index, the merges); the output's
+        /// item blocks and `-c` look for the byte themselves. A last line
+        /// without it gets one. Always `\n` for the binary formats.
         eol: u8;
         /// Memory M in bytes for buffers and in-memory sorting.
         memory: u64;

@@ -165,7 +165,6 @@ impl RunFormation<'_, '_> {
         let unit = self.plan.unit();
         let reader = Reader {
             input,
-            codec,
             unit,
             block: self.plan.block_size().max(unit) / unit * unit,
             data_cap: self.derived.run_bytes as usize,
@@ -290,8 +289,6 @@ const INDEX_STEP: usize = 2 << 20;
 /// The reader thread's state.
 struct Reader<'i, 'p> {
     input: Input<'i>,
-    /// What the items are: where terminated items end.
-    codec: &'p dyn Codec,
     unit: usize,
     block: usize,
     /// Data bytes per chunk (a whole number of items).
@@ -322,7 +319,7 @@ struct Reader<'i, 'p> {
 #[derive(Clone, Copy)]
 struct Indexer<'p> {
     pool: &'p rayon::ThreadPool,
-    /// Where the lines end.
+    /// What the items are (the reader's too): where lines end.
     codec: &'p dyn Codec,
     /// The lines' order with keys; `None` (or plain): the line's first 8
     /// bytes are the prefix.
@@ -391,7 +388,7 @@ impl Reader<'_, '_> {
         progress: &dyn Progress,
         cancel: &AtomicBool,
     ) -> Result<u64> {
-        let lines = self.codec.fixed().is_none();
+        let lines = self.indexer.codec.fixed().is_none();
         let mut index = 0usize;
         while !self.eof || !self.carry.is_empty() {
             let Ok(mut buf) = empty_rx.recv() else { return Ok(self.input.bytes_read()) };
@@ -444,7 +441,7 @@ impl Reader<'_, '_> {
             if lines {
                 let data = &buf.bytes()[start..start + len];
                 let (cut, complete) =
-                    count_until(self.codec, data, &mut fill.nlines, &mut fill.scan, self.max_lines);
+                    count_until(self.indexer.codec, data, &mut fill.nlines, &mut fill.scan, self.max_lines);
                 fill.cut = cut;
                 fill.complete = complete.unwrap_or(0);
             }
@@ -491,8 +488,8 @@ impl Reader<'_, '_> {
         progress: &dyn Progress,
         cancel: &AtomicBool,
     ) -> Result<bool> {
-        let lines = self.codec.fixed().is_none();
-        let eol = self.codec.terminator();
+        let lines = self.indexer.codec.fixed().is_none();
+        let eol = self.indexer.codec.terminator();
         if lines {
             // Lines are at least their terminator.
             // Zeroed by the allocator: pages are touched only as lines
@@ -530,7 +527,7 @@ impl Reader<'_, '_> {
                 }
                 if lines {
                     let (cut, complete) = count_until(
-                        self.codec,
+                        self.indexer.codec,
                         &tail[from..from + n],
                         &mut fill.nlines,
                         &mut fill.scan,
@@ -597,7 +594,7 @@ impl Reader<'_, '_> {
     }
 
     fn item_size(&self) -> usize {
-        self.codec.fixed().unwrap_or(1)
+        self.indexer.codec.fixed().unwrap_or(1)
     }
 }
 
@@ -714,7 +711,6 @@ mod tests {
             // Reads of 7 bytes, chunks of at most 40 bytes or 5 lines.
             let reader = Reader {
                 input,
-                codec,
                 unit: 1,
                 block: 7,
                 data_cap: 40,
