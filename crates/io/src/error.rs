@@ -66,6 +66,14 @@ pub enum ErrorKind {
         /// What is wrong with it.
         reason: String,
     },
+    /// The input is malformed where its format is parsed (a CSV record
+    /// whose quoted field never closes).
+    BadInput {
+        /// The line the malformed item starts on (1-based).
+        line: u64,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A program the sort runs (GNU sort's `--compress-program`) could
     /// not be started, or it failed; the path is the program, the text
     /// says what happened.
@@ -182,6 +190,7 @@ impl fmt::Display for Error {
             ErrorKind::OutOfMemory => write!(f, "{p}: memory exhausted")?,
             ErrorKind::BadConfig { line: 0, reason } => write!(f, "{p}: {reason}")?,
             ErrorKind::BadConfig { line, reason } => write!(f, "{p}:{line}: {reason}")?,
+            ErrorKind::BadInput { line, reason } => write!(f, "{p}:{line}: {reason}")?,
             ErrorKind::Program(what) => write!(f, "{p}: {what}")?,
             ErrorKind::Io(op) => write!(f, "{p}: {op} failed")?,
         }

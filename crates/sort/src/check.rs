@@ -6,8 +6,8 @@ use std::io::BufRead;
 
 use crate::keys::LineOrder;
 
-/// The first line out of order: its number (1-based) and bytes (without
-/// the terminator).
+/// The first line out of order: its number (1-based; a CSV record's first
+/// line) and bytes (without the terminator).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Disorder {
     /// Line number in the input.
@@ -19,16 +19,39 @@ pub struct Disorder {
 /// Reads lines ended by `eol` from `input` and returns the first line that
 /// comes before the one preceding it in `order` — or, with `-u`
 /// ([`LineOrder::unique`]), that does not come strictly after it — or
-/// `None` when the input is in order.
+/// `None` when the input is in order. CSV records ([`LineOrder::csv`])
+/// are read whole, quoted newlines and all; one whose quote never closes
+/// is an `InvalidData` error naming its line.
 pub fn check_order(input: &mut dyn BufRead, order: &LineOrder, eol: u8) -> std::io::Result<Option<Disorder>> {
     let strict = order.unique();
     let mut prev: Vec<u8> = Vec::new();
     let mut cur: Vec<u8> = Vec::new();
-    let mut n = 0u64;
+    let (mut n, mut lines) = (0u64, 0u64);
     loop {
         cur.clear();
         if input.read_until(eol, &mut cur)? == 0 {
             return Ok(None);
+        }
+        let line = lines + 1;
+        lines += 1;
+        if let Some(sep) = order.csv() {
+            // A CSV record goes on past newlines in quotes.
+            let (mut state, mut from, mut ended) = (0, 0, false);
+            loop {
+                crate::csv::scan_ends(&cur[from..], sep, &mut state, &mut |_| {
+                    ended = true;
+                    false
+                });
+                from = cur.len();
+                if ended || cur.last() != Some(&eol) || input.read_until(eol, &mut cur)? == 0 {
+                    break;
+                }
+                lines += 1;
+            }
+            if let Some(why) = crate::csv::unended(state) {
+                let e = format!("line {line}: {why}");
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e));
+            }
         }
         if cur.last() == Some(&eol) {
             cur.pop();
@@ -37,7 +60,7 @@ pub fn check_order(input: &mut dyn BufRead, order: &LineOrder, eol: u8) -> std::
         if n > 1 {
             let o = order.compare(&prev, &cur);
             if o == Ordering::Greater || (strict && o == Ordering::Equal) {
-                return Ok(Some(Disorder { line: n, text: cur }));
+                return Ok(Some(Disorder { line, text: cur }));
             }
         }
         std::mem::swap(&mut prev, &mut cur);

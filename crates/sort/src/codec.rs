@@ -80,6 +80,14 @@ pub(crate) trait Codec: Send + Sync {
         }
     }
 
+    /// What is wrong with an input whose parse of item ends
+    /// ([`Codec::scan_ends`]) stops in `state` (a CSV record's quoted field
+    /// never closed); `None`: its last item is whole, or only lacks its
+    /// terminator.
+    fn unended(&self, _state: u64) -> Option<&'static str> {
+        None
+    }
+
     /// The length of the item at the start of `data` when it lies wholly
     /// there (with its terminator).
     #[inline]
@@ -242,6 +250,60 @@ pub(crate) fn each_end<C: Codec + ?Sized>(
         }
     } else {
         codec.scan_ends(data, state, &mut f);
+    }
+}
+
+/// The parse of item ends over one input, for codecs that parse them:
+/// finds an input that ends inside an item ([`Codec::unended`]), and the
+/// line that item starts on, for the error.
+#[derive(Default)]
+pub(crate) struct InputEnds {
+    state: u64,
+    /// Terminator bytes so far.
+    lines: u64,
+    /// The line the item being read starts on, less one.
+    item_line: u64,
+}
+
+impl InputEnds {
+    /// Parses the input's next bytes.
+    pub fn feed(&mut self, codec: &dyn Codec, data: &[u8]) {
+        let InputEnds { state, lines, item_line } = self;
+        let (eol, mut from) = (codec.terminator(), 0);
+        codec.scan_ends(data, state, &mut |p| {
+            *lines += memchr::memchr_iter(eol, &data[from..=p]).count() as u64;
+            *item_line = *lines;
+            from = p + 1;
+            true
+        });
+        *lines += memchr::memchr_iter(eol, &data[from..]).count() as u64;
+    }
+
+    /// At the end of the input named `name`: an error if it ends inside an
+    /// item; the parse starts afresh for the next input.
+    pub fn finish(&mut self, codec: &dyn Codec, name: &std::path::Path) -> emsort_io::Result<()> {
+        let InputEnds { state, item_line, .. } = std::mem::take(self);
+        match codec.unended(state) {
+            Some(reason) => Err(emsort_io::Error::new(
+                emsort_io::ErrorKind::BadInput { line: item_line + 1, reason: reason.to_string() },
+                name,
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Parses the file at `path` whole ([`InputEnds::finish`]'s error for
+    /// a file that ends inside an item).
+    pub fn check_file(codec: &dyn Codec, path: &std::path::Path) -> emsort_io::Result<()> {
+        use std::io::Read;
+        let mut f = std::fs::File::open(path).map_err(|e| emsort_io::Error::from_io("open", path, e))?;
+        let (mut ends, mut buf) = (InputEnds::default(), vec![0; 1 << 20]);
+        loop {
+            match f.read(&mut buf).map_err(|e| emsort_io::Error::from_io("read", path, e))? {
+                0 => return ends.finish(codec, path),
+                n => ends.feed(codec, &buf[..n]),
+            }
+        }
     }
 }
 
@@ -505,6 +567,9 @@ impl Codec for Records {
 /// again.
 pub(crate) struct Lines {
     eol: u8,
+    /// CSV records' separator (`--csv`): the records' ends are parsed
+    /// (module `csv`).
+    csv: Option<u8>,
     /// Bytewise and descending (a plain order's `-r`).
     reverse: bool,
     /// GNU keys (normalised) or a plain order with `-u`.
@@ -522,7 +587,8 @@ impl Lines {
             Some(o) => o.is_plain() && o.reverse(),
             None => reverse,
         };
-        Lines { eol, reverse, order, normalised }
+        let csv = order.as_ref().and_then(LineOrder::csv);
+        Lines { eol, csv, reverse, order, normalised }
     }
 }
 
@@ -533,6 +599,21 @@ impl Codec for Lines {
 
     fn terminator(&self) -> u8 {
         self.eol
+    }
+
+    fn ends_at_terminators(&self) -> bool {
+        self.csv.is_none()
+    }
+
+    fn scan_ends(&self, data: &[u8], state: &mut u64, end: &mut dyn FnMut(usize) -> bool) {
+        match self.csv {
+            Some(sep) => crate::csv::scan_ends(data, sep, state, end),
+            None => _ = line_ends(data, self.eol).try_for_each(|p| end(p).then_some(())),
+        }
+    }
+
+    fn unended(&self, state: u64) -> Option<&'static str> {
+        self.csv.and_then(|_| crate::csv::unended(state))
     }
 
     #[inline]

@@ -50,6 +50,7 @@ pub mod check;
 mod chunk_sort;
 mod codec;
 mod compress;
+mod csv;
 mod error;
 mod fingerprint;
 mod format;

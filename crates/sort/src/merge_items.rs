@@ -58,7 +58,7 @@ use emsort_io::{Error, ErrorKind, Result};
 use rayon::prelude::*;
 
 use crate::chunk_sort::KeyRoom;
-use crate::codec::Codec;
+use crate::codec::{Codec, InputEnds};
 use crate::key::prefix;
 use crate::line_ends::{first_end, line_ends};
 use crate::read_ahead::BlockReader;
@@ -1065,8 +1065,17 @@ impl RunReader<'_> {
                     return Err(Error::new(ErrorKind::BadSize { size, element_size }, s.path()));
                 }
                 // Runs end with the terminator; a tail without one (a
-                // file given to `-m`) is still a line.
-                self.carry.push(self.ends.codec.terminator());
+                // file given to `-m`) is still a line, unless it ends inside
+                // an item (a CSV record's open quote).
+                let codec = self.ends.codec;
+                if self.ends.eol.is_none() && !self.ends.keyed {
+                    let mut state = 0;
+                    codec.scan_ends(&self.carry, &mut state, &mut |_| true);
+                    if codec.unended(state).is_some() {
+                        InputEnds::check_file(codec, s.path())?;
+                    }
+                }
+                self.carry.push(codec.terminator());
                 return Ok(Some(&self.carry));
             }
             let avail = &s.buf.bytes()[s.pos..s.end];

@@ -25,7 +25,6 @@ use emsort_io::{AtomicFile, Dest, Error, ErrorKind, IntoKind, OutputTarget, Plac
 
 use crate::byte_stream::{BlockSink, ByteInput, ByteOutput};
 use crate::plan::SortPlan;
-use crate::Format;
 
 /// Where the sorted data goes.
 pub enum Sink<'a> {
@@ -44,12 +43,18 @@ pub const STDOUT_NAME: &str = "<standard output>";
 /// Blocks of whole items for a reader in another thread.
 pub(crate) type ItemBlocks = SyncSender<Vec<u8>>;
 
+/// Where the whole items of a block end: called with the block and where
+/// its bytes not seen before start, returns the length of its whole items
+/// (the rest waits for the next block). Made from the item codec by
+/// [`crate::Sorter`].
+pub(crate) type ItemCut = Box<dyn FnMut(&[u8], usize) -> usize + Send>;
+
 /// The output a [`crate::Sorter`]'s caller chooses after its input ended.
 pub(crate) enum Choice {
     /// A file, replaced atomically.
     Path(PathBuf),
-    /// Blocks of whole items.
-    Items(ItemBlocks),
+    /// Blocks of whole items, cut where `ItemCut` says.
+    Items(ItemBlocks, ItemCut),
 }
 
 /// An output chosen once the sort is ready for it.
@@ -80,7 +85,7 @@ enum Kind<'a> {
     },
     Stdout,
     Writer(Mutex<Option<&'a mut (dyn Write + Send)>>),
-    Channel(Mutex<Option<ItemBlocks>>),
+    Channel(Mutex<Option<(ItemBlocks, ItemCut)>>),
     Later(Box<Later<'a>>),
 }
 
@@ -89,9 +94,6 @@ pub(crate) struct Output<'a> {
     kind: Kind<'a>,
     name: PathBuf,
     unit: usize,
-    format: Format,
-    /// The line terminator (`lines`).
-    eol: u8,
     cfg: emsort_io::StreamConfig,
     /// Where a file that cannot be replaced is spooled.
     temp_root: Option<PathBuf>,
@@ -161,16 +163,7 @@ impl<'a> Output<'a> {
 
     fn new(plan: &SortPlan, kind: Kind<'a>, name: PathBuf, cancel: &'a AtomicBool) -> Output<'a> {
         let temp_root = plan.temp_dirs().first().cloned();
-        Output {
-            kind,
-            name,
-            unit: plan.unit(),
-            format: plan.format(),
-            eol: plan.eol(),
-            cfg: plan.stream_config(false),
-            temp_root,
-            cancel,
-        }
+        Output { kind, name, unit: plan.unit(), cfg: plan.stream_config(false), temp_root, cancel }
     }
 
     /// The output a deferred or later one turns out to be: `kind`, named
@@ -231,8 +224,8 @@ impl<'a> Output<'a> {
                 let choice = later.choice.lock().unwrap_or_else(|e| e.into_inner()).recv();
                 let chosen = match choice {
                     Ok(Choice::Path(p)) => self.chosen(path_kind(&p, self.temp_root.as_deref())?, p),
-                    Ok(Choice::Items(tx)) => {
-                        self.chosen(Kind::Channel(Mutex::new(Some(tx))), self.name.clone())
+                    Ok(Choice::Items(tx, cut)) => {
+                        self.chosen(Kind::Channel(Mutex::new(Some((tx, cut)))), self.name.clone())
                     }
                     Err(_) => return Err(Error::new(ErrorKind::Interrupted, &self.name)),
                 };
@@ -240,16 +233,9 @@ impl<'a> Output<'a> {
                 later.chosen.get().expect("just set").open(block)?
             }
             Kind::Channel(tx) => {
-                let tx = tx.lock().unwrap_or_else(|e| e.into_inner()).take().expect("opened once");
+                let (tx, cut) = tx.lock().unwrap_or_else(|e| e.into_inner()).take().expect("opened once");
                 let block = block.max(self.unit);
-                Box::new(ChannelSink {
-                    tx,
-                    format: self.format,
-                    eol: self.eol,
-                    block,
-                    carry: Vec::new(),
-                    name: &self.name,
-                })
+                Box::new(ChannelSink { tx, cut, block, carry: Vec::new(), name: &self.name })
             }
         })
     }
@@ -388,9 +374,8 @@ impl BlockSink for WriterSink<'_> {
 /// copy of the whole run.
 struct ChannelSink<'n> {
     tx: ItemBlocks,
-    format: Format,
-    /// The line terminator (`lines`).
-    eol: u8,
+    /// Where its blocks' whole items end.
+    cut: ItemCut,
     /// The most bytes of a write sent in one block.
     block: usize,
     carry: Vec<u8>,
@@ -411,10 +396,7 @@ impl BlockSink for ChannelSink<'_> {
         for piece in bytes.chunks(self.block) {
             let mut block = std::mem::take(&mut self.carry);
             block.extend_from_slice(piece);
-            let whole = match self.format.item_size() {
-                Some(s) => block.len() / s * s,
-                None => memchr::memrchr(self.eol, &block).map_or(0, |p| p + 1),
-            };
+            let whole = (self.cut)(&block, block.len() - piece.len());
             self.carry = block.split_off(whole);
             self.send(block)?;
         }

@@ -837,9 +837,10 @@ impl SortPlanBuilder {
     pub const MIN_AUTO_BLOCK: usize = 4 << 10;
 
     /// Orders `lines` by GNU `sort`'s keys and options. A plain order
-    /// (no key, no `-u`) becomes the bytewise order, reversed by its `-r`.
+    /// (no key, no `-u`, not of CSV records) becomes the bytewise order,
+    /// reversed by its `-r`.
     pub fn line_order(mut self, order: LineOrder) -> Self {
-        if order.is_plain() && !order.unique() {
+        if order.is_plain() && !order.unique() && order.csv().is_none() {
             self.reverse = order.reverse();
             self.lines = None;
         } else {

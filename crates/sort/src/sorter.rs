@@ -48,7 +48,8 @@ use std::thread::JoinHandle;
 
 use emsort_io::{Error, ErrorKind, NoProgress, Progress};
 
-use crate::output::{Choice, Output};
+use crate::codec;
+use crate::output::{Choice, ItemCut, Output};
 use crate::pipeline::{remove_stale, run, Work};
 use crate::source::Input;
 use crate::{SortError, SortPlan, SortStats};
@@ -63,6 +64,28 @@ pub struct Sorter {
     rest: Rest,
 }
 
+/// Where the whole items of `codec` end in a block of the sorted output
+/// ([`ItemCut`]): after the last terminator or whole fixed-size item, or,
+/// for items whose ends are parsed (CSV records), after the last end the
+/// parse of the output so far finds.
+fn item_cut(codec: codec::SharedCodec) -> ItemCut {
+    let mut state = 0;
+    Box::new(move |block: &[u8], from: usize| match codec.fixed() {
+        Some(s) => block.len() / s * s,
+        None if codec.ends_at_terminators() => {
+            memchr::memrchr(codec.terminator(), block).map_or(0, |p| p + 1)
+        }
+        None => {
+            let mut whole = 0;
+            codec.scan_ends(&block[from..], &mut state, &mut |p| {
+                whole = from + p + 1;
+                true
+            });
+            whole
+        }
+    })
+}
+
 /// What a sorter and its result share: the pipeline thread and its
 /// channels.
 struct Rest {
@@ -70,6 +93,8 @@ struct Rest {
     choice: Option<SyncSender<Choice>>,
     thread: Option<JoinHandle<Outcome>>,
     cancel: Arc<AtomicBool>,
+    /// Where the blocks of [`Sorted::blocks`] end.
+    cut: Option<ItemCut>,
 }
 
 impl Rest {
@@ -116,6 +141,7 @@ impl Sorter {
         cancel: Arc<AtomicBool>,
     ) -> Result<Sorter, SortError> {
         let block = plan.block_size().max(4096);
+        let cut = Some(item_cut(codec::for_plan(&plan)));
         let (tx, rx) = sync_channel::<Vec<u8>>(1);
         let (ready_tx, ready) = sync_channel::<()>(1);
         let (choice, choice_rx) = sync_channel::<Choice>(1);
@@ -129,7 +155,7 @@ impl Sorter {
                 run(&plan, Work::Sort(input), output, &*progress, &flag)
             })
             .map_err(|e| Error::from_io("spawn", "<sorter>", e))?;
-        let rest = Rest { ready, choice: Some(choice), thread: Some(thread), cancel };
+        let rest = Rest { ready, choice: Some(choice), thread: Some(thread), cancel, cut };
         Ok(Sorter { blocks: Some(tx), stage: Vec::with_capacity(block), block, rest })
     }
 
@@ -166,7 +192,7 @@ impl Sorter {
         self.blocks = None;
         let mut rest = std::mem::replace(
             &mut self.rest,
-            Rest { ready: sync_channel(0).1, choice: None, thread: None, cancel: Arc::default() },
+            Rest { ready: sync_channel(0).1, choice: None, thread: None, cancel: Arc::default(), cut: None },
         );
         if rest.ready.recv().is_err() {
             return Err(rest.failed());
@@ -193,7 +219,8 @@ impl Sorted {
     /// them; an error ends the iteration.
     pub fn blocks(mut self) -> Blocks {
         let (tx, rx) = sync_channel::<Vec<u8>>(1);
-        let sent = self.choose(Choice::Items(tx));
+        let cut = self.rest.cut.take().expect("one choice");
+        let sent = self.choose(Choice::Items(tx, cut));
         Blocks { rx, rest: self.rest, error: sent.err(), stats: None }
     }
 

@@ -30,6 +30,7 @@ use std::sync::mpsc::Receiver;
 use emsort_io::{Error, ErrorKind, Result};
 
 use crate::byte_stream::ByteInput;
+use crate::codec::{self, InputEnds, SharedCodec};
 use crate::plan::SortPlan;
 use crate::Format;
 
@@ -114,6 +115,9 @@ pub(crate) struct Input<'a> {
     known: Option<u64>,
     /// Bytes read from the sources (without added newlines).
     read: u64,
+    /// The parse of item ends, for items that not every terminator ends
+    /// (CSV records): a source must not end inside one.
+    ends: Option<(SharedCodec, InputEnds)>,
 }
 
 impl<'a> Input<'a> {
@@ -154,6 +158,9 @@ impl<'a> Input<'a> {
             cfg: plan.stream_config(true),
             known,
             read: 0,
+            ends: Some(codec::for_plan(plan))
+                .filter(|c| !c.ends_at_terminators())
+                .map(|c| (c, InputEnds::default())),
         }
     }
 
@@ -236,7 +243,20 @@ impl<'a> Input<'a> {
                 self.part_bytes += n as u64;
                 self.read += n as u64;
                 self.ends_line = buf[n - 1] == self.eol;
+                if let Some((c, e)) = &mut self.ends {
+                    e.feed(&**c, &buf[..n]);
+                    // The reader stops at a file's known end without another read.
+                    if matches!(&self.parts[self.cur], Part::File { size, .. } if *size == self.part_bytes) {
+                        let name = self.name();
+                        let (c, e) = self.ends.as_mut().expect("parsed");
+                        e.finish(&**c, &name)?;
+                    }
+                }
                 return Ok(n);
+            }
+            let name = self.name();
+            if let Some((c, e)) = &mut self.ends {
+                e.finish(&**c, &name)?;
             }
             // The end of this part.
             if let Some(s) = self.format.item_size() {

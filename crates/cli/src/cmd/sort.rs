@@ -181,6 +181,16 @@ pub struct SortArgs {
     /// last), rec:SIZE:KEY_OFFSET:KEY_LEN (fixed-size records, bytewise key).
     #[arg(long, default_value = "lines", value_parser = clap::value_parser!(Format), help_heading = "emsort's options")]
     format: Format,
+    /// Items are CSV records (RFC 4180), not lines: a field in double quotes may hold separators,
+    /// newlines and "" (one quote), so a record may span lines; -t sets the separator (default ,);
+    /// -k counts fields as a CSV parser splits them and takes their values unquoted (-k3,3n on
+    /// 42,"Smith, John",3.50 sorts by 3.50). Records are written as they came. A quoted field that
+    /// never closes is an error naming the file and the record's line.
+    #[arg(long, help_heading = "emsort's options")]
+    csv: bool,
+    /// --csv with TAB-separated fields (TSV).
+    #[arg(long, help_heading = "emsort's options")]
+    tsv: bool,
     /// Fan-in d: how many runs one merge reads (≥ 2) [default: as many as M allows, at most 64].
     #[arg(long, value_name = "D", help_heading = "emsort's options")]
     fan_in: Option<usize>,
@@ -357,6 +367,16 @@ fn order_options(a: &SortArgs) -> anyhow::Result<OrderOptions> {
         Some(t) if t.len() == 1 => Some(t.as_bytes()[0]),
         Some(t) => anyhow::bail!("multi-character tab '{t}'"),
     };
+    o.csv = a.csv || a.tsv;
+    if a.tsv {
+        match o.tab.get_or_insert(b'\t') {
+            b'\t' => {}
+            _ => anyhow::bail!("--tsv separates fields by TAB; for another separator use --csv -t SEP"),
+        }
+    }
+    if o.csv && matches!(o.tab, Some(b'"' | b'\n' | b'\r')) {
+        anyhow::bail!("--csv: a quote, CR or newline cannot separate fields");
+    }
     o.stable = a.stable;
     o.unique = a.unique;
     o.salt = salt(a.random_source.as_deref())?;
@@ -531,6 +551,11 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     let text = a.format == Format::Lines;
     if !text && (!order.is_plain() || order.unique()) {
         anyhow::bail!("keys, -u and the ordering options order text lines, not --format {}", a.format);
+    }
+    if order.csv().is_some() && (!text || a.zero_terminated || a.debug) {
+        anyhow::bail!(
+            "--csv and --tsv sort text records ended by newlines: not with -z, --debug or --format"
+        );
     }
     if !text && a.zero_terminated {
         anyhow::bail!(

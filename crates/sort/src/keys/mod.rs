@@ -73,6 +73,9 @@ pub struct OrderOptions {
     pub global: Key,
     /// `-t`: the field separator; `None`: blank-separated fields.
     pub tab: Option<u8>,
+    /// `--csv`: lines are CSV records and keys take their fields as a CSV
+    /// parser sees them (module `csv`), separated by `tab` (`,` if unset).
+    pub csv: bool,
     /// `-s`: no last-resort comparison.
     pub stable: bool,
     /// `-u`: one line per group of equal keys.
@@ -87,6 +90,7 @@ pub struct OrderOptions {
 pub struct LineOrder {
     keys: Vec<Key>,
     tab: Option<u8>,
+    csv: bool,
     reverse: bool,
     stable: bool,
     unique: bool,
@@ -112,6 +116,10 @@ pub struct Scratch {
     text_b: Vec<u8>,
     form_a: Vec<u8>,
     form_b: Vec<u8>,
+    /// CSV records' fields, unquoted.
+    fields_a: Vec<u8>,
+    fields_b: Vec<u8>,
+    csv: crate::csv::Unquote,
 }
 
 thread_local! {
@@ -142,7 +150,8 @@ impl LineOrder {
         let fields = keys.iter().map(field::fields_needed).max().unwrap_or(0);
         Ok(LineOrder {
             keys,
-            tab: o.tab,
+            tab: if o.csv { o.tab.or(Some(b',')) } else { o.tab },
+            csv: o.csv,
             reverse: o.global.reverse,
             stable: o.stable,
             unique: o.unique,
@@ -175,6 +184,12 @@ impl LineOrder {
         self.stable || self.unique
     }
 
+    /// The separator of CSV records' fields (`--csv`), if lines are such
+    /// records.
+    pub fn csv(&self) -> Option<u8> {
+        self.tab.filter(|_| self.csv)
+    }
+
     /// Global `-r`.
     pub fn reverse(&self) -> bool {
         self.reverse
@@ -194,13 +209,38 @@ impl LineOrder {
             encode_key(KeyKind::Text, self.reverse, line, out);
             return true;
         }
-        field::split_fields(line, self.tab, self.fields, &mut s.ends_a);
+        let line = self.split(line, &mut s.ends_a, &mut s.fields_a, &mut s.csv);
         for k in &self.keys[..self.open_from] {
             let (from, to) = field::key_range(line, k, self.tab, &s.ends_a);
             let text = transform(k, &line[from..to], &mut s.text_a);
             encode_key(k.kind(), k.reverse, text, out);
         }
         self.complete
+    }
+
+    /// The text `line`'s keys are taken from, with the ends of its first
+    /// fields in `ends`: the line itself, or a CSV record's fields' values
+    /// joined by the separator (in `text`) when some field is quoted.
+    #[inline]
+    fn split<'a>(
+        &self,
+        line: &'a [u8],
+        ends: &mut Vec<usize>,
+        text: &'a mut Vec<u8>,
+        room: &mut crate::csv::Unquote,
+    ) -> &'a [u8] {
+        let line = match self.csv() {
+            Some(sep) => {
+                let record = line.strip_suffix(b"\r").unwrap_or(line);
+                if crate::csv::has_quote(record) {
+                    return crate::csv::fields(record, sep, self.fields, ends, text, room);
+                }
+                record
+            }
+            None => line,
+        };
+        field::split_fields(line, self.tab, self.fields, ends);
+        line
     }
 
     /// Compares two lines (without their terminators) by the keys alone
@@ -213,8 +253,8 @@ impl LineOrder {
     fn compare_keys_from(&self, first: usize, a: &[u8], b: &[u8]) -> Ordering {
         SCRATCH.with(|s| {
             let s = &mut *s.borrow_mut();
-            field::split_fields(a, self.tab, self.fields, &mut s.ends_a);
-            field::split_fields(b, self.tab, self.fields, &mut s.ends_b);
+            let a = self.split(a, &mut s.ends_a, &mut s.fields_a, &mut s.csv);
+            let b = self.split(b, &mut s.ends_b, &mut s.fields_b, &mut s.csv);
             for k in &self.keys[first..] {
                 let (fa, ta) = field::key_range(a, k, self.tab, &s.ends_a);
                 let (fb, tb) = field::key_range(b, k, self.tab, &s.ends_b);

@@ -1,0 +1,283 @@
+//! CSV and TSV records (RFC 4180) as the sort reads them: where a record
+//! ends ([`scan_ends`]) and its fields as a CSV parser sees them
+//! ([`fields`]); the item codec of lines uses both for `--csv`.
+//!
+//! A field that starts with `"` is quoted: up to its closing quote it
+//! holds separators, newlines and `""` (one quote). A quote anywhere else
+//! is a byte of its field, as `csv-core`, Python's `csv` and DuckDB read
+//! it. A record ends at a newline outside quotes, so a record may span
+//! lines; a CR before that newline (CRLF files) is not a byte of its last
+//! field. Records are written as they came: nothing is re-quoted.
+//!
+//! The ends are found by jumping from quote to newline with `memchr2`
+//! (a parse state of two bits carried from one read to the next); the
+//! fields of a record with quotes are unquoted by `csv-core`, and those
+//! of a record without by the separator alone (its fields cannot hold
+//! one). Keys (`-k`) then take the fields' values joined by the
+//! separator, so `-k2,3` spans fields 2 and 3 as GNU `sort -t,` would.
+
+use memchr::{memchr, memchr2};
+
+const QUOTE: u8 = b'"';
+
+/// Parse states between two reads ([`scan_ends`]'s `state`): at a
+/// field's start (0: also a record's), in an unquoted field, in a quoted
+/// field, and just after a quote in a quoted field (its end, or the first
+/// of `""`).
+const START: u64 = 0;
+const FIELD: u64 = 1;
+const QUOTED: u64 = 2;
+const QUOTE_IN_QUOTED: u64 = 3;
+
+/// Finds the ends of the records in `data`, the next bytes of a sequence
+/// of whole records with separator `sep`: calls `end` with the position of
+/// each record's newline until it returns false. `state` is 0 at a
+/// record's start and carries the parse from one call to the next.
+pub(crate) fn scan_ends(data: &[u8], sep: u8, state: &mut u64, end: &mut dyn FnMut(usize) -> bool) {
+    let n = data.len();
+    let (mut st, mut i) = (*state, 0);
+    if st == QUOTE_IN_QUOTED && n > 0 {
+        (st, i) = if data[0] == QUOTE { (QUOTED, 1) } else { (FIELD, 0) };
+    }
+    while i < n {
+        if st == QUOTED {
+            match memchr(QUOTE, &data[i..]) {
+                None => i = n,
+                Some(k) if i + k + 1 == n => (st, i) = (QUOTE_IN_QUOTED, n),
+                Some(k) if data[i + k + 1] == QUOTE => i += k + 2,
+                Some(k) => (st, i) = (FIELD, i + k + 1),
+            }
+            continue;
+        }
+        let Some(k) = memchr2(QUOTE, b'\n', &data[i..]) else {
+            st = if data[n - 1] == sep { START } else { FIELD };
+            break;
+        };
+        let p = i + k;
+        if data[p] == b'\n' {
+            st = START;
+            if !end(p) {
+                break;
+            }
+        } else {
+            // A quote opens a quoted field only at the field's start.
+            let at_start = if p == i { st == START } else { data[p - 1] == sep };
+            st = if at_start { QUOTED } else { FIELD };
+        }
+        i = p + 1;
+    }
+    *state = st;
+}
+
+/// What is wrong with an input whose records' parse ends in `state`
+/// (`None`: nothing, its last record is whole).
+pub(crate) fn unended(state: u64) -> Option<&'static str> {
+    (state == QUOTED)
+        .then_some("a quoted field has no closing quote (the record runs to the end of the input)")
+}
+
+/// Reusable room to read records' fields: `csv-core`'s reader for one
+/// separator and its output.
+#[derive(Debug, Default)]
+pub struct Unquote {
+    reader: Option<(u8, csv_core::Reader)>,
+    out: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+/// Whether `record` holds a quote: else its fields are split by the
+/// separator alone, as `-t` splits a line's.
+pub(crate) fn has_quote(record: &[u8]) -> bool {
+    memchr(QUOTE, record).is_some()
+}
+
+/// The text of `record`'s fields (without its newline and CR): their
+/// values, unquoted by `csv-core`, joined by `sep` into `text`. `ends`
+/// gets the separators' positions in that text, up to `upto` of them, as
+/// `keys`' `split_fields` gives them for `-t`.
+pub(crate) fn fields<'a>(
+    record: &[u8],
+    sep: u8,
+    upto: usize,
+    ends: &mut Vec<usize>,
+    text: &'a mut Vec<u8>,
+    room: &mut Unquote,
+) -> &'a [u8] {
+    let reader = match &mut room.reader {
+        Some((s, r)) if *s == sep => r,
+        r => {
+            let built = csv_core::ReaderBuilder::new()
+                .delimiter(sep)
+                .terminator(csv_core::Terminator::Any(b'\n'))
+                .build();
+            &mut r.insert((sep, built)).1
+        }
+    };
+    reader.reset();
+    room.out.resize(record.len().max(1), 0);
+    room.ends.resize(room.ends.len().max(8), 0);
+    let (mut input, mut nout, mut nend) = (record, 0, 0);
+    loop {
+        let (res, i, o, e) = reader.read_record(input, &mut room.out[nout..], &mut room.ends[nend..]);
+        (input, nout, nend) = (&input[i..], nout + o, nend + e);
+        match res {
+            csv_core::ReadRecordResult::InputEmpty => {}
+            csv_core::ReadRecordResult::OutputFull => room.out.resize(room.out.len() * 2, 0),
+            csv_core::ReadRecordResult::OutputEndsFull => room.ends.resize(room.ends.len() * 2, 0),
+            csv_core::ReadRecordResult::Record | csv_core::ReadRecordResult::End => break,
+        }
+    }
+    text.clear();
+    ends.clear();
+    let mut from = 0;
+    for (i, &to) in room.ends[..nend].iter().enumerate() {
+        if i > 0 {
+            if ends.len() < upto {
+                ends.push(text.len());
+            }
+            text.push(sep);
+        }
+        text.extend_from_slice(&room.out[from..to]);
+        from = to;
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The record ends of `data` read in pieces of `step` bytes.
+    fn ends(data: &[u8], step: usize) -> Vec<usize> {
+        let (mut v, mut state) = (Vec::new(), 0);
+        for (i, piece) in data.chunks(step.max(1)).enumerate() {
+            scan_ends(piece, b',', &mut state, &mut |p| {
+                v.push(i * step + p);
+                true
+            });
+        }
+        v
+    }
+
+    /// `csv-core`'s record ends and fields of `data`: the oracle.
+    fn csv_core_records(data: &[u8]) -> (Vec<usize>, Vec<Vec<Vec<u8>>>) {
+        let mut r = csv_core::ReaderBuilder::new().terminator(csv_core::Terminator::Any(b'\n')).build();
+        let (mut out, mut fends) = (vec![0; data.len() + 1], vec![0; data.len() + 1]);
+        let (mut at, mut ends, mut records) = (0, Vec::new(), Vec::new());
+        loop {
+            let eof = at == data.len();
+            let (res, i, _, e) = r.read_record(&data[at..], &mut out, &mut fends);
+            at += i;
+            match res {
+                csv_core::ReadRecordResult::Record => {
+                    // Not a record the input's end closes.
+                    if !eof {
+                        ends.push(at - 1);
+                    }
+                    let mut from = 0;
+                    records.push(
+                        fends[..e]
+                            .iter()
+                            .map(|&to| {
+                                let f = out[from..to].to_vec();
+                                from = to;
+                                f
+                            })
+                            .collect(),
+                    );
+                }
+                csv_core::ReadRecordResult::End => return (ends, records),
+                _ => {}
+            }
+        }
+    }
+
+    fn csvish() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(prop::sample::select(b"ab,\"\n\r ".to_vec()), 0..80)
+    }
+
+    proptest! {
+        /// Ends and fields agree with csv-core's parse, however the input
+        /// is cut into reads (empty lines aside: csv-core skips them, the
+        /// sort keeps them as records).
+        #[test]
+        fn ends_and_fields_as_csv_core_reads_them(data in csvish(), step in 1usize..9) {
+            let mut data = data;
+            data.retain(|&b| b != b'\r');
+            data.dedup_by(|a, b| *a == b'\n' && *b == b'\n');
+            if data.first() == Some(&b'\n') {
+                data.remove(0);
+            }
+            let got = ends(&data, step);
+            prop_assert_eq!(&got, &ends(&data, data.len().max(1)));
+            let (want, records) = csv_core_records(&data);
+            prop_assert_eq!(&got, &want);
+            let (mut start, mut room, mut text, mut seps) = (0, Unquote::default(), Vec::new(), Vec::new());
+            for (&e, rec) in got.iter().zip(&records) {
+                let t = fields(&data[start..e], b',', usize::MAX, &mut seps, &mut text, &mut room).to_vec();
+                let mut from = 0;
+                for (i, f) in rec.iter().enumerate() {
+                    let to = seps.get(i).copied().unwrap_or(t.len());
+                    prop_assert_eq!(&t[from..to], f.as_slice());
+                    from = to + 1;
+                }
+                prop_assert_eq!(seps.len() + 1, rec.len());
+                start = e + 1;
+            }
+        }
+    }
+
+    #[test]
+    fn quoted_newlines_commas_and_quotes() {
+        let data = b"1,\"a,b\nc\",x\n2,ab\"c,\"d\"\"e\"\r\n\"\"\"\",z\n";
+        assert_eq!(ends(data, 3), vec![11, 26, 33]);
+        let (mut room, mut text, mut seps) = (Unquote::default(), Vec::new(), Vec::new());
+        let t = fields(&data[12..25], b',', 9, &mut seps, &mut text, &mut room);
+        assert_eq!((t, seps.as_slice()), (&b"2,ab\"c,d\"e"[..], &[1, 6][..]));
+        assert_eq!(unended(ends_state(b"1,\"open\n")), Some(unended(QUOTED).unwrap()));
+        assert_eq!(unended(ends_state(b"1,\"closed\"")), None);
+    }
+
+    #[test]
+    fn records_longer_than_a_block_sort_and_come_back_whole() {
+        use crate::keys::{Key, LineOrder, OrderOptions};
+        use crate::{sort_in_memory, Format, SortPlan};
+        use std::io::Write;
+        let mut o = OrderOptions { csv: true, ..Default::default() };
+        o.keys.push(Key::parse("2,2n").unwrap());
+        let order = LineOrder::new(o).unwrap();
+        // Quoted fields of up to 6 KiB with newlines, separators and quotes.
+        let mut data = Vec::new();
+        for i in 0..1000u32 {
+            let x = i.wrapping_mul(2_654_435_761);
+            let body = "ab\n,\"\"".repeat((x % 1000) as usize);
+            write!(data, "\"{}\",{}\r\n", body, x % 97).unwrap();
+        }
+        let expected = sort_in_memory(Format::Lines, false, b'\n', Some(&order), &data).unwrap();
+        assert_eq!(ends(&expected, 4096).len(), 1000);
+        let d = tempfile::tempdir().unwrap();
+        let plan = SortPlan::builder(Format::Lines)
+            .memory(256 << 10)
+            .block_size(4096)
+            .line_order(order)
+            .temp_dir(d.path())
+            .build()
+            .unwrap();
+        let mut sorter = crate::Sorter::new(plan).unwrap();
+        data.chunks(1000).for_each(|c| sorter.push(c).unwrap());
+        let mut got = Vec::new();
+        for b in sorter.finish().unwrap().blocks() {
+            let b = b.unwrap();
+            assert_eq!(ends(&b, b.len()).last(), Some(&(b.len() - 1)), "a block of whole records");
+            got.extend_from_slice(&b);
+        }
+        assert!(got == expected, "the sorter's order is the in-memory sort's");
+    }
+
+    fn ends_state(data: &[u8]) -> u64 {
+        let mut s = 0;
+        scan_ends(data, b',', &mut s, &mut |_| true);
+        s
+    }
+}
