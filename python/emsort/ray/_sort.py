@@ -193,14 +193,11 @@ def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind
         t1 = time.perf_counter()
         emsort.sort_buffer(buf, fmt.spec, reverse=reverse)
         t2 = time.perf_counter()
-        n = size // isz
+        n = end = size // isz
         # descending: part k holds the k-th range from the top, boundaries taken from the top
         bounds = boundaries[::-1] if reverse else boundaries
-        edges = [0] + [int(i) for i in emsort.partition_points(buf, fmt.spec, bounds, reverse=reverse)] + [n]
-        if any(a > b for a, b in zip(edges, edges[1:])):
-            raise EmsortRayError(f"partition_points returned unordered points {edges[1:-1]}")
-        _maybe_kill(kill, "map", index)
-        blocks = [buf[a * isz : b * isz] for a, b in zip(edges, edges[1:])]
+        points = emsort.partition_points(buf, fmt.spec, bounds, reverse=reverse)
+        what = "partition_points returned unordered points"
     else:
         # The engine's order (keys, -r, -u …): part k holds the lines from boundary k-1
         # to boundary k in that order, descending ones included.
@@ -211,12 +208,15 @@ def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind
         buf = np.frombuffer(lo.sort(data), dtype=np.uint8)
         del data
         t2 = time.perf_counter()
-        edges = [0] + [int(i) for i in lo.partition_points(buf, boundaries)] + [buf.size]
-        if any(a > b for a, b in zip(edges, edges[1:])):
-            raise EmsortRayError(f"LineOrder.partition_points returned unordered offsets {edges[1:-1]}")
-        _maybe_kill(kill, "map", index)
-        blocks = [buf[a:b] for a, b in zip(edges, edges[1:])]
+        points = lo.partition_points(buf, boundaries)
+        what = "LineOrder.partition_points returned unordered offsets"
+        isz, end = 1, buf.size  # the points are byte offsets
         n = int(np.count_nonzero(buf == eol[0]))
+    edges = [0] + [int(i) for i in points] + [end]
+    if any(a > b for a, b in zip(edges, edges[1:])):
+        raise EmsortRayError(f"{what} {edges[1:-1]}")
+    _maybe_kill(kill, "map", index)
+    blocks = [buf[a * isz : b * isz] for a, b in zip(edges, edges[1:])]
     t3 = time.perf_counter()
     stats = {
         "index": index,
@@ -316,12 +316,9 @@ def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kil
                 _maybe_kill(kill, "merge", index)
                 # merge_files writes `.part-NNNNN.emsort-PID-SEQ.tmp` and renames it to
                 # the part when complete; .part-NNNNN.tmp stays this attempt's lock.
-                if fmt.fixed:
-                    emsort.merge_files(files, final, format=fmt.spec, memory=memory, reverse=reverse, temp_dirs=[scratch])
-                else:
-                    emsort.merge_files(files, final, format="lines", memory=memory, temp_dirs=[scratch], **order)
-                    if order.get("unique"):
-                        items = _count_lines(final, eol)  # the merge dropped lines equal across blocks
+                emsort.merge_files(files, final, format=fmt.spec, memory=memory, temp_dirs=[scratch], **order)
+                if order.get("unique"):
+                    items = _count_lines(final, eol)  # the merge dropped lines equal across blocks
             finally:
                 try:
                     shutil.rmtree(scratch, ignore_errors=True)
@@ -471,6 +468,37 @@ def _wait_all(refs, phase: str, progress, what: str) -> list:
             if progress:
                 progress(phase, done, total)
     return _get(list(refs), what)
+
+
+def check_settings(format: str, reverse: bool, options: Mapping[str, Any], memory_per_task, chunk_size) -> tuple:
+    """The settings of :func:`sort`, checked: ``(format, memory per task, chunk size,
+    ordering options as _order_options returns them)``. Raises :class:`EmsortRayError`."""
+    try:
+        fmt = Format.parse(format)
+        memory = parse_size(memory_per_task)
+        chunk = parse_size(chunk_size) if chunk_size is not None else memory
+    except ValueError as e:
+        raise EmsortRayError(str(e)) from None
+    if memory <= 0 or chunk <= 0:
+        raise EmsortRayError("memory_per_task and chunk_size must be positive")
+    if fmt.fixed and chunk < fmt.item_size:
+        raise EmsortRayError(f"chunk size {chunk} is smaller than one {fmt.spec} item ({fmt.item_size} bytes)")
+    return fmt, memory, chunk, _order_options(fmt, reverse, options)
+
+
+def check_inputs(inputs, output_dir, fmt: Format) -> tuple:
+    """The files of ``inputs`` (:func:`expand_inputs`) and their sizes, checked: whole
+    items of ``fmt``, none that the sort would delete (:func:`check_inputs_outside`)."""
+    files = expand_inputs(inputs)
+    sizes = [os.path.getsize(p) for p in files]
+    if fmt.fixed:
+        for p, s in zip(files, sizes):
+            if s % fmt.item_size:
+                raise EmsortRayError(
+                    f"{p}: size {s} is not a multiple of the {fmt.spec} item size ({fmt.item_size} bytes)"
+                )
+    check_inputs_outside(files, output_dir)
+    return files, sizes
 
 
 def check_inputs_outside(files, output_dir) -> None:
@@ -713,30 +741,11 @@ def sort(
     for name in options:  # Python's own check, for a signature with every keyword in it
         if name not in emsort.OrderOptions.__annotations__:
             raise TypeError(f"sort() got an unexpected keyword argument '{name}'")
-    try:
-        fmt = Format.parse(format)
-        memory = parse_size(memory_per_task)
-        chunk = parse_size(chunk_size) if chunk_size is not None else memory
-    except ValueError as e:
-        raise EmsortRayError(str(e)) from None
-    if memory <= 0 or chunk <= 0:
-        raise EmsortRayError("memory_per_task and chunk_size must be positive")
-    if fmt.fixed and chunk < fmt.item_size:
-        raise EmsortRayError(f"chunk size {chunk} is smaller than one {fmt.spec} item ({fmt.item_size} bytes)")
-    order = _order_options(fmt, reverse, options)
+    fmt, memory, chunk, order = check_settings(format, reverse, options, memory_per_task, chunk_size)
     eol = emsort.LineOrder(**order).terminator if order is not None else None
-
-    files = expand_inputs(inputs)
-    sizes = [os.path.getsize(p) for p in files]
-    if fmt.fixed:
-        for p, s in zip(files, sizes):
-            if s % fmt.item_size:
-                raise EmsortRayError(
-                    f"{p}: size {s} is not a multiple of the {fmt.spec} item size ({fmt.item_size} bytes)"
-                )
-    total_bytes = sum(sizes)
     out_dir = os.path.abspath(os.fspath(output_dir))
-    check_inputs_outside(files, out_dir)
+    files, sizes = check_inputs(inputs, out_dir, fmt)
+    total_bytes = sum(sizes)
 
     if not ray.is_initialized():
         ray.init()
