@@ -2,8 +2,7 @@
 
 import os
 import pathlib
-from types import TracebackType
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type, Union, final
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -478,12 +477,8 @@ class Reader:
         """Close the file (closing again does nothing)."""
     def __len__(self) -> int: ...
     def __enter__(self) -> "Reader": ...
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> bool: ...
+    def __exit__(self, *exc: object) -> bool:
+        """Closes (see :meth:`close`); the exception, if any, propagates."""
 
 @final
 class Sorter:
@@ -622,9 +617,5 @@ class Sorter:
         """Cancel the sort unless its result was taken: its thread stops and its
         temporary files are removed. Closing again does nothing; ``stats`` stays."""
     def __enter__(self) -> "Sorter": ...
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> bool: ...
+    def __exit__(self, *exc: object) -> bool:
+        """Closes (see :meth:`close`); the exception, if any, propagates."""

@@ -84,10 +84,8 @@ impl Tracker {
 
 impl Progress for Tracker {
     fn phase(&self, name: &str, total: Option<u64>) {
-        let mut s = self.lock();
-        if let Some(done) = s.current.take() {
-            s.finished.push(done);
-        }
+        let s = &mut *self.lock();
+        s.finished.extend(s.current.take());
         s.current = Some((name.to_string(), 0, total));
     }
 
@@ -98,10 +96,8 @@ impl Progress for Tracker {
     }
 
     fn finish_phase(&self) {
-        let mut s = self.lock();
-        if let Some(done) = s.current.take() {
-            s.finished.push(done);
-        }
+        let s = &mut *self.lock();
+        s.finished.extend(s.current.take());
     }
 }
 
