@@ -38,6 +38,7 @@ into the same output directory or with the same scratch directory.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -117,15 +118,12 @@ def _read_lines_chunk(path: str, start: int, end: int, file_size: int, kind: str
     """The lines whose first byte lies in ``[start, end)``, each with its terminator
     ``eol`` (but the file's last line may lack one)."""
     with emsort.Reader(path, kind) as f:
-        if start > 0:
-            nl = _find_newline(f, start - 1, file_size, eol=eol)
-            if nl is None:
-                return b""
-            s = nl + 1
-        else:
-            s = 0
-        if s >= end:
+        # The first line starting at or after `start`: after the terminator that ends
+        # the line holding byte `start - 1` (that line is the previous chunk's).
+        nl = _find_newline(f, start - 1, file_size, eol=eol) if start > 0 else -1
+        if nl is None or nl + 1 >= end:
             return b""
+        s = nl + 1
         nl = _find_newline(f, end - 1, file_size, eol=eol)
         e = file_size if nl is None else nl + 1
         return f.read(s, e - s)
@@ -246,11 +244,9 @@ def _count_lines(path: str, eol: bytes) -> int:
 
 def _remove_own(path: str, fd: int) -> None:
     """Removes ``path`` if it still names the file locked as ``fd`` (ours)."""
-    try:
+    with contextlib.suppress(OSError):
         if _cleanup.still_names(path, fd):
             os.unlink(path)
-    except OSError:
-        pass
 
 
 @ray.remote
@@ -546,10 +542,8 @@ def _pending(refs: list, timeout: float) -> list:
 
 def _cancel_each(refs: list, force: bool) -> None:
     for r in refs:
-        try:
+        with contextlib.suppress(Exception):  # finished, or Ray is going: nothing to cancel
             ray.cancel(r, force=force)
-        except Exception:  # noqa: BLE001 - finished, or Ray is going: nothing to cancel
-            pass
 
 
 class _Job:
@@ -594,17 +588,13 @@ class _Job:
     def _remove_output(self) -> None:
         for name in os.listdir(self.out_dir):
             if name == MANIFEST or _PART_RE.match(name):
-                try:
+                with contextlib.suppress(FileNotFoundError):
                     os.unlink(os.path.join(self.out_dir, name))
-                except FileNotFoundError:
-                    pass
 
     def _remove_dir(self) -> None:
         if self.created:
-            try:
+            with contextlib.suppress(OSError):
                 os.rmdir(self.out_dir)  # only if empty: never someone else's files
-            except OSError:
-                pass
 
     def _release(self, remove: bool) -> None:
         if self.fd is None:
