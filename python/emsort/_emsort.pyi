@@ -2,8 +2,7 @@
 
 import os
 import pathlib
-from types import TracebackType
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type, Union, final
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -183,10 +182,9 @@ def merge_files(
     (it may be one of the inputs). No input gives an empty output.
 
     ``format`` (default ``lines``) and the ordering options
-    (:class:`OrderOptions`: ``key``, ``field_separator``, ``numeric_sort``,
-    ``unique`` …) are those of :func:`sort`: ``LC_ALL=C sort -m`` with the
-    same options. With ``unique``,
-    one line of each group of equal lines remains, from the earliest input.
+    (:class:`OrderOptions`) are those of :func:`sort`: ``LC_ALL=C sort -m``
+    with the same options. With ``unique``, one line of each group of equal
+    lines remains, from the earliest input.
 
     Returns:
         The statistics of :func:`sort`, with ``runs`` = the number of inputs,
@@ -375,10 +373,10 @@ class LineOrder:
     """GNU sort's order of text lines, for sorting, cutting and comparing lines in memory.
 
     The ordering options of :func:`sort` (``reverse`` and
-    :class:`OrderOptions`: ``key``, ``field_separator``, ``numeric_sort``,
-    ``stable``, ``unique``, ``zero_terminated`` …), compiled once by the engine that sorts files: what a program that
-    sorts or partitions lines itself (``emsort.ray``'s tasks) needs to agree
-    with :func:`sort` and ``LC_ALL=C sort`` byte for byte::
+    :class:`OrderOptions`), compiled once by the engine that sorts files:
+    what a program that sorts or partitions lines itself (``emsort.ray``'s
+    tasks) needs to agree with :func:`sort` and ``LC_ALL=C sort`` byte for
+    byte::
 
         order = emsort.LineOrder(key="3,3n", field_separator=",")
         data = order.sort(b"a,x,10\nb,y,9\n")            # b"b,y,9\na,x,10\n"
@@ -479,12 +477,8 @@ class Reader:
         """Close the file (closing again does nothing)."""
     def __len__(self) -> int: ...
     def __enter__(self) -> "Reader": ...
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> bool: ...
+    def __exit__(self, *exc: object) -> bool:
+        """Closes (see :meth:`close`); the exception, if any, propagates."""
 
 @final
 class Sorter:
@@ -526,9 +520,7 @@ class Sorter:
     the sorter before its result is taken cancels it the same way.
 
     Args:
-        format: as :func:`sort`: ``lines`` (the default), ``u32``, ``i32``,
-            ``u64``, ``i64``, ``f32``, ``f64`` (NaNs last) or
-            ``rec:SIZE:KEY_OFFSET:KEY_LEN``.
+        format: as :func:`sort` (default ``lines``).
         memory: M, bytes or ``"256M"`` / ``"25%"`` (default: a quarter of
             the available RAM, as ``emsort sort`` reading a pipe).
         temp_dirs, parallel, reverse, io, block_size, policy, fan_in,
@@ -625,9 +617,5 @@ class Sorter:
         """Cancel the sort unless its result was taken: its thread stops and its
         temporary files are removed. Closing again does nothing; ``stats`` stays."""
     def __enter__(self) -> "Sorter": ...
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> bool: ...
+    def __exit__(self, *exc: object) -> bool:
+        """Closes (see :meth:`close`); the exception, if any, propagates."""

@@ -67,14 +67,7 @@ unsafe impl GlobalAlloc for Allocator {
         let (old, new) = (mapped(layout.size(), layout.align()), mapped(new_size, layout.align()));
         match (old, new) {
             (false, false) => System.realloc(ptr, layout, new_size),
-            (true, true) => {
-                let p = libc::mremap(ptr.cast(), layout.size(), new_size, libc::MREMAP_MAYMOVE);
-                if p == libc::MAP_FAILED {
-                    std::ptr::null_mut()
-                } else {
-                    p.cast()
-                }
-            }
+            (true, true) => or_null(libc::mremap(ptr.cast(), layout.size(), new_size, libc::MREMAP_MAYMOVE)),
             _ => {
                 // SAFETY: the new layout is valid: same alignment, and
                 // `new_size` was checked by the caller not to overflow.
@@ -92,14 +85,18 @@ unsafe impl GlobalAlloc for Allocator {
 
 /// A private anonymous mapping of `size` bytes; null when refused.
 unsafe fn map(size: usize) -> *mut u8 {
-    let p = libc::mmap(
+    or_null(libc::mmap(
         std::ptr::null_mut(),
         size,
         libc::PROT_READ | libc::PROT_WRITE,
         libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
         -1,
         0,
-    );
+    ))
+}
+
+/// A mapping's address, or null for `MAP_FAILED` (an allocator's failure).
+fn or_null(p: *mut libc::c_void) -> *mut u8 {
     if p == libc::MAP_FAILED {
         std::ptr::null_mut()
     } else {

@@ -21,6 +21,40 @@ use pyo3::types::PyString;
 
 use crate::error::io_error;
 
+/// Evaluates `$body` with `$T` the Rust type of the [`Num`] `$num`
+/// (`u32` for `Num::U32` …): one generic call for the six dtypes.
+macro_rules! for_num {
+    ($num:expr, $T:ident => $body:expr) => {
+        match $num {
+            Num::U32 => {
+                type $T = u32;
+                $body
+            }
+            Num::I32 => {
+                type $T = i32;
+                $body
+            }
+            Num::U64 => {
+                type $T = u64;
+                $body
+            }
+            Num::I64 => {
+                type $T = i64;
+                $body
+            }
+            Num::F32 => {
+                type $T = f32;
+                $body
+            }
+            Num::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use for_num;
+
 /// A number format, as a numpy dtype.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Num {
@@ -52,14 +86,7 @@ impl Num {
     }
 
     pub(crate) fn descr(self, py: Python<'_>) -> Bound<'_, PyArrayDescr> {
-        match self {
-            Num::U32 => dtype::<u32>(py),
-            Num::I32 => dtype::<i32>(py),
-            Num::U64 => dtype::<u64>(py),
-            Num::I64 => dtype::<i64>(py),
-            Num::F32 => dtype::<f32>(py),
-            Num::F64 => dtype::<f64>(py),
-        }
+        for_num!(self, T => dtype::<T>(py))
     }
 
     /// The number format of a numpy dtype (native byte order only).
@@ -72,7 +99,7 @@ impl Num {
         let py = v.py();
         if let Ok(s) = v.cast::<PyString>() {
             if let Ok(f) = s.to_str()?.parse::<Format>() {
-                return Num::ALL.into_iter().find(|n| n.format() == f).ok_or_else(|| {
+                return Num::of_format(f).ok_or_else(|| {
                     PyValueError::new_err(format!(
                         "dtype '{f}': read_array reads numbers (u32, i32, u64, i64, f32, f64)"
                     ))
@@ -139,14 +166,7 @@ fn sort_typed<T: Element + NumKey>(py: Python<'_>, a: &Bound<'_, PyAny>, reverse
 #[pyfunction]
 #[pyo3(signature = (a, *, reverse = false))]
 pub(crate) fn sort_array(py: Python<'_>, a: &Bound<'_, PyAny>, reverse: bool) -> PyResult<()> {
-    match number_array(a, "sort_array")?.1 {
-        Num::U32 => sort_typed::<u32>(py, a, reverse),
-        Num::I32 => sort_typed::<i32>(py, a, reverse),
-        Num::U64 => sort_typed::<u64>(py, a, reverse),
-        Num::I64 => sort_typed::<i64>(py, a, reverse),
-        Num::F32 => sort_typed::<f32>(py, a, reverse),
-        Num::F64 => sort_typed::<f64>(py, a, reverse),
-    }
+    for_num!(number_array(a, "sort_array")?.1, T => sort_typed::<T>(py, a, reverse))
 }
 
 fn sort_to_file<T: Element + NumKey + bytemuck::Pod>(
@@ -193,14 +213,7 @@ pub(crate) fn sort_array_to_file(
     output: PathBuf,
     reverse: bool,
 ) -> PyResult<()> {
-    match number_array(a, "sort_array_to_file")?.1 {
-        Num::U32 => sort_to_file::<u32>(py, a, &output, reverse),
-        Num::I32 => sort_to_file::<i32>(py, a, &output, reverse),
-        Num::U64 => sort_to_file::<u64>(py, a, &output, reverse),
-        Num::I64 => sort_to_file::<i64>(py, a, &output, reverse),
-        Num::F32 => sort_to_file::<f32>(py, a, &output, reverse),
-        Num::F64 => sort_to_file::<f64>(py, a, &output, reverse),
-    }
+    for_num!(number_array(a, "sort_array_to_file")?.1, T => sort_to_file::<T>(py, a, &output, reverse))
 }
 
 /// Reads `buf.len()` bytes at `offset`, all of them or an error.
@@ -303,12 +316,5 @@ pub(crate) fn read_array<'py>(
         Some(d) => Num::from_py(d)?,
     };
     let cfg = reader_config(py, kind)?;
-    match num {
-        Num::U32 => read_typed::<u32>(py, &path, &cfg, offset, count),
-        Num::I32 => read_typed::<i32>(py, &path, &cfg, offset, count),
-        Num::U64 => read_typed::<u64>(py, &path, &cfg, offset, count),
-        Num::I64 => read_typed::<i64>(py, &path, &cfg, offset, count),
-        Num::F32 => read_typed::<f32>(py, &path, &cfg, offset, count),
-        Num::F64 => read_typed::<f64>(py, &path, &cfg, offset, count),
-    }
+    for_num!(num, T => read_typed::<T>(py, &path, &cfg, offset, count))
 }

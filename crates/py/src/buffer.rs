@@ -24,6 +24,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::args;
+use crate::array::{for_num, Num};
 
 /// A buffer exported by a Python object as contiguous bytes; released on
 /// drop.
@@ -252,14 +253,9 @@ pub(crate) fn sort_key<'py>(
     let b = RawBuffer::get(item, false, "item")?;
     let x = self::item(&b, f, format, "item")?;
     let key = match f {
-        Format::U32 => num_key::<u32>(x),
-        Format::I32 => num_key::<i32>(x),
-        Format::U64 => num_key::<u64>(x),
-        Format::I64 => num_key::<i64>(x),
-        Format::F32 => num_key::<f32>(x),
-        Format::F64 => num_key::<f64>(x),
         Format::Rec(r) => x[r.key_offset..r.key_offset + r.key_len].to_vec(),
         Format::Lines => x.to_vec(),
+        f => for_num!(Num::of_format(f).expect("a number format"), T => num_key::<T>(x)),
     };
     Ok(PyBytes::new(py, &key))
 }

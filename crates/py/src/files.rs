@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use emsort_sort::gen::{generate, Distribution, GenSpec};
-use emsort_sort::{SortError, SortStats};
+use emsort_sort::{Sink, SortError, SortStats, Source};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -80,13 +80,7 @@ pub(crate) fn sort<'py>(
     let a = PlanArgs { format, memory, fan_in, temp_dirs, parallel, reverse, io, block_size, policy, order };
     let plan = a.plan(py, file_size(&input))?;
     let stats = worker::run(py, progress, |p, cancel| {
-        emsort_sort::sort(
-            &plan,
-            vec![emsort_sort::Source::Path(&input)],
-            emsort_sort::Sink::Path(&output),
-            p,
-            cancel,
-        )
+        emsort_sort::sort(&plan, vec![Source::Path(&input)], Sink::Path(&output), p, cancel)
     })?;
     stats_dict(py, &stats)
 }

@@ -164,18 +164,13 @@ impl PyLineOrder {
         })?;
         let out = PyDict::new(py);
         out.set_item("ok", disorder.is_none())?;
-        match disorder {
-            None => {
-                out.set_item("lines", lines)?;
-                out.set_item("disorder", py.None())?;
-            }
-            Some(d) => {
-                out.set_item("lines", d.line)?;
-                let dis = PyDict::new(py);
-                dis.set_item("line", d.line)?;
-                dis.set_item("text", PyBytes::new(py, &d.text))?;
-                out.set_item("disorder", dis)?;
-            }
+        out.set_item("lines", disorder.as_ref().map_or(lines, |d| d.line))?;
+        out.set_item("disorder", py.None())?;
+        if let Some(d) = disorder {
+            let dis = PyDict::new(py);
+            dis.set_item("line", d.line)?;
+            dis.set_item("text", PyBytes::new(py, &d.text))?;
+            out.set_item("disorder", dis)?; // in the place of None
         }
         Ok(out)
     }

@@ -17,6 +17,7 @@ use pyo3::types::{PyBytes, PyTuple};
 use crate::array::reader_config;
 use crate::buffer::RawBuffer;
 use crate::error::io_error;
+use crate::worker::lock;
 
 /// Reads at least this many bytes with the GIL released.
 const DETACH_BYTES: usize = 64 << 10;
@@ -44,10 +45,7 @@ impl PyReader {
         detach: bool,
         f: impl FnOnce(&mut AnyReader) -> emsort_io::Result<T> + Send,
     ) -> PyResult<T> {
-        let run = || {
-            let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-            g.as_mut().map(f)
-        };
+        let run = || lock(&self.inner).as_mut().map(f);
         let r = if detach { py.detach(run) } else { run() };
         match r {
             None => Err(PyValueError::new_err(format!(
@@ -145,19 +143,18 @@ impl PyReader {
     /// read and after `close`.
     #[getter]
     fn last_choice(&self) -> Option<String> {
-        let g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        g.as_ref().and_then(|r| r.last_choice()).map(|c| c.kind.name().to_string())
+        lock(&self.inner).as_ref().and_then(|r| r.last_choice()).map(|c| c.kind.name().to_string())
     }
 
     /// Whether the reader is closed.
     #[getter]
     fn closed(&self) -> bool {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).is_none()
+        lock(&self.inner).is_none()
     }
 
     /// Closes the file (again: nothing happens).
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let taken = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let taken = lock(&self.inner).take(); // unlocked before closing
         match taken {
             None => Ok(()),
             Some(mut r) => py.detach(move || r.close()).map_err(|e| io_error(py, &e)),

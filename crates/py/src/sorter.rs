@@ -158,7 +158,7 @@ pub(crate) struct PySorter {
 
 impl PySorter {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        worker::lock(&self.state)
     }
 
     /// Takes the state out, leaving `Busy`.
@@ -182,17 +182,19 @@ impl PySorter {
     }
 
     /// Cancels the sort `s` holds (its thread stops, its temporary files go,
-    /// with the GIL released meanwhile) and leaves the sorter failed by `e`.
-    fn fail(&self, py: Python<'_>, s: State, e: &PyErr) {
+    /// with the GIL released meanwhile) and leaves the sorter failed by `e`;
+    /// returns `e`.
+    fn fail(&self, py: Python<'_>, s: State, e: PyErr) -> PyErr {
         self.cancel.store(true, Ordering::SeqCst);
         py.detach(move || drop(s));
-        self.failed(e);
+        self.failed(e)
     }
 
-    /// Leaves the sorter failed by `e` (its sort is already gone).
-    fn failed(&self, e: &PyErr) {
+    /// Leaves the sorter failed by `e` (its sort is already gone); returns `e`.
+    fn failed(&self, e: PyErr) -> PyErr {
         self.cancel.store(true, Ordering::SeqCst);
         self.put(State::Failed(e.to_string()));
+        e
     }
 
     fn progress<'py>(&self, py: Python<'py>) -> Option<&Bound<'py, PyAny>> {
@@ -200,7 +202,7 @@ impl PySorter {
     }
 
     fn reporter(&self) -> MutexGuard<'_, Reporter> {
-        self.reporter.lock().unwrap_or_else(|p| p.into_inner())
+        worker::lock(&self.reporter)
     }
 
     /// Runs `work` on a watched worker thread (Ctrl-C, progress; the
@@ -320,9 +322,8 @@ impl PySorter {
             State::Pushing(s) => s,
             other => return Err(self.refuse(other, "push()")),
         };
-        let mut result = Ok(());
         for piece in bytes.chunks(PIECE) {
-            result = if piece.len() >= WATCHED {
+            let pushed = if piece.len() >= WATCHED {
                 self.watch(py, false, || sorter.push(piece))
             } else {
                 py.detach(|| sorter.push(piece))
@@ -330,21 +331,13 @@ impl PySorter {
                     .and_then(|()| py.check_signals())
                     .and_then(|()| self.reporter().tick(self.progress(py), &self.tracker, false))
             };
-            if result.is_err() {
-                break;
+            if let Err(e) = pushed {
+                return Err(self.fail(py, State::Pushing(sorter), e));
             }
         }
-        match result {
-            Ok(()) => {
-                self.pushed.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                self.put(State::Pushing(sorter));
-                Ok(())
-            }
-            Err(e) => {
-                self.fail(py, State::Pushing(sorter), &e);
-                Err(e)
-            }
-        }
+        self.pushed.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        self.put(State::Pushing(sorter));
+        Ok(())
     }
 
     /// Ends the input; returns the sorter once every run is formed and
@@ -356,16 +349,9 @@ impl PySorter {
             State::Pushing(s) => s,
             other => return Err(this.refuse(other, "finish()")),
         };
-        match this.watch(py, true, move || sorter.finish()) {
-            Ok(sorted) => {
-                this.put(State::Finished(sorted));
-                Ok(slf)
-            }
-            Err(e) => {
-                this.failed(&e);
-                Err(e)
-            }
-        }
+        let sorted = this.watch(py, true, move || sorter.finish()).map_err(|e| this.failed(e))?;
+        this.put(State::Finished(sorted));
+        Ok(slf)
     }
 
     /// Writes the sorted items to `path` (replaced atomically when
@@ -375,17 +361,10 @@ impl PySorter {
             State::Finished(s) => s,
             other => return Err(self.refuse(other, "write()")),
         };
-        match self.watch(py, true, move || sorted.write_to(&path)) {
-            Ok(stats) => {
-                let d = crate::files::stats_dict(py, &stats);
-                self.put(State::Done(Some(stats)));
-                d
-            }
-            Err(e) => {
-                self.failed(&e);
-                Err(e)
-            }
-        }
+        let stats = self.watch(py, true, move || sorted.write_to(&path)).map_err(|e| self.failed(e))?;
+        let d = crate::files::stats_dict(py, &stats);
+        self.put(State::Done(Some(stats)));
+        d
     }
 
     fn __iter__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
@@ -414,17 +393,12 @@ impl PySorter {
                     .check_signals()
                     .and_then(|()| self.reporter().tick(self.progress(py), &self.tracker, false));
                 if let Err(e) = checked {
-                    self.fail(py, State::Iterating(blocks), &e);
-                    return Err(e);
+                    return Err(self.fail(py, State::Iterating(blocks), e));
                 }
                 self.put(State::Iterating(blocks));
                 self.block(py, block).map(Some)
             }
-            Some(Err(e)) => {
-                let e = crate::error::sort_error(py, &e);
-                self.fail(py, State::Iterating(blocks), &e);
-                Err(e)
-            }
+            Some(Err(e)) => Err(self.fail(py, State::Iterating(blocks), crate::error::sort_error(py, &e))),
             None => {
                 let stats = blocks.stats().cloned();
                 self.put(State::Done(stats));

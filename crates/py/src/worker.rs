@@ -33,7 +33,7 @@
 //! calls (`push`, `finish`, `write`), since its sort outlives each.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
@@ -41,6 +41,12 @@ use emsort_io::Progress;
 use emsort_sort::SortError;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+
+/// Locks `m`; a lock poisoned by a panic is taken all the same (the
+/// binding's one way of locking).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// How long the caller waits between two checks.
 const SLICE: Duration = Duration::from_millis(50);
@@ -65,8 +71,8 @@ pub(crate) struct Tracker {
 }
 
 impl Tracker {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
     }
 
     /// Takes the finished phases and a copy of the current one.
@@ -78,10 +84,8 @@ impl Tracker {
 
 impl Progress for Tracker {
     fn phase(&self, name: &str, total: Option<u64>) {
-        let mut s = self.lock();
-        if let Some(done) = s.current.take() {
-            s.finished.push(done);
-        }
+        let s = &mut *self.lock();
+        s.finished.extend(s.current.take());
         s.current = Some((name.to_string(), 0, total));
     }
 
@@ -92,10 +96,8 @@ impl Progress for Tracker {
     }
 
     fn finish_phase(&self) {
-        let mut s = self.lock();
-        if let Some(done) = s.current.take() {
-            s.finished.push(done);
-        }
+        let s = &mut *self.lock();
+        s.finished.extend(s.current.take());
     }
 }
 

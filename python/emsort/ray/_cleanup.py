@@ -34,6 +34,7 @@ removing, so it never removes an entry that replaced the one it locked.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -86,9 +87,7 @@ def _try_flock(fd: int) -> Optional[bool]:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return True
     except OSError as e:
-        if e.errno == _BUSY:
-            return False
-        return None
+        return False if e.errno == _BUSY else None
 
 
 def create_locked(path: str, *, wait: float) -> int:
@@ -209,10 +208,8 @@ def _remove_if_stale(parent: str, name: str, directory: bool) -> List[str]:
         if directory:
             shutil.rmtree(path, ignore_errors=True)
         else:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
-            except FileNotFoundError:
-                pass
     finally:
         os.close(fd)
     return []

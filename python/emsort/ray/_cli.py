@@ -82,9 +82,7 @@ def _progress_printer(quiet: bool):
     t0 = time.perf_counter()
 
     def report(phase: str, done: int, total: int) -> None:
-        if quiet:
-            return
-        if last.get(phase) == done:
+        if quiet or last.get(phase) == done:
             return
         last[phase] = done
         print(f"[{time.perf_counter() - t0:7.1f}s] {phase:6s} {done}/{total}", file=sys.stderr, flush=True)
@@ -212,20 +210,9 @@ def main(argv=None) -> int:
     # Check the inputs before starting or joining a cluster: errors come fast.
     order = _order_kwargs(args)
     try:
-        fmt = _sort.Format.parse(args.format)
-        _sort._order_options(fmt, args.reverse, order)
-        _sort.parse_size(args.memory_per_task)
-        if args.chunk_size is not None:
-            _sort.parse_size(args.chunk_size)
-        files = _sort.expand_inputs(args.inputs)
-        _sort.check_inputs_outside(files, args.output)
-        for f in files:
-            size = os.path.getsize(f)
-            if fmt.fixed and size % fmt.item_size:
-                raise _sort.EmsortRayError(
-                    f"{f}: size {size} is not a multiple of the {fmt.spec} item size ({fmt.item_size} bytes)"
-                )
-    except (ValueError, _sort.EmsortRayError) as e:
+        fmt = _sort.check_settings(args.format, args.reverse, order, args.memory_per_task, args.chunk_size)[0]
+        files = _sort.check_inputs(args.inputs, args.output, fmt)[0]
+    except _sort.EmsortRayError as e:
         print(f"emsort.ray: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
 

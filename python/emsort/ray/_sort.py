@@ -38,6 +38,7 @@ into the same output directory or with the same scratch directory.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -117,15 +118,12 @@ def _read_lines_chunk(path: str, start: int, end: int, file_size: int, kind: str
     """The lines whose first byte lies in ``[start, end)``, each with its terminator
     ``eol`` (but the file's last line may lack one)."""
     with emsort.Reader(path, kind) as f:
-        if start > 0:
-            nl = _find_newline(f, start - 1, file_size, eol=eol)
-            if nl is None:
-                return b""
-            s = nl + 1
-        else:
-            s = 0
-        if s >= end:
+        # The first line starting at or after `start`: after the terminator that ends
+        # the line holding byte `start - 1` (that line is the previous chunk's).
+        nl = _find_newline(f, start - 1, file_size, eol=eol) if start > 0 else -1
+        if nl is None or nl + 1 >= end:
             return b""
+        s = nl + 1
         nl = _find_newline(f, end - 1, file_size, eol=eol)
         e = file_size if nl is None else nl + 1
         return f.read(s, e - s)
@@ -193,14 +191,11 @@ def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind
         t1 = time.perf_counter()
         emsort.sort_buffer(buf, fmt.spec, reverse=reverse)
         t2 = time.perf_counter()
-        n = size // isz
+        n = end = size // isz
         # descending: part k holds the k-th range from the top, boundaries taken from the top
         bounds = boundaries[::-1] if reverse else boundaries
-        edges = [0] + [int(i) for i in emsort.partition_points(buf, fmt.spec, bounds, reverse=reverse)] + [n]
-        if any(a > b for a, b in zip(edges, edges[1:])):
-            raise EmsortRayError(f"partition_points returned unordered points {edges[1:-1]}")
-        _maybe_kill(kill, "map", index)
-        blocks = [buf[a * isz : b * isz] for a, b in zip(edges, edges[1:])]
+        points = emsort.partition_points(buf, fmt.spec, bounds, reverse=reverse)
+        what = "partition_points returned unordered points"
     else:
         # The engine's order (keys, -r, -u …): part k holds the lines from boundary k-1
         # to boundary k in that order, descending ones included.
@@ -211,12 +206,15 @@ def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind
         buf = np.frombuffer(lo.sort(data), dtype=np.uint8)
         del data
         t2 = time.perf_counter()
-        edges = [0] + [int(i) for i in lo.partition_points(buf, boundaries)] + [buf.size]
-        if any(a > b for a, b in zip(edges, edges[1:])):
-            raise EmsortRayError(f"LineOrder.partition_points returned unordered offsets {edges[1:-1]}")
-        _maybe_kill(kill, "map", index)
-        blocks = [buf[a:b] for a, b in zip(edges, edges[1:])]
+        points = lo.partition_points(buf, boundaries)
+        what = "LineOrder.partition_points returned unordered offsets"
+        isz, end = 1, buf.size  # the points are byte offsets
         n = int(np.count_nonzero(buf == eol[0]))
+    edges = [0] + [int(i) for i in points] + [end]
+    if any(a > b for a, b in zip(edges, edges[1:])):
+        raise EmsortRayError(f"{what} {edges[1:-1]}")
+    _maybe_kill(kill, "map", index)
+    blocks = [buf[a * isz : b * isz] for a, b in zip(edges, edges[1:])]
     t3 = time.perf_counter()
     stats = {
         "index": index,
@@ -246,11 +244,9 @@ def _count_lines(path: str, eol: bytes) -> int:
 
 def _remove_own(path: str, fd: int) -> None:
     """Removes ``path`` if it still names the file locked as ``fd`` (ours)."""
-    try:
+    with contextlib.suppress(OSError):
         if _cleanup.still_names(path, fd):
             os.unlink(path)
-    except OSError:
-        pass
 
 
 @ray.remote
@@ -316,12 +312,9 @@ def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kil
                 _maybe_kill(kill, "merge", index)
                 # merge_files writes `.part-NNNNN.emsort-PID-SEQ.tmp` and renames it to
                 # the part when complete; .part-NNNNN.tmp stays this attempt's lock.
-                if fmt.fixed:
-                    emsort.merge_files(files, final, format=fmt.spec, memory=memory, reverse=reverse, temp_dirs=[scratch])
-                else:
-                    emsort.merge_files(files, final, format="lines", memory=memory, temp_dirs=[scratch], **order)
-                    if order.get("unique"):
-                        items = _count_lines(final, eol)  # the merge dropped lines equal across blocks
+                emsort.merge_files(files, final, format=fmt.spec, memory=memory, temp_dirs=[scratch], **order)
+                if order.get("unique"):
+                    items = _count_lines(final, eol)  # the merge dropped lines equal across blocks
             finally:
                 try:
                     shutil.rmtree(scratch, ignore_errors=True)
@@ -473,6 +466,37 @@ def _wait_all(refs, phase: str, progress, what: str) -> list:
     return _get(list(refs), what)
 
 
+def check_settings(format: str, reverse: bool, options: Mapping[str, Any], memory_per_task, chunk_size) -> tuple:
+    """The settings of :func:`sort`, checked: ``(format, memory per task, chunk size,
+    ordering options as _order_options returns them)``. Raises :class:`EmsortRayError`."""
+    try:
+        fmt = Format.parse(format)
+        memory = parse_size(memory_per_task)
+        chunk = parse_size(chunk_size) if chunk_size is not None else memory
+    except ValueError as e:
+        raise EmsortRayError(str(e)) from None
+    if memory <= 0 or chunk <= 0:
+        raise EmsortRayError("memory_per_task and chunk_size must be positive")
+    if fmt.fixed and chunk < fmt.item_size:
+        raise EmsortRayError(f"chunk size {chunk} is smaller than one {fmt.spec} item ({fmt.item_size} bytes)")
+    return fmt, memory, chunk, _order_options(fmt, reverse, options)
+
+
+def check_inputs(inputs, output_dir, fmt: Format) -> tuple:
+    """The files of ``inputs`` (:func:`expand_inputs`) and their sizes, checked: whole
+    items of ``fmt``, none that the sort would delete (:func:`check_inputs_outside`)."""
+    files = expand_inputs(inputs)
+    sizes = [os.path.getsize(p) for p in files]
+    if fmt.fixed:
+        for p, s in zip(files, sizes):
+            if s % fmt.item_size:
+                raise EmsortRayError(
+                    f"{p}: size {s} is not a multiple of the {fmt.spec} item size ({fmt.item_size} bytes)"
+                )
+    check_inputs_outside(files, output_dir)
+    return files, sizes
+
+
 def check_inputs_outside(files, output_dir) -> None:
     """Refuses an input that the sort would delete or overwrite: one in ``output_dir``
     named like the sort's output (``part-NNNNN``, ``_SUCCESS``) or its temporary files,
@@ -518,10 +542,8 @@ def _pending(refs: list, timeout: float) -> list:
 
 def _cancel_each(refs: list, force: bool) -> None:
     for r in refs:
-        try:
+        with contextlib.suppress(Exception):  # finished, or Ray is going: nothing to cancel
             ray.cancel(r, force=force)
-        except Exception:  # noqa: BLE001 - finished, or Ray is going: nothing to cancel
-            pass
 
 
 class _Job:
@@ -566,17 +588,13 @@ class _Job:
     def _remove_output(self) -> None:
         for name in os.listdir(self.out_dir):
             if name == MANIFEST or _PART_RE.match(name):
-                try:
+                with contextlib.suppress(FileNotFoundError):
                     os.unlink(os.path.join(self.out_dir, name))
-                except FileNotFoundError:
-                    pass
 
     def _remove_dir(self) -> None:
         if self.created:
-            try:
+            with contextlib.suppress(OSError):
                 os.rmdir(self.out_dir)  # only if empty: never someone else's files
-            except OSError:
-                pass
 
     def _release(self, remove: bool) -> None:
         if self.fd is None:
@@ -713,30 +731,11 @@ def sort(
     for name in options:  # Python's own check, for a signature with every keyword in it
         if name not in emsort.OrderOptions.__annotations__:
             raise TypeError(f"sort() got an unexpected keyword argument '{name}'")
-    try:
-        fmt = Format.parse(format)
-        memory = parse_size(memory_per_task)
-        chunk = parse_size(chunk_size) if chunk_size is not None else memory
-    except ValueError as e:
-        raise EmsortRayError(str(e)) from None
-    if memory <= 0 or chunk <= 0:
-        raise EmsortRayError("memory_per_task and chunk_size must be positive")
-    if fmt.fixed and chunk < fmt.item_size:
-        raise EmsortRayError(f"chunk size {chunk} is smaller than one {fmt.spec} item ({fmt.item_size} bytes)")
-    order = _order_options(fmt, reverse, options)
+    fmt, memory, chunk, order = check_settings(format, reverse, options, memory_per_task, chunk_size)
     eol = emsort.LineOrder(**order).terminator if order is not None else None
-
-    files = expand_inputs(inputs)
-    sizes = [os.path.getsize(p) for p in files]
-    if fmt.fixed:
-        for p, s in zip(files, sizes):
-            if s % fmt.item_size:
-                raise EmsortRayError(
-                    f"{p}: size {s} is not a multiple of the {fmt.spec} item size ({fmt.item_size} bytes)"
-                )
-    total_bytes = sum(sizes)
     out_dir = os.path.abspath(os.fspath(output_dir))
-    check_inputs_outside(files, out_dir)
+    files, sizes = check_inputs(inputs, out_dir, fmt)
+    total_bytes = sum(sizes)
 
     if not ray.is_initialized():
         ray.init()
