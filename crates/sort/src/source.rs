@@ -215,16 +215,9 @@ impl<'a> Input<'a> {
                 },
                 Part::Pushed { rx, block, pos } => {
                     if *pos == block.len() {
-                        match rx.recv() {
-                            Ok(b) => {
-                                *block = b;
-                                *pos = 0;
-                            }
-                            Err(_) => {
-                                *block = Vec::new();
-                                *pos = 0;
-                            }
-                        }
+                        // Empty once the sender hangs up: the end.
+                        *block = rx.recv().unwrap_or_default();
+                        *pos = 0;
                     }
                     let n = buf.len().min(block.len() - *pos);
                     buf[..n].copy_from_slice(&block[*pos..*pos + n]);

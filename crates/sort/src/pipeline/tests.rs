@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::merge_policy::MergePolicy;
+use crate::test_util::{joined, split_lines};
 use crate::Format;
 use crate::{merge_files, merge_sources, sort, Sink, Source};
 use emsort_io::{ErrorKind, NoProgress, StreamKind};
@@ -31,45 +32,14 @@ fn sort_bytes(b: crate::SortPlanBuilder, data: &[u8]) -> (Vec<u8>, SortStats) {
     (std::fs::read(&output).unwrap(), stats)
 }
 
-/// Items of `bytes` in `format` (lines without their '\n').
-fn items(format: Format, bytes: &[u8]) -> Vec<Vec<u8>> {
-    match format.item_size() {
-        Some(s) => bytes.chunks_exact(s).map(|c| c.to_vec()).collect(),
-        None => {
-            let mut v: Vec<Vec<u8>> = bytes.split(|&b| b == b'\n').map(|l| l.to_vec()).collect();
-            if bytes.last() == Some(&b'\n') || bytes.is_empty() {
-                v.pop();
-            }
-            v
-        }
-    }
-}
-
 /// The output is in order (the oracle `slice::sort_by` up to the order
-/// of equal keys) and holds the input's multiset.
-fn check(format: Format, reverse: bool, input: &[u8], output: &[u8]) -> Result<(), TestCaseError> {
-    let mut expect = items(format, input);
-    expect.sort_by(|a, b| if reverse { format.compare(b, a) } else { format.compare(a, b) });
-    let got = items(format, output);
-    prop_assert_eq!(got.len(), expect.len());
-    for (i, (g, e)) in got.iter().zip(&expect).enumerate() {
-        prop_assert_eq!(format.compare(g, e), std::cmp::Ordering::Equal, "item {} differs in key", i);
-    }
-    let (mut a, mut b) = (got.clone(), expect);
-    a.sort();
-    b.sort();
-    prop_assert!(a == b, "not the same multiset");
+/// of equal keys) and holds the input's multiset; lines are
+/// byte-identical to the oracle, final newline added.
+fn check(format: Format, reverse: bool, input: &[u8], output: &[u8]) {
+    crate::test_util::check(format, reverse, input, output, "");
     if format == Format::Lines {
-        // Lines: byte-identical to the oracle, final newline added.
-        let mut oracle = items(format, input);
-        oracle.sort();
-        if reverse {
-            oracle.reverse();
-        }
-        let joined: Vec<u8> = oracle.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-        prop_assert_eq!(output, &joined[..]);
+        assert!(output == sorted_by(input, b'\n', reverse), "lines differ from the oracle");
     }
-    Ok(())
 }
 
 fn tiny(format: Format, d: usize, policy: MergePolicy, reverse: bool) -> crate::SortPlanBuilder {
@@ -109,14 +79,14 @@ proptest! {
     fn numbers_32(data in words32(), f in prop::sample::select(vec![Format::U32, Format::I32, Format::F32]),
                   d in 2usize..4, p in policy(), rev: bool) {
         let (out, _) = sort_bytes(tiny(f, d, p, rev), &data);
-        check(f, rev, &data, &out)?;
+        check(f, rev, &data, &out);
     }
 
     #[test]
     fn numbers_64(data in words64(), f in prop::sample::select(vec![Format::U64, Format::I64, Format::F64]),
                   d in 2usize..4, p in policy(), rev: bool) {
         let (out, _) = sort_bytes(tiny(f, d, p, rev), &data);
-        check(f, rev, &data, &out)?;
+        check(f, rev, &data, &out);
     }
 
     /// Chunks sorted in segments as they are read, and written as the
@@ -132,7 +102,7 @@ proptest! {
             b = b.memory(64 << 10);
         }
         let (out, stats) = sort_bytes(b, &data);
-        check(f, rev, &data, &out)?;
+        check(f, rev, &data, &out);
         prop_assert_eq!(stats.plan.segments, s);
     }
 
@@ -152,7 +122,7 @@ proptest! {
             r
         }).collect();
         let (out, _) = sort_bytes(SortPlan::builder(f).memory(1024).block_size(64).fan_in(d).policy(p).reverse(rev), &data);
-        check(f, rev, &data, &out)?;
+        check(f, rev, &data, &out);
     }
 
     #[test]
@@ -164,7 +134,7 @@ proptest! {
             data.pop();
         }
         let (out, stats) = sort_bytes(tiny(Format::Lines, d, p, rev), &data);
-        check(Format::Lines, rev, &data, &out)?;
+        check(Format::Lines, rev, &data, &out);
         prop_assert!(data.len() as u64 <= stats.plan.run_bytes || stats.runs > 1);
     }
 }
@@ -175,7 +145,7 @@ fn long_lines_grow_the_buffer() {
     data.extend_from_slice(b"\nb\n");
     data.extend(std::iter::repeat_n(b'a', 3000));
     let (out, stats) = sort_bytes(tiny(Format::Lines, 2, MergePolicy::Optimal, false), &data);
-    check(Format::Lines, false, &data, &out).unwrap();
+    check(Format::Lines, false, &data, &out);
     assert!(stats.runs >= 2);
 }
 
@@ -197,7 +167,7 @@ fn every_stream_kind_sorts() {
         match sort_file(&plan, &input, &output, &NoProgress, &AtomicBool::new(false)) {
             Ok(stats) => {
                 assert!(stats.runs > 3 && stats.merge_levels >= 2, "{kind}: {stats:?}");
-                check(Format::U32, false, &data, &std::fs::read(&output).unwrap()).unwrap();
+                check(Format::U32, false, &data, &std::fs::read(&output).unwrap());
             }
             Err(SortError::Io(e)) if *e.kind() == ErrorKind::UringUnavailable => continue,
             Err(e) => panic!("{kind}: {e}"),
@@ -209,7 +179,7 @@ fn every_stream_kind_sorts() {
     let plan =
         SortPlan::builder(Format::Lines).memory(64 << 10).block_size(4096).fan_in(2).io(StreamKind::Mmap);
     let (out, _) = sort_bytes(plan, &text);
-    check(Format::Lines, false, &text, &out).unwrap();
+    check(Format::Lines, false, &text, &out);
 }
 
 #[test]
@@ -221,7 +191,7 @@ fn output_may_be_the_input_and_single_runs_skip_the_merge() {
     let plan = SortPlan::builder(Format::U64).memory(1 << 20).temp_dir(d.path()).build().unwrap();
     let stats = sort_file(&plan, &f, &f, &NoProgress, &AtomicBool::new(false)).unwrap();
     assert_eq!((stats.runs, stats.merges, stats.merge.bytes_written), (1, 0, 0));
-    check(Format::U64, false, &data, &std::fs::read(&f).unwrap()).unwrap();
+    check(Format::U64, false, &data, &std::fs::read(&f).unwrap());
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
     // Empty input, empty output.
     let e = d.path().join("empty");
@@ -281,11 +251,9 @@ fn merge_parts(format: Format, reverse: bool, d: usize, parts: &[Vec<Vec<u8>>]) 
         }
     };
     let mut paths = Vec::new();
-    let mut all = Vec::new();
     for (i, p) in parts.iter().enumerate() {
         let mut items = p.clone();
         items.sort_by(order);
-        all.extend(items.iter().cloned());
         let path = dir.path().join(format!("part-{i}"));
         std::fs::write(&path, items.concat()).unwrap();
         paths.push(path);
@@ -302,26 +270,7 @@ fn merge_parts(format: Format, reverse: bool, d: usize, parts: &[Vec<Vec<u8>>]) 
         .unwrap();
     let out = dir.path().join("out");
     let stats = merge_files(&plan, &paths, &out, &NoProgress, &AtomicBool::new(false)).unwrap();
-    all.sort_by(order);
-    let got = std::fs::read(&out).unwrap();
-    if format == Format::Lines {
-        let mut g: Vec<&[u8]> = got.split(|&b| b == b'\n').collect();
-        g.pop();
-        let want: Vec<&[u8]> = all.iter().map(|l| l.strip_suffix(b"\n").unwrap()).collect();
-        assert_eq!(g, want);
-    } else {
-        // Equal keys may come in any order: compare keys, then multisets.
-        let size = format.item_size().unwrap();
-        let items: Vec<&[u8]> = got.chunks_exact(size).collect();
-        assert_eq!(items.len(), all.len());
-        for (g, w) in items.iter().zip(&all) {
-            assert_eq!(format.compare(g, w), std::cmp::Ordering::Equal);
-        }
-        let (mut a, mut b) = (items.iter().map(|x| x.to_vec()).collect::<Vec<_>>(), all.clone());
-        a.sort();
-        b.sort();
-        assert_eq!(a, b);
-    }
+    check(format, reverse, &parts.concat().concat(), &std::fs::read(&out).unwrap());
     for (p, b) in paths.iter().zip(&before) {
         assert_eq!(&std::fs::read(p).unwrap(), b, "input modified");
     }
@@ -424,10 +373,7 @@ fn reader_to_writer_and_back() {
     )
     .unwrap();
     assert!(stats.runs > 1);
-    let mut lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
-    lines.sort();
-    let expect: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-    assert_eq!(out, expect);
+    assert_eq!(out, sorted_by(&text, b'\n', false));
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }
 
@@ -436,16 +382,9 @@ fn reader_to_writer_and_back() {
 /// The oracle: `LC_ALL=C sort` of the concatenation, each source's last
 /// line ended.
 fn sorted_lines_of(parts: &[&[u8]]) -> Vec<u8> {
-    let mut lines: Vec<&[u8]> = Vec::new();
-    for p in parts {
-        let mut ls: Vec<&[u8]> = p.split(|&b| b == b'\n').collect();
-        if p.last() == Some(&b'\n') || p.is_empty() {
-            ls.pop();
-        }
-        lines.extend(ls);
-    }
-    lines.sort();
-    lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect()
+    let mut all: Vec<&[u8]> = parts.iter().flat_map(|p| split_lines(p, b'\n')).collect();
+    all.sort();
+    joined(&all, b'\n')
 }
 
 #[test]
@@ -607,15 +546,12 @@ fn pushed_lines_go_to_a_file_and_a_dropped_sorter_leaves_nothing() {
 /// Lines of `text` ended by `eol` (a last one without it too), sorted
 /// bytewise and each ended by `eol`: `LC_ALL=C sort [-z]`.
 fn sorted_by(text: &[u8], eol: u8, reverse: bool) -> Vec<u8> {
-    let mut lines: Vec<&[u8]> = text.split(|&b| b == eol).collect();
-    if text.last() == Some(&eol) || text.is_empty() {
-        lines.pop();
-    }
+    let mut lines = split_lines(text, eol);
     lines.sort();
     if reverse {
         lines.reverse();
     }
-    lines.iter().flat_map(|l| l.iter().copied().chain([eol])).collect()
+    joined(&lines, eol)
 }
 
 proptest! {
@@ -825,10 +761,9 @@ proptest! {
         let lo = LineOrder::new(o).unwrap();
         let b = tiny(Format::Lines, d, MergePolicy::Optimal, false).line_order(lo.clone()).eol(eol);
         let (out, _) = sort_bytes(b, &data);
-        let mut want: Vec<&[u8]> = data.split(|&c| c == eol).collect();
-        want.pop();
+        let mut want = split_lines(&data, eol);
         want.sort_by(|a, b| lo.compare(a, b));
-        let want: Vec<u8> = want.iter().flat_map(|l| l.iter().copied().chain([eol])).collect();
+        let want = joined(&want, eol);
         prop_assert_eq!(out, want);
     }
 }
@@ -861,10 +796,9 @@ fn short_keys_ride_in_the_runs() {
         assert!(stats.runs > 3, "{stats:?}");
         // 8 key bytes per line in the runs.
         assert_eq!(stats.run_formation.bytes_written, data.len() as u64 + 8 * 3000, "{stats:?}");
-        let mut want: Vec<&[u8]> = data.split(|&c| c == eol).collect();
-        want.pop();
+        let mut want = split_lines(&data, eol);
         want.sort_by(|a, b| lo.compare(a, b));
-        let want: Vec<u8> = want.iter().flat_map(|l| l.iter().copied().chain([eol])).collect();
+        let want = joined(&want, eol);
         assert_eq!(out, want, "eol {eol:#04x}");
     }
 }
@@ -900,9 +834,8 @@ fn keyed_windows_indexed_in_parallel_survive_terminators_in_keys() {
     assert!(stats.runs > 3, "{stats:?}");
     // Keyed runs: 8 key bytes per line.
     assert_eq!(stats.run_formation.bytes_written, data.len() as u64 + 8 * lines, "{stats:?}");
-    let mut want: Vec<&[u8]> = data.split(|&c| c == b'\n').collect();
-    want.pop();
+    let mut want = split_lines(&data, b'\n');
     want.sort_by(|a, b| lo.compare(a, b));
-    let want: Vec<u8> = want.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
+    let want = joined(&want, b'\n');
     assert!(out == want, "output differs from the oracle");
 }
