@@ -717,9 +717,7 @@ impl SortPlan {
                 .threads(self.threads)
                 .method(self.method.clone())
                 .input_bytes(n);
-            for t in &self.temp_dirs {
-                b = b.temp_dir(t);
-            }
+            b.plan.temp_dirs = self.temp_dirs.clone();
             if let Ok(p) = b.build() {
                 if p.derived().passes.is_some_and(|p| p <= 2.0 + 1e-9) {
                     break Some(m);

@@ -124,19 +124,6 @@ proptest! {
         let (out, _) = sort_bytes(SortPlan::builder(f).memory(1024).block_size(64).fan_in(d).policy(p).reverse(rev), &data);
         check(f, rev, &data, &out);
     }
-
-    #[test]
-    fn lines_like_lc_all_c_sort(lines in prop::collection::vec(
-            prop::collection::vec(prop::sample::select(vec![b'a', b'b', 0u8, 0x80, 0xff, b' ']), 0..12), 0..80),
-            final_newline: bool, d in 2usize..4, p in policy(), rev: bool) {
-        let mut data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-        if !final_newline {
-            data.pop();
-        }
-        let (out, stats) = sort_bytes(tiny(Format::Lines, d, p, rev), &data);
-        check(Format::Lines, rev, &data, &out);
-        prop_assert!(data.len() as u64 <= stats.plan.run_bytes || stats.runs > 1);
-    }
 }
 
 #[test]
@@ -555,20 +542,22 @@ fn sorted_by(text: &[u8], eol: u8, reverse: bool) -> Vec<u8> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-    /// NUL-terminated lines holding newlines, through runs on disk and
-    /// several merge passes, every stream kind's way: as `sort -z`.
+    /// Lines ended by `\n` holding NULs, or by NUL (`-z`) holding newlines,
+    /// through runs on disk and several merge passes, every stream kind's
+    /// way: as `LC_ALL=C sort [-z]`.
     #[test]
-    fn nul_terminated_lines_like_sort_z(lines in prop::collection::vec(
-            prop::collection::vec(prop::sample::select(vec![b'a', b'b', b'\n', 0x80, b' ']), 0..12), 0..80),
-            final_nul: bool, d in 2usize..4, p in policy(), rev: bool) {
-        let mut data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([0])).collect();
-        if !final_nul {
+    fn lines_like_lc_all_c_sort(lines in prop::collection::vec(
+            prop::collection::vec(prop::sample::select(vec![b'a', b'b', 0u8, b'\n', 0x80, 0xff, b' ']), 0..12), 0..80),
+            final_eol: bool, z: bool, d in 2usize..4, p in policy(), rev: bool) {
+        let eol = if z { 0 } else { b'\n' };
+        let mut data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([eol])).collect();
+        if !final_eol {
             data.pop();
         }
-        let (out, stats) = sort_bytes(tiny(Format::Lines, d, p, rev).eol(0), &data);
-        prop_assert_eq!(&out, &sorted_by(&data, 0, rev));
+        let (out, stats) = sort_bytes(tiny(Format::Lines, d, p, rev).eol(eol), &data);
+        prop_assert_eq!(&out, &sorted_by(&data, eol, rev));
         prop_assert!(data.len() as u64 <= stats.plan.run_bytes || stats.runs > 1);
     }
 }
