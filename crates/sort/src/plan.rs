@@ -508,10 +508,9 @@ impl SortPlan {
         };
         // One buffer when the whole input fits in it (lines: plus the
         // newline a last line may need).
-        let fits_one = match self.input_bytes {
-            Some(n) => n + u64::from(self.format == Format::Lines) <= data_in(run_memory_for(1)),
-            None => false,
-        };
+        let fits_one = self
+            .input_bytes
+            .is_some_and(|n| n + u64::from(self.format == Format::Lines) <= data_in(run_memory_for(1)));
         // Two buffers overlap reading with sorting and writing, but make
         // runs of half the memory; one buffer makes runs twice as long.
         // Two, unless the longer runs save a whole level of merging, or
@@ -562,10 +561,7 @@ impl SortPlan {
             }
             _ => None,
         };
-        let passes = match (&schedule, self.input_bytes) {
-            (Some(s), Some(n)) => Some(s.passes(n)),
-            _ => None,
-        };
+        let passes = schedule.as_ref().zip(self.input_bytes).map(|(s, n)| s.passes(n));
         Derived {
             stream_buffer: f,
             merge_memory,
@@ -773,10 +769,8 @@ pub(crate) fn method_minimum_memory(plan: &SortPlan) -> u64 {
 /// least 2, and each disk directory given an existing directory (checked
 /// before any output exists; the messages are those `emsort sort` prints).
 fn check_method(method: &Method) -> Result<(), SortError> {
-    if let Some(c) = method.srm().and_then(|o| o.max_order) {
-        if c < 2 {
-            return Err(SortError::BadPlan(format!("the SRM merge order cap must be at least 2 (got {c})")));
-        }
+    if let Some(c) = method.srm().and_then(|o| o.max_order).filter(|&c| c < 2) {
+        return Err(SortError::BadPlan(format!("the SRM merge order cap must be at least 2 (got {c})")));
     }
     for d in method.disks().map_or(&[][..], |d| &d.dirs) {
         match std::fs::metadata(d) {

@@ -66,10 +66,8 @@ pub(crate) fn open_sources<'a>(plan: &SortPlan, sources: Vec<Source<'a>>) -> Res
         opened.push(match s {
             Source::Path(p) => match emsort_io::input_size(p)? {
                 Some(size) => {
-                    if let Some(s) = plan.format().item_size() {
-                        if size % s as u64 != 0 {
-                            return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, p));
-                        }
+                    if let Some(s) = plan.format().item_size().filter(|&s| size % s as u64 != 0) {
+                        return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, p));
                     }
                     Opened::File(p.to_path_buf(), size)
                 }
@@ -232,11 +230,9 @@ impl<'a> Input<'a> {
                 return Ok(n);
             }
             // The end of this part.
-            if let Some(s) = self.format.item_size() {
-                if !self.part_bytes.is_multiple_of(s as u64) {
-                    let size = self.part_bytes;
-                    return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, self.name()));
-                }
+            if let Some(s) = self.format.item_size().filter(|&s| !self.part_bytes.is_multiple_of(s as u64)) {
+                let size = self.part_bytes;
+                return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, self.name()));
             }
             let add_newline = self.format == Format::Lines && !self.ends_line && !buf.is_empty();
             self.cur += 1;

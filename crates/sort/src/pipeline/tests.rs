@@ -2,6 +2,7 @@
 //! cases, sources and sinks, merges of given files.
 
 use super::*;
+use crate::keys::{Key, LineOrder, OrderOptions};
 use crate::merge_policy::MergePolicy;
 use crate::test_util::{joined, split_lines};
 use crate::Format;
@@ -229,13 +230,8 @@ fn merge_parts(format: Format, reverse: bool, d: usize, parts: &[Vec<Vec<u8>>]) 
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let order = |a: &Vec<u8>, b: &Vec<u8>| {
-        let strip = |x: &Vec<u8>| x.strip_suffix(b"\n").map(<[u8]>::to_vec).unwrap_or(x.clone());
-        let (a, b) = (strip(a), strip(b));
-        if reverse {
-            format.compare(&b, &a)
-        } else {
-            format.compare(&a, &b)
-        }
+        let (a, b) = if reverse { (b, a) } else { (a, b) };
+        format.compare(a.strip_suffix(b"\n").unwrap_or(a), b.strip_suffix(b"\n").unwrap_or(b))
     };
     let mut paths = Vec::new();
     for (i, p) in parts.iter().enumerate() {
@@ -267,16 +263,17 @@ fn merge_parts(format: Format, reverse: bool, d: usize, parts: &[Vec<Vec<u8>>]) 
     stats
 }
 
+/// The next number of the xorshift generator at `x` (not 0).
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
 fn numbers(n: usize, seed: u64) -> Vec<Vec<u8>> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            ((x % 5000) as u32).to_ne_bytes().to_vec()
-        })
-        .collect()
+    (0..n).map(|_| ((xorshift(&mut x) % 5000) as u32).to_ne_bytes().to_vec()).collect()
 }
 
 #[test]
@@ -446,14 +443,7 @@ fn a_pushed_data_set_four_times_the_budget_sorts() {
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     let mut all = Vec::with_capacity(n);
     for _ in 0..n / 1000 {
-        let piece: Vec<u64> = (0..1000)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            })
-            .collect();
+        let piece: Vec<u64> = (0..1000).map(|_| xorshift(&mut x)).collect();
         all.extend_from_slice(&piece);
         // Pushes cut items anywhere.
         let bytes: &[u8] = bytemuck::cast_slice(&piece);
@@ -533,12 +523,22 @@ fn pushed_lines_go_to_a_file_and_a_dropped_sorter_leaves_nothing() {
 /// Lines of `text` ended by `eol` (a last one without it too), sorted
 /// bytewise and each ended by `eol`: `LC_ALL=C sort [-z]`.
 fn sorted_by(text: &[u8], eol: u8, reverse: bool) -> Vec<u8> {
+    sorted_with(text, eol, |a, b| if reverse { b.cmp(a) } else { a.cmp(b) })
+}
+
+/// The lines of `text` ended by `eol` sorted by `order`, each ended by `eol`.
+fn sorted_with(text: &[u8], eol: u8, order: impl FnMut(&&[u8], &&[u8]) -> std::cmp::Ordering) -> Vec<u8> {
     let mut lines = split_lines(text, eol);
-    lines.sort();
-    if reverse {
-        lines.reverse();
-    }
+    lines.sort_by(order);
     joined(&lines, eol)
+}
+
+/// GNU `sort -t, -k KEY…` (`-r` with `reverse`).
+fn comma_keys(keys: &[&str], reverse: bool) -> LineOrder {
+    let mut o = OrderOptions { tab: Some(b','), ..OrderOptions::default() };
+    o.keys = keys.iter().map(|k| Key::parse(k).unwrap()).collect();
+    o.global.reverse = reverse;
+    LineOrder::new(o).unwrap()
 }
 
 proptest! {
@@ -724,7 +724,6 @@ proptest! {
             0..120),
         spec in 0usize..5, reverse: bool, z: bool, d in 2usize..4,
     ) {
-        use crate::keys::{Key, LineOrder, OrderOptions};
         let eol = if z { 0u8 } else { b'\n' };
         let mut data = Vec::new();
         for (month, n, long, word, wide) in &rows {
@@ -744,16 +743,10 @@ proptest! {
             3 => &["1,1M", "2,2n"],
             _ => &["3,3"],
         };
-        let mut o = OrderOptions { tab: Some(b','), ..OrderOptions::default() };
-        o.keys = keys.iter().map(|k| Key::parse(k).unwrap()).collect();
-        o.global.reverse = reverse;
-        let lo = LineOrder::new(o).unwrap();
+        let lo = comma_keys(keys, reverse);
         let b = tiny(Format::Lines, d, MergePolicy::Optimal, false).line_order(lo.clone()).eol(eol);
         let (out, _) = sort_bytes(b, &data);
-        let mut want = split_lines(&data, eol);
-        want.sort_by(|a, b| lo.compare(a, b));
-        let want = joined(&want, eol);
-        prop_assert_eq!(out, want);
+        prop_assert_eq!(out, sorted_with(&data, eol, |a, b| lo.compare(a, b)));
     }
 }
 
@@ -763,7 +756,6 @@ proptest! {
 /// blocks cut some keys in two: the line's end is looked for after its key.
 #[test]
 fn short_keys_ride_in_the_runs() {
-    use crate::keys::{Key, LineOrder, OrderOptions};
     for eol in [b'\n', 0] {
         let data: Vec<u8> = (0..3000u32)
             .flat_map(|i| {
@@ -772,9 +764,7 @@ fn short_keys_ride_in_the_runs() {
                 l
             })
             .collect();
-        let mut o = OrderOptions { tab: Some(b','), ..OrderOptions::default() };
-        o.keys.push(Key::parse("1,1n").unwrap());
-        let lo = LineOrder::new(o).unwrap();
+        let lo = comma_keys(&["1,1n"], false);
         let b = SortPlan::builder(Format::Lines)
             .memory(64 << 10)
             .block_size(4096)
@@ -785,10 +775,7 @@ fn short_keys_ride_in_the_runs() {
         assert!(stats.runs > 3, "{stats:?}");
         // 8 key bytes per line in the runs.
         assert_eq!(stats.run_formation.bytes_written, data.len() as u64 + 8 * 3000, "{stats:?}");
-        let mut want = split_lines(&data, eol);
-        want.sort_by(|a, b| lo.compare(a, b));
-        let want = joined(&want, eol);
-        assert_eq!(out, want, "eol {eol:#04x}");
+        assert_eq!(out, sorted_with(&data, eol, |a, b| lo.compare(a, b)), "eol {eol:#04x}");
     }
 }
 
@@ -799,7 +786,6 @@ fn short_keys_ride_in_the_runs() {
 /// of 256 KiB give windows large enough to be indexed in parallel.
 #[test]
 fn keyed_windows_indexed_in_parallel_survive_terminators_in_keys() {
-    use crate::keys::{Key, LineOrder, OrderOptions};
     let alphabet = [b'a', b'b', 0xF5, b'z'];
     let mut x = 12345u64;
     let mut data = Vec::new();
@@ -811,9 +797,7 @@ fn keyed_windows_indexed_in_parallel_survive_terminators_in_keys() {
         data.extend_from_slice(format!(",{}\n", x >> 48).as_bytes());
         lines += 1;
     }
-    let mut o = OrderOptions { tab: Some(b','), ..OrderOptions::default() };
-    o.keys.push(Key::parse("1,1r").unwrap());
-    let lo = LineOrder::new(o).unwrap();
+    let lo = comma_keys(&["1,1r"], false);
     let b = SortPlan::builder(Format::Lines)
         .memory(4 << 20)
         .block_size(1 << 20)
@@ -823,8 +807,5 @@ fn keyed_windows_indexed_in_parallel_survive_terminators_in_keys() {
     assert!(stats.runs > 3, "{stats:?}");
     // Keyed runs: 8 key bytes per line.
     assert_eq!(stats.run_formation.bytes_written, data.len() as u64 + 8 * lines, "{stats:?}");
-    let mut want = split_lines(&data, b'\n');
-    want.sort_by(|a, b| lo.compare(a, b));
-    let want = joined(&want, b'\n');
-    assert!(out == want, "output differs from the oracle");
+    assert!(out == sorted_with(&data, b'\n', |a, b| lo.compare(a, b)), "output differs from the oracle");
 }
