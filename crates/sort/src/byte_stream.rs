@@ -93,15 +93,6 @@ impl BlockSink for CompressedWriter {
     }
 }
 
-impl BlockSink for ByteOutput {
-    fn write(&mut self, bytes: &[u8]) -> Result<()> {
-        ByteOutput::write(self, bytes)
-    }
-    fn close(&mut self) -> Result<()> {
-        ByteOutput::close(self)
-    }
-}
-
 impl ByteOutput {
     /// Creates `path` as a stream of `unit`-byte elements.
     pub fn create(path: &Path, unit: usize, cfg: &StreamConfig) -> Result<ByteOutput> {
@@ -116,9 +107,11 @@ impl ByteOutput {
             _ => ByteOutput::U8(create_output_in(dest, cfg)?),
         })
     }
+}
 
-    /// Writes `bytes` (a whole number of units).
-    pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
+/// Writes `bytes` (a whole number of units) to the element stream.
+impl BlockSink for ByteOutput {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
         match self {
             ByteOutput::U8(s) => s.write_all(bytes),
             ByteOutput::U32(s) => s.write_all(bytemuck::cast_slice(bytes)),
@@ -126,8 +119,7 @@ impl ByteOutput {
         }
     }
 
-    /// Flushes and closes the stream; errors (a full disk) show here.
-    pub fn close(&mut self) -> Result<()> {
+    fn close(&mut self) -> Result<()> {
         match self {
             ByteOutput::U8(s) => s.close(),
             ByteOutput::U32(s) => s.close(),

@@ -21,7 +21,7 @@
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use emsort_io::{Error, ErrorKind, Result};
 
@@ -30,10 +30,16 @@ fn cannot_run(program: &Path, args: &str, e: std::io::Error) -> Error {
     Error::new(ErrorKind::Program(format!("cannot run the compress program{args}: {e}")), program)
 }
 
-/// The error of a program that ended with `status`.
-fn failed(program: &Path, args: &str, status: ExitStatus, run: &Path) -> Error {
+/// Waits for `program`'s `child` (then sets `done`): an error unless it
+/// ended with success.
+fn reap(child: &mut Child, done: &mut bool, program: &Path, args: &str, run: &Path) -> Result<()> {
+    let status = child.wait().map_err(|e| Error::from_io("wait for the compress program", run, e))?;
+    *done = true;
+    if status.success() {
+        return Ok(());
+    }
     let what = format!("the compress program{args} failed ({status}) on the temporary run {}", run.display());
-    Error::new(ErrorKind::Program(what), program)
+    Err(Error::new(ErrorKind::Program(what), program))
 }
 
 /// Kills and reaps a child that is no longer wanted.
@@ -100,14 +106,7 @@ impl CompressedWriter {
         if self.done {
             return Ok(());
         }
-        let status =
-            self.child.wait().map_err(|e| Error::from_io("wait for the compress program", &self.path, e))?;
-        self.done = true;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(failed(&self.program, "", status, &self.path))
-        }
+        reap(&mut self.child, &mut self.done, &self.program, "", &self.path)
     }
 }
 
@@ -151,16 +150,7 @@ impl DecompressedReader {
         let mut n = 0;
         while n < buf.len() && !self.done {
             match self.stdout.read(&mut buf[n..]) {
-                Ok(0) => {
-                    let status = self
-                        .child
-                        .wait()
-                        .map_err(|e| Error::from_io("wait for the compress program", &self.path, e))?;
-                    self.done = true;
-                    if !status.success() {
-                        return Err(failed(&self.program, " -d", status, &self.path));
-                    }
-                }
+                Ok(0) => reap(&mut self.child, &mut self.done, &self.program, " -d", &self.path)?,
                 Ok(k) => n += k,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(Error::from_io("read from the compress program", &self.path, e)),

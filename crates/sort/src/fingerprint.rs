@@ -23,7 +23,7 @@ const K1: u64 = 0xC2B2_AE3D_27D4_EB4F;
 const K2: u64 = 0x1656_67B1_9E37_79F9;
 
 #[inline]
-fn mix(mut z: u64) -> u64 {
+pub(crate) fn mix(mut z: u64) -> u64 {
     // splitmix64's finalizer.
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

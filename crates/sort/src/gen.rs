@@ -198,11 +198,9 @@ const ZIPF_VALUES: f64 = 1e6;
 const ZIPF_S: f64 = 1.1;
 const FEW: u64 = 16;
 
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+/// splitmix64: its step, then its finalizer.
+fn mix(z: u64) -> u64 {
+    crate::fingerprint::mix(z.wrapping_add(0x9E37_79B9_7F4A_7C15))
 }
 
 fn chunk_rng(seed: u64, chunk: u64) -> Xoshiro256PlusPlus {

@@ -81,6 +81,8 @@ mod simd_sort;
 mod sorter;
 mod source;
 pub mod stats;
+#[cfg(test)]
+mod test_util;
 mod tree;
 pub mod verify;
 mod write_behind;

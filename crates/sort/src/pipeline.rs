@@ -44,7 +44,7 @@ use crate::pdisk::{Dsm, Srm, StripedStore};
 use crate::plain::{Plain, PlainStore};
 use crate::plan::{Method, SortPlan};
 use crate::run_formation::{Formed, RunFormation};
-use crate::run_store::{MergeCtx, Merger};
+use crate::run_store::{MergeCtx, Merged, Merger};
 use crate::runtime::Runtime;
 use crate::source::{open_sources, Input, Opened, Source};
 use crate::stats::{Bounds, PhaseStats, PlanRecord, SortStats};
@@ -278,10 +278,9 @@ fn run_phases(
     let passes = if input_bytes == 0 {
         formation_pass
     } else {
-        formation_pass + merged.report.merged_bytes as f64 / input_bytes as f64
+        formation_pass + merged.merged_bytes as f64 / input_bytes as f64
     };
-    let report = merged.report;
-    let merge = PhaseStats { seconds: merge_seconds, ..report.phase };
+    let merge = PhaseStats { seconds: merge_seconds, ..merged.phase };
     let moved =
         (run_formation.bytes_read + merge.bytes_read, run_formation.bytes_written + merge.bytes_written);
     let bounds = Bounds::new(totals.seconds, &totals.rusage, plan.threads(), moved, plan.device_cost());
@@ -291,24 +290,17 @@ fn run_phases(
         output_bytes,
         runs,
         passes,
-        merge_levels: report.levels,
-        merges: report.merges,
-        merge_order: report.order,
+        merge_levels: merged.levels,
+        merges: merged.merges,
+        merge_order: merged.order,
         run_formation,
         merge,
         total_seconds: totals.seconds,
         rusage: totals.rusage,
         cpu_migrations: totals.cpu_migrations,
-        parallel_disks: report.parallel_disks,
+        parallel_disks: merged.parallel_disks,
         bounds,
     })
-}
-
-/// The merge phase's report with what the pipeline adds.
-struct MergeOutcome {
-    report: crate::run_store::Merged,
-    /// Bytes of the output (a merge of given files).
-    output_bytes: u64,
 }
 
 /// Run formation (when there is data to sort: `input`; else the store
@@ -325,7 +317,7 @@ fn phases<M: Merger>(
     output: &Output<'_>,
     progress: &dyn Progress,
     cancel: &AtomicBool,
-) -> Result<(Option<(Formed, f64)>, MergeOutcome, f64), SortError> {
+) -> Result<(Option<(Formed, f64)>, Merged, f64), SortError> {
     let pool = &runtime.pool;
     let formed = match input {
         Some(input) => {
@@ -341,9 +333,8 @@ fn phases<M: Merger>(
     let written = formed.as_ref().is_some_and(|(f, _)| f.wrote_output);
     let t = Instant::now();
     let ctx = MergeCtx { plan, pool, progress, cancel };
-    let report = merger.merge(store, output, written, &ctx)?;
-    let output_bytes = report.output_bytes;
-    Ok((formed, MergeOutcome { report, output_bytes }, t.elapsed().as_secs_f64()))
+    let merged = merger.merge(store, output, written, &ctx)?;
+    Ok((formed, merged, t.elapsed().as_secs_f64()))
 }
 
 #[cfg(test)]

@@ -109,11 +109,11 @@ macro_rules! getters {
     };
 }
 
-/// Builder methods that set the field of their name to their argument
-/// (`= Some`: wrapped in `Some`).
+/// Builder methods that set the field of their name (`in plan`: of the
+/// plan being built) to their argument (`= Some`: wrapped in `Some`).
 macro_rules! setters {
-    ($($(#[$doc:meta])* $name:ident($arg:ident: $t:ty) $(= $wrap:ident)?;)*) => {
-        $($(#[$doc])* pub fn $name(mut self, $arg: $t) -> Self { self.$name = $($wrap)?($arg); self })*
+    ($($(#[$doc:meta])* $name:ident($arg:ident: $t:ty) $(in $in:ident)? $(= $wrap:ident)?;)*) => {
+        $($(#[$doc])* pub fn $name(mut self, $arg: $t) -> Self { self$(.$in)?.$name = $($wrap)?($arg); self })*
     };
 }
 
@@ -156,10 +156,8 @@ pub const MAX_SEGMENTS: usize = 64;
 /// (git branch `tried/index-segments`).
 pub const DEFAULT_SEGMENTS: usize = 8;
 
-/// The parameters of one sort. Make one with [`SortPlan::builder`]: the
-/// only way to get a plan is [`SortPlanBuilder::build`], which checks every
-/// parameter, so a `SortPlan` is always one that can work. Read it with the
-/// accessors ([`SortPlan::memory`], [`SortPlan::method`] …).
+/// The parameters of one sort, made by [`SortPlan::builder`] and checked
+/// when built, so a `SortPlan` is always one that can work (module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SortPlan {
     format: Format,
@@ -199,8 +197,7 @@ pub struct Derived {
     /// Chunk buffers in run formation: 2 (read one while sorting the other),
     /// or 1 when the whole input fits in it or when runs twice as long save
     /// a level of merging or [`PASSES_FOR_ONE_BUFFER`] of a pass over the
-    /// data (or as
-    /// [`SortPlanBuilder::chunk_buffers`] sets).
+    /// data (or as [`SortPlanBuilder::chunk_buffers`] sets).
     pub chunk_buffers: usize,
     /// Segments of a chunk of numbers, each sorted as soon as it is read;
     /// the run is their merge (1: the chunk is sorted whole).
@@ -233,26 +230,37 @@ impl SortPlan {
     /// temporary directory (`$TMPDIR` or `/tmp`), the plain merge.
     pub fn builder(format: Format) -> SortPlanBuilder {
         SortPlanBuilder {
-            format,
-            memory: 64 << 20,
+            // d, B, Q and the threads are filled in by `build`.
+            plan: SortPlan {
+                format,
+                memory: 64 << 20,
+                fan_in: 0,
+                block_size: 0,
+                input_kind: StreamKind::Buffered,
+                output_kind: StreamKind::Buffered,
+                queue_depth: 0,
+                reverse: false,
+                policy: MergePolicy::Optimal,
+                threads: 0,
+                temp_dirs: Vec::new(),
+                input_bytes: None,
+                method: Method::Plain,
+                lines: None,
+                compress: None,
+                eol: b'\n',
+                chunk_buffers: None,
+                chunk_memory: None,
+                segments: None,
+                io_choice: None,
+                device_cost: None,
+            },
             fan_in: None,
             block_size: None,
-            input_kind: StreamKind::Buffered,
-            output_kind: StreamKind::Buffered,
-            io_auto: false,
             queue_depth: None,
-            reverse: false,
-            policy: MergePolicy::Optimal,
             threads: None,
-            temp_dirs: Vec::new(),
-            input_bytes: None,
-            method: Method::Plain,
+            io_auto: false,
+            reverse: false,
             lines: None,
-            compress: None,
-            eol: b'\n',
-            chunk_buffers: None,
-            chunk_memory: None,
-            segments: None,
         }
     }
 
@@ -500,10 +508,9 @@ impl SortPlan {
         };
         // One buffer when the whole input fits in it (lines: plus the
         // newline a last line may need).
-        let fits_one = match self.input_bytes {
-            Some(n) => n + u64::from(self.format == Format::Lines) <= data_in(run_memory_for(1)),
-            None => false,
-        };
+        let fits_one = self
+            .input_bytes
+            .is_some_and(|n| n + u64::from(self.format == Format::Lines) <= data_in(run_memory_for(1)));
         // Two buffers overlap reading with sorting and writing, but make
         // runs of half the memory; one buffer makes runs twice as long.
         // Two, unless the longer runs save a whole level of merging, or
@@ -554,10 +561,7 @@ impl SortPlan {
             }
             _ => None,
         };
-        let passes = match (&schedule, self.input_bytes) {
-            (Some(s), Some(n)) => Some(s.passes(n)),
-            _ => None,
-        };
+        let passes = schedule.as_ref().zip(self.input_bytes).map(|(s, n)| s.passes(n));
         Derived {
             stream_buffer: f,
             merge_memory,
@@ -585,27 +589,28 @@ impl SortPlan {
         schedule(&run_sizes(runs, run, n), self.fan_in, self.policy).passes(n)
     }
 
-    /// Levels of merging that `runs` runs need with this plan's method: a
-    /// tree of d-way merges, or the passes of DSM's and SRM's merge orders.
-    fn merge_levels(&self, runs: u64) -> u64 {
+    /// The merge order for `runs` runs with this plan's method (at least
+    /// 2): d, or DSM's and SRM's R.
+    fn merge_order(&self, runs: u64) -> usize {
         let (b, disks) = (self.block_size, self.disk_dirs().len().max(1));
         let order = match &self.method {
             Method::Plain => self.fan_in,
             Method::Dsm(_) => order::dsm_merge_order(self.memory, b, disks),
-            Method::Srm(..) => {
-                let cap = self.method.srm().and_then(|o| o.max_order);
-                order::srm_merge_order(runs, order::srm_max_fit(self.memory, b, disks).max(2), cap)
+            Method::Srm(_, srm) => {
+                order::srm_merge_order(runs, order::srm_max_fit(self.memory, b, disks).max(2), srm.max_order)
             }
         };
-        order::passes(runs, order.max(2)) as u64
+        order.max(2)
     }
 
-    /// Checks that the plan can work (the builder's last step): the
-    /// method's own parameters (SRM's merge order cap at least 2, the
-    /// disks existing directories, at least one disk), d ≥ 2, B ≥ 1,
-    /// threads ≥ 1, a temporary directory, and M at least
-    /// [`Derived::minimum_memory`] (DSM and SRM: what the method needs on
-    /// D disks). None of this depends on the input size, so the plans
+    /// Levels of merging that `runs` runs need with this plan's method: a
+    /// tree of d-way merges, or the passes of DSM's and SRM's merge orders.
+    fn merge_levels(&self, runs: u64) -> u64 {
+        order::passes(runs, self.merge_order(runs)) as u64
+    }
+
+    /// The checks of [`SortPlanBuilder::build`] (and a temporary directory).
+    /// None depends on the input size, so the plans
     /// [`SortPlan::with_input_size`] makes stay valid.
     fn check(&self) -> Result<(), SortError> {
         check_method(&self.method)?;
@@ -708,9 +713,7 @@ impl SortPlan {
                 .threads(self.threads)
                 .method(self.method.clone())
                 .input_bytes(n);
-            for t in &self.temp_dirs {
-                b = b.temp_dir(t);
-            }
+            b.plan.temp_dirs = self.temp_dirs.clone();
             if let Ok(p) = b.build() {
                 if p.derived().passes.is_some_and(|p| p <= 2.0 + 1e-9) {
                     break Some(m);
@@ -766,10 +769,8 @@ pub(crate) fn method_minimum_memory(plan: &SortPlan) -> u64 {
 /// least 2, and each disk directory given an existing directory (checked
 /// before any output exists; the messages are those `emsort sort` prints).
 fn check_method(method: &Method) -> Result<(), SortError> {
-    if let Some(c) = method.srm().and_then(|o| o.max_order) {
-        if c < 2 {
-            return Err(SortError::BadPlan(format!("the SRM merge order cap must be at least 2 (got {c})")));
-        }
+    if let Some(c) = method.srm().and_then(|o| o.max_order).filter(|&c| c < 2) {
+        return Err(SortError::BadPlan(format!("the SRM merge order cap must be at least 2 (got {c})")));
     }
     for d in method.disks().map_or(&[][..], |d| &d.dirs) {
         match std::fs::metadata(d) {
@@ -806,26 +807,17 @@ fn check_method_memory(plan: &SortPlan) -> Result<(), SortError> {
 /// Builds a [`SortPlan`]; see [`SortPlan::builder`] for the defaults.
 #[derive(Debug, Clone)]
 pub struct SortPlanBuilder {
-    format: Format,
-    memory: u64,
+    /// The plan as given; [`SortPlanBuilder::build`] fills in the rest
+    /// (from the fields below, which are `None` until given).
+    plan: SortPlan,
     fan_in: Option<usize>,
     block_size: Option<usize>,
-    input_kind: StreamKind,
-    output_kind: StreamKind,
-    io_auto: bool,
     queue_depth: Option<u32>,
-    reverse: bool,
-    policy: MergePolicy,
     threads: Option<usize>,
-    temp_dirs: Vec<PathBuf>,
-    input_bytes: Option<u64>,
-    method: Method,
+    io_auto: bool,
+    /// The order, as [`SortPlanBuilder::line_order`] sets it.
+    reverse: bool,
     lines: Option<Arc<LineOrder>>,
-    compress: Option<PathBuf>,
-    eol: u8,
-    chunk_buffers: Option<usize>,
-    chunk_memory: Option<u64>,
-    segments: Option<usize>,
 }
 
 impl SortPlanBuilder {
@@ -852,8 +844,8 @@ impl SortPlanBuilder {
 
     /// Sets the stream kind for reading and for writing.
     pub fn io(mut self, kind: StreamKind) -> Self {
-        self.input_kind = kind;
-        self.output_kind = kind;
+        self.plan.input_kind = kind;
+        self.plan.output_kind = kind;
         self.io_auto = false;
         self
     }
@@ -871,19 +863,19 @@ impl SortPlanBuilder {
     }
     /// Sets the stream kind that reads the input and the runs.
     pub fn input_kind(mut self, kind: StreamKind) -> Self {
-        self.input_kind = kind;
+        self.plan.input_kind = kind;
         self.io_auto = false;
         self
     }
     /// Sets the stream kind that writes the runs and the output.
     pub fn output_kind(mut self, kind: StreamKind) -> Self {
-        self.output_kind = kind;
+        self.plan.output_kind = kind;
         self.io_auto = false;
         self
     }
     /// Adds a temporary directory (default: `$TMPDIR` or `/tmp`).
     pub fn temp_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.temp_dirs.push(dir.into());
+        self.plan.temp_dirs.push(dir.into());
         self
     }
     /// Writes every temporary run through `program` (found on `PATH`, or a
@@ -894,7 +886,7 @@ impl SortPlanBuilder {
     /// never compressed. The program is started only when a run is
     /// written: a sort that makes a single run never runs it.
     pub fn compress_program(mut self, program: impl Into<PathBuf>) -> Self {
-        self.compress = Some(program.into());
+        self.plan.compress = Some(program.into());
         self
     }
 
@@ -903,27 +895,26 @@ impl SortPlanBuilder {
         /// GNU `sort -z`, whose lines may hold newlines). The binary formats
         /// have no lines: [`SortPlanBuilder::build`] refuses any other byte
         /// for them.
-        eol(byte: u8);
+        eol(byte: u8) in plan;
         /// Sets the memory M in bytes.
-        memory(bytes: u64);
+        memory(bytes: u64) in plan;
         /// Sets the chunk buffers of run formation: 2 overlap reading one with
         /// sorting and writing the other, 1 makes runs twice as long (default:
         /// 2, or 1 when that saves a level of merging or
-        /// [`PASSES_FOR_ONE_BUFFER`] of a pass,
-        /// or the input fits in it).
-        chunk_buffers(n: usize) = Some;
+        /// [`PASSES_FOR_ONE_BUFFER`] of a pass, or the input fits in it).
+        chunk_buffers(n: usize) in plan = Some;
         /// Caps the memory of run formation's chunk buffers at `bytes` (at
         /// least two of the smallest chunk; default: what M leaves beside the
         /// streams). `emsort sort -S 1k`: M grows to what a merge of GNU's 16
         /// runs needs, while runs stay as small as the user asked, as GNU's
         /// buffer of 1 KiB makes runs of a few dozen lines.
-        chunk_memory(bytes: u64) = Some;
+        chunk_memory(bytes: u64) in plan = Some;
         /// Sets the sorted segments of a chunk of numbers: each is sorted as
         /// soon as it is read (sorting overlaps reading), and the run is
         /// written by merging them. Binary numbers with the plain merge only
         /// (default: [`DEFAULT_SEGMENTS`] with one chunk buffer, else 1: the
         /// chunk sorted whole after it is read).
-        segments(n: usize) = Some;
+        segments(n: usize) in plan = Some;
         /// Sets the fan-in d (default: as many as M allows, up to 64).
         fan_in(d: usize) = Some;
         /// Sets the block size B (default: M / 16, or less if d + 1 streams of
@@ -937,107 +928,87 @@ impl SortPlanBuilder {
         /// Sorts in descending order.
         reverse(yes: bool);
         /// Sets the merge policy.
-        policy(policy: MergePolicy);
+        policy(policy: MergePolicy) in plan;
         /// Sets the number of threads (default: all cores; at most
         /// [`SortPlan::max_threads`], the CPUs this process may use).
         threads(n: usize) = Some;
         /// Sets the input size, for the derived numbers (the sort sets it from
         /// the file).
-        input_bytes(bytes: u64) = Some;
+        input_bytes(bytes: u64) in plan = Some;
         /// Sets the merge method with its parameters (default:
         /// [`Method::Plain`]): `Method::Srm(ParallelDisks::new(dirs),
         /// SrmOptions::default())` for SRM on the disks `dirs`.
-        method(method: Method);
+        method(method: Method) in plan;
     }
 
     /// Fills in the defaults and checks the plan: the only way to make a
     /// [`SortPlan`]. Refuses ([`SortError::BadPlan`]) d < 2, B = 0,
     /// 0 threads, an SRM merge order cap below 2, a disk directory that
     /// does not exist or is not a directory, DSM or SRM without a disk, a
-    /// compress program with DSM or SRM;
-    /// refuses M below what the plan needs
-    /// ([`SortError::MemoryTooSmall`], [`SortError::MethodMemoryTooSmall`]),
-    /// naming the minimum.
-    pub fn build(mut self) -> Result<SortPlan, SortError> {
-        let temp_dirs =
-            if self.temp_dirs.is_empty() { vec![std::env::temp_dir()] } else { self.temp_dirs.clone() };
+    /// compress program with DSM or SRM; refuses M below what the plan needs
+    /// ([`SortError::MemoryTooSmall`], [`SortError::MethodMemoryTooSmall`]:
+    /// for DSM and SRM what the method needs on D disks), naming the minimum.
+    pub fn build(self) -> Result<SortPlan, SortError> {
+        let Self { mut plan, fan_in, block_size, mut queue_depth, threads, io_auto, reverse, lines } = self;
+        (plan.reverse, plan.lines) = (reverse, lines);
+        if plan.temp_dirs.is_empty() {
+            plan.temp_dirs.push(std::env::temp_dir());
+        }
         // Where the runs go: the first disk of DSM and SRM, else the first
         // temp dir; there will be runs when the input is larger than M or
         // of unknown size.
-        let runs_dir =
-            self.method.disks().and_then(|d| d.dirs.first().cloned()).unwrap_or_else(|| temp_dirs[0].clone());
-        let runs = self.input_bytes.is_none_or(|n| n > self.memory);
+        let runs_dir = plan
+            .method
+            .disks()
+            .and_then(|d| d.dirs.first().cloned())
+            .unwrap_or_else(|| plan.temp_dirs[0].clone());
+        let runs = plan.input_bytes.is_none_or(|n| n > plan.memory);
         // `emsort calibrate`'s devices file, read only when something asks it.
         let cache =
-            (self.io_auto || runs).then(DeviceCache::default_path).flatten().map(|p| DeviceCache::load(&p));
-        let (mut io_choice, mut device) = (None, None);
-        if self.io_auto {
-            let d = device::choose(runs.then_some(runs_dir.as_path()), self.memory, cache.as_ref());
-            (self.input_kind, self.output_kind) = (d.kind, d.kind);
-            self.queue_depth = self.queue_depth.or(Some(d.queue_depth));
-            (io_choice, device) = (Some(d.why), d.cost);
+            (io_auto || runs).then(DeviceCache::default_path).flatten().map(|p| DeviceCache::load(&p));
+        if io_auto {
+            let d = device::choose(runs.then_some(runs_dir.as_path()), plan.memory, cache.as_ref());
+            (plan.input_kind, plan.output_kind) = (d.kind, d.kind);
+            queue_depth = queue_depth.or(Some(d.queue_depth));
+            (plan.io_choice, plan.device_cost) = (Some(d.why), d.cost);
             // A ring costs each stream one descriptor more: where the limit
             // leaves too few for a 2-way merge with rings (`ulimit -n 6`),
             // the same kind without one.
             if d.kind.queued() && descriptor_streams(true) < 3 {
                 let kind = if d.kind.bypasses_cache() { StreamKind::Direct } else { StreamKind::Buffered };
-                (self.input_kind, self.output_kind) = (kind, kind);
-                io_choice = io_choice.map(|why| {
+                (plan.input_kind, plan.output_kind) = (kind, kind);
+                plan.io_choice = plan.io_choice.map(|why| {
                     format!("{why}; {kind} instead of {}: too few descriptors for io_uring's rings", d.kind)
                 });
             }
         } else if runs {
-            device = cache.and_then(|c| c.lookup(&runs_dir)).map(|(c, _)| c);
+            plan.device_cost = cache.and_then(|c| c.lookup(&runs_dir)).map(|(c, _)| c);
         }
-        let queue_depth = self.queue_depth.unwrap_or(StreamConfig::DEFAULT_QUEUE_DEPTH);
-        let block_size = self.block_size.unwrap_or_else(|| {
+        plan.queue_depth = queue_depth.unwrap_or(StreamConfig::DEFAULT_QUEUE_DEPTH);
+        let uring = plan.input_kind.queued() || plan.output_kind.queued();
+        plan.block_size = block_size.unwrap_or_else(|| {
             // M/16, and small enough for d + 1 streams (of Q blocks each,
             // with io_uring) when d is given.
-            let uring = self.input_kind.queued() || self.output_kind.queued();
-            let q = if uring { queue_depth.max(1) as u64 } else { 1 };
-            let per_stream = match self.fan_in {
-                Some(d) => self.memory / ((d as u64).max(2) + 1) / q,
-                None => self.memory / 16 / q,
+            let q = if uring { plan.queue_depth.max(1) as u64 } else { 1 };
+            let per_stream = match fan_in {
+                Some(d) => plan.memory / ((d as u64).max(2) + 1) / q,
+                None => plan.memory / 16 / q,
             };
-            let b = (self.memory / 16).min(per_stream).max(1);
+            let b = (plan.memory / 16).min(per_stream).max(1);
             let pow2 = 1usize << (63 - b.leading_zeros());
             pow2.clamp(Self::MIN_AUTO_BLOCK, Self::MAX_AUTO_BLOCK)
         });
         // More threads than CPUs only wait (and tens of thousands exhaust the
         // process before the sort starts): capped at what the machine gives.
-        let threads = self.threads.unwrap_or_else(SortPlan::max_threads).min(SortPlan::max_threads());
-        let mut plan = SortPlan {
-            format: self.format,
-            memory: self.memory,
-            fan_in: self.fan_in.unwrap_or(2),
-            block_size,
-            input_kind: self.input_kind,
-            output_kind: self.output_kind,
-            queue_depth,
-            reverse: self.reverse,
-            policy: self.policy,
-            threads,
-            temp_dirs,
-            input_bytes: self.input_bytes,
-            method: self.method,
-            lines: self.lines,
-            compress: self.compress,
-            eol: self.eol,
-            chunk_buffers: self.chunk_buffers,
-            chunk_memory: self.chunk_memory,
-            segments: self.segments,
-            io_choice,
-            device_cost: device,
-        };
+        plan.threads = threads.unwrap_or_else(SortPlan::max_threads).min(SortPlan::max_threads());
         // d as M allows (unless given), and never more than the process's
         // descriptors allow (a given d too: GNU's --batch-size is "at most").
-        let uring = plan.input_kind.queued() || plan.output_kind.queued();
-        let by_descriptors = descriptor_fan_in(uring);
-        if self.fan_in.is_none() {
+        plan.fan_in = fan_in.unwrap_or(2);
+        if fan_in.is_none() {
             let f = plan.derived().stream_buffer.max(1);
             plan.fan_in = ((plan.memory / f).saturating_sub(1) as usize).clamp(2, Self::MAX_AUTO_FAN_IN);
         }
-        plan.fan_in = plan.fan_in.min(by_descriptors.max(2));
+        plan.fan_in = plan.fan_in.min(descriptor_fan_in(uring).max(2));
         plan.check()?;
         Ok(plan)
     }
@@ -1210,16 +1181,7 @@ impl fmt::Display for SortPlan {
                     p
                 )?;
             } else {
-                use crate::pdisk::order;
-                let (b, dd) = (self.block_size, self.disk_dirs().len().max(1));
-                let r = match self.method.srm() {
-                    None => order::dsm_merge_order(self.memory, b, dd).max(2),
-                    Some(srm) => order::srm_merge_order(
-                        u,
-                        order::srm_max_fit(self.memory, b, dd).max(2),
-                        srm.max_order,
-                    ),
-                };
+                let r = self.merge_order(u);
                 writeln!(
                     f,
                     "  merges            merge order R = {r}, {} pass(es) over the runs",
@@ -1254,13 +1216,10 @@ mod tests {
             SortError::MemoryTooSmall { minimum, fan_in: 8, .. } => assert_eq!(minimum, 9 << 20),
             other => panic!("{other}"),
         }
-        assert!(e_msg(Format::U32, 4 << 20, 8, 1 << 20).contains("needs at least 9M"));
+        let msg = plan(Format::U32, 4 << 20, 8, 1 << 20).unwrap_err().to_string();
+        assert!(msg.contains("needs at least 9M"), "{msg}");
         assert!(plan(Format::U32, 9 << 20, 8, 1 << 20).is_ok());
         assert!(matches!(plan(Format::U32, 1 << 30, 1, 1 << 20), Err(SortError::BadPlan(_))));
-    }
-
-    fn e_msg(f: Format, m: u64, d: usize, b: usize) -> String {
-        plan(f, m, d, b).unwrap_err().to_string()
     }
 
     #[test]

@@ -169,10 +169,8 @@ pub(crate) fn start<'scope>(
 fn free_behind(mut files: Vec<Option<File>>, requests: Receiver<(usize, u64, u64)>) {
     let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
     for (id, offset, len) in requests {
-        if let Some(f) = &files[id] {
-            if rustix::fs::fallocate(f, flags, offset, len).is_err() {
-                files[id] = None;
-            }
+        if files[id].as_ref().is_some_and(|f| rustix::fs::fallocate(f, flags, offset, len).is_err()) {
+            files[id] = None;
         }
     }
 }

@@ -179,10 +179,7 @@ impl Sorter {
         }
         let full = std::mem::replace(&mut self.stage, Vec::with_capacity(self.block));
         let tx = self.blocks.as_ref().expect("open until finish");
-        if tx.send(full).is_err() {
-            return Err(self.rest.failed());
-        }
-        Ok(())
+        tx.send(full).map_err(|_| self.rest.failed())
     }
 
     /// Ends the input; returns once every run is formed and every merge but
@@ -226,10 +223,7 @@ impl Sorted {
 
     fn choose(&mut self, c: Choice) -> Result<(), SortError> {
         let tx = self.rest.choice.take().expect("chosen once");
-        if tx.send(c).is_err() {
-            return Err(self.rest.failed());
-        }
-        Ok(())
+        tx.send(c).map_err(|_| self.rest.failed())
     }
 }
 

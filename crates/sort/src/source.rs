@@ -67,10 +67,8 @@ pub(crate) fn open_sources<'a>(plan: &SortPlan, sources: Vec<Source<'a>>) -> Res
         opened.push(match s {
             Source::Path(p) => match emsort_io::input_size(p)? {
                 Some(size) => {
-                    if let Some(s) = plan.format().item_size() {
-                        if size % s as u64 != 0 {
-                            return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, p));
-                        }
+                    if let Some(s) = plan.format().item_size().filter(|&s| size % s as u64 != 0) {
+                        return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, p));
                     }
                     Opened::File(p.to_path_buf(), size)
                 }
@@ -222,16 +220,9 @@ impl<'a> Input<'a> {
                 },
                 Part::Pushed { rx, block, pos } => {
                     if *pos == block.len() {
-                        match rx.recv() {
-                            Ok(b) => {
-                                *block = b;
-                                *pos = 0;
-                            }
-                            Err(_) => {
-                                *block = Vec::new();
-                                *pos = 0;
-                            }
-                        }
+                        // Empty once the sender hangs up: the end.
+                        *block = rx.recv().unwrap_or_default();
+                        *pos = 0;
                     }
                     let n = buf.len().min(block.len() - *pos);
                     buf[..n].copy_from_slice(&block[*pos..*pos + n]);
@@ -259,11 +250,9 @@ impl<'a> Input<'a> {
                 e.finish(&**c, &name)?;
             }
             // The end of this part.
-            if let Some(s) = self.format.item_size() {
-                if !self.part_bytes.is_multiple_of(s as u64) {
-                    let size = self.part_bytes;
-                    return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, self.name()));
-                }
+            if let Some(s) = self.format.item_size().filter(|&s| !self.part_bytes.is_multiple_of(s as u64)) {
+                let size = self.part_bytes;
+                return Err(Error::new(ErrorKind::BadSize { size, element_size: s }, self.name()));
             }
             let add_newline = self.format == Format::Lines && !self.ends_line && !buf.is_empty();
             self.cur += 1;

@@ -154,13 +154,7 @@ impl<'scope> WriteBehind<'scope> {
     /// written; a full disk is reported here at the latest.
     pub fn finish(mut self) -> Result<u64> {
         if self.len > 0 {
-            let len = self.len;
-            let tx = self.full_tx.as_ref().expect("open until finish");
-            let block = std::mem::take(&mut self.block);
-            if tx.send((block, len)).is_err() {
-                return Err(self.writer_error());
-            }
-            self.written += len as u64;
+            self.hand_over()?;
         }
         self.full_tx = None;
         match self.writer.take().map(|h| h.join()) {

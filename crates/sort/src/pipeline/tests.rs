@@ -2,7 +2,9 @@
 //! cases, sources and sinks, merges of given files.
 
 use super::*;
+use crate::keys::{Key, LineOrder, OrderOptions};
 use crate::merge_policy::MergePolicy;
+use crate::test_util::{joined, split_lines};
 use crate::Format;
 use crate::{merge_files, merge_sources, sort, Sink, Source};
 use emsort_io::{ErrorKind, NoProgress, StreamKind};
@@ -31,45 +33,14 @@ fn sort_bytes(b: crate::SortPlanBuilder, data: &[u8]) -> (Vec<u8>, SortStats) {
     (std::fs::read(&output).unwrap(), stats)
 }
 
-/// Items of `bytes` in `format` (lines without their '\n').
-fn items(format: Format, bytes: &[u8]) -> Vec<Vec<u8>> {
-    match format.item_size() {
-        Some(s) => bytes.chunks_exact(s).map(|c| c.to_vec()).collect(),
-        None => {
-            let mut v: Vec<Vec<u8>> = bytes.split(|&b| b == b'\n').map(|l| l.to_vec()).collect();
-            if bytes.last() == Some(&b'\n') || bytes.is_empty() {
-                v.pop();
-            }
-            v
-        }
-    }
-}
-
 /// The output is in order (the oracle `slice::sort_by` up to the order
-/// of equal keys) and holds the input's multiset.
-fn check(format: Format, reverse: bool, input: &[u8], output: &[u8]) -> Result<(), TestCaseError> {
-    let mut expect = items(format, input);
-    expect.sort_by(|a, b| if reverse { format.compare(b, a) } else { format.compare(a, b) });
-    let got = items(format, output);
-    prop_assert_eq!(got.len(), expect.len());
-    for (i, (g, e)) in got.iter().zip(&expect).enumerate() {
-        prop_assert_eq!(format.compare(g, e), std::cmp::Ordering::Equal, "item {} differs in key", i);
-    }
-    let (mut a, mut b) = (got.clone(), expect);
-    a.sort();
-    b.sort();
-    prop_assert!(a == b, "not the same multiset");
+/// of equal keys) and holds the input's multiset; lines are
+/// byte-identical to the oracle, final newline added.
+fn check(format: Format, reverse: bool, input: &[u8], output: &[u8]) {
+    crate::test_util::check(format, reverse, input, output, "");
     if format == Format::Lines {
-        // Lines: byte-identical to the oracle, final newline added.
-        let mut oracle = items(format, input);
-        oracle.sort();
-        if reverse {
-            oracle.reverse();
-        }
-        let joined: Vec<u8> = oracle.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-        prop_assert_eq!(output, &joined[..]);
+        assert!(output == sorted_by(input, b'\n', reverse), "lines differ from the oracle");
     }
-    Ok(())
 }
 
 fn tiny(format: Format, d: usize, policy: MergePolicy, reverse: bool) -> crate::SortPlanBuilder {
@@ -109,14 +80,14 @@ proptest! {
     fn numbers_32(data in words32(), f in prop::sample::select(vec![Format::U32, Format::I32, Format::F32]),
                   d in 2usize..4, p in policy(), rev: bool) {
         let (out, _) = sort_bytes(tiny(f, d, p, rev), &data);
-        check(f, rev, &data, &out)?;
+        check(f, rev, &data, &out);
     }
 
     #[test]
     fn numbers_64(data in words64(), f in prop::sample::select(vec![Format::U64, Format::I64, Format::F64]),
                   d in 2usize..4, p in policy(), rev: bool) {
         let (out, _) = sort_bytes(tiny(f, d, p, rev), &data);
-        check(f, rev, &data, &out)?;
+        check(f, rev, &data, &out);
     }
 
     /// Chunks sorted in segments as they are read, and written as the
@@ -132,7 +103,7 @@ proptest! {
             b = b.memory(64 << 10);
         }
         let (out, stats) = sort_bytes(b, &data);
-        check(f, rev, &data, &out)?;
+        check(f, rev, &data, &out);
         prop_assert_eq!(stats.plan.segments, s);
     }
 
@@ -152,20 +123,7 @@ proptest! {
             r
         }).collect();
         let (out, _) = sort_bytes(SortPlan::builder(f).memory(1024).block_size(64).fan_in(d).policy(p).reverse(rev), &data);
-        check(f, rev, &data, &out)?;
-    }
-
-    #[test]
-    fn lines_like_lc_all_c_sort(lines in prop::collection::vec(
-            prop::collection::vec(prop::sample::select(vec![b'a', b'b', 0u8, 0x80, 0xff, b' ']), 0..12), 0..80),
-            final_newline: bool, d in 2usize..4, p in policy(), rev: bool) {
-        let mut data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-        if !final_newline {
-            data.pop();
-        }
-        let (out, stats) = sort_bytes(tiny(Format::Lines, d, p, rev), &data);
-        check(Format::Lines, rev, &data, &out)?;
-        prop_assert!(data.len() as u64 <= stats.plan.run_bytes || stats.runs > 1);
+        check(f, rev, &data, &out);
     }
 }
 
@@ -175,7 +133,7 @@ fn long_lines_grow_the_buffer() {
     data.extend_from_slice(b"\nb\n");
     data.extend(std::iter::repeat_n(b'a', 3000));
     let (out, stats) = sort_bytes(tiny(Format::Lines, 2, MergePolicy::Optimal, false), &data);
-    check(Format::Lines, false, &data, &out).unwrap();
+    check(Format::Lines, false, &data, &out);
     assert!(stats.runs >= 2);
 }
 
@@ -197,7 +155,7 @@ fn every_stream_kind_sorts() {
         match sort_file(&plan, &input, &output, &NoProgress, &AtomicBool::new(false)) {
             Ok(stats) => {
                 assert!(stats.runs > 3 && stats.merge_levels >= 2, "{kind}: {stats:?}");
-                check(Format::U32, false, &data, &std::fs::read(&output).unwrap()).unwrap();
+                check(Format::U32, false, &data, &std::fs::read(&output).unwrap());
             }
             Err(SortError::Io(e)) if *e.kind() == ErrorKind::UringUnavailable => continue,
             Err(e) => panic!("{kind}: {e}"),
@@ -209,7 +167,7 @@ fn every_stream_kind_sorts() {
     let plan =
         SortPlan::builder(Format::Lines).memory(64 << 10).block_size(4096).fan_in(2).io(StreamKind::Mmap);
     let (out, _) = sort_bytes(plan, &text);
-    check(Format::Lines, false, &text, &out).unwrap();
+    check(Format::Lines, false, &text, &out);
 }
 
 #[test]
@@ -221,7 +179,7 @@ fn output_may_be_the_input_and_single_runs_skip_the_merge() {
     let plan = SortPlan::builder(Format::U64).memory(1 << 20).temp_dir(d.path()).build().unwrap();
     let stats = sort_file(&plan, &f, &f, &NoProgress, &AtomicBool::new(false)).unwrap();
     assert_eq!((stats.runs, stats.merges, stats.merge.bytes_written), (1, 0, 0));
-    check(Format::U64, false, &data, &std::fs::read(&f).unwrap()).unwrap();
+    check(Format::U64, false, &data, &std::fs::read(&f).unwrap());
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
     // Empty input, empty output.
     let e = d.path().join("empty");
@@ -272,20 +230,13 @@ fn merge_parts(format: Format, reverse: bool, d: usize, parts: &[Vec<Vec<u8>>]) 
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let order = |a: &Vec<u8>, b: &Vec<u8>| {
-        let strip = |x: &Vec<u8>| x.strip_suffix(b"\n").map(<[u8]>::to_vec).unwrap_or(x.clone());
-        let (a, b) = (strip(a), strip(b));
-        if reverse {
-            format.compare(&b, &a)
-        } else {
-            format.compare(&a, &b)
-        }
+        let (a, b) = if reverse { (b, a) } else { (a, b) };
+        format.compare(a.strip_suffix(b"\n").unwrap_or(a), b.strip_suffix(b"\n").unwrap_or(b))
     };
     let mut paths = Vec::new();
-    let mut all = Vec::new();
     for (i, p) in parts.iter().enumerate() {
         let mut items = p.clone();
         items.sort_by(order);
-        all.extend(items.iter().cloned());
         let path = dir.path().join(format!("part-{i}"));
         std::fs::write(&path, items.concat()).unwrap();
         paths.push(path);
@@ -302,26 +253,7 @@ fn merge_parts(format: Format, reverse: bool, d: usize, parts: &[Vec<Vec<u8>>]) 
         .unwrap();
     let out = dir.path().join("out");
     let stats = merge_files(&plan, &paths, &out, &NoProgress, &AtomicBool::new(false)).unwrap();
-    all.sort_by(order);
-    let got = std::fs::read(&out).unwrap();
-    if format == Format::Lines {
-        let mut g: Vec<&[u8]> = got.split(|&b| b == b'\n').collect();
-        g.pop();
-        let want: Vec<&[u8]> = all.iter().map(|l| l.strip_suffix(b"\n").unwrap()).collect();
-        assert_eq!(g, want);
-    } else {
-        // Equal keys may come in any order: compare keys, then multisets.
-        let size = format.item_size().unwrap();
-        let items: Vec<&[u8]> = got.chunks_exact(size).collect();
-        assert_eq!(items.len(), all.len());
-        for (g, w) in items.iter().zip(&all) {
-            assert_eq!(format.compare(g, w), std::cmp::Ordering::Equal);
-        }
-        let (mut a, mut b) = (items.iter().map(|x| x.to_vec()).collect::<Vec<_>>(), all.clone());
-        a.sort();
-        b.sort();
-        assert_eq!(a, b);
-    }
+    check(format, reverse, &parts.concat().concat(), &std::fs::read(&out).unwrap());
     for (p, b) in paths.iter().zip(&before) {
         assert_eq!(&std::fs::read(p).unwrap(), b, "input modified");
     }
@@ -331,16 +263,17 @@ fn merge_parts(format: Format, reverse: bool, d: usize, parts: &[Vec<Vec<u8>>]) 
     stats
 }
 
+/// The next number of the xorshift generator at `x` (not 0).
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
 fn numbers(n: usize, seed: u64) -> Vec<Vec<u8>> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            ((x % 5000) as u32).to_ne_bytes().to_vec()
-        })
-        .collect()
+    (0..n).map(|_| ((xorshift(&mut x) % 5000) as u32).to_ne_bytes().to_vec()).collect()
 }
 
 #[test]
@@ -424,10 +357,7 @@ fn reader_to_writer_and_back() {
     )
     .unwrap();
     assert!(stats.runs > 1);
-    let mut lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
-    lines.sort();
-    let expect: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-    assert_eq!(out, expect);
+    assert_eq!(out, sorted_by(&text, b'\n', false));
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }
 
@@ -436,16 +366,9 @@ fn reader_to_writer_and_back() {
 /// The oracle: `LC_ALL=C sort` of the concatenation, each source's last
 /// line ended.
 fn sorted_lines_of(parts: &[&[u8]]) -> Vec<u8> {
-    let mut lines: Vec<&[u8]> = Vec::new();
-    for p in parts {
-        let mut ls: Vec<&[u8]> = p.split(|&b| b == b'\n').collect();
-        if p.last() == Some(&b'\n') || p.is_empty() {
-            ls.pop();
-        }
-        lines.extend(ls);
-    }
-    lines.sort();
-    lines.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect()
+    let mut all: Vec<&[u8]> = parts.iter().flat_map(|p| split_lines(p, b'\n')).collect();
+    all.sort();
+    joined(&all, b'\n')
 }
 
 #[test]
@@ -520,14 +443,7 @@ fn a_pushed_data_set_four_times_the_budget_sorts() {
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     let mut all = Vec::with_capacity(n);
     for _ in 0..n / 1000 {
-        let piece: Vec<u64> = (0..1000)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            })
-            .collect();
+        let piece: Vec<u64> = (0..1000).map(|_| xorshift(&mut x)).collect();
         all.extend_from_slice(&piece);
         // Pushes cut items anywhere.
         let bytes: &[u8] = bytemuck::cast_slice(&piece);
@@ -607,32 +523,41 @@ fn pushed_lines_go_to_a_file_and_a_dropped_sorter_leaves_nothing() {
 /// Lines of `text` ended by `eol` (a last one without it too), sorted
 /// bytewise and each ended by `eol`: `LC_ALL=C sort [-z]`.
 fn sorted_by(text: &[u8], eol: u8, reverse: bool) -> Vec<u8> {
-    let mut lines: Vec<&[u8]> = text.split(|&b| b == eol).collect();
-    if text.last() == Some(&eol) || text.is_empty() {
-        lines.pop();
-    }
-    lines.sort();
-    if reverse {
-        lines.reverse();
-    }
-    lines.iter().flat_map(|l| l.iter().copied().chain([eol])).collect()
+    sorted_with(text, eol, |a, b| if reverse { b.cmp(a) } else { a.cmp(b) })
+}
+
+/// The lines of `text` ended by `eol` sorted by `order`, each ended by `eol`.
+fn sorted_with(text: &[u8], eol: u8, order: impl FnMut(&&[u8], &&[u8]) -> std::cmp::Ordering) -> Vec<u8> {
+    let mut lines = split_lines(text, eol);
+    lines.sort_by(order);
+    joined(&lines, eol)
+}
+
+/// GNU `sort -t, -k KEY…` (`-r` with `reverse`).
+fn comma_keys(keys: &[&str], reverse: bool) -> LineOrder {
+    let mut o = OrderOptions { tab: Some(b','), ..OrderOptions::default() };
+    o.keys = keys.iter().map(|k| Key::parse(k).unwrap()).collect();
+    o.global.reverse = reverse;
+    LineOrder::new(o).unwrap()
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-    /// NUL-terminated lines holding newlines, through runs on disk and
-    /// several merge passes, every stream kind's way: as `sort -z`.
+    /// Lines ended by `\n` holding NULs, or by NUL (`-z`) holding newlines,
+    /// through runs on disk and several merge passes, every stream kind's
+    /// way: as `LC_ALL=C sort [-z]`.
     #[test]
-    fn nul_terminated_lines_like_sort_z(lines in prop::collection::vec(
-            prop::collection::vec(prop::sample::select(vec![b'a', b'b', b'\n', 0x80, b' ']), 0..12), 0..80),
-            final_nul: bool, d in 2usize..4, p in policy(), rev: bool) {
-        let mut data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([0])).collect();
-        if !final_nul {
+    fn lines_like_lc_all_c_sort(lines in prop::collection::vec(
+            prop::collection::vec(prop::sample::select(vec![b'a', b'b', 0u8, b'\n', 0x80, 0xff, b' ']), 0..12), 0..80),
+            final_eol: bool, z: bool, d in 2usize..4, p in policy(), rev: bool) {
+        let eol = if z { 0 } else { b'\n' };
+        let mut data: Vec<u8> = lines.iter().flat_map(|l| l.iter().copied().chain([eol])).collect();
+        if !final_eol {
             data.pop();
         }
-        let (out, stats) = sort_bytes(tiny(Format::Lines, d, p, rev).eol(0), &data);
-        prop_assert_eq!(&out, &sorted_by(&data, 0, rev));
+        let (out, stats) = sort_bytes(tiny(Format::Lines, d, p, rev).eol(eol), &data);
+        prop_assert_eq!(&out, &sorted_by(&data, eol, rev));
         prop_assert!(data.len() as u64 <= stats.plan.run_bytes || stats.runs > 1);
     }
 }
@@ -799,7 +724,6 @@ proptest! {
             0..120),
         spec in 0usize..5, reverse: bool, z: bool, d in 2usize..4,
     ) {
-        use crate::keys::{Key, LineOrder, OrderOptions};
         let eol = if z { 0u8 } else { b'\n' };
         let mut data = Vec::new();
         for (month, n, long, word, wide) in &rows {
@@ -819,17 +743,10 @@ proptest! {
             3 => &["1,1M", "2,2n"],
             _ => &["3,3"],
         };
-        let mut o = OrderOptions { tab: Some(b','), ..OrderOptions::default() };
-        o.keys = keys.iter().map(|k| Key::parse(k).unwrap()).collect();
-        o.global.reverse = reverse;
-        let lo = LineOrder::new(o).unwrap();
+        let lo = comma_keys(keys, reverse);
         let b = tiny(Format::Lines, d, MergePolicy::Optimal, false).line_order(lo.clone()).eol(eol);
         let (out, _) = sort_bytes(b, &data);
-        let mut want: Vec<&[u8]> = data.split(|&c| c == eol).collect();
-        want.pop();
-        want.sort_by(|a, b| lo.compare(a, b));
-        let want: Vec<u8> = want.iter().flat_map(|l| l.iter().copied().chain([eol])).collect();
-        prop_assert_eq!(out, want);
+        prop_assert_eq!(out, sorted_with(&data, eol, |a, b| lo.compare(a, b)));
     }
 }
 
@@ -839,7 +756,6 @@ proptest! {
 /// blocks cut some keys in two: the line's end is looked for after its key.
 #[test]
 fn short_keys_ride_in_the_runs() {
-    use crate::keys::{Key, LineOrder, OrderOptions};
     for eol in [b'\n', 0] {
         let data: Vec<u8> = (0..3000u32)
             .flat_map(|i| {
@@ -848,9 +764,7 @@ fn short_keys_ride_in_the_runs() {
                 l
             })
             .collect();
-        let mut o = OrderOptions { tab: Some(b','), ..OrderOptions::default() };
-        o.keys.push(Key::parse("1,1n").unwrap());
-        let lo = LineOrder::new(o).unwrap();
+        let lo = comma_keys(&["1,1n"], false);
         let b = SortPlan::builder(Format::Lines)
             .memory(64 << 10)
             .block_size(4096)
@@ -861,11 +775,7 @@ fn short_keys_ride_in_the_runs() {
         assert!(stats.runs > 3, "{stats:?}");
         // 8 key bytes per line in the runs.
         assert_eq!(stats.run_formation.bytes_written, data.len() as u64 + 8 * 3000, "{stats:?}");
-        let mut want: Vec<&[u8]> = data.split(|&c| c == eol).collect();
-        want.pop();
-        want.sort_by(|a, b| lo.compare(a, b));
-        let want: Vec<u8> = want.iter().flat_map(|l| l.iter().copied().chain([eol])).collect();
-        assert_eq!(out, want, "eol {eol:#04x}");
+        assert_eq!(out, sorted_with(&data, eol, |a, b| lo.compare(a, b)), "eol {eol:#04x}");
     }
 }
 
@@ -876,7 +786,6 @@ fn short_keys_ride_in_the_runs() {
 /// of 256 KiB give windows large enough to be indexed in parallel.
 #[test]
 fn keyed_windows_indexed_in_parallel_survive_terminators_in_keys() {
-    use crate::keys::{Key, LineOrder, OrderOptions};
     let alphabet = [b'a', b'b', 0xF5, b'z'];
     let mut x = 12345u64;
     let mut data = Vec::new();
@@ -888,9 +797,7 @@ fn keyed_windows_indexed_in_parallel_survive_terminators_in_keys() {
         data.extend_from_slice(format!(",{}\n", x >> 48).as_bytes());
         lines += 1;
     }
-    let mut o = OrderOptions { tab: Some(b','), ..OrderOptions::default() };
-    o.keys.push(Key::parse("1,1r").unwrap());
-    let lo = LineOrder::new(o).unwrap();
+    let lo = comma_keys(&["1,1r"], false);
     let b = SortPlan::builder(Format::Lines)
         .memory(4 << 20)
         .block_size(1 << 20)
@@ -900,9 +807,5 @@ fn keyed_windows_indexed_in_parallel_survive_terminators_in_keys() {
     assert!(stats.runs > 3, "{stats:?}");
     // Keyed runs: 8 key bytes per line.
     assert_eq!(stats.run_formation.bytes_written, data.len() as u64 + 8 * lines, "{stats:?}");
-    let mut want: Vec<&[u8]> = data.split(|&c| c == b'\n').collect();
-    want.pop();
-    want.sort_by(|a, b| lo.compare(a, b));
-    let want: Vec<u8> = want.iter().flat_map(|l| l.iter().copied().chain([b'\n'])).collect();
-    assert!(out == want, "output differs from the oracle");
+    assert!(out == sorted_with(&data, b'\n', |a, b| lo.compare(a, b)), "output differs from the oracle");
 }
