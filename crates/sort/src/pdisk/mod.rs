@@ -167,7 +167,6 @@ struct Merged {
     merges: usize,
     bytes_read: u64,
     bytes_written: u64,
-    forecast_in_memory: bool,
 }
 
 /// Everything a merge needs.
@@ -187,8 +186,7 @@ impl Ctx<'_> {
             None => order::dsm_merge_order(plan.memory(), b, d).max(2),
             Some(o) => order::srm_merge_order(u, order::srm_max_fit(plan.memory(), b, d).max(2), o.max_order),
         };
-        let mut merged =
-            Merged { forecast_in_memory: !matches!(disks.mode, Mode::Blocked { .. }), ..Merged::default() };
+        let mut merged = Merged::default();
         // The bytes every pass will merge, for the progress bar.
         let total: u64 = {
             let mut sizes: Vec<u64> = runs.iter().map(|r| r.bytes()).collect();
@@ -376,7 +374,7 @@ fn merge_striped(store: StripedStore, out: &Output<'_>, written: bool, ctx: &Mer
     let u = runs.len() as u64 + u64::from(written);
     let t = Instant::now();
     let merged = if written {
-        Merged { forecast_in_memory: !matches!(disks.mode, Mode::Blocked { .. }), ..Merged::default() }
+        Merged::default()
     } else {
         let c = Ctx { plan, disks, progress: ctx.progress, cancel: ctx.cancel };
         c.merge_all(runs, out, u)?
@@ -409,7 +407,7 @@ fn merge_striped(store: StripedStore, out: &Output<'_>, written: bool, ctx: &Mer
         } else {
             0.0
         },
-        forecast_in_memory: merged.forecast_in_memory,
+        forecast_in_memory: !matches!(disks.mode, Mode::Blocked { .. }),
         emulated_disk: emulated(plan).map(|m| m.to_string()),
     };
     drop(store);
