@@ -100,15 +100,13 @@ impl ForecastRun {
 
     /// Deletes the file of a blocked forecasting data run.
     pub fn remove(&self) -> Result<()> {
-        if let Data::File(p, _) = &self.data {
-            match std::fs::remove_file(p) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(Error::from_io("remove", p, e))
-                }
-                _ => {}
-            }
+        match &self.data {
+            Data::File(p, _) => match std::fs::remove_file(p) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::from_io("remove", p, e)),
+                _ => Ok(()),
+            },
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 

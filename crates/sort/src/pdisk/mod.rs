@@ -106,13 +106,6 @@ impl StripedStore {
         Ok(StripedStore { disks, runs: Mutex::new(Vec::new()), _temps: temps })
     }
 
-    fn check_cancel(&self, cancel: &AtomicBool) -> Result<()> {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::new(ErrorKind::Interrupted, self.disks.dir()));
-        }
-        Ok(())
-    }
-
     fn finish(&self, w: RunWriter) -> Result<u64> {
         let (run, fc) = w.finish()?;
         self.disks.forecast_written.fetch_add(fc, Ordering::Relaxed);
@@ -130,7 +123,9 @@ impl RunStore for StripedStore {
             let piece = (1 << 20) / size * size;
             for part in chunk.data.chunks(piece.max(size)) {
                 w.push_items(part, size)?;
-                self.check_cancel(cancel)?;
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(Error::new(ErrorKind::Interrupted, self.disks.dir()));
+                }
             }
         } else {
             chunk.for_each_item(cancel, self.disks.dir(), |item| w.push(item))?;
@@ -141,12 +136,10 @@ impl RunStore for StripedStore {
 
 /// The final merge's output: the sort's output, fed by two buffers of
 /// D·B through a writer thread.
-struct FileOut<'s>(WriteBehind<'s>);
-
-impl Out for FileOut<'_> {
+impl Out for WriteBehind<'_> {
     #[inline]
     fn push(&mut self, item: &[u8]) -> emsort_io::Result<()> {
-        self.0.push(item)
+        WriteBehind::push(self, item)
     }
 }
 
@@ -226,9 +219,9 @@ impl Ctx<'_> {
                 let (counts, written) = if last {
                     std::thread::scope(|scope| {
                         let stream = output.open(plan.block_size())?;
-                        let mut out = FileOut(WriteBehind::new(scope, stream, d * b, output.name())?);
+                        let mut out = WriteBehind::new(scope, stream, d * b, output.name())?;
                         let counts = self.merge(&group, m, &mut out)?;
-                        let written = out.0.finish()?;
+                        let written = out.finish()?;
                         Ok::<_, Error>((counts, written))
                     })?
                 } else {
