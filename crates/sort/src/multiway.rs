@@ -191,20 +191,11 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn sorted_runs(runs: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
-        runs.into_iter()
-            .map(|mut r| {
-                r.sort_unstable();
-                r
-            })
-            .collect()
-    }
-
     proptest! {
         #[test]
         fn selection_takes_the_first_q(runs in prop::collection::vec(prop::collection::vec(0u32..20, 0..40), 1..9),
                                        frac in 0.0f64..=1.0) {
-            let runs = sorted_runs(runs);
+            let runs: Vec<Vec<u32>> = runs.into_iter().map(|r| sorted_all(vec![r], false)).collect();
             let slices: Vec<&[u32]> = runs.iter().map(|r| r.as_slice()).collect();
             let total: usize = slices.iter().map(|s| s.len()).sum();
             let q = (total as f64 * frac) as usize;
@@ -213,8 +204,7 @@ mod tests {
             prop_assert_eq!(c.iter().sum::<usize>(), q);
             let mut taken: Vec<u32> = slices.iter().zip(&c).flat_map(|(s, &n)| s[..n].to_vec()).collect();
             taken.sort_unstable();
-            let mut all: Vec<u32> = runs.concat();
-            all.sort_unstable();
+            let all = sorted_all(runs.clone(), false);
             prop_assert_eq!(taken, all[..q].to_vec());
         }
 

@@ -54,17 +54,25 @@ pub(crate) fn sort_numbers<T: NumKey>(items: &mut [T], rev: bool) {
     if crate::simd::level() > crate::simd::Level::Scalar {
         return simd_sort::sort(items, rev);
     }
-    if rev {
-        view::<T, true>(items).radix_sort_builder().with_low_mem_tuner().sort();
-    } else {
-        view::<T, false>(items).radix_sort_builder().with_low_mem_tuner().sort();
+    // SAFETY: `ByKey` is `repr(transparent)` over `T`.
+    unsafe {
+        if rev {
+            radix_sort_as::<T, ByKey<T, true>>(items);
+        } else {
+            radix_sort_as::<T, ByKey<T, false>>(items);
+        }
     }
 }
 
-fn view<T, const REV: bool>(items: &mut [T]) -> &mut [ByKey<T, REV>] {
-    // SAFETY: `ByKey<T, REV>` is `repr(transparent)` over `T`: same size,
-    // alignment and validity, so the slice reinterprets element for element.
-    unsafe { std::slice::from_raw_parts_mut(items.as_mut_ptr().cast(), items.len()) }
+/// Sorts `items` by radix (the low-memory tuner) as the radix keys `V`.
+///
+/// # Safety
+/// `V` is `repr(transparent)` over `T`: same size, alignment and validity,
+/// so the slice reinterprets element for element.
+unsafe fn radix_sort_as<T, V: RadixKey + Copy + Send + Sync>(items: &mut [T]) {
+    // SAFETY: as the caller promises.
+    let view: &mut [V] = unsafe { std::slice::from_raw_parts_mut(items.as_mut_ptr().cast(), items.len()) };
+    view.radix_sort_builder().with_low_mem_tuner().sort();
 }
 
 /// An index entry: a key prefix first (see [`crate::key::prefix`]), then
@@ -111,17 +119,13 @@ impl<E: Entry, const REV: bool> RadixKey for ByPrefix<E, REV> {
 /// Sorts an index by prefix (radix), then each group of equal prefixes by
 /// `full` (the full-key comparison, ascending); `rev` reverses the order.
 pub(crate) fn sort_index<E: Entry>(index: &mut [E], rev: bool, full: impl Fn(&E, &E) -> Ordering + Sync) {
-    // SAFETY: as in `view`: `ByPrefix` is `repr(transparent)` over `E`.
-    let by_prefix = |index: &mut [E]| -> &mut [ByPrefix<E, false>] {
-        unsafe { std::slice::from_raw_parts_mut(index.as_mut_ptr().cast(), index.len()) }
-    };
-    let by_prefix_rev = |index: &mut [E]| -> &mut [ByPrefix<E, true>] {
-        unsafe { std::slice::from_raw_parts_mut(index.as_mut_ptr().cast(), index.len()) }
-    };
-    if rev {
-        by_prefix_rev(index).radix_sort_builder().with_low_mem_tuner().sort();
-    } else {
-        by_prefix(index).radix_sort_builder().with_low_mem_tuner().sort();
+    // SAFETY: `ByPrefix` is `repr(transparent)` over `E`.
+    unsafe {
+        if rev {
+            radix_sort_as::<E, ByPrefix<E, true>>(index);
+        } else {
+            radix_sort_as::<E, ByPrefix<E, false>>(index);
+        }
     }
     let cmp = |a: &E, b: &E| if rev { full(b, a) } else { full(a, b) };
     index
@@ -229,10 +233,8 @@ fn sort_by_prefix<E: Entry>(index: &mut [E]) {
     if index.len() < SMALL_GROUP {
         index.sort_unstable_by_key(|e| e.prefix());
     } else {
-        // SAFETY: as in `view`: `ByPrefix` is `repr(transparent)` over `E`.
-        let view: &mut [ByPrefix<E, false>] =
-            unsafe { std::slice::from_raw_parts_mut(index.as_mut_ptr().cast(), index.len()) };
-        view.radix_sort_builder().with_low_mem_tuner().sort();
+        // SAFETY: `ByPrefix` is `repr(transparent)` over `E`.
+        unsafe { radix_sort_as::<E, ByPrefix<E, false>>(index) };
     }
 }
 

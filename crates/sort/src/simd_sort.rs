@@ -23,8 +23,7 @@
 //!   ≤ 16 vectors (256 keys of 32 bits with AVX-512, 128 with AVX2; 128
 //!   and 64 keys of 64 bits): 1–16 vectors (padded with the largest key)
 //!   sorted by a bitonic network in registers, as simd_merge merges them
-//!   (AVX2 has no compress: each vector is permuted by a table so that
-//!   its smaller keys come first, and stored at both ends)
+//!   (AVX2 has no compress: see crate::lanes for its partition step)
 //! ```
 //!
 //! The recorded evidence is the sort campaign
@@ -46,12 +45,11 @@
 //!
 //! Items are sorted by their normalised keys ([`crate::key`]: a bijection
 //! of the bits, so every level writes the same bytes): the slice is turned
-//! into keys in place before (a [`crate::lanes::Codec`]: an XOR for
-//! integers — the sign bit for i32 and i64, all bits for descending order —
-//! the float transform for floats; nothing for u32 and u64 ascending) and
-//! back after. AVX2's 64-bit keys are signed (it compares no other way),
-//! so there the sign bit joins the XOR. At [`Level::Scalar`] the caller
-//! keeps its radix sort.
+//! into keys in place before (a [`crate::lanes::Codec`], as in
+//! [`crate::simd_merge`]; nothing for u32 and u64 ascending) and back
+//! after. AVX2's 64-bit keys are signed (it compares no other way), so
+//! there the sign bit joins the XOR. At [`Level::Scalar`] the caller keeps
+//! its radix sort.
 
 use rayon::prelude::*;
 
@@ -277,9 +275,7 @@ mod x86 {
         sample[8]
     }
 
-    /// [`Kernels::split`], `U` vectors a step (64 keys: 4 vectors of
-    /// AVX-512, 8 of AVX2; fewer mispredicted choices of an end, more
-    /// independent work between them).
+    /// [`Kernels::split`], `U` vectors a step (why: see `kernels!`).
     #[inline(always)]
     unsafe fn partition_by<V: Lanes, const U: usize>(keys: &mut [V::K], pivot: V::K) -> usize {
         let uw = U * V::W;
@@ -599,16 +595,7 @@ pub(crate) mod tests {
 
         #[test]
         fn sorts_i64_like_slice_sort(keys in prop::collection::vec(any::<i64>(), 0..3000), rev: bool) {
-            let mut want = keys.clone();
-            want.sort_unstable();
-            if rev {
-                want.reverse();
-            }
-            for at in crate::simd::levels() {
-                let mut got = keys.clone();
-                sort_at(at, &mut got, rev);
-                prop_assert_eq!(&got, &want);
-            }
+            check(keys, rev);
         }
 
         #[test]

@@ -43,12 +43,8 @@ impl<E: Copy> LoserTree<E> {
             up[n] = w;
             tree[n] = l;
         }
-        let winner = match k {
-            0 => none,
-            1 => leaves[0],
-            _ => up[1],
-        };
-        LoserTree { tree, winner, k }
+        // With one source, up[1] is its leaf; with none, `none`.
+        LoserTree { tree, winner: up[1], k }
     }
 
     /// The entry that goes first.

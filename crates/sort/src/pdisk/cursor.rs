@@ -205,17 +205,15 @@ mod tests {
     use super::*;
     use crate::Format;
 
-    /// Reads `data` cut into blocks of `b` bytes through a cursor.
-    fn items(format: Format, data: &[u8], b: usize) -> Vec<Vec<u8>> {
-        items_with(&*crate::codec::of(format, false, b'\n', None), data, b)
-    }
-
-    fn items_with(fmt: &dyn Codec, data: &[u8], b: usize) -> Vec<Vec<u8>> {
+    /// Reads `data` cut into blocks of `b` bytes through a cursor: the
+    /// items of `format` ending in `eol`.
+    fn items(format: Format, eol: u8, data: &[u8], b: usize) -> Vec<Vec<u8>> {
+        let fmt = crate::codec::of(format, false, eol, None);
         let blocks: Vec<&[u8]> = data.chunks(b).collect();
         let mut c = RunCursor::new(blocks.len() as u64);
         let mut out = vec![];
         loop {
-            match c.settle(fmt) {
+            match c.settle(&*fmt) {
                 Settle::Ready => {
                     out.push(c.item().to_vec());
                     c.consume();
@@ -238,20 +236,19 @@ mod tests {
     fn carries_items_across_blocks() {
         let recs: Vec<u8> = (0..50u8).collect();
         for b in [1, 3, 5, 10, 64] {
-            let got = items("rec:5:0:1".parse().unwrap(), &recs, b);
+            let got = items("rec:5:0:1".parse().unwrap(), b'\n', &recs, b);
             assert_eq!(got, recs.chunks(5).map(|c| c.to_vec()).collect::<Vec<_>>(), "B = {b}");
         }
         let text = b"a\n\nlonger line here\nb\nccccccccccccccccccccc\n";
         for b in [1, 2, 4, 7, 100] {
-            let got = items(Format::Lines, text, b);
+            let got = items(Format::Lines, b'\n', text, b);
             let want: Vec<Vec<u8>> = text.split_inclusive(|&c| c == b'\n').map(|l| l.to_vec()).collect();
             assert_eq!(got, want, "B = {b}");
         }
         // -z: NUL ends a line, a newline is one of its bytes.
         let text = b"a\nb\0\0longer\nline\n\0c\0";
-        let fmt = crate::codec::of(Format::Lines, false, 0, None);
         for b in [1, 2, 4, 7, 100] {
-            let got = items_with(&*fmt, text, b);
+            let got = items(Format::Lines, 0, text, b);
             let want: Vec<Vec<u8>> = text.split_inclusive(|&c| c == 0).map(|l| l.to_vec()).collect();
             assert_eq!(got, want, "B = {b}");
         }

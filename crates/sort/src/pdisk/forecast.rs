@@ -100,15 +100,13 @@ impl ForecastRun {
 
     /// Deletes the file of a blocked forecasting data run.
     pub fn remove(&self) -> Result<()> {
-        if let Data::File(p, _) = &self.data {
-            match std::fs::remove_file(p) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(Error::from_io("remove", p, e))
-                }
-                _ => {}
-            }
+        match &self.data {
+            Data::File(p, _) => match std::fs::remove_file(p) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::from_io("remove", p, e)),
+                _ => Ok(()),
+            },
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -343,8 +341,8 @@ impl<'a> ForecastHeap<'a> {
             }
         }
         let tree = {
-            let (keys, hks, rank) = (&keys, &hks, &rank);
-            LoserTree::new(&(0..r).collect::<Vec<_>>(), 0, |a, b| beats(codec, rank, keys, hks, a, b))
+            let head = |s: usize| (&hks[s], &keys[s][..]);
+            LoserTree::new(&(0..r).collect::<Vec<_>>(), 0, |a, b| beats(codec, &rank, head, a, b))
         };
         Ok(ForecastHeap { codec, cursors, keys, hks, rank, next_block: vec![1; r], tree })
     }
@@ -369,8 +367,9 @@ impl<'a> ForecastHeap<'a> {
         } else {
             DONE
         };
-        let (c, keys, hks, rank) = (self.codec, &self.keys, &self.hks, &self.rank);
-        self.tree.replace(w, w, |a, b| beats(c, rank, keys, hks, a, b));
+        let (keys, hks) = (&self.keys, &self.hks);
+        let head = |s: usize| (&hks[s], &keys[s][..]);
+        self.tree.replace(w, w, |a, b| beats(self.codec, &self.rank, head, a, b));
         Ok(Some((w, j)))
     }
 
@@ -381,13 +380,22 @@ impl<'a> ForecastHeap<'a> {
 }
 
 /// Whether source `a` goes before `b`: rank (prefix, index), with equal
-/// prefixes of records and lines settled as the merge settles its heads
-/// ([`cmp_heads`]).
+/// prefixes of records and lines settled by [`cmp_heads`] on each source's
+/// head key and raw key, `head(source)`, then by index. The forecasting
+/// heap and the merge ([`super::merger`]) share it, so forecasts come out
+/// in the order in which the merge's heads win.
 #[inline]
-fn beats(c: &dyn Codec, rank: &[u128], keys: &[Vec<u8>], hks: &[HeadKey], a: usize, b: usize) -> bool {
+pub(crate) fn beats<'h>(
+    c: &dyn Codec,
+    rank: &[u128],
+    head: impl Fn(usize) -> (&'h HeadKey, &'h [u8]),
+    a: usize,
+    b: usize,
+) -> bool {
     let (ra, rb) = (rank[a], rank[b]);
     if c.ties() && ra >> 64 == rb >> 64 && ra != DONE && rb != DONE {
-        cmp_heads(c, &hks[a], &keys[a], &hks[b], &keys[b]).then(a.cmp(&b)).is_lt()
+        let ((ha, ka), (hb, kb)) = (head(a), head(b));
+        cmp_heads(c, ha, ka, hb, kb).then(a.cmp(&b)).is_lt()
     } else {
         ra < rb
     }

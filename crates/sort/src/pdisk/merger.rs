@@ -32,8 +32,8 @@ use emsort_io::disks::Block;
 use emsort_io::{Error, ErrorKind, Progress, Result};
 
 use super::cursor::{Head, RunCursor, Settle};
-use super::forecast::DONE;
-use crate::codec::{cmp_heads, Codec};
+use super::forecast::{beats, DONE};
+use crate::codec::Codec;
 use crate::tree::LoserTree;
 
 /// Where a merge's input blocks come from.
@@ -111,8 +111,9 @@ impl<'a> Merger<'a> {
             self.settle(r, feed)?;
         }
         let (c, cur, rank) = (self.codec, &self.cur, &self.rank);
+        let head = |r: usize| (&cur[r].hk, cur[r].raw_key(c));
         let runs: Vec<usize> = (0..cur.len()).collect();
-        self.tree = LoserTree::new(&runs, 0, |a, b| beats(c, rank, cur, a, b));
+        self.tree = LoserTree::new(&runs, 0, |a, b| beats(c, rank, head, a, b));
         Ok(())
     }
 
@@ -161,7 +162,8 @@ impl<'a> Merger<'a> {
     fn replay(&mut self, w: usize) {
         let (c, cur, rank) = (self.codec, &self.cur, &self.rank);
         if c.ties() {
-            self.tree.replace(w, w, |a, b| beats(c, rank, cur, a, b));
+            let head = |r: usize| (&cur[r].hk, cur[r].raw_key(c));
+            self.tree.replace(w, w, |a, b| beats(c, rank, head, a, b));
         } else {
             // Numbers: the rank (whole key, run index) decides alone.
             self.tree.replace(w, w, |a, b| rank[a] < rank[b]);
@@ -218,18 +220,5 @@ impl<'a> Merger<'a> {
             return Err(Error::new(ErrorKind::Interrupted, self.path));
         }
         Ok(())
-    }
-}
-
-/// Whether run `a`'s head goes before run `b`'s: prefix, then keys and
-/// tie rules ([`cmp_heads`]), then run index.
-#[inline]
-fn beats(c: &dyn Codec, rank: &[u128], cur: &[RunCursor], a: usize, b: usize) -> bool {
-    let (ra, rb) = (rank[a], rank[b]);
-    if c.ties() && ra >> 64 == rb >> 64 && ra != DONE && rb != DONE {
-        let (x, y) = (&cur[a], &cur[b]);
-        cmp_heads(c, &x.hk, x.raw_key(c), &y.hk, y.raw_key(c)).then(a.cmp(&b)).is_lt()
-    } else {
-        ra < rb
     }
 }

@@ -106,13 +106,6 @@ impl StripedStore {
         Ok(StripedStore { disks, runs: Mutex::new(Vec::new()), _temps: temps })
     }
 
-    fn check_cancel(&self, cancel: &AtomicBool) -> Result<()> {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::new(ErrorKind::Interrupted, self.disks.dir()));
-        }
-        Ok(())
-    }
-
     fn finish(&self, w: RunWriter) -> Result<u64> {
         let (run, fc) = w.finish()?;
         self.disks.forecast_written.fetch_add(fc, Ordering::Relaxed);
@@ -130,7 +123,9 @@ impl RunStore for StripedStore {
             let piece = (1 << 20) / size * size;
             for part in chunk.data.chunks(piece.max(size)) {
                 w.push_items(part, size)?;
-                self.check_cancel(cancel)?;
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(Error::new(ErrorKind::Interrupted, self.disks.dir()));
+                }
             }
         } else {
             chunk.for_each_item(cancel, self.disks.dir(), |item| w.push(item))?;
@@ -141,12 +136,10 @@ impl RunStore for StripedStore {
 
 /// The final merge's output: the sort's output, fed by two buffers of
 /// D·B through a writer thread.
-struct FileOut<'s>(WriteBehind<'s>);
-
-impl Out for FileOut<'_> {
+impl Out for WriteBehind<'_> {
     #[inline]
     fn push(&mut self, item: &[u8]) -> emsort_io::Result<()> {
-        self.0.push(item)
+        WriteBehind::push(self, item)
     }
 }
 
@@ -167,7 +160,6 @@ struct Merged {
     merges: usize,
     bytes_read: u64,
     bytes_written: u64,
-    forecast_in_memory: bool,
 }
 
 /// Everything a merge needs.
@@ -187,8 +179,7 @@ impl Ctx<'_> {
             None => order::dsm_merge_order(plan.memory(), b, d).max(2),
             Some(o) => order::srm_merge_order(u, order::srm_max_fit(plan.memory(), b, d).max(2), o.max_order),
         };
-        let mut merged =
-            Merged { forecast_in_memory: !matches!(disks.mode, Mode::Blocked { .. }), ..Merged::default() };
+        let mut merged = Merged::default();
         // The bytes every pass will merge, for the progress bar.
         let total: u64 = {
             let mut sizes: Vec<u64> = runs.iter().map(|r| r.bytes()).collect();
@@ -228,9 +219,9 @@ impl Ctx<'_> {
                 let (counts, written) = if last {
                     std::thread::scope(|scope| {
                         let stream = output.open(plan.block_size())?;
-                        let mut out = FileOut(WriteBehind::new(scope, stream, d * b, output.name())?);
+                        let mut out = WriteBehind::new(scope, stream, d * b, output.name())?;
                         let counts = self.merge(&group, m, &mut out)?;
-                        let written = out.0.finish()?;
+                        let written = out.finish()?;
                         Ok::<_, Error>((counts, written))
                     })?
                 } else {
@@ -376,7 +367,7 @@ fn merge_striped(store: StripedStore, out: &Output<'_>, written: bool, ctx: &Mer
     let u = runs.len() as u64 + u64::from(written);
     let t = Instant::now();
     let merged = if written {
-        Merged { forecast_in_memory: !matches!(disks.mode, Mode::Blocked { .. }), ..Merged::default() }
+        Merged::default()
     } else {
         let c = Ctx { plan, disks, progress: ctx.progress, cancel: ctx.cancel };
         c.merge_all(runs, out, u)?
@@ -409,7 +400,7 @@ fn merge_striped(store: StripedStore, out: &Output<'_>, written: bool, ctx: &Mer
         } else {
             0.0
         },
-        forecast_in_memory: merged.forecast_in_memory,
+        forecast_in_memory: !matches!(disks.mode, Mode::Blocked { .. }),
         emulated_disk: emulated(plan).map(|m| m.to_string()),
     };
     drop(store);

@@ -121,13 +121,11 @@ mod tests {
 
     #[test]
     fn passes_are_ceiling_logs() {
-        assert_eq!(passes(0, 2), 0);
-        assert_eq!(passes(1, 2), 0);
-        assert_eq!(passes(2, 2), 1);
-        assert_eq!(passes(9, 3), 2);
-        assert_eq!(passes(10, 3), 3);
-        assert_eq!(passes(1000, 10), 3);
-        assert_eq!(passes(1001, 10), 4);
+        for (u, r, p) in
+            [(0, 2, 0), (1, 2, 0), (2, 2, 1), (9, 3, 2), (10, 3, 3), (1000, 10, 3), (1001, 10, 4)]
+        {
+            assert_eq!(passes(u, r), p, "u {u} r {r}");
+        }
     }
 
     #[test]

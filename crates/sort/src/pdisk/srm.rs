@@ -265,11 +265,7 @@ impl<'a> SrmFeed<'a> {
     /// Steps 4 and 8: `Lookahead()` while some OQ_d is empty and the
     /// forecasting heap is not.
     fn fill_occupancy_queues(&mut self) -> Result<()> {
-        while self.oq.iter().any(|q| q.is_empty()) {
-            if !self.lookahead()? {
-                break;
-            }
-        }
+        while self.oq.iter().any(|q| q.is_empty()) && self.lookahead()? {}
         self.check_bounds();
         Ok(())
     }

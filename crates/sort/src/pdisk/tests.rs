@@ -345,18 +345,17 @@ fn plans_refuse_too_little_memory_and_name_the_minimum() {
     let d = disks(6);
     for method in [MethodKind::Dsm, MethodKind::Srm] {
         let b = builder(Format::U32, method, &d, false).memory(8 << 10);
-        match b.build().unwrap_err() {
+        match b.clone().build().unwrap_err() {
             SortError::MethodMemoryTooSmall { minimum, disks: 6, .. } => {
                 let need = match method {
                     MethodKind::Dsm => order::dsm_memory(2, B, 6),
                     _ => order::srm_memory(2, B, 6),
                 };
                 assert!(minimum >= need, "{minimum} < {need}");
-                let msg =
-                    builder(Format::U32, method, &d, false).memory(8 << 10).build().unwrap_err().to_string();
+                let msg = b.clone().build().unwrap_err().to_string();
                 assert!(msg.contains("needs at least") && msg.contains(method.name()), "{msg}");
-                assert!(builder(Format::U32, method, &d, false).memory(minimum).build().is_ok());
-                assert!(builder(Format::U32, method, &d, false).memory(minimum - 1).build().is_err());
+                assert!(b.clone().memory(minimum).build().is_ok());
+                assert!(b.memory(minimum - 1).build().is_err());
             }
             e => panic!("{e}"),
         }
