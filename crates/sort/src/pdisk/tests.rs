@@ -1,6 +1,5 @@
 //! DSM and SRM against `slice::sort`, their accounting, and their cleanup.
 
-use std::cmp::Ordering as Cmp;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -10,6 +9,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::order;
 use super::ParallelDiskStats;
+use crate::test_util::{check, items};
 use crate::{sort_file, Format, SortError, SortPlan, SortPlanBuilder, SortStats};
 use crate::{Method, MethodKind, ParallelDisks, SrmOptions};
 
@@ -73,36 +73,6 @@ fn run(b: SortPlanBuilder, d: &Disks, data: &[u8]) -> (Vec<u8>, SortStats) {
     let stats = sort_file(&plan, &input, &output, &NoProgress, &AtomicBool::new(false)).unwrap();
     assert_eq!(left_in(&d.dirs), 0, "temporary files left on the disks");
     (std::fs::read(&output).unwrap(), stats)
-}
-
-/// The items of `bytes` (lines without their `\n`).
-fn items(format: Format, bytes: &[u8]) -> Vec<Vec<u8>> {
-    match format.item_size() {
-        Some(s) => bytes.chunks_exact(s).map(|c| c.to_vec()).collect(),
-        None => {
-            let mut v: Vec<Vec<u8>> = bytes.split(|&b| b == b'\n').map(|l| l.to_vec()).collect();
-            if bytes.last() == Some(&b'\n') || bytes.is_empty() {
-                v.pop();
-            }
-            v
-        }
-    }
-}
-
-/// The output is the input sorted by `slice::sort_by` with the format's
-/// order (up to the order of equal keys), and the same multiset.
-fn check(format: Format, reverse: bool, input: &[u8], output: &[u8], what: &str) {
-    let mut expect = items(format, input);
-    expect.sort_by(|a, b| if reverse { format.compare(b, a) } else { format.compare(a, b) });
-    let got = items(format, output);
-    assert_eq!(got.len(), expect.len(), "{what}: item count");
-    for (i, (g, e)) in got.iter().zip(&expect).enumerate() {
-        assert_eq!(format.compare(g, e), Cmp::Equal, "{what}: item {i} differs in key");
-    }
-    let (mut a, mut b) = (got, expect);
-    a.sort();
-    b.sort();
-    assert!(a == b, "{what}: not the same multiset");
 }
 
 /// About `n` bytes of random data in `format`, with repeated keys, special
