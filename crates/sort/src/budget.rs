@@ -134,9 +134,10 @@ mod tests {
 
     #[test]
     fn the_default_follows_the_input() {
-        let none = default_memory(None);
-        assert!(none > 0);
-        assert_eq!(default_memory(Some(0)), none.min(16 << 20));
-        assert!(default_memory(Some(1 << 40)) == none);
+        // Not compared with each other: the memory available changes
+        // between two calls while other tests run.
+        assert!(default_memory(None) > 16 << 20, "a quarter of the memory available");
+        assert!(default_memory(Some(0)) <= 16 << 20, "a small input: 16 MiB");
+        assert!(default_memory(Some(1 << 40)) > 16 << 20, "a large input: the quarter");
     }
 }
