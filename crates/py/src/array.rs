@@ -25,31 +25,14 @@ use crate::error::io_error;
 /// (`u32` for `Num::U32` …): one generic call for the six dtypes.
 macro_rules! for_num {
     ($num:expr, $T:ident => $body:expr) => {
+        for_num!(@ $num, $T, $body, U32 u32, I32 i32, U64 u64, I64 i64, F32 f32, F64 f64)
+    };
+    (@ $num:expr, $T:ident, $body:expr, $($V:ident $t:ty),*) => {
         match $num {
-            Num::U32 => {
-                type $T = u32;
+            $(Num::$V => {
+                type $T = $t;
                 $body
-            }
-            Num::I32 => {
-                type $T = i32;
-                $body
-            }
-            Num::U64 => {
-                type $T = u64;
-                $body
-            }
-            Num::I64 => {
-                type $T = i64;
-                $body
-            }
-            Num::F32 => {
-                type $T = f32;
-                $body
-            }
-            Num::F64 => {
-                type $T = f64;
-                $body
-            }
+            })*
         }
     };
 }

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use crate::chunk_sort::{self, Entry, KeyRoom};
 use crate::key::prefix;
 use crate::keys::{LineOrder, Scratch};
-use crate::line_ends::line_ends;
+use crate::line_ends::each_line_end;
 use crate::multiway::MergeKey;
 use crate::plan::SortPlan;
 use crate::run_store::{self, Order, SegmentMerge};
@@ -73,11 +73,7 @@ pub(crate) trait Codec: Send + Sync {
     /// until it returns false. `state` is what the parse remembers from
     /// one piece to the next: 0 at an item's start.
     fn scan_ends(&self, data: &[u8], _state: &mut u64, end: &mut dyn FnMut(usize) -> bool) {
-        for p in line_ends(data, self.terminator()) {
-            if !end(p) {
-                break;
-            }
-        }
+        each_line_end(data, self.terminator(), end)
     }
 
     /// What is wrong with an input whose parse of item ends
@@ -243,11 +239,7 @@ pub(crate) fn each_end<C: Codec + ?Sized>(
     mut f: impl FnMut(usize) -> bool,
 ) {
     if codec.ends_at_terminators() {
-        for p in line_ends(data, codec.terminator()) {
-            if !f(p) {
-                break;
-            }
-        }
+        each_line_end(data, codec.terminator(), f)
     } else {
         codec.scan_ends(data, state, &mut f);
     }
@@ -613,7 +605,7 @@ impl Codec for Lines {
     fn scan_ends(&self, data: &[u8], state: &mut u64, end: &mut dyn FnMut(usize) -> bool) {
         match self.csv {
             Some(sep) => crate::csv::scan_ends(data, sep, state, end),
-            None => _ = line_ends(data, self.eol).try_for_each(|p| end(p).then_some(())),
+            None => each_line_end(data, self.eol, end),
         }
     }
 

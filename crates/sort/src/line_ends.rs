@@ -48,6 +48,17 @@ pub(crate) struct LineEnds<'a> {
     bits: u64,
 }
 
+/// Calls `f` on the position of each `eol` byte in `text`, in order,
+/// until it returns false.
+#[inline]
+pub(crate) fn each_line_end(text: &[u8], eol: u8, mut f: impl FnMut(usize) -> bool) {
+    for p in line_ends(text, eol) {
+        if !f(p) {
+            break;
+        }
+    }
+}
+
 /// The positions of every `eol` byte in `text`, in order: the same as
 /// `memchr::memchr_iter(eol, text)`, faster when lines are short.
 #[inline]

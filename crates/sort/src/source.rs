@@ -186,6 +186,15 @@ impl<'a> Input<'a> {
         }
     }
 
+    /// At the current source's end: an error if it ends inside an item
+    /// whose end is parsed (a CSV record's open quote).
+    fn end_parse(&mut self) -> Result<()> {
+        let Some(mut ends) = self.ends.take() else { return Ok(()) };
+        let done = ends.1.finish(&*ends.0, &self.name());
+        self.ends = Some(ends);
+        done
+    }
+
     /// Reads into `buf`; returns the bytes read, 0 only at the end of the
     /// last source. Reads from a file stream ask for a whole number of
     /// units (the caller keeps `buf`'s start unit-aligned there).
@@ -236,19 +245,14 @@ impl<'a> Input<'a> {
                 self.ends_line = buf[n - 1] == self.eol;
                 if let Some((c, e)) = &mut self.ends {
                     e.feed(&**c, &buf[..n]);
-                    // The reader stops at a file's known end without another read.
-                    if matches!(&self.parts[self.cur], Part::File { size, .. } if *size == self.part_bytes) {
-                        let name = self.name();
-                        let (c, e) = self.ends.as_mut().expect("parsed");
-                        e.finish(&**c, &name)?;
-                    }
+                }
+                // The reader stops at a file's known end without another read.
+                if matches!(&self.parts[self.cur], Part::File { size, .. } if *size == self.part_bytes) {
+                    self.end_parse()?;
                 }
                 return Ok(n);
             }
-            let name = self.name();
-            if let Some((c, e)) = &mut self.ends {
-                e.finish(&**c, &name)?;
-            }
+            self.end_parse()?;
             // The end of this part.
             if let Some(s) = self.format.item_size().filter(|&s| !self.part_bytes.is_multiple_of(s as u64)) {
                 let size = self.part_bytes;
