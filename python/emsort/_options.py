@@ -41,6 +41,16 @@ class OrderOptions(TypedDict, total=False):
         unique: ``-u``: only the first line of each group of equal lines (by
             the keys, when there are keys).
         zero_terminated: ``-z``: lines end with NUL, not newline.
+        csv: ``emsort sort --csv``: lines are CSV records (RFC 4180: a quoted
+            field may hold separators, ``""`` and newlines, so a record may span
+            lines); keys take the fields' unquoted values; ``field_separator``
+            sets the separator (default ``","``).
+        header: ``emsort sort --header``: each input file's first line (record)
+            is a header: the first one's is written first, the others' must be
+            the same, none is sorted; a ``key`` may then name a column
+            (``"amount"``, ``"amount:nr"``: the whole field, with the key
+            spec's letters). :class:`emsort.Sorter` takes its first pushed line
+            as the header, with keys by number only.
 
     ``reverse`` (``-r``) is a keyword of its own, since every format takes it:
     for lines, it is the global ``-r`` that keys without modifiers of their
@@ -70,3 +80,5 @@ class OrderOptions(TypedDict, total=False):
     stable: bool
     unique: bool
     zero_terminated: bool
+    csv: bool
+    header: bool

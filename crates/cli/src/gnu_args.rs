@@ -558,6 +558,8 @@ fn emit(opts: Vec<Opt>, operands: Vec<OsString>, env: Env) -> Result<Vec<OsStrin
     let mut same: Vec<(&str, OsString)> = Vec::new(); // output, separator, program, random source
     let mut last: Vec<(String, OsString)> = Vec::new(); // batch-size, parallel, files0-from
     let mut check: Option<&str> = None;
+    // With emsort's --header, a key may name a column (checked later).
+    let header = opts.iter().any(|o| o.name == "header");
     let mut flag = |f: &str| {
         if !flags.iter().any(|g| g == f) {
             flags.push(f.to_string());
@@ -664,7 +666,9 @@ fn emit(opts: Vec<Opt>, operands: Vec<OsString>, env: Env) -> Result<Vec<OsStrin
             }
             "key" => {
                 // GNU parses each key as it reads it: an error in order.
-                emsort_sort::keys::Key::parse(&text).map_err(ArgError::die)?;
+                if !header || text.starts_with(|c: char| c.is_ascii_digit()) {
+                    emsort_sort::keys::Key::parse(&text).map_err(ArgError::die)?;
+                }
                 let mut s = OsString::from("--key=");
                 s.push(&value);
                 out.push(s);

@@ -78,6 +78,24 @@ pub fn run(args: &[&str]) -> Output {
     emsort().args(args).output().expect("run emsort")
 }
 
+/// Runs `emsort args…` with `input` on its standard input.
+pub fn run_stdin(args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = emsort()
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run emsort");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let feed = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().expect("run emsort");
+    feed.join().unwrap().expect("emsort reads its standard input");
+    out
+}
+
 /// Sets `RLIMIT_FSIZE` to `bytes` for `cmd`, with SIGXFSZ at its default
 /// action (kill): the binary must ignore it itself to report the limit.
 pub fn file_size_limit(cmd: &mut Command, bytes: u64) {

@@ -119,8 +119,14 @@ pub(crate) struct PlanArgs<'a, 'py> {
 
 impl PlanArgs<'_, '_> {
     /// Builds the plan as `emsort sort` does, for an input of `input_bytes`
-    /// bytes when known (the default memory depends on it).
-    pub(crate) fn plan(&self, py: Python<'_>, input_bytes: Option<u64>) -> PyResult<SortPlan> {
+    /// bytes when known (the default memory depends on it) whose first
+    /// file is `first` (keys may name its header's columns).
+    pub(crate) fn plan(
+        &self,
+        py: Python<'_>,
+        input_bytes: Option<u64>,
+        first: Option<&std::path::Path>,
+    ) -> PyResult<SortPlan> {
         let format = format(self.format)?;
         let memory = opt_size(self.memory, "memory", true)?
             .unwrap_or_else(|| emsort_sort::budget::default_memory(input_bytes));
@@ -129,8 +135,8 @@ impl PlanArgs<'_, '_> {
         // As `emsort sort`: lines take the order (reverse being its global
         // -r) and their terminator; numbers and records only reverse.
         b = if format == Format::Lines {
-            let Lines { order, eol } = self.order.compile(py, self.reverse)?;
-            b.line_order(order).eol(eol)
+            let Lines { order, eol, header } = self.order.compile(py, self.reverse, first)?;
+            b.line_order(order).eol(eol).header(header)
         } else {
             self.order.refuse(format)?;
             b.reverse(self.reverse)

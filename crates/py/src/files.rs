@@ -78,7 +78,7 @@ pub(crate) fn sort<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let order = OrderArgs::from_kwargs("sort", order)?;
     let a = PlanArgs { format, memory, fan_in, temp_dirs, parallel, reverse, io, block_size, policy, order };
-    let plan = a.plan(py, file_size(&input))?;
+    let plan = a.plan(py, file_size(&input), Some(&input))?;
     let stats = worker::run(py, progress, |p, cancel| {
         emsort_sort::sort(&plan, vec![Source::Path(&input)], Sink::Path(&output), p, cancel)
     })?;
@@ -120,7 +120,7 @@ pub(crate) fn merge_files<'py>(
     let order = OrderArgs::from_kwargs("merge_files", order)?;
     let a = PlanArgs { format, memory, fan_in, temp_dirs, parallel, reverse, io, block_size, policy, order };
     let total: Option<u64> = inputs.iter().map(|p| file_size(p)).sum();
-    let plan = a.plan(py, total)?;
+    let plan = a.plan(py, total, inputs.first().map(PathBuf::as_path))?;
     let stats =
         worker::run(py, progress, |p, cancel| emsort_sort::merge_files(&plan, &inputs, &output, p, cancel))?;
     stats_dict(py, &stats)

@@ -24,7 +24,6 @@
 //! ```
 
 use std::io::{BufReader, Read};
-use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
@@ -36,22 +35,6 @@ use pyo3::types::{PyBytes, PyDict};
 use crate::buffer::RawBuffer;
 use crate::order::{self, Lines, OrderArgs};
 use crate::worker;
-
-/// The lines of `data` ended by `eol`, without it (a last line may lack it).
-fn spans(data: &[u8], eol: u8) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    for (i, &b) in data.iter().enumerate() {
-        if b == eol {
-            out.push(start..i);
-            start = i + 1;
-        }
-    }
-    if start < data.len() {
-        out.push(start..data.len());
-    }
-    out
-}
 
 /// Reads through, counting the lines and stopping when `cancel` is set.
 struct Counting<'a, R> {
@@ -96,7 +79,12 @@ impl PyLineOrder {
     #[pyo3(signature = (*, reverse = false, **order))]
     fn new(py: Python<'_>, reverse: bool, order: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let a = OrderArgs::from_kwargs("LineOrder.__new__", order)?;
-        let Lines { order, eol } = a.compile(py, reverse)?;
+        let Lines { order, eol, header } = a.compile(py, reverse, None)?;
+        if header {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "header belongs to files (sort, merge_files, Sorter), not to a LineOrder of lines in memory",
+            ));
+        }
         Ok(PyLineOrder { order, eol })
     }
 
@@ -130,7 +118,7 @@ impl PyLineOrder {
             bounds.push(RawBuffer::get(&b?, false, "each boundary")?.bytes().to_vec());
         }
         Ok(py.detach(|| {
-            let spans = spans(data, self.eol);
+            let spans = emsort_sort::line_spans(data, self.eol, Some(&self.order));
             bounds
                 .iter()
                 .map(|b| {
@@ -157,8 +145,9 @@ impl PyLineOrder {
             let io = |op, e| SortError::from(emsort_io::Error::from_io(op, &path, e));
             let file = std::fs::File::open(&path).map_err(|e| io("open", e))?;
             let mut r = Counting { inner: file, eol: self.eol, ends: 0, last: None, cancel };
-            let d = emsort_sort::check::check_order(&mut BufReader::new(&mut r), &self.order, self.eol)
-                .map_err(|e| io("read", e))?;
+            let d =
+                emsort_sort::check::check_order(&mut BufReader::new(&mut r), &self.order, self.eol, false)
+                    .map_err(|e| io("read", e))?;
             let lines = r.ends + u64::from(r.last.is_some_and(|b| b != self.eol));
             Ok((d, lines))
         })?;

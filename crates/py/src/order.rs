@@ -46,10 +46,14 @@ enum Opt {
     Unique,
     /// `-z`.
     ZeroTerminated,
+    /// `--csv`.
+    Csv,
+    /// `--header`.
+    Header,
 }
 
 /// The ordering keywords of lines, in the order messages name them.
-const KEYWORDS: [(&str, Opt); 16] = [
+const KEYWORDS: [(&str, Opt); 18] = [
     ("key", Opt::Key),
     ("field_separator", Opt::FieldSeparator),
     ("ignore_leading_blanks", Opt::Flag('b')),
@@ -66,6 +70,8 @@ const KEYWORDS: [(&str, Opt); 16] = [
     ("stable", Opt::Stable),
     ("unique", Opt::Unique),
     ("zero_terminated", Opt::ZeroTerminated),
+    ("csv", Opt::Csv),
+    ("header", Opt::Header),
 ];
 
 /// The ordering options of one call, parsed from its `**order`.
@@ -81,12 +87,15 @@ pub(crate) struct OrderArgs<'py> {
     given: Vec<usize>,
 }
 
-/// A compiled order and the byte that ends each line.
+/// A compiled order, the byte that ends each line, and whether each
+/// input starts with a header.
 pub(crate) struct Lines {
     /// The order (keys, `-r`, `-s`, `-u`).
     pub order: LineOrder,
     /// `\n`, or NUL with `zero_terminated`.
     pub eol: u8,
+    /// `header`.
+    pub header: bool,
 }
 
 /// `value` as the type of argument `name` wants; a failure gets the note
@@ -160,8 +169,9 @@ impl<'py> OrderArgs<'py> {
     }
 
     /// The options as the command line gathers them, with `reverse` as
-    /// the global `-r`.
-    fn options(&self, py: Python<'_>, reverse: bool) -> PyResult<OrderOptions> {
+    /// the global `-r`; keys that name columns take them from `columns`
+    /// (else none is taken).
+    fn options(&self, py: Python<'_>, reverse: bool, columns: Option<&[Vec<u8>]>) -> PyResult<OrderOptions> {
         let mut o = OrderOptions::default();
         for &i in &self.given {
             if let Opt::Flag(letter) = KEYWORDS[i].1 {
@@ -172,20 +182,63 @@ impl<'py> OrderArgs<'py> {
             o.global.set_global('r');
         }
         for spec in key_specs(self.key.as_ref())? {
-            o.keys.push(Key::parse(&spec).map_err(|e| PyValueError::new_err(format!("key: {e}")))?);
+            let key = match (self.names_column(&spec), columns) {
+                (false, _) => Key::parse(&spec),
+                (true, Some(cols)) => Key::parse_column(&spec, cols),
+                (true, None) => continue,
+            };
+            o.keys.push(key.map_err(|e| PyValueError::new_err(format!("key: {e}")))?);
         }
         o.tab = tab(self.field_separator.as_ref())?;
+        o.csv = self.on(Opt::Csv);
+        if o.csv && matches!(o.tab, Some(b'"' | b'\n' | b'\r')) {
+            return Err(PyValueError::new_err("csv: a quote, CR or newline cannot separate fields"));
+        }
         o.stable = self.on(Opt::Stable);
         o.unique = self.on(Opt::Unique);
         o.salt = salt(py, self.random_source.as_deref())?;
         Ok(o)
     }
 
+    /// Whether the key spec `spec` names a column (with `header`: GNU's
+    /// start with a field number).
+    fn names_column(&self, spec: &str) -> bool {
+        self.on(Opt::Header) && !spec.starts_with(|c: char| c.is_ascii_digit())
+    }
+
     /// The compiled order, `reverse` being the global `-r`; GNU's message
-    /// as a `ValueError` for options that cannot go together.
-    pub(crate) fn compile(&self, py: Python<'_>, reverse: bool) -> PyResult<Lines> {
-        let order = LineOrder::new(self.options(py, reverse)?).map_err(PyValueError::new_err)?;
-        Ok(Lines { order, eol: if self.on(Opt::ZeroTerminated) { 0 } else { b'\n' } })
+    /// as a `ValueError` for options that cannot go together. Keys that
+    /// name columns take them from the header of `first`, the first input
+    /// (`None`: no input to read one from, a `ValueError`).
+    pub(crate) fn compile(
+        &self,
+        py: Python<'_>,
+        reverse: bool,
+        first: Option<&std::path::Path>,
+    ) -> PyResult<Lines> {
+        let eol = if self.on(Opt::ZeroTerminated) { 0 } else { b'\n' };
+        let new = |o| LineOrder::new(o).map_err(PyValueError::new_err);
+        let named = key_specs(self.key.as_ref())?.into_iter().find(|k| self.names_column(k));
+        let order = match (named, first) {
+            (None, _) => new(self.options(py, reverse, None)?)?,
+            (Some(k), None) => {
+                return Err(PyValueError::new_err(format!(
+                    "key {k:?} names a column, but there is no input file to read the header from: \
+                     give the column's number (\"3,3\")"
+                )))
+            }
+            (Some(_), Some(path)) => {
+                let records = new(self.options(py, false, None)?)?;
+                let err = |op, e| crate::error::io_error(py, &emsort_io::Error::from_io(op, path, e));
+                let f = std::fs::File::open(path).map_err(|e| err("open", e))?;
+                let record =
+                    emsort_sort::header::first_record(&mut std::io::BufReader::new(f), eol, Some(&records))
+                        .map_err(|e| err("read", e))?;
+                let columns = records.columns(record.strip_suffix(&[eol]).unwrap_or(&record));
+                new(self.options(py, reverse, Some(&columns))?)?
+            }
+        };
+        Ok(Lines { order, eol, header: self.on(Opt::Header) })
     }
 }
 

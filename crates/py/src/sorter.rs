@@ -145,6 +145,8 @@ pub(crate) struct PySorter {
     format: Format,
     /// The byte that ends each line (`lines`): `\n`, or NUL with `zero_terminated`.
     eol: u8,
+    /// The order of lines, which says whether they are CSV records.
+    order: Option<emsort_sort::keys::LineOrder>,
     memory: u64,
     /// The progress callback, if any.
     progress: Option<Py<PyAny>>,
@@ -248,9 +250,8 @@ impl PySorter {
     fn block<'py>(&self, py: Python<'py>, block: Vec<u8>) -> PyResult<Bound<'py, PyAny>> {
         match self.format {
             Format::Lines => {
-                let text = block.strip_suffix(&[self.eol]).unwrap_or(&block);
-                let lines = text.split(|&b| b == self.eol).map(|l| PyBytes::new(py, l));
-                Ok(PyList::new(py, lines)?.into_any())
+                let spans = emsort_sort::line_spans(&block, self.eol, self.order.as_ref());
+                Ok(PyList::new(py, spans.into_iter().map(|r| PyBytes::new(py, &block[r])))?.into_any())
             }
             Format::Rec(r) => {
                 let n = block.len() / r.size;
@@ -293,8 +294,9 @@ impl PySorter {
             PlanArgs { format, memory, fan_in, temp_dirs, parallel, reverse, io, block_size, policy, order };
         // The input's size is not known: the default memory is a quarter
         // of the available RAM, as for `emsort sort` reading a pipe.
-        let plan = a.plan(py, None)?;
+        let plan = a.plan(py, None, None)?;
         let (format, memory, eol) = (plan.format(), plan.memory(), plan.eol());
+        let order = plan.line_order().cloned();
         let tracker = Arc::new(Tracker::default());
         let cancel = Arc::new(AtomicBool::new(false));
         let sorter = Sorter::with_progress(plan, tracker.clone(), cancel.clone())
@@ -303,6 +305,7 @@ impl PySorter {
             state: Mutex::new(State::Pushing(sorter)),
             format,
             eol,
+            order,
             memory,
             progress: progress.map(|p| p.clone().unbind()),
             tracker,

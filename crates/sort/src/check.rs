@@ -21,12 +21,22 @@ pub struct Disorder {
 /// ([`LineOrder::unique`]), that does not come strictly after it — or
 /// `None` when the input is in order. CSV records ([`LineOrder::csv`])
 /// are read whole, quoted newlines and all; one whose quote never closes
-/// is an `InvalidData` error naming its line.
-pub fn check_order(input: &mut dyn BufRead, order: &LineOrder, eol: u8) -> std::io::Result<Option<Disorder>> {
+/// is an `InvalidData` error naming its line. With `header`, the first
+/// line (record) is a header, not compared (module `header`).
+pub fn check_order(
+    input: &mut dyn BufRead,
+    order: &LineOrder,
+    eol: u8,
+    header: bool,
+) -> std::io::Result<Option<Disorder>> {
     let strict = order.unique();
     let mut prev: Vec<u8> = Vec::new();
     let mut cur: Vec<u8> = Vec::new();
     let (mut n, mut lines) = (0u64, 0u64);
+    if header {
+        let h = crate::header::first_record(input, eol, Some(order))?;
+        lines += memchr::memchr_iter(eol, &h).count() as u64;
+    }
     loop {
         cur.clear();
         if input.read_until(eol, &mut cur)? == 0 {
@@ -75,12 +85,14 @@ mod tests {
     #[test]
     fn finds_the_first_disorder() {
         let plain = LineOrder::new(OrderOptions::default()).unwrap();
-        assert_eq!(check_order(&mut &b"a\nb\nb\n"[..], &plain, b'\n').unwrap(), None);
-        let d = check_order(&mut &b"a\nc\nb\nd"[..], &plain, b'\n').unwrap().unwrap();
+        assert_eq!(check_order(&mut &b"a\nb\nb\n"[..], &plain, b'\n', false).unwrap(), None);
+        let d = check_order(&mut &b"a\nc\nb\nd"[..], &plain, b'\n', false).unwrap().unwrap();
         assert_eq!((d.line, d.text.as_slice()), (3, &b"b"[..]));
         let mut o = OrderOptions { unique: true, ..Default::default() };
         o.keys.push(Key::parse("1,1n").unwrap());
         let u = LineOrder::new(o).unwrap();
-        assert_eq!(check_order(&mut &b"1 a\n01 b\n"[..], &u, b'\n').unwrap().unwrap().line, 2);
+        assert_eq!(check_order(&mut &b"1 a\n01 b\n"[..], &u, b'\n', false).unwrap().unwrap().line, 2);
+        let d = check_order(&mut &b"z\na\nc\nb\n"[..], &plain, b'\n', true).unwrap().unwrap();
+        assert_eq!((d.line, d.text.as_slice()), (4, &b"b"[..]), "the header is not compared");
     }
 }

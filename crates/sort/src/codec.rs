@@ -247,7 +247,8 @@ pub(crate) fn each_end<C: Codec + ?Sized>(
 
 /// The parse of item ends over one input, for codecs that parse them:
 /// finds an input that ends inside an item ([`Codec::unended`]), and the
-/// line that item starts on, for the error.
+/// line that item starts on, for the error; and, when the order asks for
+/// one, the check of CSV records' field counts (`--fields`).
 #[derive(Default)]
 pub(crate) struct InputEnds {
     state: u64,
@@ -255,11 +256,19 @@ pub(crate) struct InputEnds {
     lines: u64,
     /// The line the item being read starts on, less one.
     item_line: u64,
+    fields: Option<Box<crate::csv::FieldCheck>>,
 }
 
 impl InputEnds {
-    /// Parses the input's next bytes.
-    pub fn feed(&mut self, codec: &dyn Codec, data: &[u8]) {
+    /// The parse for inputs ordered by `order`.
+    pub fn new(order: Option<&LineOrder>) -> InputEnds {
+        let fields =
+            order.and_then(|o| Some(Box::new(crate::csv::FieldCheck::new(o.csv()?, o.field_count()?))));
+        InputEnds { fields, ..InputEnds::default() }
+    }
+
+    /// Parses the input's next bytes (of the input named `name`).
+    pub fn feed(&mut self, codec: &dyn Codec, data: &[u8], name: &std::path::Path) -> emsort_io::Result<()> {
         let mut last = None;
         codec.scan_ends(data, &mut self.state, &mut |p| {
             last = Some(p);
@@ -274,17 +283,23 @@ impl InputEnds {
             self.item_line = before;
         }
         self.lines = before + count(&data[upto..]);
+        match &mut self.fields {
+            Some(f) => f.feed(data).map_err(|bad| bad_input(bad, name)),
+            None => Ok(()),
+        }
     }
 
     /// At the end of the input named `name`: an error if it ends inside an
     /// item; the parse starts afresh for the next input.
     pub fn finish(&mut self, codec: &dyn Codec, name: &std::path::Path) -> emsort_io::Result<()> {
+        let fields = self.fields.take();
         let InputEnds { state, item_line, .. } = std::mem::take(self);
-        match codec.unended(state) {
-            Some(reason) => Err(emsort_io::Error::new(
-                emsort_io::ErrorKind::BadInput { line: item_line + 1, reason: reason.to_string() },
-                name,
-            )),
+        if let Some(reason) = codec.unended(state) {
+            return Err(bad_input((item_line + 1, reason.to_string()), name));
+        }
+        self.fields = fields;
+        match &mut self.fields {
+            Some(f) => f.finish().map_err(|bad| bad_input(bad, name)),
             None => Ok(()),
         }
     }
@@ -292,16 +307,43 @@ impl InputEnds {
     /// Parses the file at `path` whole ([`InputEnds::finish`]'s error for
     /// a file that ends inside an item).
     pub fn check_file(codec: &dyn Codec, path: &std::path::Path) -> emsort_io::Result<()> {
+        InputEnds::default().check_whole(codec, path)
+    }
+
+    /// Parses the file at `path` whole, as its own input.
+    pub fn check_whole(&mut self, codec: &dyn Codec, path: &std::path::Path) -> emsort_io::Result<()> {
         use std::io::Read;
         let mut f = std::fs::File::open(path).map_err(|e| emsort_io::Error::from_io("open", path, e))?;
-        let (mut ends, mut buf) = (InputEnds::default(), vec![0; 1 << 20]);
+        let mut buf = vec![0; 1 << 20];
         loop {
             match f.read(&mut buf).map_err(|e| emsort_io::Error::from_io("read", path, e))? {
-                0 => return ends.finish(codec, path),
-                n => ends.feed(codec, &buf[..n]),
+                0 => return self.finish(codec, path),
+                n => self.feed(codec, &buf[..n], path)?,
             }
         }
     }
+}
+
+/// Bad input at `line` of `name`.
+fn bad_input((line, reason): (u64, String), name: &std::path::Path) -> emsort_io::Error {
+    emsort_io::Error::new(emsort_io::ErrorKind::BadInput { line, reason }, name)
+}
+
+/// The lines of `data` ended by `eol` — CSV records when `order` says so,
+/// which may span lines — as ranges without their terminators (a last one
+/// may lack it).
+pub fn line_spans(data: &[u8], eol: u8, order: Option<&LineOrder>) -> Vec<std::ops::Range<usize>> {
+    let codec = of(Format::Lines, false, eol, order);
+    let (mut out, mut start, mut state) = (Vec::new(), 0, 0);
+    each_end(&*codec, data, &mut state, |p| {
+        out.push(start..p);
+        start = p + 1;
+        true
+    });
+    if start < data.len() {
+        out.push(start..data.len());
+    }
+    out
 }
 
 /// A codec shared by the threads of a sort.

@@ -86,6 +86,123 @@ pub(crate) fn unended(state: u64) -> Option<&'static str> {
         .then_some("a quoted field has no closing quote (the record runs to the end of the input)")
 }
 
+/// How many fields each CSV record must have (`--fields[=N]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldCount {
+    /// As many as the first record (the header, with `--header`).
+    AsFirst,
+    /// Exactly this many.
+    Exactly(usize),
+}
+
+/// The check that every record has the field count asked for (`--fields`),
+/// fed an input's bytes as they are read. An empty line is a record of
+/// one empty field, as the keys see it.
+#[derive(Debug, Clone)]
+pub(crate) struct FieldCheck {
+    sep: u8,
+    /// The count asked for, and the count it means once known.
+    asked: FieldCount,
+    want: Option<usize>,
+    state: u64,
+    /// Fields of the record being read, less one.
+    seps: usize,
+    /// Newlines so far, and where the record being read starts.
+    lines: u64,
+    record_line: u64,
+    /// Bytes since the last record's end.
+    pending: bool,
+}
+
+/// A record whose field count is wrong: its line (1-based) and what.
+pub(crate) type BadRecord = (u64, String);
+
+impl FieldCheck {
+    pub fn new(sep: u8, want: FieldCount) -> FieldCheck {
+        let known = match want {
+            FieldCount::AsFirst => None,
+            FieldCount::Exactly(n) => Some(n),
+        };
+        FieldCheck {
+            sep,
+            asked: want,
+            want: known,
+            state: START,
+            seps: 0,
+            lines: 0,
+            record_line: 0,
+            pending: false,
+        }
+    }
+
+    /// Checks the records that end in `data`, the input's next bytes.
+    pub fn feed(&mut self, data: &[u8]) -> Result<(), BadRecord> {
+        let (n, mut i) = (data.len(), 0);
+        while i < n {
+            self.pending = true;
+            match self.state {
+                QUOTED => match memchr(QUOTE, &data[i..]) {
+                    None => {
+                        self.lines += memchr::memchr_iter(b'\n', &data[i..]).count() as u64;
+                        i = n;
+                    }
+                    Some(k) => {
+                        self.lines += memchr::memchr_iter(b'\n', &data[i..i + k]).count() as u64;
+                        (self.state, i) = (QUOTE_IN_QUOTED, i + k + 1);
+                    }
+                },
+                // `""` inside quotes, or the field's closing quote.
+                QUOTE_IN_QUOTED if data[i] == QUOTE => (self.state, i) = (QUOTED, i + 1),
+                QUOTE_IN_QUOTED => self.state = FIELD,
+                _ => match memchr::memchr3(self.sep, b'\n', QUOTE, &data[i..]) {
+                    None => (self.state, i) = (FIELD, n),
+                    Some(k) => {
+                        let at_start = k == 0 && self.state == START;
+                        match data[i + k] {
+                            b if b == self.sep => (self.seps, self.state) = (self.seps + 1, START),
+                            b'\n' => {
+                                self.lines += 1;
+                                self.end_record()?;
+                            }
+                            // A quote opens a quoted field only at its start.
+                            _ => self.state = if at_start { QUOTED } else { FIELD },
+                        }
+                        i += k + 1;
+                    }
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// At the input's end: checks a last record without a newline; the
+    /// next input is read afresh (with the count asked for kept).
+    pub fn finish(&mut self) -> Result<(), BadRecord> {
+        let last = if self.pending { self.end_record() } else { Ok(()) };
+        let want = self.want;
+        *self = FieldCheck { want, ..FieldCheck::new(self.sep, self.asked) };
+        last
+    }
+
+    fn end_record(&mut self) -> Result<(), BadRecord> {
+        let (got, line) = (self.seps + 1, self.record_line + 1);
+        (self.seps, self.state, self.record_line, self.pending) = (0, START, self.lines, false);
+        match self.want {
+            None => self.want = Some(got),
+            Some(n) if n != got => {
+                let s = if got == 1 { "" } else { "s" };
+                let why = match self.asked {
+                    FieldCount::AsFirst => "as the first record has",
+                    FieldCount::Exactly(_) => "as --fields asks",
+                };
+                return Err((line, format!("the record has {got} field{s}, not {n} {why}")));
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    }
+}
+
 /// Reusable room to read records' fields: `csv-core`'s reader for one
 /// separator and its output.
 #[derive(Debug, Default)]
@@ -235,6 +352,38 @@ mod tests {
                 prop_assert_eq!(seps.len() + 1, rec.len());
                 start = e + 1;
             }
+        }
+    }
+
+    proptest! {
+        /// The field check finds the first record whose count differs from
+        /// the first record's, and its line, however the input is cut.
+        #[test]
+        fn field_check_finds_the_first_record_of_another_count(data in csvish(), step in 1usize..9) {
+            let mut data = data;
+            if data.last() != Some(&b'\n') {
+                data.push(b'\n');
+            }
+            let ends = ends(&data, data.len());
+            // The oracle: each record's field count and first line.
+            let (mut start, mut want, mut counts) = (0, Ok(()), Vec::new());
+            let (mut room, mut text, mut seps) = (Unquote::default(), Vec::new(), Vec::new());
+            for &e in &ends {
+                fields(&data[start..e], b',', usize::MAX, &mut seps, &mut text, &mut room);
+                let line = 1 + data[..start].iter().filter(|&&b| b == b'\n').count() as u64;
+                counts.push(seps.len() + 1);
+                if want.is_ok() && seps.len() + 1 != counts[0] {
+                    want = Err(line);
+                }
+                start = e + 1;
+            }
+            if start < data.len() {
+                // An open quote at the end: not a record the check sees whole.
+                return Ok(());
+            }
+            let mut check = FieldCheck::new(b',', FieldCount::AsFirst);
+            let got = data.chunks(step).try_for_each(|c| check.feed(c)).and_then(|()| check.finish());
+            prop_assert_eq!(got.map_err(|(line, _)| line), want);
         }
     }
 

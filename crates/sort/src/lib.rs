@@ -55,6 +55,7 @@ mod error;
 mod fingerprint;
 mod format;
 pub mod gen;
+pub mod header;
 pub mod key;
 pub mod keys;
 #[cfg(target_arch = "x86_64")]
@@ -87,7 +88,7 @@ mod tree;
 pub mod verify;
 mod write_behind;
 
-pub use codec::{sort_in_memory, sort_items_in_place};
+pub use codec::{line_spans, sort_in_memory, sort_items_in_place};
 pub use error::SortError;
 pub use fingerprint::Fingerprint;
 pub use format::{f32_key, f64_key, Format, RecordFormat};

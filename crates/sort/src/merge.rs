@@ -100,6 +100,8 @@ pub(crate) struct RunFile {
     /// freed as the merge reads it (module `read_ahead`). Never a caller's
     /// file; never a compressed run (read through its decompressor).
     pub free_behind: bool,
+    /// Bytes at its start that are not items: a header (`-m --header`).
+    pub skip: u64,
 }
 
 /// Where a merge writes.
@@ -211,7 +213,12 @@ impl<'s> Ctx<'_, 's> {
         let runs = inputs
             .iter()
             .map(|r| {
-                Ok(read_ahead::Input { stream: open(r)?, path: r.path.clone(), free_behind: r.free_behind })
+                Ok(read_ahead::Input {
+                    stream: open(r)?,
+                    path: r.path.clone(),
+                    free_behind: r.free_behind,
+                    skip: r.skip,
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok((runs, (b / 4).max(unit)))

@@ -1172,7 +1172,7 @@ mod tests {
                 std::fs::write(&path, run.concat()).unwrap();
                 let cfg = StreamConfig::new(StreamKind::Buffered).block_size(block);
                 let stream = crate::byte_stream::ByteInput::open(&path, 1, &cfg).unwrap();
-                inputs.push(crate::read_ahead::Input { stream, path, free_behind: false });
+                inputs.push(crate::read_ahead::Input { stream, path, free_behind: false, skip: 0 });
                 all.extend(run);
             }
             all.sort_by_key(raw);

@@ -40,6 +40,10 @@ pub enum Sink<'a> {
 /// The name of standard output in messages.
 pub const STDOUT_NAME: &str = "<standard output>";
 
+/// The first input's header (`--header`, module `header`), set once it is
+/// read, written first by the output.
+pub(crate) type HeaderSlot = std::sync::Arc<OnceLock<Vec<u8>>>;
+
 /// Blocks of whole items for a reader in another thread.
 pub(crate) type ItemBlocks = SyncSender<Vec<u8>>;
 
@@ -98,6 +102,8 @@ pub(crate) struct Output<'a> {
     /// Where a file that cannot be replaced is spooled.
     temp_root: Option<PathBuf>,
     cancel: &'a AtomicBool,
+    /// The header written before the sorted data (`--header`).
+    header: HeaderSlot,
 }
 
 /// Free descriptors below which a file to replace is made only when the
@@ -163,13 +169,29 @@ impl<'a> Output<'a> {
 
     fn new(plan: &SortPlan, kind: Kind<'a>, name: PathBuf, cancel: &'a AtomicBool) -> Output<'a> {
         let temp_root = plan.temp_dirs().first().cloned();
-        Output { kind, name, unit: plan.unit(), cfg: plan.stream_config(false), temp_root, cancel }
+        Output {
+            kind,
+            name,
+            unit: plan.unit(),
+            cfg: plan.stream_config(false),
+            temp_root,
+            cancel,
+            header: HeaderSlot::default(),
+        }
     }
 
     /// The output a deferred or later one turns out to be: `kind`, named
     /// `name`, with this one's format and streams.
     fn chosen(&self, kind: Kind<'a>, name: PathBuf) -> Output<'a> {
-        Output { kind, name, temp_root: None, cfg: self.cfg.clone(), ..*self }
+        Output {
+            kind,
+            name,
+            unit: self.unit,
+            cfg: self.cfg.clone(),
+            temp_root: None,
+            cancel: self.cancel,
+            header: HeaderSlot::default(),
+        }
     }
 
     /// The output's name for messages.
@@ -177,9 +199,24 @@ impl<'a> Output<'a> {
         &self.name
     }
 
-    /// Opens the output for the sorted data; a stream it writes through
-    /// gets blocks of `block` bytes. Called once.
+    /// Where the header goes, once read ([`crate::header`]): written
+    /// first when the output opens.
+    pub fn header(&self) -> HeaderSlot {
+        self.header.clone()
+    }
+
+    /// Opens the output for the sorted data, its header written; a stream
+    /// it writes through gets blocks of `block` bytes. Called once.
     pub fn open(&self, block: usize) -> Result<Box<dyn BlockSink + '_>> {
+        let mut sink = self.open_sink(block)?;
+        if let Some(h) = self.header.get() {
+            sink.write(h)?;
+        }
+        Ok(sink)
+    }
+
+    /// [`Output::open`] without the header.
+    fn open_sink(&self, block: usize) -> Result<Box<dyn BlockSink + '_>> {
         let cfg = self.cfg.clone().block_size(block.max(self.unit));
         Ok(match &self.kind {
             Kind::Atomic(f) => {
@@ -195,7 +232,7 @@ impl<'a> Output<'a> {
                 let mut file = AtomicFile::at(place)?;
                 file.release_dir()?;
                 let _ = made.set(Box::new(self.chosen(Kind::Atomic(file), self.name.clone())));
-                made.get().expect("just set").open(block)?
+                made.get().expect("just set").open_sink(block)?
             }
             Kind::Into(place, kind) => {
                 let file = emsort_io::open_into(place, *kind, self.cancel)?;
@@ -230,7 +267,7 @@ impl<'a> Output<'a> {
                     Err(_) => return Err(Error::new(ErrorKind::Interrupted, &self.name)),
                 };
                 let _ = later.chosen.set(chosen);
-                later.chosen.get().expect("just set").open(block)?
+                later.chosen.get().expect("just set").open_sink(block)?
             }
             Kind::Channel(tx) => {
                 let (tx, cut) = tx.lock().unwrap_or_else(|e| e.into_inner()).take().expect("opened once");

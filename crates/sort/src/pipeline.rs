@@ -233,8 +233,15 @@ fn run_phases(
     let runtime = Runtime::start(plan)?;
     // A merge's runs: its files, and its streams spooled to the temp dir.
     let (input, given) = match work {
-        Work::Sort(input) => (Some(input), None),
-        Work::Merge(inputs) => (None, Some(PlainStore::of_inputs(plan, inputs, progress, cancel)?)),
+        Work::Sort(mut input) => {
+            input.take_headers(plan, output.header());
+            (Some(input), None)
+        }
+        Work::Merge(inputs) => {
+            let mut store = PlainStore::of_inputs(plan, inputs, progress, cancel)?;
+            store.check_inputs(plan, output.header())?;
+            (None, Some(store))
+        }
     };
     let given_runs = given.as_ref().map_or(0, PlainStore::run_count) as u64;
     let known = match (&input, &given) {

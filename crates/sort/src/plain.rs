@@ -56,13 +56,15 @@ pub(crate) struct Run {
     pub sorted: bool,
     /// Whether each line carries its key (see [`RunFile::keyed`]).
     pub keyed: bool,
+    /// Bytes of a header at its start (see [`RunFile::skip`]).
+    pub skip: u64,
 }
 
 impl Run {
     /// A run at `path` of `bytes` bytes, not compressed, in no known order,
     /// its lines without keys.
     fn new(path: PathBuf, bytes: u64, owned: bool) -> Run {
-        Run { path, bytes, owned, compressed: false, sorted: false, keyed: false }
+        Run { path, bytes, owned, compressed: false, sorted: false, keyed: false, skip: 0 }
     }
 
     /// The run as a merge reads it.
@@ -73,6 +75,7 @@ impl Run {
             sorted: self.sorted,
             keyed: self.keyed,
             free_behind: self.owned && !self.compressed,
+            skip: self.skip,
         }
     }
 }
@@ -133,6 +136,31 @@ impl PlainStore {
         }
         *store.runs.get_mut().unwrap_or_else(|e| e.into_inner()) = runs;
         Ok(store)
+    }
+
+    /// Checks the inputs of a merge (the store's runs, as
+    /// [`PlainStore::of_inputs`] made them) as a sort checks its sources as
+    /// it reads them: with headers, each one's is read, checked against
+    /// the first's (which goes into `slot`) and skipped by the merge; with
+    /// a field count to enforce (`--fields`), every record is checked.
+    pub fn check_inputs(&mut self, plan: &SortPlan, slot: crate::output::HeaderSlot) -> Result<()> {
+        let order = plan.line_order();
+        let runs = self.runs.get_mut().unwrap_or_else(|e| e.into_inner());
+        if plan.header() {
+            let mut headers = crate::header::Headers::new(plan, slot);
+            for run in runs.iter_mut() {
+                let record = crate::header::of_file(&run.path, plan.eol(), order)?;
+                run.skip = record.len() as u64;
+                headers.found(record, &run.path)?;
+            }
+        }
+        if order.is_some_and(|o| o.field_count().is_some()) {
+            let (codec, mut ends) = (crate::codec::for_plan(plan), crate::codec::InputEnds::new(order));
+            for run in runs.iter() {
+                ends.check_whole(&*codec, &run.path)?;
+            }
+        }
+        Ok(())
     }
 
     /// Bytes of the store's runs.

@@ -176,6 +176,7 @@ pub struct SortPlan {
     lines: Option<Arc<LineOrder>>,
     compress: Option<PathBuf>,
     eol: u8,
+    header: bool,
     chunk_buffers: Option<usize>,
     chunk_memory: Option<u64>,
     segments: Option<usize>,
@@ -248,6 +249,7 @@ impl SortPlan {
                 lines: None,
                 compress: None,
                 eol: b'\n',
+                header: false,
                 chunk_buffers: None,
                 chunk_memory: None,
                 segments: None,
@@ -278,6 +280,10 @@ impl SortPlan {
         /// item blocks and `-c` look for the byte themselves. A last line
         /// without it gets one. Always `\n` for the binary formats.
         eol: u8;
+        /// Whether each input's first line (record) is a header
+        /// (`--header`, module `header`): the first input's is written
+        /// first, the others' must equal it, and none is sorted.
+        header: bool;
         /// Memory M in bytes for buffers and in-memory sorting.
         memory: u64;
         /// Fan-in d: the most runs one merge reads (≥ 2).
@@ -634,6 +640,12 @@ impl SortPlan {
         if self.lines.is_some() && self.format != Format::Lines {
             return Err(SortError::BadPlan(format!("keys and -u order text lines, not {}", self.format)));
         }
+        if self.header && self.format != Format::Lines {
+            return Err(SortError::BadPlan(format!(
+                "a header line (--header) belongs to text, not {}",
+                self.format
+            )));
+        }
         if self.eol != b'\n' && self.format != Format::Lines {
             return Err(SortError::BadPlan(format!(
                 "a line terminator other than newline (-z) applies to text lines; {} has no lines",
@@ -896,6 +908,9 @@ impl SortPlanBuilder {
         /// have no lines: [`SortPlanBuilder::build`] refuses any other byte
         /// for them.
         eol(byte: u8) in plan;
+        /// Makes each input's first line (or CSV record) a header, kept
+        /// apart from the sort ([`SortPlan::header`]); text lines only.
+        header(yes: bool) in plan;
         /// Sets the memory M in bytes.
         memory(bytes: u64) in plan;
         /// Sets the chunk buffers of run formation: 2 overlap reading one with
@@ -1075,6 +1090,9 @@ impl fmt::Display for SortPlan {
             },
             if self.reverse { "descending" } else { "ascending" }
         )?;
+        if self.header {
+            writeln!(f, "                    each input's first line is a header, kept first")?;
+        }
         writeln!(f, "  memory M          {}", sz(self.memory))?;
         if let Some(c) = self.chunk_memory {
             writeln!(f, "                    (run formation's chunks capped at {})", human(c))?;

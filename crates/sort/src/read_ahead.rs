@@ -52,21 +52,27 @@ pub(crate) struct BlockReader {
     pub pos: usize,
     /// End of the valid bytes of `buf`.
     pub end: usize,
+    /// Bytes at the run's start still to pass over (a header).
+    skip: u64,
 }
 
 impl BlockReader {
     /// Hands the consumed block back and takes the run's next one; false
     /// at the end of the run.
     pub fn refill(&mut self) -> Result<bool> {
-        let used = std::mem::take(&mut self.buf);
-        if self.req_tx.send((self.id, used)).is_err() {
-            return Err(self.gone());
+        loop {
+            let used = std::mem::take(&mut self.buf);
+            if self.req_tx.send((self.id, used)).is_err() {
+                return Err(self.gone());
+            }
+            let (buf, n) = self.ret_rx.recv().map_err(|_| self.gone())??;
+            let skipped = (self.skip.min(n as u64)) as usize;
+            self.skip -= skipped as u64;
+            (self.buf, self.pos, self.end) = (buf, skipped, n);
+            if n == 0 || skipped < n {
+                return Ok(n > 0);
+            }
         }
-        let (buf, n) = self.ret_rx.recv().map_err(|_| self.gone())??;
-        self.buf = buf;
-        self.pos = 0;
-        self.end = n;
-        Ok(n > 0)
     }
 
     /// The run's path.
@@ -94,6 +100,8 @@ pub(crate) struct Input {
     /// Free its disk space as it is read (a run the sort made, read once
     /// from its start and removed after; never a caller's file).
     pub free_behind: bool,
+    /// Bytes at its start that are not items (a header).
+    pub skip: u64,
 }
 
 /// Starts the reader thread in `scope` for `inputs`, with two blocks of
@@ -125,7 +133,7 @@ pub(crate) fn start<'scope>(
         }
         false => None,
     };
-    for (id, Input { stream, path, .. }) in inputs.into_iter().enumerate() {
+    for (id, Input { stream, path, skip, .. }) in inputs.into_iter().enumerate() {
         let (ret_tx, ret_rx) = channel::<Filled>();
         streams.push(stream);
         ret_txs.push(ret_tx);
@@ -139,6 +147,7 @@ pub(crate) fn start<'scope>(
             buf: AlignedBuf::with_align(cap, BLOCK_ALIGN),
             pos: 0,
             end: 0,
+            skip,
         });
     }
     drop(req_tx);
@@ -183,17 +192,35 @@ mod tests {
 
     /// Reads `path` whole through the read-ahead; returns its bytes.
     fn read_all(path: &Path, free_behind: bool) -> Vec<u8> {
-        let cfg = StreamConfig::new(StreamKind::Direct).block_size(1 << 20);
+        read_from(path, free_behind, 0, 1 << 20)
+    }
+
+    /// Reads `path` through the read-ahead in blocks of `block`, its first
+    /// `skip` bytes passed over; returns its bytes.
+    fn read_from(path: &Path, free_behind: bool, skip: u64, block: usize) -> Vec<u8> {
+        let cfg = StreamConfig::new(StreamKind::Direct).block_size(block);
         let stream = ByteInput::open(path, 1, &cfg).unwrap();
-        let input = Input { stream, path: path.to_path_buf(), free_behind };
+        let input = Input { stream, path: path.to_path_buf(), free_behind, skip };
         let mut got = Vec::new();
         std::thread::scope(|s| {
-            let mut r = start(s, vec![input], 1 << 20).unwrap().pop().unwrap();
+            let mut r = start(s, vec![input], block).unwrap().pop().unwrap();
             while r.refill().unwrap() {
                 got.extend_from_slice(&r.buf.bytes()[r.pos..r.end]);
             }
         });
         got
+    }
+
+    #[test]
+    fn a_skipped_start_never_comes_back_however_many_blocks_it_spans() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..50_000u32).map(|i| (i % 251) as u8).collect();
+        let path = dir.path().join("run");
+        std::fs::write(&path, &data).unwrap();
+        for skip in [0, 1, 4095, 4096, 4097, 20_000, 50_000, 60_000] {
+            let want = &data[(skip as usize).min(data.len())..];
+            assert!(read_from(&path, false, skip, 4096) == want, "skip {skip}");
+        }
     }
 
     /// Whether the file system of `dir` punches holes (tmpfs and ext4 do).

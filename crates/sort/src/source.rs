@@ -19,6 +19,8 @@
 //! For `lines`, a source whose last line has no terminator (`\n`, or NUL
 //! under `-z`: [`SortPlan::eol`]) gets one, so that line does not run into
 //! the next source's first line (as GNU `sort` does).
+//! With headers ([`SortPlan::header`]), each source's first line (record)
+//! is taken off as it is read (module `header`).
 //! Every source is checked (it exists, it is not a directory, it is whole
 //! items) before the sort reads anything; files are opened one at a time.
 //! Errors name the source: its path, or `<standard input>`.
@@ -31,6 +33,8 @@ use emsort_io::{Error, ErrorKind, Result};
 
 use crate::byte_stream::ByteInput;
 use crate::codec::{self, InputEnds, SharedCodec};
+use crate::header::Headers;
+use crate::output::HeaderSlot;
 use crate::plan::SortPlan;
 use crate::Format;
 
@@ -94,6 +98,15 @@ enum Part<'a> {
     Pushed { rx: Receiver<Vec<u8>>, block: Vec<u8>, pos: usize },
 }
 
+/// The name of `parts[cur]` (of the last part past the end) for errors.
+fn part_name(parts: &[Part<'_>], cur: usize) -> PathBuf {
+    match parts.get(cur.min(parts.len().saturating_sub(1))) {
+        Some(Part::File { path, .. }) => path.clone(),
+        Some(Part::Stream { name, .. }) => name.clone(),
+        _ => PathBuf::from("<pushed items>"),
+    }
+}
+
 /// The sources of one sort as one stream of bytes.
 pub(crate) struct Input<'a> {
     parts: Vec<Part<'a>>,
@@ -116,6 +129,8 @@ pub(crate) struct Input<'a> {
     /// The parse of item ends, for items that not every terminator ends
     /// (CSV records): a source must not end inside one.
     ends: Option<(SharedCodec, InputEnds)>,
+    /// Each part's header, taken off (`--header`, module `header`).
+    headers: Option<Box<Headers>>,
 }
 
 impl<'a> Input<'a> {
@@ -158,7 +173,16 @@ impl<'a> Input<'a> {
             read: 0,
             ends: Some(codec::for_plan(plan))
                 .filter(|c| !c.ends_at_terminators())
-                .map(|c| (c, InputEnds::default())),
+                .map(|c| (c, InputEnds::new(plan.line_order()))),
+            headers: None,
+        }
+    }
+
+    /// Takes each source's header off (when the plan has headers): the
+    /// first one's goes into `slot`.
+    pub fn take_headers(&mut self, plan: &SortPlan, slot: HeaderSlot) {
+        if plan.header() {
+            self.headers = Some(Box::new(Headers::new(plan, slot)));
         }
     }
 
@@ -179,11 +203,7 @@ impl<'a> Input<'a> {
 
     /// A name for errors: the current source's.
     pub fn name(&self) -> PathBuf {
-        match self.parts.get(self.cur.min(self.parts.len().saturating_sub(1))) {
-            Some(Part::File { path, .. }) => path.clone(),
-            Some(Part::Stream { name, .. }) => name.clone(),
-            _ => PathBuf::from("<pushed items>"),
-        }
+        part_name(&self.parts, self.cur)
     }
 
     /// At the current source's end: an error if it ends inside an item
@@ -242,17 +262,28 @@ impl<'a> Input<'a> {
             if n > 0 {
                 self.part_bytes += n as u64;
                 self.read += n as u64;
-                self.ends_line = buf[n - 1] == self.eol;
                 if let Some((c, e)) = &mut self.ends {
-                    e.feed(&**c, &buf[..n]);
+                    e.feed(&**c, &buf[..n], &part_name(&self.parts, self.cur))?;
                 }
                 // The reader stops at a file's known end without another read.
                 if matches!(&self.parts[self.cur], Part::File { size, .. } if *size == self.part_bytes) {
                     self.end_parse()?;
                 }
+                let n = match &mut self.headers {
+                    Some(h) => h.strip(buf, n, &part_name(&self.parts, self.cur))?,
+                    None => n,
+                };
+                if n == 0 {
+                    continue;
+                }
+                self.ends_line = buf[n - 1] == self.eol;
                 return Ok(n);
             }
             self.end_parse()?;
+            if let Some(h) = &mut self.headers {
+                h.end_input(&part_name(&self.parts, self.cur))?;
+                h.next_input();
+            }
             // The end of this part.
             if let Some(s) = self.format.item_size().filter(|&s| !self.part_bytes.is_multiple_of(s as u64)) {
                 let size = self.part_bytes;

@@ -398,6 +398,12 @@ def _order_options(fmt: Format, reverse: bool, given: Mapping[str, Any]) -> Opti
                 f"not format {fmt.spec}: numbers and records have their own order (only reverse applies to them)"
             )
         return None
+    for name in ("csv", "header"):
+        if name in set_:
+            raise EmsortRayError(
+                f"{name} is not supported by emsort.ray.sort yet: its tasks cut the input at newlines "
+                "(use emsort.sort on one machine)"
+            )
     if isinstance(set_.get("key"), str):
         set_["key"] = [set_["key"]]
     elif "key" in set_:

@@ -8,7 +8,7 @@ use clap::Args;
 use emsort_io::disks::DiskModel;
 use emsort_io::StreamKind;
 use emsort_sort::check::check_order;
-use emsort_sort::keys::{Key, LineOrder, OrderOptions};
+use emsort_sort::keys::{FieldCount, Key, LineOrder, OrderOptions};
 use emsort_sort::merge_policy::MergePolicy;
 use emsort_sort::{
     merge_sources, sort, Format, Method, MethodKind, ParallelDiskStats, ParallelDisks, Sink, SortError,
@@ -42,7 +42,8 @@ character position in the field; both are origin 1, and the stop position defaul
 If neither -t nor -b is in effect, characters in a field are counted from the beginning of the \
 preceding whitespace. OPTS is one or more single-letter ordering options [bdfgiMhnRrV], which \
 override global ordering options for that key. If no key is given, use the entire line as the key. \
-Use --debug to diagnose incorrect key usage.
+Use --debug to diagnose incorrect key usage. With --header, KEYDEF may also be NAME[:OPTS]: the whole \
+field that the first input's header names NAME (-k amount:nr, -k 'last name').
 
 SIZE may be followed by the following multiplicative suffixes: % 1% of memory, b 1, K 1024 (default), \
 and so on for M, G, T, P, E, Z, Y, R, Q.
@@ -191,6 +192,18 @@ pub struct SortArgs {
     /// --csv with TAB-separated fields (TSV).
     #[arg(long, help_heading = "emsort's options")]
     tsv: bool,
+    /// Each input's first line (with --csv, its first record) is a header: the first input's is
+    /// written first, the others' must be the same and are dropped, none is sorted (-c skips it).
+    /// Keys may then name columns: -k NAME:OPTS (or -k NAME) is the whole field the header names NAME, with
+    /// the KEYDEF letters as OPTS (-k amount:nr, -k 'last name'); see KEYDEF below.
+    #[arg(long, help_heading = "emsort's options")]
+    header: bool,
+    /// With --csv/--tsv: every record must have N fields, or as many as the first record (the
+    /// header) when N is not given; a record with another count is an error naming its file and
+    /// line, and nothing is written.
+    #[arg(long, value_name = "N", num_args = 0..=1, require_equals = true, default_missing_value = "0",
+          help_heading = "emsort's options")]
+    fields: Option<usize>,
     /// Fan-in d: how many runs one merge reads (≥ 2) [default: as many as M allows, at most 64].
     #[arg(long, value_name = "D", help_heading = "emsort's options")]
     fan_in: Option<usize>,
@@ -319,13 +332,21 @@ fn method(a: &SortArgs) -> anyhow::Result<Method> {
     }
 }
 
-/// GNU sort's ordering options as a [`LineOrder`] (for `lines`).
-fn line_order(a: &SortArgs) -> anyhow::Result<LineOrder> {
-    LineOrder::new(order_options(a)?).map_err(|e| anyhow::anyhow!(e))
+/// GNU sort's ordering options as a [`LineOrder`] (for `lines`); keys
+/// that name columns take them from `columns`, the header's.
+fn line_order(a: &SortArgs, columns: Option<&[Vec<u8>]>) -> anyhow::Result<LineOrder> {
+    LineOrder::new(order_options(a, columns)?).map_err(|e| anyhow::anyhow!(e))
 }
 
-/// GNU sort's ordering options as given.
-fn order_options(a: &SortArgs) -> anyhow::Result<OrderOptions> {
+/// Whether a `-k` argument names a column (`--header`): GNU's start
+/// with a field number.
+fn names_column(a: &SortArgs, spec: &str) -> bool {
+    a.header && !spec.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// GNU sort's ordering options as given (keys naming columns resolved
+/// by `columns`, or refused without them).
+fn order_options(a: &SortArgs, columns: Option<&[Vec<u8>]>) -> anyhow::Result<OrderOptions> {
     let mut o = OrderOptions::default();
     let g = &mut o.global;
     let flags = [
@@ -356,18 +377,34 @@ fn order_options(a: &SortArgs) -> anyhow::Result<OrderOptions> {
     }
     let traditional = crate::gnu_args::TRADITIONAL_KEYS.get().map_or(&[][..], Vec::as_slice);
     for (i, k) in a.keys.iter().enumerate() {
-        let mut key = Key::parse(k).map_err(|e| anyhow::anyhow!(e))?;
+        let mut key = match (names_column(a, k), columns) {
+            (true, Some(cols)) => Key::parse_column(k, cols),
+            (true, None) => Err(format!("-k {k}: a key that names a column needs the header")),
+            (false, _) => Key::parse(k),
+        }
+        .map_err(|e| anyhow::anyhow!(e))?;
         key.traditional = traditional.contains(&i);
         o.keys.push(key);
     }
-    o.tab = match a.field_separator.as_deref() {
+    let r = record_options(a)?;
+    (o.tab, o.csv, o.fields) = (r.tab, r.csv, r.fields);
+    o.stable = a.stable;
+    o.unique = a.unique;
+    o.salt = salt(a.random_source.as_deref())?;
+    Ok(o)
+}
+
+/// How records and their fields are read: `-t`, `--csv`/`--tsv`,
+/// `--fields` (no key).
+fn record_options(a: &SortArgs) -> anyhow::Result<OrderOptions> {
+    let tab = match a.field_separator.as_deref() {
         None => None,
         Some("") => anyhow::bail!("empty tab"),
         Some("\\0") => Some(0),
         Some(t) if t.len() == 1 => Some(t.as_bytes()[0]),
         Some(t) => anyhow::bail!("multi-character tab '{t}'"),
     };
-    o.csv = a.csv || a.tsv;
+    let mut o = OrderOptions { tab, csv: a.csv || a.tsv, ..Default::default() };
     if a.tsv {
         match o.tab.get_or_insert(b'\t') {
             b'\t' => {}
@@ -377,9 +414,12 @@ fn order_options(a: &SortArgs) -> anyhow::Result<OrderOptions> {
     if o.csv && matches!(o.tab, Some(b'"' | b'\n' | b'\r')) {
         anyhow::bail!("--csv: a quote, CR or newline cannot separate fields");
     }
-    o.stable = a.stable;
-    o.unique = a.unique;
-    o.salt = salt(a.random_source.as_deref())?;
+    o.fields = match a.fields {
+        None => None,
+        Some(_) if !o.csv => anyhow::bail!("--fields counts CSV fields: give --csv or --tsv"),
+        Some(0) => Some(FieldCount::AsFirst),
+        Some(n) => Some(FieldCount::Exactly(n)),
+    };
     Ok(o)
 }
 
@@ -413,7 +453,7 @@ fn debug_warnings(a: &SortArgs, text: bool) -> anyhow::Result<()> {
     if !locale_ok {
         let _ = writeln!(e, "{}: failed to set locale", crate::program());
     }
-    for w in order_options(a)?.debug_warnings() {
+    for w in order_options(a, None)?.debug_warnings() {
         let _ = writeln!(e, "{}: {w}", crate::program());
     }
     Ok(())
@@ -502,7 +542,14 @@ fn locale_note() -> Option<String> {
 /// `-c`, `-C`: whether the one input (lines ended by `eol`) is in order;
 /// exit 1 (with GNU's message for -c, the line ended by `eol` as GNU
 /// writes it) when not.
-fn check(a: &SortArgs, order: &LineOrder, eol: u8, inputs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+/// `stdin_header`: standard input's header, already read from it.
+fn check(
+    a: &SortArgs,
+    order: &LineOrder,
+    eol: u8,
+    inputs: &[PathBuf],
+    stdin_header: Option<Vec<u8>>,
+) -> anyhow::Result<ExitCode> {
     let quiet = a.check_quiet || matches!(a.check.as_deref(), Some("quiet" | "silent"));
     let letter = if quiet { 'C' } else { 'c' };
     if inputs.len() > 1 {
@@ -512,18 +559,16 @@ fn check(a: &SortArgs, order: &LineOrder, eol: u8, inputs: &[PathBuf]) -> anyhow
         anyhow::bail!("options '-{letter}o' are incompatible");
     }
     let name = &inputs[0];
-    let found = if name.as_os_str() == "-" {
-        check_order(&mut std::io::stdin().lock(), order, eol)
-    } else {
-        let f = std::fs::File::open(name).map_err(|e| {
-            let system = e.to_string();
-            anyhow::anyhow!(
-                "open failed: {}: {}",
-                name.display(),
-                system.split(" (os error").next().unwrap_or(&system)
-            )
-        })?;
-        check_order(&mut std::io::BufReader::with_capacity(1 << 20, f), order, eol)
+    let found = match (name.as_os_str() == "-", stdin_header) {
+        (true, Some(h)) => {
+            let mut replay = std::io::BufReader::new(std::io::Read::chain(&h[..], std::io::stdin()));
+            check_order(&mut replay, order, eol, a.header)
+        }
+        (true, None) => check_order(&mut std::io::stdin().lock(), order, eol, a.header),
+        (false, _) => {
+            let f = std::fs::File::open(name).map_err(|e| open_failed(name, &e))?;
+            check_order(&mut std::io::BufReader::with_capacity(1 << 20, f), order, eol, a.header)
+        }
     }
     .with_context(|| format!("read failed: {}", name.display()))?;
     match found {
@@ -541,13 +586,56 @@ fn check(a: &SortArgs, order: &LineOrder, eol: u8, inputs: &[PathBuf]) -> anyhow
     }
 }
 
+/// GNU's message for an input that cannot be opened.
+fn open_failed(name: &std::path::Path, e: &std::io::Error) -> anyhow::Error {
+    let system = e.to_string();
+    anyhow::anyhow!(
+        "open failed: {}: {}",
+        name.display(),
+        system.split(" (os error").next().unwrap_or(&system)
+    )
+}
+
 pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     if a.version {
         println!("emsort sort {} (GNU sort's options, LC_ALL=C order)", env!("CARGO_PKG_VERSION"));
         return Ok(ExitCode::SUCCESS);
     }
-    let order = line_order(&a)?;
+    // Keys that name columns wait for the header (below).
+    let named = a.keys.iter().any(|k| names_column(&a, k));
+    let order = match named {
+        true => LineOrder::new(record_options(&a)?).map_err(|e| anyhow::anyhow!(e))?,
+        false => line_order(&a, None)?,
+    };
     let inputs = input_names(&a)?;
+    // GNU's -z: NUL ends each line, input and output; a newline is a byte
+    // of the line (and a blank between fields).
+    let eol = if a.zero_terminated { 0 } else { b'\n' };
+    if a.header && a.debug {
+        anyhow::bail!("--header and --debug: --debug annotates every line, a header has no key");
+    }
+    // Standard input's header, read to name the columns, given back ahead of
+    // the rest of it.
+    let mut stdin_header = None;
+    let order = match named {
+        true => {
+            let first = &inputs[0];
+            let record = if first.as_os_str() == "-" {
+                let h = emsort_sort::header::first_record(&mut std::io::stdin(), eol, Some(&order));
+                stdin_header.insert(h.context("read failed: -")?).clone()
+            } else {
+                let f = std::fs::File::open(first).map_err(|e| open_failed(first, &e))?;
+                emsort_sort::header::first_record(&mut std::io::BufReader::new(f), eol, Some(&order))
+                    .with_context(|| format!("read failed: {}", first.display()))?
+            };
+            if record.is_empty() {
+                anyhow::bail!("{}: no header line to take the keys' column names from", first.display());
+            }
+            let columns = order.columns(record.strip_suffix(&[eol]).unwrap_or(&record));
+            line_order(&a, Some(&columns))?
+        }
+        false => order,
+    };
     let text = a.format == Format::Lines;
     if !text && (!order.is_plain() || order.unique()) {
         anyhow::bail!("keys, -u and the ordering options order text lines, not --format {}", a.format);
@@ -563,9 +651,6 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
             a.format
         );
     }
-    // GNU's -z: NUL ends each line, input and output; a newline is a byte
-    // of the line (and a blank between fields).
-    let eol = if a.zero_terminated { 0 } else { b'\n' };
     if text && !a.quiet {
         if let Some(note) = locale_note() {
             eprintln!("{note}");
@@ -578,7 +663,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         if !text {
             anyhow::bail!("-c checks text lines; for --format {} use emsort verify", a.format);
         }
-        return check(&a, &order, eol, &inputs);
+        return check(&a, &order, eol, &inputs, stdin_header);
     }
     crate::interrupt::arm_watchdog();
     let method = method(&a)?;
@@ -615,7 +700,7 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     if let Some(q) = a.queue_depth {
         b = b.queue_depth(q);
     }
-    b = if text { b.line_order(order).eol(eol) } else { b.reverse(a.reverse) };
+    b = if text { b.line_order(order).eol(eol).header(a.header) } else { b.reverse(a.reverse) };
     if let Some(d) = a.fan_in.or(a.batch_size) {
         b = b.fan_in(d);
     }
@@ -705,7 +790,16 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         (None, Some(w), _) => Sink::Writer(w),
         (None, None, _) => Sink::Stdout,
     };
-    let sources = inputs.iter().map(|p| if is_stdin(p) { Source::Stdin } else { Source::Path(p) }).collect();
+    let mut replay = stdin_header.map(|h| std::io::Read::chain(std::io::Cursor::new(h), std::io::stdin()));
+    let mut replay = replay.as_mut();
+    let mut sources = Vec::with_capacity(inputs.len());
+    for p in &inputs {
+        sources.push(match (is_stdin(p), replay.take()) {
+            (true, Some(r)) => Source::Reader(r),
+            (true, None) => Source::Stdin,
+            (false, _) => Source::Path(p),
+        });
+    }
     let result = if a.merge {
         // Standard input and pipes are spooled to the temp dir first.
         merge_sources(&plan, sources, sink, &bar, flag)

@@ -152,3 +152,120 @@ fn an_unclosed_quote_is_an_error_naming_the_file_and_line() {
     }
     assert!(!out.exists(), "nothing written");
 }
+
+/// Writes `input` (a header naming the columns `id`, `name, first`,
+/// `amount`, `note`, then `rows` random rows of four fields, written by
+/// `csv.writer`), its rows in two halves `input.a` and `input.b` sorted by
+/// amount (each with the header), and the expected outputs: `input.amount`
+/// (the header, then the rows by amount, stably), `input.name` (by the
+/// second column), `input.merged` (the halves merged by amount).
+const HEADER_ORACLE: &str = r#"
+import csv, io, random, re, sys
+seed, nrows, input = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+r = random.Random(seed)
+def text():
+    s = "".join(r.choice(['a', 'b', 'B', ' ', ',', '"', '\n', 'é', 'z']) for _ in range(r.randint(0, 6)))
+    return s
+def number():
+    return r.choice([str(r.randint(-30, 30)), "%d.%d" % (r.randint(-9, 9), r.randint(0, 99)), "x", ""])
+header = ["id", "name, first", "amount", "note"]
+rows = [[str(i), text(), number(), text()] for i in range(nrows)]
+def raw(rows):
+    b = io.StringIO()
+    csv.writer(b, lineterminator="\n").writerows(rows)
+    return b.getvalue().encode()
+def num(s):
+    m = re.match(r"[ \t]*(-?[0-9]*(?:\.[0-9]*)?)", s).group(1)
+    return float(m) if re.search("[0-9]", m) else 0.0
+amount = lambda x: num(x[2])
+open(input, "wb").write(raw([header] + rows))
+open(input + ".amount", "wb").write(raw([header] + sorted(rows, key=amount)))
+open(input + ".name", "wb").write(raw([header] + sorted(rows, key=lambda x: x[1].encode())))
+halves = [sorted(rows[h::2], key=amount) for h in (0, 1)]
+for h, name in zip(halves, "ab"):
+    open(input + "." + name, "wb").write(raw([header] + h))
+open(input + ".merged", "wb").write(raw([header] + sorted(halves[0] + halves[1], key=amount)))
+"#;
+
+#[test]
+fn a_header_stays_first_and_keys_name_its_columns() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.csv");
+    let i = p(&input);
+    let py = Command::new("python3").args(["-c", HEADER_ORACLE, "7", "3000", i]).status();
+    assert!(py.expect("python3 runs the oracle").success());
+    let expected = |ext: &str| std::fs::read(format!("{i}.{ext}")).unwrap();
+    let out = d.path().join("out");
+    let o = p(&out);
+    let small = ["sort", "-q", "-S", "32K", "--block-size", "4K", "--csv", "--header", "-s"];
+    for (key, want) in
+        [(&["-k", "amount:n"][..], "amount"), (&["-k", "name, first"], "name"), (&["-k3,3n"], "amount")]
+    {
+        let args = [&small[..], key, &["--fields", "-o", o, i]].concat();
+        let r = run(&args);
+        assert!(r.status.success(), "{args:?}: {}", stderr(&r));
+        assert!(std::fs::read(&out).unwrap() == expected(want), "{args:?}: not as Python sorts the rows");
+        // -c skips the header, and finds the rows in order.
+        let c = run(&[&["sort", "--csv", "--header", "-s", "-c"][..], key, &[o]].concat());
+        assert!(c.status.success(), "-c {key:?}: {}", stderr(&c));
+    }
+    // Standard input: the header read to name the column is not lost.
+    let r = crate::run_stdin(&[&small[..], &["-k", "amount:n"]].concat(), &std::fs::read(&input).unwrap());
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(r.stdout == expected("amount"), "from standard input");
+    // Several files (-m too): one header, the others checked and dropped.
+    let (a, b) = (format!("{i}.a"), format!("{i}.b"));
+    for extra in [&[][..], &["-m"]] {
+        let args = [&small[..], extra, &["-k", "amount:n", "-o", o, &a, &b]].concat();
+        let r = run(&args);
+        assert!(r.status.success(), "{args:?}: {}", stderr(&r));
+        let want = if extra.is_empty() { expected("amount") } else { expected("merged") };
+        let got = std::fs::read(&out).unwrap();
+        if extra.is_empty() {
+            // The halves' rows, sorted: the same rows as the whole, stably
+            // ordered within each half only.
+            assert_eq!(got.len(), want.len(), "{args:?}");
+            assert!(got.starts_with(b"id,\"name, first\",amount,note\n"), "{args:?}");
+        } else {
+            assert!(got == want, "{args:?}: not the halves' merge");
+        }
+    }
+    // A second input whose header differs: exit 2, its line 1, nothing written.
+    std::fs::remove_file(&out).unwrap();
+    let other = d.path().join("other.csv");
+    std::fs::write(&other, "id,name,amount,note\n1,a,2,x\n").unwrap();
+    for extra in [&[][..], &["-m"]] {
+        let args = [&small[..], extra, &["-k", "amount:n", "-o", o, i, p(&other)]].concat();
+        let r = run(&args);
+        assert_eq!(r.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&r).contains("other.csv:1: its header differs"), "{}", stderr(&r));
+        assert!(!out.exists(), "nothing written");
+    }
+    // A key naming no column lists the columns.
+    let r = run(&["sort", "--csv", "--header", "-k", "amt:n", i]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(stderr(&r).contains("no column 'amt'") && stderr(&r).contains("name, first"), "{}", stderr(&r));
+}
+
+#[test]
+fn a_record_with_another_field_count_is_an_error_naming_its_line() {
+    let d = tempfile::tempdir().unwrap();
+    let bad = d.path().join("bad.csv");
+    // Line 5 starts a record of two fields (its quoted field spans a line).
+    std::fs::write(&bad, "a,b,c\n1,\"x,\ny\",3\n4,5,6\n7,\"8\n\"\n9,9,9\n").unwrap();
+    let out = d.path().join("out");
+    for (fields, line, why) in
+        [("--fields", 5, "not 3 as the first record has"), ("--fields=2", 1, "as --fields asks")]
+    {
+        for extra in [&[][..], &["-m"]] {
+            let args = [&["sort", "--csv", fields][..], extra, &["-o", p(&out), p(&bad)]].concat();
+            let r = run(&args);
+            assert_eq!(r.status.code(), Some(2), "{args:?}");
+            let e = stderr(&r);
+            assert!(e.contains(&format!("bad.csv:{line}:")) && e.contains(why), "{args:?}: {e}");
+            assert!(!out.exists(), "nothing written");
+        }
+    }
+    let r = run(&["sort", "--fields", p(&bad)]);
+    assert_eq!(r.status.code(), Some(2), "--fields without --csv is refused");
+}

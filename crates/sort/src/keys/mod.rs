@@ -60,6 +60,7 @@ use std::cmp::Ordering;
 
 use md5::{Digest, Md5};
 
+pub use crate::csv::FieldCount;
 use encode::{encode_key, transform};
 pub use key::{Ignore, Key, KeyKind};
 
@@ -76,6 +77,9 @@ pub struct OrderOptions {
     /// `--csv`: lines are CSV records and keys take their fields as a CSV
     /// parser sees them (module `csv`), separated by `tab` (`,` if unset).
     pub csv: bool,
+    /// `--fields`: how many fields every CSV record must have (checked as
+    /// the input is read; a record with another count is bad input).
+    pub fields: Option<FieldCount>,
     /// `-s`: no last-resort comparison.
     pub stable: bool,
     /// `-u`: one line per group of equal keys.
@@ -91,6 +95,7 @@ pub struct LineOrder {
     keys: Vec<Key>,
     tab: Option<u8>,
     csv: bool,
+    fields_check: Option<FieldCount>,
     reverse: bool,
     stable: bool,
     unique: bool,
@@ -152,6 +157,7 @@ impl LineOrder {
             keys,
             tab: if o.csv { o.tab.or(Some(b',')) } else { o.tab },
             csv: o.csv,
+            fields_check: o.fields.filter(|_| o.csv),
             reverse: o.global.reverse,
             stable: o.stable,
             unique: o.unique,
@@ -188,6 +194,34 @@ impl LineOrder {
     /// records.
     pub fn csv(&self) -> Option<u8> {
         self.tab.filter(|_| self.csv)
+    }
+
+    /// The field count every CSV record must have (`--fields`), if any.
+    pub fn field_count(&self) -> Option<FieldCount> {
+        self.fields_check
+    }
+
+    /// The fields of `record` (without its terminator) as keys see them:
+    /// a CSV record's values, unquoted, or the line split by `-t`, or by
+    /// blanks (leading blanks dropped): the column names of a header.
+    pub fn columns(&self, record: &[u8]) -> Vec<Vec<u8>> {
+        SCRATCH.with(|s| {
+            let s = &mut *s.borrow_mut();
+            let all = LineOrder { fields: usize::MAX, ..self.clone() };
+            let text = all.split(record, &mut s.ends_a, &mut s.fields_a, &mut s.csv);
+            // `-t` gives the separators' places, blanks each field's end.
+            let last = self.tab.map(|_| text.len());
+            let (mut from, mut cols) = (0, Vec::with_capacity(s.ends_a.len() + 1));
+            for &to in s.ends_a.iter().chain(last.as_ref()) {
+                let col = &text[from..to];
+                cols.push(match self.tab {
+                    Some(_) => col.to_vec(),
+                    None => col.iter().skip_while(|&&b| field::is_blank(b)).copied().collect(),
+                });
+                from = (to + usize::from(self.tab.is_some())).min(text.len());
+            }
+            cols
+        })
     }
 
     /// Global `-r`.

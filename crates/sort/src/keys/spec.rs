@@ -65,6 +65,28 @@ impl Key {
         Ok(key)
     }
 
+    /// Parses a key that names a column of the header (`--header`):
+    /// `NAME[:MODIFIERS]` (`amount`, `amount:nr`, `last name:f`), the whole
+    /// column `N,N` of the header's field named NAME, with GNU's modifier
+    /// letters (`b` skips the blanks at both ends). A name that is also a
+    /// column's must be followed by `:` if it ends in `:` and letters.
+    pub fn parse_column(spec: &str, columns: &[Vec<u8>]) -> Result<Key, String> {
+        let (name, mods) = match spec.rsplit_once(':') {
+            Some((n, m)) if !n.is_empty() => (n, m),
+            _ => (spec, ""),
+        };
+        let Some(at) = columns.iter().position(|c| c.as_slice() == name.as_bytes()) else {
+            let names: Vec<String> =
+                columns.iter().map(|c| String::from_utf8_lossy(c).into_owned()).collect();
+            return Err(format!("no column '{name}' in the header (its columns: {})", names.join(", ")));
+        };
+        let mut key = Key::parse(&format!("{n},{n}", n = at + 1))?;
+        if key.set_ordering(mods.as_bytes(), 0, Blanks::Both) < mods.len() {
+            return Err(format!("invalid modifiers '{mods}' in key '{spec}' (GNU's letters: bdfgiMhnRrV)"));
+        }
+        Ok(key)
+    }
+
     /// Applies the modifier letters of `s` from `i` on; returns where the
     /// first byte that is not one is.
     pub(crate) fn set_ordering(&mut self, s: &[u8], mut i: usize, blanks: Blanks) -> usize {
