@@ -88,3 +88,15 @@ def test_line_order_sorts_and_partitions_records(data):
     # Where the records of amount >= 0 start.
     (p,) = lo.partition_points(got, [b"x,y,0"])
     assert got[p:] == written([r for r in by_amount if int(r[2]) >= 0])
+
+
+def test_gen_csv_export_sorts_by_its_named_columns(tmp_path):
+    path, out = tmp_path / "export.csv", tmp_path / "out.csv"
+    emsort.gen(path, format="csv-export", count=5000, seed=3)
+    with open(path, newline="") as f:
+        header, *rs = list(csv.reader(f))
+    assert header == ["id", "name", "city", "amount", "date", "note"] and len(rs) == 5000
+    assert any("\n" in r[5] for r in rs) and all(len(r) == 6 for r in rs)
+    emsort.sort(path, out, csv=True, header=True, key=["name", "amount:nr"], stable=True, memory="128K")
+    with open(out, newline="") as f:
+        assert list(csv.reader(f)) == [header] + sorted(rs, key=lambda r: (r[1].encode(), -float(r[3])))

@@ -129,7 +129,9 @@ pub(crate) fn merge_files<'py>(
 /// Write a seeded data file: `emsort gen`; the same seed gives the same bytes.
 ///
 /// Fixed-size formats need `count` items, `lines` needs `bytes` (a total
-/// size, int or "64M") and takes `line_len` = (min, max). dist: uniform,
+/// size, int or "64M") and takes `line_len` = (min, max); "csv" (typed
+/// lines id,category,amount,date) and "csv-export" (a header, then records
+/// with quoted commas, quotes and newlines) take `count` or `bytes`. dist: uniform,
 /// sorted, reverse, few-distinct or zipf. progress: see `sort` (phase "gen").
 #[pyfunction]
 #[pyo3(signature = (
@@ -150,15 +152,29 @@ pub(crate) fn gen<'py>(
     io: &str,
     block_size: Option<Bound<'py, PyAny>>,
 ) -> PyResult<()> {
-    let f = args::format(format)?;
     let bytes = args::opt_size(bytes.as_ref(), "bytes", false)?;
-    let mut spec = match (f, count, bytes) {
-        (emsort_sort::Format::Lines, None, Some(b)) => GenSpec::lines(b),
-        (emsort_sort::Format::Lines, _, _) => {
-            return Err(PyValueError::new_err("format 'lines' needs bytes=SIZE (and no count)"))
+    let csv = match (format, count, bytes) {
+        ("csv", Some(n), None) => Some(GenSpec::csv(n)),
+        ("csv", None, Some(b)) => Some(GenSpec::csv_bytes(b)),
+        ("csv-export", Some(n), None) => Some(GenSpec::csv_export(n)),
+        ("csv-export", None, Some(b)) => Some(GenSpec::csv_export_bytes(b)),
+        ("csv" | "csv-export", _, _) => {
+            return Err(PyValueError::new_err(format!("format '{format}' needs count=N or bytes=SIZE")))
         }
-        (f, Some(n), None) => GenSpec::items(f, n),
-        (_, _, _) => return Err(PyValueError::new_err(format!("format '{f}' needs count=N (and no bytes)"))),
+        _ => None,
+    };
+    let mut spec = match csv {
+        Some(spec) => spec,
+        None => match (args::format(format)?, count, bytes) {
+            (emsort_sort::Format::Lines, None, Some(b)) => GenSpec::lines(b),
+            (emsort_sort::Format::Lines, _, _) => {
+                return Err(PyValueError::new_err("format 'lines' needs bytes=SIZE (and no count)"))
+            }
+            (f, Some(n), None) => GenSpec::items(f, n),
+            (f, _, _) => {
+                return Err(PyValueError::new_err(format!("format '{f}' needs count=N (and no bytes)")))
+            }
+        },
     };
     if line_len.0 > line_len.1 {
         return Err(PyValueError::new_err(format!(

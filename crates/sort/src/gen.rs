@@ -36,8 +36,25 @@
 //!   32;
 //! - `date`: an ISO date from 2015-01-01 to 2024-12-31.
 //!
-//! The file is cut into chunks of 64 Ki lines, each from its own seeded
-//! generator as above. `--count N` gives N lines; `--bytes SIZE` gives
+//! A CSV export ([`Text::CsvExport`], `emsort gen --format csv-export`) is
+//! what spreadsheets and databases write: a header, then records
+//!
+//! ```text
+//! id,name,city,amount,date,note
+//! 81,"Garcia, Maria",New York,1234.56,2019-06-30,
+//! 7,"Smith, John",Paris,-8.10,2024-01-02,"said ""call me""
+//! back, twice"
+//! ```
+//!
+//! with `id`, `amount` and `date` as above; `name` always quoted (`"Last,
+//! First"` of 24 × 24 names); `city` one of 16, some with a space; `note`
+//! empty half the time, else a word, a quoted phrase with a comma, or a
+//! quoted text with doubled quotes and a newline (one record in 8 spans
+//! two lines). `--bytes SIZE` takes the mean record length from the first
+//! chunk.
+//!
+//! The file is cut into chunks of 64 Ki lines (records), each from its own
+//! seeded generator as above. `--count N` gives N lines; `--bytes SIZE` gives
 //! about SIZE bytes of whole lines (N = SIZE / the expected line length,
 //! [`GenSpec::csv_bytes`]). The sort side reads the file as `lines`.
 
@@ -90,6 +107,11 @@ pub enum Text {
     /// Typed CSV rows `id,category,amount,date` (see the module docs),
     /// [`GenSpec::count`] lines; uniform whatever the distribution.
     Csv,
+    /// A CSV export as spreadsheets and databases write them: a header
+    /// `id,name,city,amount,date,note`, then [`GenSpec::count`] records
+    /// whose quoted fields hold separators, doubled quotes and newlines
+    /// (see the module docs); uniform whatever the distribution.
+    CsvExport,
 }
 
 /// The categories of CSV lines: 20 words of 4 to 16 letters.
@@ -176,6 +198,20 @@ impl GenSpec {
         GenSpec::csv(n)
     }
 
+    /// `count` records of a CSV export after its header
+    /// ([`Text::CsvExport`]), seed 42.
+    pub fn csv_export(count: u64) -> GenSpec {
+        GenSpec { text: Text::CsvExport, ..GenSpec::csv(count) }
+    }
+
+    /// About `bytes` bytes of a CSV export (whole records; the mean
+    /// record length measured on the first chunk), seed 42.
+    pub fn csv_export_bytes(bytes: u64) -> GenSpec {
+        let spec = GenSpec::csv_export(CHUNK_CSV_LINES);
+        let n = (bytes as f64 / export_mean_len(&spec)).round() as u64;
+        GenSpec::csv_export(n.max(1))
+    }
+
     /// The default way to write: `direct` with 8 MiB blocks.
     pub fn default_io() -> StreamConfig {
         StreamConfig::new(StreamKind::Direct).block_size(8 << 20)
@@ -187,6 +223,9 @@ impl GenSpec {
         match (self.format.item_size(), self.text) {
             (Some(s), _) => self.count * s as u64,
             (None, Text::Csv) => (self.count as f64 * csv_mean_line_len(self.count)).round() as u64,
+            (None, Text::CsvExport) => {
+                (EXPORT_HEADER.len() as f64 + self.count as f64 * export_mean_len(self)).round() as u64
+            }
             (None, Text::Printable) => self.bytes,
         }
     }
@@ -396,6 +435,12 @@ fn csv_line(rng: &mut impl Rng, max_id: u64, out: &mut Vec<u8>) {
     out.push(b',');
     out.extend_from_slice(CSV_CATEGORIES[rng.random_range(0..CSV_CATEGORIES.len())].as_bytes());
     out.push(b',');
+    push_amount_date(rng, out);
+    out.push(b'\n');
+}
+
+/// Appends `amount,date` of a CSV line (module docs).
+fn push_amount_date(rng: &mut impl Rng, out: &mut Vec<u8>) {
     let k = rng.random_range(2..=6u32);
     let cents = rng.random_range(0..10u64.pow(k + 2));
     if rng.random_range(0..32u32) == 0 && cents > 0 {
@@ -411,7 +456,6 @@ fn csv_line(rng: &mut impl Rng, max_id: u64, out: &mut Vec<u8>) {
     push_uint(out, m, 2);
     out.push(b'-');
     push_uint(out, d, 2);
-    out.push(b'\n');
 }
 
 fn gen_csv_chunk(spec: &GenSpec, chunk: u64, _: &Zipf<f64>) -> Vec<u8> {
@@ -424,6 +468,117 @@ fn gen_csv_chunk(spec: &GenSpec, chunk: u64, _: &Zipf<f64>) -> Vec<u8> {
         csv_line(&mut rng, max_id, &mut out);
     }
     out
+}
+
+/// The header of a CSV export.
+const EXPORT_HEADER: &str = "id,name,city,amount,date,note\n";
+
+const EXPORT_LAST: [&str; 24] = [
+    "Smith",
+    "Garcia",
+    "Müller",
+    "Johnson",
+    "Nguyen",
+    "Kowalski",
+    "Rossi",
+    "Dubois",
+    "Silva",
+    "Kim",
+    "O'Brien",
+    "Jansen",
+    "Novak",
+    "Ivanova",
+    "Sato",
+    "Hansen",
+    "López",
+    "Brown",
+    "Wang",
+    "Cohen",
+    "Fischer",
+    "Andersson",
+    "Costa",
+    "Yilmaz",
+];
+const EXPORT_FIRST: [&str; 24] = [
+    "John", "Maria", "Wei", "Anna", "José", "Fatima", "Li", "Olga", "Ahmed", "Emma", "Lukas", "Sofia",
+    "Mateo", "Yuki", "Noah", "Chloé", "Ivan", "Aisha", "Pablo", "Ingrid", "Omar", "Zoe", "Raj", "Mia",
+];
+const EXPORT_CITIES: [&str; 16] = [
+    "New York",
+    "Paris",
+    "Berlin",
+    "Tokyo",
+    "Lagos",
+    "São Paulo",
+    "Mumbai",
+    "Sydney",
+    "Toronto",
+    "Madrid",
+    "Seoul",
+    "Cairo",
+    "Lima",
+    "Oslo",
+    "Rome",
+    "Mexico City",
+];
+const EXPORT_WORDS: [&str; 12] = [
+    "urgent", "gift", "returned", "late", "paid", "call", "fragile", "express", "back", "twice", "ok",
+    "later",
+];
+
+/// One of `words`, drawn uniformly.
+fn pick(rng: &mut impl Rng, words: &[&'static str]) -> &'static str {
+    words[rng.random_range(0..words.len())]
+}
+
+/// Appends one record of a CSV export (module docs).
+fn export_row(rng: &mut impl Rng, max_id: u64, out: &mut Vec<u8>) {
+    push_uint(out, rng.random_range(1..=max_id), 1);
+    out.extend_from_slice(b",\"");
+    out.extend_from_slice(pick(rng, &EXPORT_LAST).as_bytes());
+    out.extend_from_slice(b", ");
+    out.extend_from_slice(pick(rng, &EXPORT_FIRST).as_bytes());
+    out.extend_from_slice(b"\",");
+    out.extend_from_slice(pick(rng, &EXPORT_CITIES).as_bytes());
+    out.push(b',');
+    push_amount_date(rng, out);
+    out.push(b',');
+    match rng.random_range(0..8u32) {
+        0..=3 => {}
+        4 | 5 => out.extend_from_slice(pick(rng, &EXPORT_WORDS).as_bytes()),
+        6 => {
+            let (a, b) = (pick(rng, &EXPORT_WORDS), pick(rng, &EXPORT_WORDS));
+            out.extend_from_slice(format!("\"{a}, {b}\"").as_bytes());
+        }
+        _ => {
+            let (a, b, c) = (pick(rng, &EXPORT_WORDS), pick(rng, &EXPORT_WORDS), pick(rng, &EXPORT_WORDS));
+            out.extend_from_slice(format!("\"said \"\"{a}\"\"\n{b}, {c}\"").as_bytes());
+        }
+    }
+    out.push(b'\n');
+}
+
+fn gen_export_chunk(spec: &GenSpec, chunk: u64, _: &Zipf<f64>) -> Vec<u8> {
+    let first = chunk * CHUNK_CSV_LINES;
+    let rows = (spec.count - first).min(CHUNK_CSV_LINES);
+    let mut rng = chunk_rng(spec.seed, chunk);
+    let max_id = csv_max_id(spec.count);
+    let mut out = Vec::with_capacity(rows as usize * 72);
+    if chunk == 0 {
+        out.extend_from_slice(EXPORT_HEADER.as_bytes());
+    }
+    for _ in 0..rows {
+        export_row(&mut rng, max_id, &mut out);
+    }
+    out
+}
+
+/// The mean length of a CSV export's record, measured on the first chunk
+/// of `spec`'s seed.
+fn export_mean_len(spec: &GenSpec) -> f64 {
+    let sample = GenSpec { count: CHUNK_CSV_LINES, ..spec.clone() };
+    let chunk = gen_export_chunk(&sample, 0, &Zipf::new(ZIPF_VALUES, ZIPF_S).expect("valid Zipf parameters"));
+    (chunk.len() - EXPORT_HEADER.len()) as f64 / CHUNK_CSV_LINES as f64
 }
 
 /// What [`generate`] wrote.
@@ -453,6 +608,9 @@ pub fn generate(
     let zipf = Zipf::new(ZIPF_VALUES, ZIPF_S).expect("valid Zipf parameters");
     let (chunks, chunk_fn): (u64, ChunkFn) = match spec.format {
         Format::Lines if spec.text == Text::Csv => (spec.count.div_ceil(CHUNK_CSV_LINES), gen_csv_chunk),
+        Format::Lines if spec.text == Text::CsvExport => {
+            (spec.count.div_ceil(CHUNK_CSV_LINES).max(1), gen_export_chunk)
+        }
         Format::Lines => (spec.bytes.div_ceil(CHUNK_TEXT), gen_text_chunk),
         _ => (spec.count.div_ceil(CHUNK_ITEMS), gen_fixed_chunk),
     };
@@ -481,11 +639,17 @@ pub fn generate(
             }
             let c1 = (c0 + batch).min(chunks);
             let made: Vec<Vec<u8>> = (c0..c1).into_par_iter().map(|c| chunk_fn(spec, c, &zipf)).collect();
-            for c in &made {
+            for (i, c) in made.iter().enumerate() {
                 bytes += c.len() as u64;
-                items += match spec.format.item_size() {
-                    Some(s) => (c.len() / s) as u64,
-                    None => c.iter().filter(|&&b| b == b'\n').count() as u64,
+                items += match (spec.format.item_size(), spec.text) {
+                    (Some(s), _) => (c.len() / s) as u64,
+                    // Records, the header among them.
+                    (None, Text::CsvExport) => {
+                        let first = (c0 + i as u64) * CHUNK_CSV_LINES;
+                        (spec.count - first.min(spec.count)).min(CHUNK_CSV_LINES)
+                            + u64::from(c0 + i as u64 == 0)
+                    }
+                    (None, _) => c.iter().filter(|&&b| b == b'\n').count() as u64,
                 };
             }
             if tx.send(made).is_err() {
@@ -520,6 +684,38 @@ mod tests {
         let p = d.path().join("g");
         generate(spec, &p, &NoProgress, &AtomicBool::new(false)).unwrap();
         std::fs::read(p).unwrap()
+    }
+
+    /// A CSV export: the header, then `count` records of six fields (some
+    /// quoted with separators, quotes and newlines), the same for a seed,
+    /// and about the size asked for.
+    #[test]
+    fn csv_exports_are_whole_records_of_six_fields_after_a_header() {
+        let n = CHUNK_CSV_LINES + 999;
+        let s = GenSpec::csv_export(n);
+        let data = gen(&s);
+        assert!(data == gen(&s), "the same seed, the same bytes");
+        assert!(data.starts_with(EXPORT_HEADER.as_bytes()));
+        let (mut state, mut ends) = (0, Vec::new());
+        crate::csv::scan_ends(&data, b',', &mut state, &mut |p| {
+            ends.push(p);
+            true
+        });
+        assert_eq!((ends.len() as u64, ends.last().copied()), (n + 1, Some(data.len() - 1)));
+        let (mut start, mut room, mut text, mut seps) =
+            (0, crate::csv::Unquote::default(), Vec::new(), Vec::new());
+        let mut spanning = 0;
+        for &e in &ends {
+            crate::csv::fields(&data[start..e], b',', usize::MAX, &mut seps, &mut text, &mut room);
+            assert_eq!(seps.len(), 5, "{:?}", String::from_utf8_lossy(&data[start..e]));
+            spanning += usize::from(data[start..e].contains(&b'\n'));
+            start = e + 1;
+        }
+        assert!((n as usize / 12..n as usize / 4).contains(&spanning), "{spanning} records span lines");
+        let b = GenSpec::csv_export_bytes(8 << 20);
+        let size = gen(&b).len() as f64;
+        assert!((size / (8 << 20) as f64 - 1.0).abs() < 0.01, "{size}");
+        assert!((size - b.total_bytes() as f64).abs() < size * 0.01);
     }
 
     #[test]

@@ -20,14 +20,18 @@ use crate::progress::Bar;
 /// (`emsort sort -t, -k3,3n`): ids from 1 to 0.9 x the line count (some
 /// repeat), 20 categories, amounts with two decimals (1 in 32 negative),
 /// dates from 2015 to 2024. A csv file is sorted and verified as `lines`.
+/// `csv-export` makes a CSV export with a header `id,name,city,amount,date,note`
+/// whose quoted fields hold commas, doubled quotes and newlines (one record in 8
+/// spans two lines), to sort with `emsort sort --csv --header -k amount:n`.
 #[derive(Args)]
 #[command(after_help = "Examples:\n  \
     emsort gen --format u32 --count 268435456 -o data.u32        # 1 GiB of random u32\n  \
     emsort gen --format rec:100:0:10 --count 1e7 -o recs.bin     # Sort Benchmark-like records\n  \
     emsort gen --format lines --bytes 1G --line-len 5..80 -o text.txt\n  \
-    emsort gen --format csv --bytes 1G -o sales.csv              # about 1 GiB of CSV lines")]
+    emsort gen --format csv --bytes 1G -o sales.csv              # about 1 GiB of CSV lines\n  \
+    emsort gen --format csv-export --bytes 1G -o export.csv      # quoted fields, a header")]
 pub struct GenArgs {
-    /// u32, i32, u64, i64, f32, f64, rec:SIZE:KEY_OFFSET:KEY_LEN, lines or csv.
+    /// u32, i32, u64, i64, f32, f64, rec:SIZE:KEY_OFFSET:KEY_LEN, lines, csv or csv-export.
     #[arg(long, short = 'f', default_value = "u32", value_parser = parse_kind)]
     format: Kind,
     /// Number of items (fixed-size formats) or of lines (csv); accepts 1e6, 1000000,
@@ -70,13 +74,18 @@ pub struct GenArgs {
 enum Kind {
     Format(Format),
     Csv,
+    CsvExport,
 }
 
 fn parse_kind(s: &str) -> Result<Kind, String> {
-    if s.trim().eq_ignore_ascii_case("csv") {
-        return Ok(Kind::Csv);
+    match s.trim().to_ascii_lowercase().as_str() {
+        "csv" => return Ok(Kind::Csv),
+        "csv-export" => return Ok(Kind::CsvExport),
+        _ => {}
     }
-    s.parse::<Format>().map(Kind::Format).map_err(|e| format!("{e} (or csv, typed CSV lines)"))
+    s.parse::<Format>()
+        .map(Kind::Format)
+        .map_err(|e| format!("{e} (or csv, typed CSV lines, or csv-export, a quoted CSV with a header)"))
 }
 
 fn parse_bytes(s: &str) -> Result<u64, String> {
@@ -98,16 +107,20 @@ pub fn run(a: GenArgs) -> anyhow::Result<ExitCode> {
         (Kind::Csv, Some(n), None) => GenSpec::csv(n),
         (Kind::Csv, None, Some(b)) => GenSpec::csv_bytes(b),
         (Kind::Csv, _, _) => bail!("--format csv needs either --count LINES or --bytes SIZE"),
+        (Kind::CsvExport, Some(n), None) => GenSpec::csv_export(n),
+        (Kind::CsvExport, None, Some(b)) => GenSpec::csv_export_bytes(b),
+        (Kind::CsvExport, _, _) => bail!("--format csv-export needs either --count RECORDS or --bytes SIZE"),
         (Kind::Format(Format::Lines), None, Some(b)) => GenSpec::lines(b),
         (Kind::Format(Format::Lines), _, _) => bail!("--format lines needs --bytes SIZE (and no --count)"),
         (Kind::Format(f), Some(n), None) => GenSpec::items(f, n),
         (Kind::Format(f), _, _) => bail!("--format {f} needs --count N (and no --bytes)"),
     };
-    if spec.text == Text::Csv && a.dist != Distribution::Uniform {
-        bail!("--format csv draws its columns uniformly: --dist {} does not apply", a.dist);
+    if spec.text != Text::Printable && a.dist != Distribution::Uniform {
+        bail!("--format csv and csv-export draw their columns uniformly: --dist {} does not apply", a.dist);
     }
     let name = match a.format {
         Kind::Csv => "csv".to_string(),
+        Kind::CsvExport => "csv-export".to_string(),
         Kind::Format(f) => f.to_string(),
     };
     spec.line_len = a.line_len;
