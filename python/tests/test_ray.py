@@ -263,6 +263,9 @@ def test_ordering_options_refused(tmp_path):
         er.sort([tmp_path / "a.txt"], tmp_path / "out", key="0")
     with pytest.raises(EmsortRayError, match="needs random_source"):
         er.sort([tmp_path / "a.txt"], tmp_path / "out", key="1,1R")
+    for kw in (dict(csv=True), dict(header=True)):
+        with pytest.raises(EmsortRayError, match="not supported by emsort.ray.sort yet"):
+            er.sort([tmp_path / "a.txt"], tmp_path / "out", **kw)
     assert not (tmp_path / "out").exists()
 
 

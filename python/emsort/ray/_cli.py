@@ -70,7 +70,8 @@ _ORDER_FLAGS = [
 def _order_kwargs(args) -> dict:
     """The ordering options given on the command line, as ``emsort.ray.sort`` keywords
     (argparse keeps each under the keyword's name: ``--ignore-case`` as ``ignore_case``)."""
-    given = {name: getattr(args, name) for name in emsort.OrderOptions.__annotations__}
+    # The options this command has (not csv and header, which emsort.ray.sort refuses).
+    given = {name: getattr(args, name, None) for name in emsort.OrderOptions.__annotations__}
     out = {name: v for name, v in given.items() if v is not None and v is not False}
     if out.get("field_separator") == "\\0":
         out["field_separator"] = "\0"  # GNU's -t '\0'
