@@ -664,7 +664,10 @@ fn emit(opts: Vec<Opt>, operands: Vec<OsString>, env: Env) -> Result<Vec<OsStrin
             }
             "key" => {
                 // GNU parses each key as it reads it: an error in order.
-                emsort_sort::keys::Key::parse(&text).map_err(ArgError::die)?;
+                // (A JSON path, `--jsonl`'s, is parsed with the options.)
+                if !emsort_sort::keys::JsonKey::is_path(&text) {
+                    emsort_sort::keys::Key::parse(&text).map_err(ArgError::die)?;
+                }
                 let mut s = OsString::from("--key=");
                 s.push(&value);
                 out.push(s);

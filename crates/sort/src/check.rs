@@ -21,7 +21,8 @@ pub struct Disorder {
 /// ([`LineOrder::unique`]), that does not come strictly after it — or
 /// `None` when the input is in order. CSV records ([`LineOrder::csv`])
 /// are read whole, quoted newlines and all; one whose quote never closes
-/// is an `InvalidData` error naming its line.
+/// is an `InvalidData` error naming its line, as is a JSON line
+/// ([`LineOrder::jsonl`]) that is not JSON.
 pub fn check_order(input: &mut dyn BufRead, order: &LineOrder, eol: u8) -> std::io::Result<Option<Disorder>> {
     let strict = order.unique();
     let mut prev: Vec<u8> = Vec::new();
@@ -55,6 +56,12 @@ pub fn check_order(input: &mut dyn BufRead, order: &LineOrder, eol: u8) -> std::
         }
         if cur.last() == Some(&eol) {
             cur.pop();
+        }
+        if order.jsonl() {
+            if let Err(why) = crate::json::check(&cur) {
+                let e = format!("line {line}: {why}");
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e));
+            }
         }
         n += 1;
         if n > 1 {

@@ -55,6 +55,7 @@ mod error;
 mod fingerprint;
 mod format;
 pub mod gen;
+mod json;
 pub mod key;
 pub mod keys;
 #[cfg(target_arch = "x86_64")]

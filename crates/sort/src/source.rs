@@ -114,7 +114,8 @@ pub(crate) struct Input<'a> {
     /// Bytes read from the sources (without added newlines).
     read: u64,
     /// The parse of item ends, for items that not every terminator ends
-    /// (CSV records): a source must not end inside one.
+    /// (CSV records): a source must not end inside one; and the check of
+    /// items checked as they are read (JSON lines).
     ends: Option<(SharedCodec, InputEnds)>,
 }
 
@@ -157,7 +158,7 @@ impl<'a> Input<'a> {
             known,
             read: 0,
             ends: Some(codec::for_plan(plan))
-                .filter(|c| !c.ends_at_terminators())
+                .filter(|c| !c.ends_at_terminators() || c.checks_items())
                 .map(|c| (c, InputEnds::default())),
         }
     }
@@ -244,7 +245,9 @@ impl<'a> Input<'a> {
                 self.read += n as u64;
                 self.ends_line = buf[n - 1] == self.eol;
                 if let Some((c, e)) = &mut self.ends {
-                    e.feed(&**c, &buf[..n]);
+                    if let Err((line, why)) = e.feed(&**c, &buf[..n]) {
+                        return Err(codec::bad_input(&self.name(), line, why));
+                    }
                 }
                 // The reader stops at a file's known end without another read.
                 if matches!(&self.parts[self.cur], Part::File { size, .. } if *size == self.part_bytes) {

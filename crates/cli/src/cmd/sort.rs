@@ -8,7 +8,7 @@ use clap::Args;
 use emsort_io::disks::DiskModel;
 use emsort_io::StreamKind;
 use emsort_sort::check::check_order;
-use emsort_sort::keys::{Key, LineOrder, OrderOptions};
+use emsort_sort::keys::{JsonKey, Key, LineOrder, OrderOptions};
 use emsort_sort::merge_policy::MergePolicy;
 use emsort_sort::{
     merge_sources, sort, Format, Method, MethodKind, ParallelDiskStats, ParallelDisks, Sink, SortError,
@@ -191,6 +191,14 @@ pub struct SortArgs {
     /// --csv with TAB-separated fields (TSV).
     #[arg(long, help_heading = "emsort's options")]
     tsv: bool,
+    /// Lines are JSON values (JSON lines), ordered as jq's sort_by orders them: null < false <
+    /// true < numbers < strings (by code point) < arrays < objects. -k takes paths, each with
+    /// modifiers after a colon (n: numeric, strings holding numbers too; r: reverse):
+    /// -k .user.id, -k .ts:nr, -k '.tags[0]', -k '."odd key"', -k '.["a.b"]'. A missing path is
+    /// null; without -k, the whole value. -r, -s, -u and the last resort apply as to lines. A line
+    /// that is not JSON (a blank one too) is an error naming the file and line.
+    #[arg(long, help_heading = "emsort's options")]
+    jsonl: bool,
     /// Fan-in d: how many runs one merge reads (≥ 2) [default: as many as M allows, at most 64].
     #[arg(long, value_name = "D", help_heading = "emsort's options")]
     fan_in: Option<usize>,
@@ -356,6 +364,10 @@ fn order_options(a: &SortArgs) -> anyhow::Result<OrderOptions> {
     }
     let traditional = crate::gnu_args::TRADITIONAL_KEYS.get().map_or(&[][..], Vec::as_slice);
     for (i, k) in a.keys.iter().enumerate() {
+        if JsonKey::is_path(k) {
+            o.json_keys.push(JsonKey::parse(k).map_err(|e| anyhow::anyhow!(e))?);
+            continue;
+        }
         let mut key = Key::parse(k).map_err(|e| anyhow::anyhow!(e))?;
         key.traditional = traditional.contains(&i);
         o.keys.push(key);
@@ -368,6 +380,7 @@ fn order_options(a: &SortArgs) -> anyhow::Result<OrderOptions> {
         Some(t) => anyhow::bail!("multi-character tab '{t}'"),
     };
     o.csv = a.csv || a.tsv;
+    o.jsonl = a.jsonl;
     if a.tsv {
         match o.tab.get_or_insert(b'\t') {
             b'\t' => {}
@@ -549,6 +562,9 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     let order = line_order(&a)?;
     let inputs = input_names(&a)?;
     let text = a.format == Format::Lines;
+    if order.jsonl() && (!text || a.zero_terminated || a.debug) {
+        anyhow::bail!("--jsonl sorts JSON values one to a line: not with -z, --debug or --format");
+    }
     if !text && (!order.is_plain() || order.unique()) {
         anyhow::bail!("keys, -u and the ordering options order text lines, not --format {}", a.format);
     }
