@@ -41,6 +41,12 @@ class OrderOptions(TypedDict, total=False):
         unique: ``-u``: only the first line of each group of equal lines (by
             the keys, when there are keys).
         zero_terminated: ``-z``: lines end with NUL, not newline.
+        jsonl: ``--jsonl``: each line is one JSON value, ordered as jq's
+            ``sort_by`` orders values; ``key`` then takes paths with
+            modifiers (``".ts:n"``, ``".user.name"``, ``".tags[0]:r"``), the
+            whole value without one; ``reverse``, ``stable`` and ``unique``
+            apply; a line that is not JSON raises ``emsort.EmsortError`` naming the
+            file and line (``events.jsonl:17: invalid JSON: …``).
 
     ``reverse`` (``-r``) is a keyword of its own, since every format takes it:
     for lines, it is the global ``-r`` that keys without modifiers of their
@@ -70,3 +76,4 @@ class OrderOptions(TypedDict, total=False):
     stable: bool
     unique: bool
     zero_terminated: bool
+    jsonl: bool

@@ -18,12 +18,13 @@
 //!
 //! ```python
 //! emsort.sort("sales.csv", "by-amount.csv", key="3,3n", field_separator=",")
+//! emsort.sort("events.jsonl", "by-ts.jsonl", jsonl=True, key=[".ts:n", ".user.id"])
 //! ```
 
 use std::io::Read;
 use std::path::PathBuf;
 
-use emsort_sort::keys::{Key, KeyKind, LineOrder, OrderOptions};
+use emsort_sort::keys::{JsonKey, Key, KeyKind, LineOrder, OrderOptions};
 use emsort_sort::Format;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -46,10 +47,12 @@ enum Opt {
     Unique,
     /// `-z`.
     ZeroTerminated,
+    /// `--jsonl`: lines are JSON values, keys are paths (`".ts:n"`).
+    Jsonl,
 }
 
 /// The ordering keywords of lines, in the order messages name them.
-const KEYWORDS: [(&str, Opt); 16] = [
+const KEYWORDS: [(&str, Opt); 17] = [
     ("key", Opt::Key),
     ("field_separator", Opt::FieldSeparator),
     ("ignore_leading_blanks", Opt::Flag('b')),
@@ -66,6 +69,7 @@ const KEYWORDS: [(&str, Opt); 16] = [
     ("stable", Opt::Stable),
     ("unique", Opt::Unique),
     ("zero_terminated", Opt::ZeroTerminated),
+    ("jsonl", Opt::Jsonl),
 ];
 
 /// The ordering options of one call, parsed from its `**order`.
@@ -172,8 +176,15 @@ impl<'py> OrderArgs<'py> {
             o.global.set_global('r');
         }
         for spec in key_specs(self.key.as_ref())? {
+            // A JSON path (`--jsonl`'s), as the command line tells them.
+            if JsonKey::is_path(&spec) {
+                o.json_keys
+                    .push(JsonKey::parse(&spec).map_err(|e| PyValueError::new_err(format!("key: {e}")))?);
+                continue;
+            }
             o.keys.push(Key::parse(&spec).map_err(|e| PyValueError::new_err(format!("key: {e}")))?);
         }
+        o.jsonl = self.on(Opt::Jsonl);
         o.tab = tab(self.field_separator.as_ref())?;
         o.stable = self.on(Opt::Stable);
         o.unique = self.on(Opt::Unique);

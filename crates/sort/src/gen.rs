@@ -42,7 +42,7 @@
 //! [`GenSpec::csv_bytes`]). The sort side reads the file as `lines`.
 //!
 //! JSON lines ([`Text::Jsonl`], `emsort gen --format jsonl`) are events
-//! for `sort --jsonl` (one object a line, about 150 bytes):
+//! for `sort --jsonl` (one object a line, about 125 bytes):
 //!
 //! ```text
 //! {"ts":1732869375836,"event":"view","user":{"id":11889,"name":"o'brien","country":"US"},"amount":-17.49,"tags":["vip"],"ok":true}

@@ -28,8 +28,9 @@
 //! No form is a proper prefix of another, so forms can be concatenated.
 //! `n` (numeric) keys: `02` + the number's 8 bytes for a number, or for a
 //! string whose text (ASCII whitespace trimmed) is a JSON number; `01` for
-//! anything else (before every number, as `sort -n` reads a non-number as 0
-//! … but below all of them, so that they are told apart).
+//! anything else, which so sorts before every number (`sort -n` reads a
+//! non-number as 0; below all numbers, a missing value never sits among
+//! them), and ties with every other non-number.
 
 use std::borrow::Cow;
 

@@ -28,6 +28,12 @@
 //! | `-M` | one byte: 0 unknown, 1 January … 12 December | ` feb` → `02` |
 //! | `-g` | `strtold`'s value: `00` not a number, `01` NaN + its bytes, `02` then sign class and binary exponent + mantissa | `1e3` → `02 02 …` |
 //! | `-V`, `-R` | none: the comparator decides | |
+//! | `--jsonl` `.path` | the value's form in jq's order (module `crate::json`): class `01` null … `07` object, then the order-preserving double, the string's unescaped bytes ended by `00 00`, elements/members ended by `00` | `"ab"` → `05 61 62 00 00`; `[1]` → `06 04 BF F0 … 00` |
+//! | `--jsonl` `.path:n` | `02` + the double for a number or a string holding one; `01` otherwise | `"12"` → `02 C0 28 …` |
+//!
+//! JSON lines (`--jsonl`, [`JsonKey`]: `-k .user.id`, `-k .ts:nr`) take
+//! each key's value by its path (a missing one is null) and write its
+//! form; a global `-r` reverses every such key and the last resort.
 //!
 //! A reversed key (`-k2,2r`, or a key inheriting a global `-r`) has every
 //! byte of its form inverted. `-V` and `-R` keys end the normalised key:
