@@ -254,7 +254,7 @@ def test_order_options_name_what_the_entry_points_take():
     """``emsort.OrderOptions`` (the type and the docs) names exactly the keywords the
     extension parses: each at its default is taken, and orders nothing (numbers too)."""
     hints = typing.get_type_hints(emsort.OrderOptions)
-    assert len(hints) == 16 and "reverse" not in hints
+    assert len(hints) == 17 and "reverse" not in hints
     defaults = {name: False if t is bool else None for name, t in hints.items()}
     lo = emsort.LineOrder(**defaults)
     assert (lo.terminator, lo.unique, lo.random) == (b"\n", False, False)
