@@ -51,6 +51,12 @@ class OrderOptions(TypedDict, total=False):
             (``"amount"``, ``"amount:nr"``: the whole field, with the key
             spec's letters). :class:`emsort.Sorter` takes its first pushed line
             as the header, with keys by number only.
+        jsonl: ``--jsonl``: each line is one JSON value, ordered as jq's
+            ``sort_by`` orders values; ``key`` then takes paths with
+            modifiers (``".ts:n"``, ``".user.name"``, ``".tags[0]:r"``), the
+            whole value without one; ``reverse``, ``stable`` and ``unique``
+            apply; a line that is not JSON raises ``emsort.EmsortError`` naming the
+            file and line (``events.jsonl:17: invalid JSON: …``).
 
     ``reverse`` (``-r``) is a keyword of its own, since every format takes it:
     for lines, it is the global ``-r`` that keys without modifiers of their
@@ -82,3 +88,4 @@ class OrderOptions(TypedDict, total=False):
     zero_terminated: bool
     csv: bool
     header: bool
+    jsonl: bool

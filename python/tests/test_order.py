@@ -254,7 +254,7 @@ def test_order_options_name_what_the_entry_points_take():
     """``emsort.OrderOptions`` (the type and the docs) names exactly the keywords the
     extension parses: each at its default is taken, and orders nothing (numbers too)."""
     hints = typing.get_type_hints(emsort.OrderOptions)
-    assert len(hints) == 18 and "reverse" not in hints
+    assert len(hints) == 19 and "reverse" not in hints
     defaults = {name: False if t is bool else None for name, t in hints.items()}
     lo = emsort.LineOrder(**defaults)
     assert (lo.terminator, lo.unique, lo.random) == (b"\n", False, False)
@@ -296,3 +296,50 @@ def test_random_sort_with_a_random_source_is_gnu_sorts(tmp_path):
     assert (tmp_path / "o").read_bytes() == want
     assert emsort.LineOrder(random_sort=True, random_source=salt).random
     assert not emsort.LineOrder(key="1,1n").random
+
+
+# ----------------------------------------------------------------- JSON lines (--jsonl)
+
+
+def test_jsonl_by_paths_larger_than_memory(tmp_path, tmp):
+    """``jsonl=True`` with ``key=[".ts:n", ".user.id:r"]``: numbers (and strings holding
+    them) by value after everything else, then user ids descending, stable; in 1 MiB,
+    so runs are merged. A line that is not JSON names the file and line."""
+    import json
+
+    rng = random.Random(41)
+    rows = []
+    for i in range(60_000):
+        e = {"ts": rng.choice([rng.randint(-50, 50), rng.randint(0, 99) / 4, str(rng.randint(0, 9)), None, "x"]),
+             "user": {"id": rng.randint(0, 30), "name": rng.choice(["a", "é", "\U0001F600"])}, "i": i}
+        if rng.random() < 0.1:
+            del e["ts"]
+        rows.append(json.dumps(e, ensure_ascii=rng.random() < 0.5))
+    src = tmp_path / "events.jsonl"
+    src.write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+    def num(v):
+        if isinstance(v, (int, float)):
+            return (1, float(v))
+        if isinstance(v, str) and re.fullmatch(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?", v.strip()):
+            return (1, float(v))
+        return (0, 0.0)
+
+    def key(line):
+        e = json.loads(line)
+        return (num(e.get("ts")), -e["user"]["id"])
+
+    stats = emsort.sort(src, tmp_path / "out", jsonl=True, key=[".ts:n", ".user.id:r"], stable=True,
+                        memory="1M", temp_dirs=[tmp])
+    assert stats["runs"] > 1
+    want = "".join(x + "\n" for x in sorted(rows, key=key))
+    assert (tmp_path / "out").read_text(encoding="utf-8") == want
+    assert list(tmp.iterdir()) == []
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(rows[:4] + ['{"ts": 1,}'] + rows[4:10]) + "\n")
+    with pytest.raises(emsort.EmsortError, match=r"bad\.jsonl:5: invalid JSON"):
+        emsort.sort(bad, tmp_path / "never", jsonl=True, key=".ts:n")
+    assert not (tmp_path / "never").exists()
+    with pytest.raises(ValueError, match="add --jsonl"):
+        emsort.sort(src, tmp_path / "never", key=".ts")

@@ -666,7 +666,10 @@ fn emit(opts: Vec<Opt>, operands: Vec<OsString>, env: Env) -> Result<Vec<OsStrin
             }
             "key" => {
                 // GNU parses each key as it reads it: an error in order.
-                if !header || text.starts_with(|c: char| c.is_ascii_digit()) {
+                // (A JSON path, `--jsonl`'s, and a column's name, with
+                // `--header`, are parsed with the options.)
+                let named = header && !text.starts_with(|c: char| c.is_ascii_digit());
+                if !emsort_sort::keys::JsonKey::is_path(&text) && !named {
                     emsort_sort::keys::Key::parse(&text).map_err(ArgError::die)?;
                 }
                 let mut s = OsString::from("--key=");

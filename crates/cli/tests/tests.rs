@@ -16,6 +16,7 @@ mod cli {
     mod replay;
     mod sort;
     mod sort_csv;
+    mod sort_jsonl;
     mod sort_pdisk;
     mod trust;
 }

@@ -184,7 +184,7 @@ impl PyLineOrder {
     }
 
     fn __repr__(&self) -> String {
-        let keys = self.order.keys().len();
+        let keys = self.order.json_keys().map_or(self.order.keys().len(), <[_]>::len);
         format!(
             "<emsort.LineOrder {} key{}{}{}{}>",
             keys,

@@ -18,12 +18,13 @@
 //!
 //! ```python
 //! emsort.sort("sales.csv", "by-amount.csv", key="3,3n", field_separator=",")
+//! emsort.sort("events.jsonl", "by-ts.jsonl", jsonl=True, key=[".ts:n", ".user.id"])
 //! ```
 
 use std::io::Read;
 use std::path::PathBuf;
 
-use emsort_sort::keys::{Key, KeyKind, LineOrder, OrderOptions};
+use emsort_sort::keys::{JsonKey, Key, KeyKind, LineOrder, OrderOptions};
 use emsort_sort::Format;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -50,10 +51,12 @@ enum Opt {
     Csv,
     /// `--header`.
     Header,
+    /// `--jsonl`: lines are JSON values, keys are paths (`".ts:n"`).
+    Jsonl,
 }
 
 /// The ordering keywords of lines, in the order messages name them.
-const KEYWORDS: [(&str, Opt); 18] = [
+const KEYWORDS: [(&str, Opt); 19] = [
     ("key", Opt::Key),
     ("field_separator", Opt::FieldSeparator),
     ("ignore_leading_blanks", Opt::Flag('b')),
@@ -72,6 +75,7 @@ const KEYWORDS: [(&str, Opt); 18] = [
     ("zero_terminated", Opt::ZeroTerminated),
     ("csv", Opt::Csv),
     ("header", Opt::Header),
+    ("jsonl", Opt::Jsonl),
 ];
 
 /// The ordering options of one call, parsed from its `**order`.
@@ -182,6 +186,12 @@ impl<'py> OrderArgs<'py> {
             o.global.set_global('r');
         }
         for spec in key_specs(self.key.as_ref())? {
+            // A JSON path (`--jsonl`'s), as the command line tells them.
+            if JsonKey::is_path(&spec) {
+                o.json_keys
+                    .push(JsonKey::parse(&spec).map_err(|e| PyValueError::new_err(format!("key: {e}")))?);
+                continue;
+            }
             let key = match (self.names_column(&spec), columns) {
                 (false, _) => Key::parse(&spec),
                 (true, Some(cols)) => Key::parse_column(&spec, cols),
@@ -189,6 +199,7 @@ impl<'py> OrderArgs<'py> {
             };
             o.keys.push(key.map_err(|e| PyValueError::new_err(format!("key: {e}")))?);
         }
+        o.jsonl = self.on(Opt::Jsonl);
         o.tab = tab(self.field_separator.as_ref())?;
         o.csv = self.on(Opt::Csv);
         if o.csv && matches!(o.tab, Some(b'"' | b'\n' | b'\r')) {
@@ -203,7 +214,7 @@ impl<'py> OrderArgs<'py> {
     /// Whether the key spec `spec` names a column (with `header`: GNU's
     /// start with a field number).
     fn names_column(&self, spec: &str) -> bool {
-        self.on(Opt::Header) && !spec.starts_with(|c: char| c.is_ascii_digit())
+        self.on(Opt::Header) && !spec.starts_with(|c: char| c.is_ascii_digit()) && !JsonKey::is_path(spec)
     }
 
     /// The compiled order, `reverse` being the global `-r`; GNU's message

@@ -21,8 +21,9 @@ pub struct Disorder {
 /// ([`LineOrder::unique`]), that does not come strictly after it — or
 /// `None` when the input is in order. CSV records ([`LineOrder::csv`])
 /// are read whole, quoted newlines and all; one whose quote never closes
-/// is an `InvalidData` error naming its line. With `header`, the first
-/// line (record) is a header, not compared (module `header`).
+/// is an `InvalidData` error naming its line, as is a JSON line
+/// ([`LineOrder::jsonl`]) that is not JSON. With `header`, the first line
+/// (record) is a header, not compared (module `header`).
 pub fn check_order(
     input: &mut dyn BufRead,
     order: &LineOrder,
@@ -65,6 +66,12 @@ pub fn check_order(
         }
         if cur.last() == Some(&eol) {
             cur.pop();
+        }
+        if order.jsonl() {
+            if let Err(why) = crate::json::check(&cur) {
+                let e = format!("line {line}: {why}");
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e));
+            }
         }
         n += 1;
         if n > 1 {

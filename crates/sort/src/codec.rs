@@ -84,6 +84,18 @@ pub(crate) trait Codec: Send + Sync {
         None
     }
 
+    /// Whether each item is checked as the input is read
+    /// ([`Codec::check_item`]: a JSON line must be JSON).
+    fn checks_items(&self) -> bool {
+        false
+    }
+
+    /// What is wrong with one item (without its terminator), for codecs
+    /// that check items; `None`: nothing.
+    fn check_item(&self, _item: &[u8]) -> Option<String> {
+        None
+    }
+
     /// The length of the item at the start of `data` when it lies wholly
     /// there (with its terminator).
     #[inline]
@@ -247,8 +259,10 @@ pub(crate) fn each_end<C: Codec + ?Sized>(
 
 /// The parse of item ends over one input, for codecs that parse them:
 /// finds an input that ends inside an item ([`Codec::unended`]), and the
-/// line that item starts on, for the error; and, when the order asks for
-/// one, the check of CSV records' field counts (`--fields`).
+/// line that item starts on, for the error; for codecs that check their
+/// items ([`Codec::checks_items`]), the first bad item and its line; and,
+/// when the order asks for one, the check of CSV records' field counts
+/// (`--fields`).
 #[derive(Default)]
 pub(crate) struct InputEnds {
     state: u64,
@@ -256,6 +270,8 @@ pub(crate) struct InputEnds {
     lines: u64,
     /// The line the item being read starts on, less one.
     item_line: u64,
+    /// The start of an item checked item by item, read so far.
+    carry: Vec<u8>,
     fields: Option<Box<crate::csv::FieldCheck>>,
 }
 
@@ -269,6 +285,9 @@ impl InputEnds {
 
     /// Parses the input's next bytes (of the input named `name`).
     pub fn feed(&mut self, codec: &dyn Codec, data: &[u8], name: &std::path::Path) -> emsort_io::Result<()> {
+        if codec.checks_items() {
+            return self.check(codec, data).map_err(|(line, why)| bad_input(name, line, why));
+        }
         let mut last = None;
         codec.scan_ends(data, &mut self.state, &mut |p| {
             last = Some(p);
@@ -284,7 +303,60 @@ impl InputEnds {
         }
         self.lines = before + count(&data[upto..]);
         match &mut self.fields {
-            Some(f) => f.feed(data).map_err(|bad| bad_input(bad, name)),
+            Some(f) => f.feed(data).map_err(|(line, why)| bad_input(name, line, why)),
+            None => Ok(()),
+        }
+    }
+
+    /// Checks the whole items of the input's next bytes, one per
+    /// terminator: on all threads when there are many of them.
+    fn check(&mut self, codec: &dyn Codec, data: &[u8]) -> Result<(), (u64, String)> {
+        let eol = codec.terminator();
+        let Some(first) = memchr::memchr(eol, data) else {
+            self.carry.extend_from_slice(data);
+            return Ok(());
+        };
+        if !self.carry.is_empty() {
+            self.carry.extend_from_slice(&data[..first]);
+            let item = std::mem::take(&mut self.carry);
+            self.check_one(codec, &item)?;
+        } else {
+            self.check_one(codec, &data[..first])?;
+        }
+        let last = memchr::memrchr(eol, data).expect("a terminator");
+        let whole = &data[first + 1..=last];
+        self.carry.extend_from_slice(&data[last + 1..]);
+        const PIECE: usize = 1 << 20;
+        if whole.len() < 2 * PIECE {
+            return check_lines(codec, whole, self.lines).map(|n| self.lines += n);
+        }
+        // Pieces of whole lines, checked in parallel; the first bad line
+        // of the first bad piece is the error (its line counted then).
+        use rayon::prelude::*;
+        let mut pieces = Vec::new();
+        let mut at = 0;
+        while at < whole.len() {
+            let end = match memchr::memchr(eol, &whole[(at + PIECE).min(whole.len() - 1)..]) {
+                Some(p) => (at + PIECE).min(whole.len() - 1) + p + 1,
+                None => whole.len(),
+            };
+            pieces.push(&whole[at..end]);
+            at = end;
+        }
+        let bad = pieces.par_iter().position_first(|p| check_lines(codec, p, 0).is_err());
+        if let Some(i) = bad {
+            let before: u64 = pieces[..i].iter().map(|p| memchr::memchr_iter(eol, p).count() as u64).sum();
+            return check_lines(codec, pieces[i], self.lines + before).map(|_| ());
+        }
+        self.lines += memchr::memchr_iter(eol, whole).count() as u64;
+        Ok(())
+    }
+
+    /// Checks one item, the next line.
+    fn check_one(&mut self, codec: &dyn Codec, item: &[u8]) -> Result<(), (u64, String)> {
+        self.lines += 1;
+        match codec.check_item(item) {
+            Some(why) => Err((self.lines, why)),
             None => Ok(()),
         }
     }
@@ -293,13 +365,19 @@ impl InputEnds {
     /// item; the parse starts afresh for the next input.
     pub fn finish(&mut self, codec: &dyn Codec, name: &std::path::Path) -> emsort_io::Result<()> {
         let fields = self.fields.take();
-        let InputEnds { state, item_line, .. } = std::mem::take(self);
+        let InputEnds { state, item_line, carry, lines, .. } = std::mem::take(self);
+        // A last line without its terminator.
+        if codec.checks_items() && !carry.is_empty() {
+            if let Some(why) = codec.check_item(&carry) {
+                return Err(bad_input(name, lines + 1, why));
+            }
+        }
         if let Some(reason) = codec.unended(state) {
-            return Err(bad_input((item_line + 1, reason.to_string()), name));
+            return Err(bad_input(name, item_line + 1, reason.to_string()));
         }
         self.fields = fields;
         match &mut self.fields {
-            Some(f) => f.finish().map_err(|bad| bad_input(bad, name)),
+            Some(f) => f.finish().map_err(|(line, why)| bad_input(name, line, why)),
             None => Ok(()),
         }
     }
@@ -324,8 +402,24 @@ impl InputEnds {
     }
 }
 
-/// Bad input at `line` of `name`.
-fn bad_input((line, reason): (u64, String), name: &std::path::Path) -> emsort_io::Error {
+/// Checks the lines (each ended by the terminator) of `data`, the first
+/// of them line `before + 1`: returns how many there are, or the first bad
+/// one's line and what is wrong with it.
+fn check_lines(codec: &dyn Codec, data: &[u8], before: u64) -> Result<u64, (u64, String)> {
+    let mut n = 0;
+    let mut start = 0;
+    for p in memchr::memchr_iter(codec.terminator(), data) {
+        n += 1;
+        if let Some(why) = codec.check_item(&data[start..p]) {
+            return Err((before + n, why));
+        }
+        start = p + 1;
+    }
+    Ok(n)
+}
+
+/// The error of a bad item on line `line` of the input `name`.
+pub(crate) fn bad_input(name: &std::path::Path, line: u64, reason: String) -> emsort_io::Error {
     emsort_io::Error::new(emsort_io::ErrorKind::BadInput { line, reason }, name)
 }
 
@@ -609,6 +703,8 @@ pub(crate) struct Lines {
     /// CSV records' separator (`--csv`): the records' ends are parsed
     /// (module `csv`).
     csv: Option<u8>,
+    /// JSON lines (`--jsonl`): each is checked as the input is read.
+    json: bool,
     /// Bytewise and descending (a plain order's `-r`).
     reverse: bool,
     /// GNU keys (normalised) or a plain order with `-u`.
@@ -627,7 +723,8 @@ impl Lines {
             None => reverse,
         };
         let csv = order.as_ref().and_then(LineOrder::csv);
-        Lines { eol, csv, reverse, order, normalised }
+        let json = order.as_ref().is_some_and(LineOrder::jsonl);
+        Lines { eol, csv, json, reverse, order, normalised }
     }
 }
 
@@ -653,6 +750,14 @@ impl Codec for Lines {
 
     fn unended(&self, state: u64) -> Option<&'static str> {
         self.csv.and_then(|_| crate::csv::unended(state))
+    }
+
+    fn checks_items(&self) -> bool {
+        self.json
+    }
+
+    fn check_item(&self, item: &[u8]) -> Option<String> {
+        self.json.then(|| crate::json::check(item).err()).flatten()
     }
 
     #[inline]
@@ -960,6 +1065,84 @@ mod tests {
             }
             assert_eq!(c.unique(), unique);
         }
+    }
+
+    /// JSON lines under `--jsonl` keys: the codec orders as the line order,
+    /// forecasting keys too; the in-memory sort is a stable sort by it; a
+    /// line that is not JSON is what the codec's check finds.
+    #[test]
+    fn json_lines_order_as_the_line_order() {
+        use crate::keys::JsonKey;
+        let lines: Vec<&[u8]> = vec![
+            br#"{"ts":3,"user":{"id":2,"name":"b"},"tags":["x"]}"#,
+            br#"{"ts":1.5,"user":{"id":1,"name":"\u00e9"}}"#,
+            br#"{"ts":"2","user":null}"#,
+            br#"{"user":{"name":"a","id":2},"ts":-0}"#,
+            br#"[1,{"a":null}]"#,
+            br#"null"#,
+            br#" {"ts":1e1,"tags":[]} "#,
+            br#"{"ts":3,"user":{"id":2,"name":"b"},"tags":["x"]}"#,
+        ];
+        for (keys, reverse, unique, stable) in [
+            (vec![], false, false, false),
+            (vec![".ts:n"], false, false, true),
+            (vec![".user.name", ".ts:nr"], false, false, false),
+            (vec![".user.id"], true, true, false),
+            (vec![".tags[0]:r", "."], false, false, true),
+        ] {
+            let mut o = OrderOptions { jsonl: true, unique, stable, ..OrderOptions::default() };
+            o.json_keys = keys.iter().map(|k| JsonKey::parse(k).unwrap()).collect();
+            if reverse {
+                o.global.set_global('r');
+            }
+            let lo = LineOrder::new(o).unwrap();
+            let c = of(Format::Lines, false, b'\n', Some(&lo));
+            assert!(c.checks_items());
+            for a in &lines {
+                assert_eq!(c.check_item(a), None);
+                for b in &lines {
+                    let (ia, ib) = ([*a, b"\n"].concat(), [*b, b"\n"].concat());
+                    assert_eq!(cmp(&*c, &ia, &ib), lo.compare(a, b), "{keys:?} {a:?} {b:?}");
+                }
+            }
+            let text: Vec<u8> = lines.iter().flat_map(|l| [*l, b"\n"].concat()).collect();
+            let mut want = lines.clone();
+            want.sort_by(|a, b| lo.compare(a, b));
+            if unique {
+                want.dedup_by(|b, a| lo.same(a, b));
+            }
+            let want: Vec<u8> = want.iter().flat_map(|l| [*l, b"\n"].concat()).collect();
+            assert_eq!(
+                sort_in_memory(Format::Lines, false, b'\n', Some(&lo), &text).unwrap(),
+                want,
+                "{keys:?}"
+            );
+        }
+        let lo = LineOrder::new(OrderOptions { jsonl: true, ..OrderOptions::default() }).unwrap();
+        let c = of(Format::Lines, false, b'\n', Some(&lo));
+        let f: &std::path::Path = "f".as_ref();
+        // The line of a bad item, as an error's message says it.
+        let line_of = |e: emsort_io::Error| match e.kind() {
+            emsort_io::ErrorKind::BadInput { line, reason } => (*line, reason.clone()),
+            k => panic!("{k:?}"),
+        };
+        let mut ends = InputEnds::default();
+        assert!(ends.feed(&*c, b"{\"a\":1}\r\n[2,", f).is_ok());
+        let e = ends.feed(&*c, b"3]\n\n", f).unwrap_err();
+        assert_eq!(line_of(e), (3, "invalid JSON: a blank line".to_string()));
+        let mut ends = InputEnds::default();
+        assert!(ends.feed(&*c, b"1\n2\n[3", f).is_ok());
+        assert!(ends.finish(&*c, f).unwrap_err().to_string().contains("f:3: invalid JSON"));
+        // Pieces checked in parallel: the first bad line is named.
+        let mut big: Vec<u8> = (0..400_000).flat_map(|i| format!("{{\"i\":{i}}}\n").into_bytes()).collect();
+        let mut ends = InputEnds::default();
+        assert!(ends.feed(&*c, &big, f).is_ok());
+        big.extend_from_slice(b"1\n");
+        big[1_000_000..1_000_010].copy_from_slice(b"xxxxxxxxxx");
+        big[5_000_000] = b'x';
+        let line = memchr::memchr_iter(b'\n', &big[..1_000_000]).count() as u64 + 1;
+        let e = InputEnds::default().feed(&*c, &big, f).unwrap_err();
+        assert_eq!(line_of(e).0, line);
     }
 
     /// The in-memory sort (run formation's, on one chunk) against

@@ -57,6 +57,28 @@
 //! seeded generator as above. `--count N` gives N lines; `--bytes SIZE` gives
 //! about SIZE bytes of whole lines (N = SIZE / the expected line length,
 //! [`GenSpec::csv_bytes`]). The sort side reads the file as `lines`.
+//!
+//! JSON lines ([`Text::Jsonl`], `emsort gen --format jsonl`) are events
+//! for `sort --jsonl` (one object a line, about 125 bytes):
+//!
+//! ```text
+//! {"ts":1732869375836,"event":"view","user":{"id":11889,"name":"o'brien","country":"US"},"amount":-17.49,"tags":["vip"],"ok":true}
+//! ```
+//!
+//! - `ts`: milliseconds in a span of 10⁹ from 1.7·10¹²; one line in 8
+//!   repeats the previous line's, one in 64 is a string of digits;
+//! - `user`: missing one time in 32, `null` one in 32, else an object
+//!   `id` (1..=10⁵), `name` (one of [`JSONL_NAMES`], some written with
+//!   `\u` escapes and surrogate pairs, some as raw UTF-8), `country`
+//!   (missing one time in 8);
+//! - `amount`: two decimals, negative one time in 16, in exponent form one
+//!   in 32, `null` one in 32;
+//! - `tags`: 0 to 3 words, missing one time in 8;
+//! - `ok`: a boolean; one line in 16 has `ts` after `user`, and one in 50
+//!   repeats the previous line whole.
+//!
+//! Chunks of 64 Ki lines as for CSV; `--count N` gives N lines, `--bytes
+//! SIZE` about SIZE bytes (N from the mean length of a sample).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -112,7 +134,25 @@ pub enum Text {
     /// whose quoted fields hold separators, doubled quotes and newlines
     /// (see the module docs); uniform whatever the distribution.
     CsvExport,
+    /// JSON events, one a line (see the module docs), [`GenSpec::count`]
+    /// lines; uniform whatever the distribution.
+    Jsonl,
 }
+
+/// The user names of JSON lines, as written in the JSON text: plain,
+/// escaped (`\u00e9`, a surrogate pair), raw UTF-8, with a quote.
+pub const JSONL_NAMES: [&str; 10] = [
+    "ana",
+    "bob",
+    r"chlo\u00e9",
+    "chloé",
+    "dmitri",
+    "eve",
+    r"\u674e",
+    r"\ud83d\ude00 smile",
+    "o'brien",
+    r#"say \"hi\""#,
+];
 
 /// The categories of CSV lines: 20 words of 4 to 16 letters.
 pub const CSV_CATEGORIES: [&str; 20] = [
@@ -212,6 +252,17 @@ impl GenSpec {
         GenSpec::csv_export(n.max(1))
     }
 
+    /// `count` JSON lines ([`Text::Jsonl`]), seed 42.
+    pub fn jsonl(count: u64) -> GenSpec {
+        GenSpec { format: Format::Lines, count, text: Text::Jsonl, ..GenSpec::items(Format::Lines, 0) }
+    }
+
+    /// About `bytes` bytes of JSON lines (the count from the mean length
+    /// of a sample of lines), seed 42.
+    pub fn jsonl_bytes(bytes: u64) -> GenSpec {
+        GenSpec::jsonl(((bytes as f64 / jsonl_mean_line_len()).round() as u64).max(1))
+    }
+
     /// The default way to write: `direct` with 8 MiB blocks.
     pub fn default_io() -> StreamConfig {
         StreamConfig::new(StreamKind::Direct).block_size(8 << 20)
@@ -226,6 +277,7 @@ impl GenSpec {
             (None, Text::CsvExport) => {
                 (EXPORT_HEADER.len() as f64 + self.count as f64 * export_mean_len(self)).round() as u64
             }
+            (None, Text::Jsonl) => (self.count as f64 * jsonl_mean_line_len()).round() as u64,
             (None, Text::Printable) => self.bytes,
         }
     }
@@ -573,6 +625,120 @@ fn gen_export_chunk(spec: &GenSpec, chunk: u64, _: &Zipf<f64>) -> Vec<u8> {
     out
 }
 
+/// The mean length of a JSON line (with its newline), from a sample.
+fn jsonl_mean_line_len() -> f64 {
+    const SAMPLE: u64 = 1 << 14;
+    let mut rng = chunk_rng(0x5eed, 0);
+    let mut out = Vec::new();
+    for _ in 0..SAMPLE {
+        jsonl_line(&mut rng, &mut out);
+    }
+    out.len() as f64 / SAMPLE as f64
+}
+
+/// Appends one JSON event and its newline (see the module docs); one time
+/// in 50, a copy of the line before it in `out`.
+fn jsonl_line(rng: &mut impl Rng, out: &mut Vec<u8>) {
+    const EVENTS: [&str; 4] = ["click", "view", "buy", "login"];
+    const COUNTRIES: [&str; 5] = ["FR", "DE", "CN", "US", "BR"];
+    const TAGS: [&str; 5] = ["a", "b", "new", "vip", "x"];
+    let start = out.len();
+    let prev = out[..start.saturating_sub(1)].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    if start > 0 && rng.random_range(0..50u32) == 0 {
+        out.extend_from_within(prev..start);
+        return;
+    }
+    // The previous line's ts, for repeats.
+    let prev_ts = {
+        let line = &out[prev..start];
+        memchr::memmem::find(line, b"\"ts\":").map(|p| {
+            let t = &line[p + 5..];
+            t[..t.iter().position(|&b| b == b',' || b == b'}').unwrap_or(t.len())].to_vec()
+        })
+    };
+    let ts = match prev_ts {
+        Some(t) if rng.random_range(0..8u32) == 0 => t,
+        _ => {
+            let v = 1_700_000_000_000 + rng.random_range(0..1_000_000_000u64);
+            if rng.random_range(0..64u32) == 0 {
+                format!("\"{v}\"").into_bytes()
+            } else {
+                v.to_string().into_bytes()
+            }
+        }
+    };
+    let ts_after_user = rng.random_range(0..16u32) == 0;
+    out.push(b'{');
+    if !ts_after_user {
+        out.extend_from_slice(b"\"ts\":");
+        out.extend_from_slice(&ts);
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"event\":\"");
+    out.extend_from_slice(EVENTS[rng.random_range(0..EVENTS.len())].as_bytes());
+    out.extend_from_slice(b"\",");
+    match rng.random_range(0..32u32) {
+        0 => {}
+        1 => out.extend_from_slice(b"\"user\":null,"),
+        _ => {
+            out.extend_from_slice(b"\"user\":{\"id\":");
+            push_uint(out, rng.random_range(1..=100_000), 1);
+            out.extend_from_slice(b",\"name\":\"");
+            out.extend_from_slice(JSONL_NAMES[rng.random_range(0..JSONL_NAMES.len())].as_bytes());
+            out.push(b'"');
+            if rng.random_range(0..8u32) != 0 {
+                out.extend_from_slice(b",\"country\":\"");
+                out.extend_from_slice(COUNTRIES[rng.random_range(0..COUNTRIES.len())].as_bytes());
+                out.push(b'"');
+            }
+            out.extend_from_slice(b"},");
+        }
+    }
+    if ts_after_user {
+        out.extend_from_slice(b"\"ts\":");
+        out.extend_from_slice(&ts);
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"amount\":");
+    let cents = rng.random_range(0..1_000_000u64);
+    match rng.random_range(0..32u32) {
+        0 => out.extend_from_slice(b"null"),
+        1 => out.extend_from_slice(format!("{}e{}", cents / 100, rng.random_range(-2..4i32)).as_bytes()),
+        _ => {
+            if rng.random_range(0..16u32) == 0 {
+                out.push(b'-');
+            }
+            push_uint(out, cents / 100, 1);
+            out.push(b'.');
+            push_uint(out, cents % 100, 2);
+        }
+    }
+    if rng.random_range(0..8u32) != 0 {
+        out.extend_from_slice(b",\"tags\":[");
+        for i in 0..rng.random_range(0..4usize) {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.push(b'"');
+            out.extend_from_slice(TAGS[rng.random_range(0..TAGS.len())].as_bytes());
+            out.push(b'"');
+        }
+        out.push(b']');
+    }
+    out.extend_from_slice(if rng.random_bool(0.9) { b",\"ok\":true}\n" } else { b",\"ok\":false}\n" });
+}
+
+fn gen_jsonl_chunk(spec: &GenSpec, chunk: u64, _: &Zipf<f64>) -> Vec<u8> {
+    let first = chunk * CHUNK_CSV_LINES;
+    let lines = (spec.count - first).min(CHUNK_CSV_LINES);
+    let mut rng = chunk_rng(spec.seed, chunk);
+    let mut out = Vec::with_capacity(lines as usize * 160);
+    for _ in 0..lines {
+        jsonl_line(&mut rng, &mut out);
+    }
+    out
+}
+
 /// The mean length of a CSV export's record, measured on the first chunk
 /// of `spec`'s seed.
 fn export_mean_len(spec: &GenSpec) -> f64 {
@@ -611,6 +777,7 @@ pub fn generate(
         Format::Lines if spec.text == Text::CsvExport => {
             (spec.count.div_ceil(CHUNK_CSV_LINES).max(1), gen_export_chunk)
         }
+        Format::Lines if spec.text == Text::Jsonl => (spec.count.div_ceil(CHUNK_CSV_LINES), gen_jsonl_chunk),
         Format::Lines => (spec.bytes.div_ceil(CHUNK_TEXT), gen_text_chunk),
         _ => (spec.count.div_ceil(CHUNK_ITEMS), gen_fixed_chunk),
     };
@@ -774,6 +941,43 @@ mod tests {
                 assert!(v.len() <= 16);
             }
         }
+    }
+
+    /// JSON lines: same seed, same bytes; every line JSON; repeated ts,
+    /// lines, nulls, missing fields and escapes all occur.
+    #[test]
+    fn jsonl_lines_are_deterministic_and_json() {
+        let n = CHUNK_CSV_LINES + 5000;
+        let s = GenSpec::jsonl(n);
+        let a = gen(&s);
+        assert_eq!(a, gen(&s));
+        assert_ne!(a, gen(&GenSpec { seed: 7, ..s.clone() }));
+        let lines: Vec<&[u8]> = a.strip_suffix(b"\n").unwrap().split(|&b| b == b'\n').collect();
+        assert_eq!(lines.len() as u64, n);
+        let (mut same_line, mut same_ts, mut ts_str) = (0, 0, 0);
+        for (i, l) in lines.iter().enumerate() {
+            let v: serde_json::Value = serde_json::from_slice(l).unwrap_or_else(|e| panic!("{e}: {l:?}"));
+            assert!(v["ts"].is_u64() || v["ts"].is_string(), "{v}");
+            ts_str += usize::from(v["ts"].is_string());
+            if i > 0 {
+                same_line += usize::from(lines[i - 1] == *l);
+                let p: serde_json::Value = serde_json::from_slice(lines[i - 1]).unwrap();
+                same_ts += usize::from(p["ts"] == v["ts"]);
+            }
+        }
+        let has = |t: &[u8]| memchr::memmem::find(&a, t).is_some();
+        assert!(has(b"\"user\":null") && has(b"\\ud83d\\ude00") && has(b"\\u00e9") && has("é".as_bytes()));
+        assert!(has(b"\"amount\":null") && has(b"e-2,") && has(b"\"tags\":[]"));
+        assert!(lines.iter().any(|l| !l.starts_with(b"{\"ts\"")), "ts after user");
+        assert!(lines.iter().any(|l| memchr::memmem::find(l, b"\"user\"").is_none()), "user missing");
+        let frac = |k: usize| k as f64 / n as f64;
+        assert!((0.01..0.03).contains(&frac(same_line)), "{same_line}");
+        assert!((0.1..0.16).contains(&frac(same_ts)), "{same_ts}");
+        assert!((0.005..0.03).contains(&frac(ts_str)), "{ts_str}");
+        let b = GenSpec::jsonl_bytes(10 << 20);
+        let size = gen(&b).len() as f64;
+        assert!((size / (10 << 20) as f64 - 1.0).abs() < 0.01, "{size}");
+        assert!((b.total_bytes() as f64 / size - 1.0).abs() < 0.01);
     }
 
     /// CSV lines: same seed, same bytes; every line well formed; ids repeat

@@ -56,6 +56,7 @@ mod fingerprint;
 mod format;
 pub mod gen;
 pub mod header;
+mod json;
 pub mod key;
 pub mod keys;
 #[cfg(target_arch = "x86_64")]

@@ -185,6 +185,16 @@ pub fn merge_sources<'a>(
     }
     remove_stale(plan);
     let inputs = open_sources(plan, sources)?;
+    // Items checked as they are read (JSON lines): the sorted files are
+    // checked whole before anything is written.
+    let codec = crate::codec::for_plan(plan);
+    if codec.checks_items() {
+        for i in &inputs {
+            if let Opened::File(path, _) = i {
+                crate::codec::InputEnds::check_file(&*codec, path)?;
+            }
+        }
+    }
     let output = Output::prepare(plan, sink, cancel)?;
     run(plan, Work::Merge(inputs), output, progress, cancel)
 }

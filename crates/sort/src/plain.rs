@@ -229,6 +229,9 @@ fn spool(
     let mut out = ByteOutput::create(to, 1, &plan.stream_config(false))?;
     let mut buf = vec![0u8; plan.block_size().max(4096)];
     let mut bytes = 0u64;
+    // Items checked as they are read (JSON lines) are checked here.
+    let codec = crate::codec::for_plan(plan);
+    let mut check = codec.checks_items().then(crate::codec::InputEnds::default);
     loop {
         let n = match reader.read(&mut buf) {
             Ok(0) => break,
@@ -236,12 +239,18 @@ fn spool(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(Error::from_io("read", name, e)),
         };
+        if let Some(c) = &mut check {
+            c.feed(&*codec, &buf[..n], name)?;
+        }
         out.write(&buf[..n])?;
         bytes += n as u64;
         progress.advance(n as u64);
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::new(ErrorKind::Interrupted, name));
         }
+    }
+    if let Some(c) = &mut check {
+        c.finish(&*codec, name)?;
     }
     out.close()?;
     if let Some(s) = plan.format().item_size() {

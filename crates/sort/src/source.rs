@@ -127,7 +127,8 @@ pub(crate) struct Input<'a> {
     /// Bytes read from the sources (without added newlines).
     read: u64,
     /// The parse of item ends, for items that not every terminator ends
-    /// (CSV records): a source must not end inside one.
+    /// (CSV records): a source must not end inside one; and the check of
+    /// items checked as they are read (JSON lines).
     ends: Option<(SharedCodec, InputEnds)>,
     /// Each part's header, taken off (`--header`, module `header`).
     headers: Option<Box<Headers>>,
@@ -172,7 +173,7 @@ impl<'a> Input<'a> {
             known,
             read: 0,
             ends: Some(codec::for_plan(plan))
-                .filter(|c| !c.ends_at_terminators())
+                .filter(|c| !c.ends_at_terminators() || c.checks_items())
                 .map(|c| (c, InputEnds::new(plan.line_order()))),
             headers: None,
         }

@@ -23,22 +23,27 @@ use crate::progress::Bar;
 /// `csv-export` makes a CSV export with a header `id,name,city,amount,date,note`
 /// whose quoted fields hold commas, doubled quotes and newlines (one record in 8
 /// spans two lines), to sort with `emsort sort --csv --header -k amount:n`.
+/// `jsonl` makes JSON events, one a line, for `emsort sort --jsonl`
+/// (`{"ts":…,"event":…,"user":{"id":…,"name":…,"country":…},"amount":…,"tags":[…],"ok":…}`),
+/// with nulls, missing fields, `\u` escapes, repeated timestamps and
+/// repeated lines.
 #[derive(Args)]
 #[command(after_help = "Examples:\n  \
     emsort gen --format u32 --count 268435456 -o data.u32        # 1 GiB of random u32\n  \
     emsort gen --format rec:100:0:10 --count 1e7 -o recs.bin     # Sort Benchmark-like records\n  \
     emsort gen --format lines --bytes 1G --line-len 5..80 -o text.txt\n  \
     emsort gen --format csv --bytes 1G -o sales.csv              # about 1 GiB of CSV lines\n  \
-    emsort gen --format csv-export --bytes 1G -o export.csv      # quoted fields, a header")]
+    emsort gen --format csv-export --bytes 1G -o export.csv      # quoted fields, a header\n  \
+    emsort gen --format jsonl --count 1e6 -o events.jsonl        # a million JSON events")]
 pub struct GenArgs {
-    /// u32, i32, u64, i64, f32, f64, rec:SIZE:KEY_OFFSET:KEY_LEN, lines, csv or csv-export.
+    /// u32, i32, u64, i64, f32, f64, rec:SIZE:KEY_OFFSET:KEY_LEN, lines, csv, csv-export or jsonl.
     #[arg(long, short = 'f', default_value = "u32", value_parser = parse_kind)]
     format: Kind,
-    /// Number of items (fixed-size formats) or of lines (csv); accepts 1e6, 1000000,
+    /// Number of items (fixed-size formats) or of lines (csv, jsonl); accepts 1e6, 1000000,
     /// 1M (= 2^20).
     #[arg(long, short = 'n', value_parser = emsort_io::parse_count)]
     count: Option<u64>,
-    /// Total size for `--format lines` (exact) or `csv` (about: whole lines), with
+    /// Total size for `--format lines` (exact) or `csv`, `jsonl` (about: whole lines), with
     /// K/M/G suffixes.
     #[arg(long, value_parser = parse_bytes)]
     bytes: Option<u64>,
@@ -46,7 +51,7 @@ pub struct GenArgs {
     #[arg(long, default_value = "10..100", value_parser = parse_range)]
     line_len: (usize, usize),
     /// uniform, sorted, reverse, few-distinct (16 values) or zipf (s = 1.1 over 10^6 values);
-    /// csv is uniform only.
+    /// csv and jsonl are uniform only.
     #[arg(long, default_value = "uniform", value_parser = clap::value_parser!(Distribution))]
     dist: Distribution,
     /// Seed of the generator.
@@ -75,17 +80,19 @@ enum Kind {
     Format(Format),
     Csv,
     CsvExport,
+    Jsonl,
 }
 
 fn parse_kind(s: &str) -> Result<Kind, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "csv" => return Ok(Kind::Csv),
         "csv-export" => return Ok(Kind::CsvExport),
+        "jsonl" => return Ok(Kind::Jsonl),
         _ => {}
     }
-    s.parse::<Format>()
-        .map(Kind::Format)
-        .map_err(|e| format!("{e} (or csv, typed CSV lines, or csv-export, a quoted CSV with a header)"))
+    s.parse::<Format>().map(Kind::Format).map_err(|e| {
+        format!("{e} (or csv, typed CSV lines; csv-export, a quoted CSV with a header; jsonl, JSON events)")
+    })
 }
 
 fn parse_bytes(s: &str) -> Result<u64, String> {
@@ -110,17 +117,24 @@ pub fn run(a: GenArgs) -> anyhow::Result<ExitCode> {
         (Kind::CsvExport, Some(n), None) => GenSpec::csv_export(n),
         (Kind::CsvExport, None, Some(b)) => GenSpec::csv_export_bytes(b),
         (Kind::CsvExport, _, _) => bail!("--format csv-export needs either --count RECORDS or --bytes SIZE"),
+        (Kind::Jsonl, Some(n), None) => GenSpec::jsonl(n),
+        (Kind::Jsonl, None, Some(b)) => GenSpec::jsonl_bytes(b),
+        (Kind::Jsonl, _, _) => bail!("--format jsonl needs either --count LINES or --bytes SIZE"),
         (Kind::Format(Format::Lines), None, Some(b)) => GenSpec::lines(b),
         (Kind::Format(Format::Lines), _, _) => bail!("--format lines needs --bytes SIZE (and no --count)"),
         (Kind::Format(f), Some(n), None) => GenSpec::items(f, n),
         (Kind::Format(f), _, _) => bail!("--format {f} needs --count N (and no --bytes)"),
     };
     if spec.text != Text::Printable && a.dist != Distribution::Uniform {
-        bail!("--format csv and csv-export draw their columns uniformly: --dist {} does not apply", a.dist);
+        bail!(
+            "--format csv, csv-export and jsonl draw their values uniformly: --dist {} does not apply",
+            a.dist
+        );
     }
     let name = match a.format {
         Kind::Csv => "csv".to_string(),
         Kind::CsvExport => "csv-export".to_string(),
+        Kind::Jsonl => "jsonl".to_string(),
         Kind::Format(f) => f.to_string(),
     };
     spec.line_len = a.line_len;

@@ -8,7 +8,7 @@ use clap::Args;
 use emsort_io::disks::DiskModel;
 use emsort_io::StreamKind;
 use emsort_sort::check::check_order;
-use emsort_sort::keys::{FieldCount, Key, LineOrder, OrderOptions};
+use emsort_sort::keys::{FieldCount, JsonKey, Key, LineOrder, OrderOptions};
 use emsort_sort::merge_policy::MergePolicy;
 use emsort_sort::{
     merge_sources, sort, Format, Method, MethodKind, ParallelDiskStats, ParallelDisks, Sink, SortError,
@@ -204,6 +204,16 @@ pub struct SortArgs {
     #[arg(long, value_name = "N", num_args = 0..=1, require_equals = true, default_missing_value = "0",
           help_heading = "emsort's options")]
     fields: Option<usize>,
+    /// Lines are JSON values (JSON lines), ordered as jq's sort_by orders them: null < false <
+    /// true < numbers < strings (by code point) < arrays < objects. -k takes paths, each with
+    /// modifiers after a colon (n: numeric, strings holding numbers too; r: reverse):
+    /// -k .user.id, -k .ts:nr, -k '.tags[0]', -k '."odd key"', -k '.["a.b"]'. A missing path is
+    /// null; without -k, the whole value. -r, -s, -u and the last resort apply as to lines. A line
+    /// that is not JSON (a blank one too) is an error naming the file and line.
+    // (`[0]` is jq's, not a link.)
+    #[allow(rustdoc::broken_intra_doc_links)]
+    #[arg(long, help_heading = "emsort's options")]
+    jsonl: bool,
     /// Fan-in d: how many runs one merge reads (≥ 2) [default: as many as M allows, at most 64].
     #[arg(long, value_name = "D", help_heading = "emsort's options")]
     fan_in: Option<usize>,
@@ -341,7 +351,7 @@ fn line_order(a: &SortArgs, columns: Option<&[Vec<u8>]>) -> anyhow::Result<LineO
 /// Whether a `-k` argument names a column (`--header`): GNU's start
 /// with a field number.
 fn names_column(a: &SortArgs, spec: &str) -> bool {
-    a.header && !spec.starts_with(|c: char| c.is_ascii_digit())
+    a.header && !spec.starts_with(|c: char| c.is_ascii_digit()) && !JsonKey::is_path(spec)
 }
 
 /// GNU sort's ordering options as given (keys naming columns resolved
@@ -377,6 +387,10 @@ fn order_options(a: &SortArgs, columns: Option<&[Vec<u8>]>) -> anyhow::Result<Or
     }
     let traditional = crate::gnu_args::TRADITIONAL_KEYS.get().map_or(&[][..], Vec::as_slice);
     for (i, k) in a.keys.iter().enumerate() {
+        if JsonKey::is_path(k) {
+            o.json_keys.push(JsonKey::parse(k).map_err(|e| anyhow::anyhow!(e))?);
+            continue;
+        }
         let mut key = match (names_column(a, k), columns) {
             (true, Some(cols)) => Key::parse_column(k, cols),
             (true, None) => Err(format!("-k {k}: a key that names a column needs the header")),
@@ -387,7 +401,7 @@ fn order_options(a: &SortArgs, columns: Option<&[Vec<u8>]>) -> anyhow::Result<Or
         o.keys.push(key);
     }
     let r = record_options(a)?;
-    (o.tab, o.csv, o.fields) = (r.tab, r.csv, r.fields);
+    (o.tab, o.csv, o.fields, o.jsonl) = (r.tab, r.csv, r.fields, r.jsonl);
     o.stable = a.stable;
     o.unique = a.unique;
     o.salt = salt(a.random_source.as_deref())?;
@@ -404,7 +418,7 @@ fn record_options(a: &SortArgs) -> anyhow::Result<OrderOptions> {
         Some(t) if t.len() == 1 => Some(t.as_bytes()[0]),
         Some(t) => anyhow::bail!("multi-character tab '{t}'"),
     };
-    let mut o = OrderOptions { tab, csv: a.csv || a.tsv, ..Default::default() };
+    let mut o = OrderOptions { tab, csv: a.csv || a.tsv, jsonl: a.jsonl, ..Default::default() };
     if a.tsv {
         match o.tab.get_or_insert(b'\t') {
             b'\t' => {}
@@ -611,8 +625,10 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     // GNU's -z: NUL ends each line, input and output; a newline is a byte
     // of the line (and a blank between fields).
     let eol = if a.zero_terminated { 0 } else { b'\n' };
-    if a.header && a.debug {
-        anyhow::bail!("--header and --debug: --debug annotates every line, a header has no key");
+    if a.header && (a.debug || a.jsonl) {
+        anyhow::bail!(
+            "--header is not for --debug (which annotates every line) or --jsonl (JSON lines have no header)"
+        );
     }
     // Standard input's header, read to name the columns, given back ahead of
     // the rest of it.
@@ -637,6 +653,9 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         false => order,
     };
     let text = a.format == Format::Lines;
+    if order.jsonl() && (!text || a.zero_terminated || a.debug) {
+        anyhow::bail!("--jsonl sorts JSON values one to a line: not with -z, --debug or --format");
+    }
     if !text && (!order.is_plain() || order.unique()) {
         anyhow::bail!("keys, -u and the ordering options order text lines, not --format {}", a.format);
     }

@@ -28,6 +28,12 @@
 //! | `-M` | one byte: 0 unknown, 1 January … 12 December | ` feb` → `02` |
 //! | `-g` | `strtold`'s value: `00` not a number, `01` NaN + its bytes, `02` then sign class and binary exponent + mantissa | `1e3` → `02 02 …` |
 //! | `-V`, `-R` | none: the comparator decides | |
+//! | `--jsonl` `.path` | the value's form in jq's order (module `crate::json`): class `01` null … `07` object, then the order-preserving double, the string's unescaped bytes ended by `00 00`, elements/members ended by `00` | `"ab"` → `05 61 62 00 00`; `[1]` → `06 04 BF F0 … 00` |
+//! | `--jsonl` `.path:n` | `02` + the double for a number or a string holding one; `01` otherwise | `"12"` → `02 C0 28 …` |
+//!
+//! JSON lines (`--jsonl`, [`JsonKey`]: `-k .user.id`, `-k .ts:nr`) take
+//! each key's value by its path (a missing one is null) and write its
+//! form; a global `-r` reverses every such key and the last resort.
 //!
 //! A reversed key (`-k2,2r`, or a key inheriting a global `-r`) has every
 //! byte of its form inverted. `-V` and `-R` keys end the normalised key:
@@ -52,6 +58,7 @@ mod debug;
 mod encode;
 mod field;
 mod general;
+mod json_key;
 mod key;
 mod spec;
 mod version;
@@ -61,7 +68,9 @@ use std::cmp::Ordering;
 use md5::{Digest, Md5};
 
 pub use crate::csv::FieldCount;
+pub use crate::json::Step;
 use encode::{encode_key, transform};
+pub use json_key::JsonKey;
 pub use key::{Ignore, Key, KeyKind};
 
 /// The ordering options as given (`-k` keys in order, the global flags
@@ -80,6 +89,12 @@ pub struct OrderOptions {
     /// `--fields`: how many fields every CSV record must have (checked as
     /// the input is read; a record with another count is bad input).
     pub fields: Option<FieldCount>,
+    /// `--jsonl`: lines are JSON values, ordered by `json_keys` (module
+    /// `crate::json`); `keys` must be empty.
+    pub jsonl: bool,
+    /// The `--jsonl` keys (`-k .path[:nr]`), in order; none: the whole
+    /// value.
+    pub json_keys: Vec<JsonKey>,
     /// `-s`: no last-resort comparison.
     pub stable: bool,
     /// `-u`: one line per group of equal keys.
@@ -96,6 +111,8 @@ pub struct LineOrder {
     tab: Option<u8>,
     csv: bool,
     fields_check: Option<FieldCount>,
+    /// `--jsonl`'s keys (each reversed by a global `-r` as well).
+    json: Option<Vec<JsonKey>>,
     reverse: bool,
     stable: bool,
     unique: bool,
@@ -136,6 +153,9 @@ impl LineOrder {
     /// Compiles the options with GNU's rules; `Err` carries GNU's message
     /// (e.g. `options '-gn' are incompatible`).
     pub fn new(o: OrderOptions) -> Result<LineOrder, String> {
+        if o.jsonl || !o.json_keys.is_empty() {
+            return LineOrder::json(o);
+        }
         let mut keys = o.keys;
         for k in &mut keys {
             k.inherit(&o.global);
@@ -158,6 +178,7 @@ impl LineOrder {
             tab: if o.csv { o.tab.or(Some(b',')) } else { o.tab },
             csv: o.csv,
             fields_check: o.fields.filter(|_| o.csv),
+            json: None,
             reverse: o.global.reverse,
             stable: o.stable,
             unique: o.unique,
@@ -167,6 +188,61 @@ impl LineOrder {
             fields,
             open_from,
         })
+    }
+
+    /// The order of JSON lines (`--jsonl`): its keys, or the whole value;
+    /// a global `-r` reverses every key and the last resort.
+    fn json(o: OrderOptions) -> Result<LineOrder, String> {
+        if !o.jsonl {
+            return Err("a JSON path key (-k .name) orders JSON lines: add --jsonl".to_string());
+        }
+        if !o.keys.is_empty() {
+            return Err(
+                "--jsonl keys are JSON paths (-k .user.id, -k .ts:n): not GNU field keys (-k2,2)".to_string()
+            );
+        }
+        let mut global = o.global.clone();
+        global.reverse = false;
+        if !global.is_default() {
+            return Err("--jsonl orders by jq's order: of the ordering options only -r applies (-k .ts:n \
+                        for numbers)"
+                .to_string());
+        }
+        if o.tab.is_some() || o.csv {
+            return Err("--jsonl lines have no fields: not with -t, --csv or --tsv".to_string());
+        }
+        let mut keys = o.json_keys;
+        if keys.is_empty() {
+            keys.push(JsonKey::default());
+        }
+        for k in &mut keys {
+            k.reverse ^= o.global.reverse;
+        }
+        Ok(LineOrder {
+            keys: Vec::new(),
+            tab: None,
+            csv: false,
+            fields_check: None,
+            json: Some(keys),
+            reverse: o.global.reverse,
+            stable: o.stable,
+            unique: o.unique,
+            salt: o.salt,
+            complete: true,
+            plain: false,
+            fields: 0,
+            open_from: 0,
+        })
+    }
+
+    /// Whether lines are JSON values (`--jsonl`).
+    pub fn jsonl(&self) -> bool {
+        self.json.is_some()
+    }
+
+    /// The `--jsonl` keys (after a global `-r`), if lines are JSON.
+    pub fn json_keys(&self) -> Option<&[JsonKey]> {
+        self.json.as_deref()
     }
 
     /// Whether this is plain `LC_ALL=C sort` (no keys): lines compare
@@ -243,6 +319,10 @@ impl LineOrder {
             encode_key(KeyKind::Text, self.reverse, line, out);
             return true;
         }
+        if let Some(keys) = &self.json {
+            json_encode(keys, line, out);
+            return true;
+        }
         let line = self.split(line, &mut s.ends_a, &mut s.fields_a, &mut s.csv);
         for k in &self.keys[..self.open_from] {
             let (from, to) = field::key_range(line, k, self.tab, &s.ends_a);
@@ -287,6 +367,13 @@ impl LineOrder {
     fn compare_keys_from(&self, first: usize, a: &[u8], b: &[u8]) -> Ordering {
         SCRATCH.with(|s| {
             let s = &mut *s.borrow_mut();
+            if let Some(keys) = &self.json {
+                s.form_a.clear();
+                s.form_b.clear();
+                json_encode(&keys[first..], a, &mut s.form_a);
+                json_encode(&keys[first..], b, &mut s.form_b);
+                return s.form_a.cmp(&s.form_b);
+            }
             let a = self.split(a, &mut s.ends_a, &mut s.fields_a, &mut s.csv);
             let b = self.split(b, &mut s.ends_b, &mut s.fields_b, &mut s.csv);
             for k in &self.keys[first..] {
@@ -374,6 +461,24 @@ impl LineOrder {
         h.update(self.salt);
         h.update(text);
         h.finalize().into()
+    }
+}
+
+/// Appends the normalised keys of JSON line `line` by `keys` to `out`:
+/// each value's form in jq's order (module `crate::json`), inverted when
+/// the key is reversed.
+fn json_encode(keys: &[JsonKey], line: &[u8], out: &mut Vec<u8>) {
+    for k in keys {
+        let start = out.len();
+        let value = crate::json::get(line, &k.path);
+        if k.numeric {
+            crate::json::encode_numeric(value, out);
+        } else {
+            crate::json::encode(value, out);
+        }
+        if k.reverse {
+            out[start..].iter_mut().for_each(|b| *b = !*b);
+        }
     }
 }
 
