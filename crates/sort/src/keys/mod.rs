@@ -6,9 +6,10 @@
 //!
 //! A [`LineOrder`] is built from the options ([`LineOrder::new`]: GNU's
 //! rules for which global flags a key inherits, and which modifiers cannot
-//! be combined). It compares two lines exactly as `LC_ALL=C sort` does
+//! be combined). It compares two lines exactly as GNU `sort` 9.1 does
 //! ([`LineOrder::compare`]: the keys in turn, then — unless `-s` or `-u` —
-//! the whole lines bytewise, reversed by a global `-r`), and it writes a
+//! the whole lines, reversed by a global `-r`) under `LC_ALL=C` or in the
+//! [`Locale`] it carries (module `locale`), and it writes a
 //! line's normalised key ([`LineOrder::encode`]): run formation sorts by
 //! it and the merge compares with it. A key of at most 8 bytes is parsed
 //! once: the run carries it beside its line to the merge.
@@ -28,6 +29,17 @@
 //! | `-M` | one byte: 0 unknown, 1 January … 12 December | ` feb` → `02` |
 //! | `-g` | `strtold`'s value: `00` not a number, `01` NaN + its bytes, `02` then sign class and binary exponent + mantissa | `1e3` → `02 02 …` |
 //! | `-V`, `-R` | none: the comparator decides | |
+//!
+//! In a [`Locale`] the numbers take its decimal point and thousands
+//! separator, `-M` its month names, `-f`/`-d`/`-i` its tables; a text key
+//! of a locale that collates (not C.UTF-8, whose `strcoll` is `strcmp`) is
+//! the primary weights of `strxfrm`'s output for the key's first
+//! NUL-separated piece, then `00 00`: glibc's `strxfrm` and `strcoll`
+//! disagree beyond the primary level, so that form ends the normalised key
+//! like a `-V` key, and equal forms are put in order by `strcoll`
+//! ([`LineOrder::compare`]); lines without keys have the whole line's
+//! form, and the last resort is `strcoll` too. `LineOrder` holds the locale
+//! as an `Option`: `None` is the C path, unchanged.
 //!
 //! A reversed key (`-k2,2r`, or a key inheriting a global `-r`) has every
 //! byte of its form inverted. `-V` and `-R` keys end the normalised key:
