@@ -52,8 +52,8 @@ def strip(src):
             out.append(c)
             i += 1
     src = ''.join(out)
-    i = src.find('#[cfg(test)]\nmod tests')
-    return src if i < 0 else src[:i]
+    m = re.search(r'#\[cfg\(test\)\]\n(?:pub(?:\(crate\))? )?mod tests', src)
+    return src if m is None else src[:m.start()]
 
 
 def expand(tree):

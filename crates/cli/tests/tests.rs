@@ -17,6 +17,7 @@ mod cli {
     mod sort;
     mod sort_csv;
     mod sort_jsonl;
+    mod sort_locale;
     mod sort_pdisk;
     mod trust;
 }
@@ -41,8 +42,13 @@ pub const CAUGHT_SIGNALS: [i32; 7] =
 /// inherited: a background job of a shell has SIGINT and SIGQUIT ignored,
 /// `nohup` SIGHUP, and the binary rightly keeps an ignored signal ignored,
 /// so a test that sends one would wait for a sort that never stops.
+///
+/// `LC_ALL=C` unless a test sets another: emsort sorts text in the
+/// environment's locale as GNU sort does, and the tests compare it with
+/// `LC_ALL=C sort` (`sort_locale.rs` sets the locales it tests).
 pub fn emsort() -> Command {
     let mut c = Command::new(emsort_path());
+    c.env("LC_ALL", "C");
     default_signals(&mut c);
     c
 }

@@ -783,7 +783,7 @@ impl Codec for Lines {
     fn second(&self, key: &[u8], raw: &[u8]) -> u64 {
         match &self.order {
             Some(o) if self.normalised && key.len() <= 8 => {
-                if !o.complete() || o.keeps_input_order() {
+                if !o.complete() || o.keeps_input_order() || !o.bytewise_last_resort() {
                     0
                 } else if o.reverse() {
                     !prefix(raw)

@@ -8,7 +8,7 @@ use clap::Args;
 use emsort_io::disks::DiskModel;
 use emsort_io::StreamKind;
 use emsort_sort::check::check_order;
-use emsort_sort::keys::{FieldCount, JsonKey, Key, LineOrder, OrderOptions};
+use emsort_sort::keys::{FieldCount, JsonKey, Key, LineOrder, Locale, OrderOptions};
 use emsort_sort::merge_policy::MergePolicy;
 use emsort_sort::{
     merge_sources, sort, Format, Method, MethodKind, ParallelDiskStats, ParallelDisks, Sink, SortError,
@@ -29,9 +29,9 @@ use crate::progress::Bar;
 /// when complete, so OUTPUT may be an INPUT, and an error or Ctrl-C leaves neither
 /// a partial output nor temporary files.
 ///
-/// emsort compares as GNU sort does under LC_ALL=C, whatever the locale says:
-/// bytewise, months in English, '.' as the decimal point, no thousands
-/// separator.
+/// emsort compares text as GNU sort 9.1 does in the locale LC_ALL, LC_COLLATE
+/// (LC_CTYPE, LC_NUMERIC, LC_TIME) or LANG name: by its collation, its decimal
+/// point and thousands separator, its month names; under LC_ALL=C bytewise.
 #[derive(Args)]
 #[command(
     disable_help_flag = true,
@@ -48,9 +48,12 @@ field that the first input's header names NAME (-k amount:nr, -k 'last name').
 SIZE may be followed by the following multiplicative suffixes: % 1% of memory, b 1, K 1024 (default), \
 and so on for M, G, T, P, E, Z, Y, R, Q.
 
-Locale: emsort always compares as LC_ALL=C does (bytewise; '.' is the decimal point), \
-whatever LC_ALL, LC_COLLATE or LANG say; when they name another locale, a sort of text \
-prints a one-line note on standard error. Run GNU sort with LC_ALL=C to get the same order.
+Locale: text lines compare as GNU sort 9.1 compares them in the locale the environment names \
+(LC_ALL, else LC_COLLATE, LC_CTYPE, LC_NUMERIC, LC_TIME, else LANG): text keys and the last \
+resort by the locale's collation (strcoll), -f/-d/-i by its character classes, -n/-h/-g with its \
+decimal point and thousands separator, -M by its month names; -V is bytewise everywhere. Under \
+LC_ALL=C (or POSIX, or a locale the C library cannot load) lines compare bytewise, and fastest. \
+--debug names the rules used.
 
 Examples:
   emsort sort -t, -k3,3n -S 256M data.csv -o by-amount.csv
@@ -405,6 +408,11 @@ fn order_options(a: &SortArgs, columns: Option<&[Vec<u8>]>) -> anyhow::Result<Or
     o.stable = a.stable;
     o.unique = a.unique;
     o.salt = salt(a.random_source.as_deref())?;
+    // GNU's setlocale (LC_ALL, ""): a locale the C library cannot load
+    // leaves it in C (and --debug says so).
+    if a.format == Format::Lines {
+        o.locale = Locale::from_env().unwrap_or(None);
+    }
     Ok(o)
 }
 
@@ -456,15 +464,8 @@ fn debug_warnings(a: &SortArgs, text: bool) -> anyhow::Result<()> {
     }
     let mut e = std::io::stderr().lock();
     // GNU's first warning: a locale the environment names that the C
-    // library cannot load (emsort orders as C either way).
-    // SAFETY: setlocale before any other thread reads the locale; set back
-    // to "C", which every formatting and `strtold` of this process assumes.
-    let locale_ok = unsafe {
-        let ok = !libc::setlocale(libc::LC_ALL, c"".as_ptr()).is_null();
-        libc::setlocale(libc::LC_ALL, c"C".as_ptr());
-        ok
-    };
-    if !locale_ok {
+    // library cannot load (then it sorts in C).
+    if Locale::from_env().is_err() {
         let _ = writeln!(e, "{}: failed to set locale", crate::program());
     }
     for w in order_options(a, None)?.debug_warnings() {
@@ -534,25 +535,6 @@ fn input_names(a: &SortArgs) -> anyhow::Result<Vec<PathBuf>> {
         .collect()
 }
 
-/// The one-line note for a locale whose order is not C's.
-fn locale_note() -> Option<String> {
-    let var = ["LC_ALL", "LC_COLLATE", "LANG"]
-        .into_iter()
-        .find_map(|v| std::env::var(v).ok().filter(|x| !x.is_empty()))?;
-    // C.UTF-8 orders by code point, which is byte order for UTF-8.
-    let c_like = var == "C" || var == "POSIX" || var.starts_with("C.");
-    // A locale the C library cannot load leaves GNU sort in C too.
-    // SAFETY: setlocale before the sort's threads start; set back to "C".
-    let loads = unsafe {
-        let ok = !libc::setlocale(libc::LC_COLLATE, c"".as_ptr()).is_null();
-        libc::setlocale(libc::LC_COLLATE, c"C".as_ptr());
-        ok
-    };
-    (!c_like && loads).then(|| {
-        format!("{}: note: comparing as LC_ALL=C (bytewise), not by the locale '{var}'; GNU sort in that locale may order text differently", crate::program())
-    })
-}
-
 /// `-c`, `-C`: whether the one input (lines ended by `eol`) is in order;
 /// exit 1 (with GNU's message for -c, the line ended by `eol` as GNU
 /// writes it) when not.
@@ -612,7 +594,7 @@ fn open_failed(name: &std::path::Path, e: &std::io::Error) -> anyhow::Error {
 
 pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     if a.version {
-        println!("emsort sort {} (GNU sort's options, LC_ALL=C order)", env!("CARGO_PKG_VERSION"));
+        println!("emsort sort {} (GNU sort 9.1's options and order)", env!("CARGO_PKG_VERSION"));
         return Ok(ExitCode::SUCCESS);
     }
     // Keys that name columns wait for the header (below).
@@ -669,11 +651,6 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
             "-z ends text lines with NUL; --format {} has fixed-size items, no lines to end",
             a.format
         );
-    }
-    if text && !a.quiet {
-        if let Some(note) = locale_note() {
-            eprintln!("{note}");
-        }
     }
     if a.debug {
         debug_warnings(&a, text)?;

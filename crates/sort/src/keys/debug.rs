@@ -24,8 +24,9 @@
 
 use std::ops::Range;
 
+use super::encode::{raw_number, Num};
 use super::field::{is_blank, key_end, key_start};
-use super::{general, Key, LineOrder, OrderOptions};
+use super::{general, Key, LineOrder, Locale, OrderOptions};
 
 impl LineOrder {
     /// The byte ranges `--debug` underlines in `line` (without its
@@ -33,7 +34,9 @@ impl LineOrder {
     /// (only the whole line when there is no key). An empty range is a key
     /// that matched nothing; its start is where GNU puts the `^`.
     pub fn debug_spans(&self, line: &[u8]) -> Vec<Range<usize>> {
-        let mut spans: Vec<Range<usize>> = self.keys.iter().map(|k| key_span(line, k, self.tab)).collect();
+        let loc = self.locale.as_ref();
+        let mut spans: Vec<Range<usize>> =
+            self.keys.iter().map(|k| key_span(line, k, self.tab, loc)).collect();
         if self.keys.is_empty() || !(self.stable || self.unique) {
             spans.push(0..line.len());
         }
@@ -46,6 +49,10 @@ impl LineOrder {
     pub fn annotate(&self, line: &[u8], out: &mut Vec<u8>) {
         out.extend(line.iter().map(|&b| if b == b'\t' { b'>' } else { b }));
         out.push(b'\n');
+        let width = |t: &[u8]| match &self.locale {
+            Some(l) => l.width(t),
+            None => width(t),
+        };
         for span in self.debug_spans(line) {
             let offset = width(&line[..span.start]);
             out.resize(out.len() + offset, b' ');
@@ -69,7 +76,7 @@ fn width(t: &[u8]) -> usize {
 
 /// GNU's `debug_key`: where `key` starts in `line` and where the part of
 /// it that compares ends (an empty range when nothing).
-fn key_span(line: &[u8], key: &Key, tab: Option<u8>) -> Range<usize> {
+fn key_span(line: &[u8], key: &Key, tab: Option<u8>, loc: Option<&Locale>) -> Range<usize> {
     // Without a start field GNU starts at the line's start here (not after
     // the blanks a `b` skips: those are skipped below, up to the key's end).
     let mut beg = if key.sword.is_some() { key_start(line, key, tab) } else { 0 };
@@ -89,39 +96,26 @@ fn key_span(line: &[u8], key: &Key, tab: Option<u8>) -> Range<usize> {
     }
     let t = &line[beg..lim];
     let used = if key.month {
-        if is_month(t) {
-            3
-        } else {
-            0
+        match loc {
+            Some(l) => l.month(t).1,
+            None if is_month(t) => 3,
+            None => 0,
         }
     } else if key.general_numeric {
-        general::number_len(t)
+        general::number_len(t, loc)
     } else if numeric {
         let sign = usize::from(t.first() == Some(&b'-'));
-        match raw_number_end(t, sign) {
-            Some(end) => end + usize::from(key.human_numeric && t.get(end).is_some_and(|&u| is_unit(u))),
-            None => 0,
+        match raw_number(&t[sign..], Num::of(loc)) {
+            (max, end) if max >= b'0' => {
+                let end = sign + end;
+                end + usize::from(key.human_numeric && t.get(end).is_some_and(|&u| is_unit(u)))
+            }
+            _ => 0,
         }
     } else {
         t.len()
     };
     beg..beg + used
-}
-
-/// GNU's `traverse_raw_number` in the C locale (no thousands separator:
-/// GNU's "none" never equals a `char` here): digits, then `.` and digits.
-/// Returns where the number ends, or `None` when it has no digit.
-fn raw_number_end(t: &[u8], from: usize) -> Option<usize> {
-    let digits = |i: usize| t[i..].iter().take_while(|b| b.is_ascii_digit()).count();
-    let int = digits(from);
-    let mut end = from + int;
-    let mut any = int > 0;
-    if t.get(end) == Some(&b'.') {
-        let frac = digits(end + 1);
-        any |= frac > 0;
-        end += 1 + frac;
-    }
-    any.then_some(end)
 }
 
 /// GNU 9.1's `unit_order` letters for `-h`.
@@ -144,7 +138,16 @@ impl OrderOptions {
     /// keys spanning fields, how numbers are read, global options no key
     /// uses, and a `-r` that only reverses the last resort.
     pub fn debug_warnings(&self) -> Vec<String> {
-        let mut w = vec!["text ordering performed using simple byte comparison".to_string()];
+        let loc = self.locale.as_ref();
+        // GNU's quote(): curly quotes where LC_CTYPE's charset is UTF-8.
+        let q = |t: &str| match loc {
+            Some(l) if l.utf8() => format!("\u{2018}{t}\u{2019}"),
+            _ => format!("'{t}'"),
+        };
+        let mut w = vec![match loc.filter(|l| l.hard_collate()) {
+            Some(l) => format!("text ordering performed using {} sorting rules", q(l.collate_name())),
+            None => "text ordering performed using simple byte comparison".to_string(),
+        }];
         let mut keys = self.keys.clone();
         for k in &mut keys {
             k.inherit(&self.global);
@@ -174,7 +177,7 @@ impl OrderOptions {
                     old += &format!(" -{}", e + 1);
                     new += &format!(",{}", e + 1);
                 }
-                w.push(format!("obsolescent key '{old}' used; consider '{new}' instead"));
+                w.push(format!("obsolescent key {} used; consider {} instead", q(&old), q(&new)));
             }
             let zero_width = matches!((k.sword, k.eword), (Some(s), Some(e)) if e < s);
             if zero_width {
@@ -218,25 +221,49 @@ impl OrderOptions {
             unused.version &= !k.version;
             unused.reverse &= !k.reverse;
         }
-        // The C locale has no thousands separator, so no field separator
-        // is one; '.' is the decimal point.
+        // The locale's decimal point and thousands separator (C: '.' and
+        // none, so no field separator is one).
+        let num = Num::of(loc);
+        let blank = |b: u8| b == b' ' || b == b'\t';
+        let ch = |b: u8| String::from_utf8_lossy(&[b]).into_owned();
+        let has_sep = num.thousands != super::locale::NON_CHAR;
         let mut number_warned = false;
+        if basic_span {
+            let sep_is_tab = match self.tab {
+                None => has_sep && blank(num.thousands),
+                Some(t) => has_sep && t == num.thousands,
+            };
+            if sep_is_tab {
+                w.push(format!(
+                    "field separator {} is treated as a group separator in numbers",
+                    q(&ch(num.thousands))
+                ));
+                number_warned = true;
+            }
+        }
         if basic_span || general_span {
-            match self.tab {
-                Some(b'.') => {
-                    w.push("field separator '.' is treated as a decimal point in numbers".into());
-                    number_warned = true;
-                }
-                Some(b'-') => w.push("field separator '-' is treated as a minus sign in numbers".into()),
-                Some(b'+') if general_span => {
-                    w.push("field separator '+' is treated as a plus sign in numbers".into())
-                }
-                _ => {}
+            let point_is_tab = match self.tab {
+                None => has_sep && blank(num.decimal),
+                Some(t) => t == num.decimal,
+            };
+            if point_is_tab {
+                w.push(format!(
+                    "field separator {} is treated as a decimal point in numbers",
+                    q(&ch(num.decimal))
+                ));
+                number_warned = true;
+            } else if self.tab == Some(b'-') {
+                w.push(format!("field separator {} is treated as a minus sign in numbers", q("-")));
+            } else if general_span && self.tab == Some(b'+') {
+                w.push(format!("field separator {} is treated as a plus sign in numbers", q("+")));
             }
         }
         if (basic || general) && !number_warned {
-            let note = if self.tab == Some(b'.') { "" } else { "note " };
-            w.push(format!("{note}numbers use '.' as a decimal point in this locale"));
+            let note = if self.tab == Some(num.decimal) { "" } else { "note " };
+            w.push(format!("{note}numbers use {} as a decimal point in this locale", q(&ch(num.decimal))));
+        }
+        if basic && loc.is_some_and(Locale::thousands_sep_ignored) {
+            w.push("the multi-byte number group separator in this locale is not supported".into());
         }
         let keeps_order = self.stable || self.unique;
         let has_keys = !keys.is_empty();

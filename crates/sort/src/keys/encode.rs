@@ -2,10 +2,28 @@
 //! key's order (see the module docs of [`crate::keys`] for the layouts).
 
 use super::field::is_blank;
-use super::{general, Ignore, Key, KeyKind};
+use super::locale::NON_CHAR;
+use super::{general, Ignore, Key, KeyKind, Locale};
 
-/// The byte GNU sort 9.1 takes for a thousands separator in the C locale.
-const THOUSANDS: u8 = 0x80;
+/// How `-n` and `-h` read numbers: GNU's `decimal_point` and
+/// `thousands_sep` (as an unsigned byte; [`NON_CHAR`] when none).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Num {
+    pub decimal: u8,
+    pub thousands: u8,
+}
+
+impl Num {
+    /// The C locale's: `.`, and no separator (GNU 9.1 then skips byte
+    /// 0x80, see [`number_form`]).
+    pub const C: Num = Num { decimal: b'.', thousands: NON_CHAR };
+
+    /// The locale's, or C's.
+    #[inline]
+    pub fn of(loc: Option<&Locale>) -> Num {
+        loc.map_or(Num::C, |l| Num { decimal: l.decimal_point(), thousands: l.thousands_sep() })
+    }
+}
 
 /// GNU's `nonprinting` (not `isprint`) in the C locale.
 #[inline]
@@ -21,11 +39,31 @@ fn nondictionary(b: u8) -> bool {
 
 /// The key's bytes after `-d`/`-i` (dropped bytes) and `-f` (folded to
 /// upper case) into `out`; `None` when neither applies (use the bytes).
-pub(crate) fn transform<'a>(key: &Key, text: &'a [u8], out: &'a mut Vec<u8>) -> &'a [u8] {
+/// In a locale, by its tables (GNU's `inittables`).
+pub(crate) fn transform<'a>(
+    key: &Key,
+    text: &'a [u8],
+    out: &'a mut Vec<u8>,
+    loc: Option<&Locale>,
+) -> &'a [u8] {
     if key.ignore.is_none() && !key.fold {
         return text;
     }
     out.clear();
+    if let Some(l) = loc {
+        let ignore = match key.ignore {
+            Some(Ignore::Nonprinting) => Some(l.nonprinting()),
+            Some(Ignore::Nondictionary) => Some(l.nondictionary()),
+            None => None,
+        };
+        let fold = l.fold();
+        for &b in text {
+            if !ignore.is_some_and(|t| t[b as usize]) {
+                out.push(if key.fold { fold[b as usize] } else { b });
+            }
+        }
+        return out;
+    }
     for &b in text {
         let drop = match key.ignore {
             Some(Ignore::Nonprinting) => nonprinting(b),
@@ -44,20 +82,33 @@ pub(crate) fn transform<'a>(key: &Key, text: &'a [u8], out: &'a mut Vec<u8>) -> 
 /// false for the kinds that have none (`-V`, `-R`): nothing is appended,
 /// and the comparator decides.
 #[inline]
-pub(crate) fn encode_key(kind: KeyKind, reverse: bool, text: &[u8], out: &mut Vec<u8>) -> bool {
+pub(crate) fn encode_key(
+    kind: KeyKind,
+    reverse: bool,
+    text: &[u8],
+    out: &mut Vec<u8>,
+    loc: Option<&Locale>,
+) -> bool {
     let start = out.len();
     match kind {
-        KeyKind::Text => text_form(text, out),
+        KeyKind::Text => match loc {
+            Some(l) if l.collates() => l.text_form(text, out),
+            _ => text_form(text, out),
+        },
         // A NUL ends every scanner's number or name as it ends the C
         // strings GNU reads them from (strtold's input is cut there too).
-        KeyKind::Numeric => number_form(text, out),
+        KeyKind::Numeric => number_form(text, out, Num::of(loc)),
         KeyKind::HumanNumeric => {
             let t = skip_blanks(text);
-            out.push((unit_order(t) + 8) as u8);
-            number_form(t, out);
+            let num = Num::of(loc);
+            out.push((unit_order(t, num) + 8) as u8);
+            number_form(t, out, num);
         }
-        KeyKind::Month => out.push(month(text)),
-        KeyKind::GeneralNumeric => general::form(text, out),
+        KeyKind::Month => out.push(match loc {
+            Some(l) => l.month(skip_blanks(text)).0,
+            None => month(text),
+        }),
+        KeyKind::GeneralNumeric => general::form(text, out, loc),
         KeyKind::Version | KeyKind::Random => return false,
     }
     if reverse {
@@ -69,7 +120,7 @@ pub(crate) fn encode_key(kind: KeyKind, reverse: bool, text: &[u8], out: &mut Ve
 }
 
 #[inline]
-fn skip_blanks(t: &[u8]) -> &[u8] {
+pub(crate) fn skip_blanks(t: &[u8]) -> &[u8] {
     let n = t.iter().take_while(|&&b| is_blank(b)).count();
     &t[n..]
 }
@@ -87,9 +138,10 @@ fn text_form(t: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&[0, 0]);
 }
 
-/// A number as GNU's `strnumcmp` reads it (in the C locale: no thousands
-/// separator): blanks, an optional `-`, digits, optionally `.` and digits;
-/// anything else ends it, and no digit at all is zero.
+/// A number as GNU's `strnumcmp` reads it with `num`'s decimal point and
+/// thousands separator (in the C locale `.` and none): blanks, an optional
+/// `-`, digits (and separators, skipped), optionally the decimal point and
+/// digits; anything else ends it, and no digit at all is zero.
 ///
 /// Form: class `01` negative, `02` zero, `03` positive; for non-zero
 /// numbers then the decimal exponent E of 0.d₁d₂…×10^E (d₁ ≠ 0) as one
@@ -97,22 +149,23 @@ fn text_form(t: &[u8], out: &mut Vec<u8>) {
 /// the significant digits two to a byte as nibbles d+1, ended by a 0
 /// nibble (a 00 byte after an even count). Negative numbers invert all
 /// but the class byte.
-pub(crate) fn number_form(t: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn number_form(t: &[u8], out: &mut Vec<u8>, num: Num) {
     let t = skip_blanks(t);
     let (neg, t) = match t.first() {
         Some(b'-') => (true, &t[1..]),
         _ => (false, t),
     };
     let int_len = digits(t);
-    if t.get(int_len) != Some(&THOUSANDS) {
-        return digits_form(neg, &t[..int_len], &t[int_len..], out);
+    let sep = num.thousands;
+    if t.get(int_len) != Some(&sep) {
+        return digits_form(neg, &t[..int_len], &t[int_len..], out, num.decimal);
     }
-    // GNU 9.1 reads byte 0x80 as a thousands separator in the C locale
-    // (its "no separator" value, CHAR_MAX + 1, equals an unsigned 0x80):
-    // it is skipped anywhere in the integer part.
-    let int_len = t.iter().take_while(|&&b| b.is_ascii_digit() || b == THOUSANDS).count();
-    let int: Vec<u8> = t[..int_len].iter().copied().filter(|&b| b != THOUSANDS).collect();
-    digits_form(neg, &int, &t[int_len..], out)
+    // The separator is skipped anywhere in the integer part. GNU 9.1
+    // reads byte 0x80 as one in the C locale (its "no separator" value,
+    // CHAR_MAX + 1, equals an unsigned 0x80).
+    let int_len = t.iter().take_while(|&&b| b.is_ascii_digit() || b == sep).count();
+    let int: Vec<u8> = t[..int_len].iter().copied().filter(|&b| b != sep).collect();
+    digits_form(neg, &int, &t[int_len..], out, num.decimal)
 }
 
 /// How many ASCII digits `t` starts with.
@@ -123,9 +176,9 @@ fn digits(t: &[u8]) -> usize {
 
 /// [`number_form`] of the integer digits `int` and what follows them.
 #[inline]
-fn digits_form(neg: bool, int: &[u8], rest: &[u8], out: &mut Vec<u8>) {
+fn digits_form(neg: bool, int: &[u8], rest: &[u8], out: &mut Vec<u8>, decimal: u8) {
     let frac = match rest.split_first() {
-        Some((b'.', f)) => &f[..digits(f)],
+        Some((&d, f)) if d == decimal => &f[..digits(f)],
         _ => &rest[..0],
     };
     let int = &int[int.iter().position(|&b| b != b'0').unwrap_or(int.len())..];
@@ -189,25 +242,46 @@ fn pack_digits(a: &[u8], b: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// GNU's `traverse_raw_number`: digits, each perhaps followed by one
+/// thousands separator, then the decimal point and digits; returns the
+/// highest digit (0 for none) and where the number ends. It reads bytes as
+/// signed chars, so a separator of 0x80 or more ([`NON_CHAR`]) never
+/// matches here, unlike in [`number_form`]; a separator not followed by a
+/// digit ends the number on it.
+pub(crate) fn raw_number(t: &[u8], num: Num) -> (u8, usize) {
+    let sep = (num.thousands < 0x80).then_some(num.thousands);
+    let (mut p, mut max) = (0, 0u8);
+    let mut ends_with_sep = false;
+    while let Some(&d) = t.get(p).filter(|b| b.is_ascii_digit()) {
+        max = max.max(d);
+        p += 1;
+        ends_with_sep = sep.is_some() && t.get(p).copied() == sep;
+        if ends_with_sep {
+            p += 1;
+        }
+    }
+    if ends_with_sep {
+        return (max, p - 1);
+    }
+    if t.get(p) == Some(&num.decimal) {
+        p += 1;
+        while let Some(&d) = t.get(p).filter(|b| b.is_ascii_digit()) {
+            max = max.max(d);
+            p += 1;
+        }
+    }
+    (max, p)
+}
+
 /// GNU's `find_unit_order` after blanks: 0 without a non-zero digit, else
 /// the suffix's order (k/K 1, M 2, G 3, T 4, P 5, E 6, Z 7, Y 8, other 0),
 /// negative for a negative number.
-fn unit_order(t: &[u8]) -> i32 {
+pub(crate) fn unit_order(t: &[u8], num: Num) -> i32 {
     let (neg, t) = match t.first() {
         Some(b'-') => (true, &t[1..]),
         _ => (false, t),
     };
-    // GNU's traverse_raw_number: digits, then `.` and digits. (It reads
-    // bytes as signed chars, so byte 0x80 is no thousands separator here,
-    // unlike in `number_form`.)
-    let mut p = t.iter().take_while(|b| b.is_ascii_digit()).count();
-    let mut max = t[..p].iter().copied().max().unwrap_or(0);
-    if t.get(p) == Some(&b'.') {
-        let f = t[p + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
-        max = max.max(t[p + 1..p + 1 + f].iter().copied().max().unwrap_or(0));
-        p += 1 + f;
-    }
-    let unit_at = p;
+    let (max, unit_at) = raw_number(t, num);
     if max <= b'0' {
         return 0;
     }
@@ -249,7 +323,7 @@ mod tests {
 
     fn num(s: &str) -> Vec<u8> {
         let mut v = Vec::new();
-        number_form(s.as_bytes(), &mut v);
+        number_form(s.as_bytes(), &mut v, Num::C);
         v
     }
 
@@ -282,16 +356,16 @@ mod tests {
 
     #[test]
     fn units_and_months() {
-        assert_eq!(unit_order(b"1K"), 1);
-        assert_eq!(unit_order(b"-1.5G"), -3);
-        assert_eq!(unit_order(b"0K"), 0);
-        assert_eq!(unit_order(b"1.G"), 3);
-        assert_eq!(unit_order(b"5e"), 0);
-        assert_eq!(unit_order(b"1\x802K"), 0);
-        assert_eq!(unit_order(b"0\x802M"), 0);
+        assert_eq!(unit_order(b"1K", Num::C), 1);
+        assert_eq!(unit_order(b"-1.5G", Num::C), -3);
+        assert_eq!(unit_order(b"0K", Num::C), 0);
+        assert_eq!(unit_order(b"1.G", Num::C), 3);
+        assert_eq!(unit_order(b"5e", Num::C), 0);
+        assert_eq!(unit_order(b"1\x802K", Num::C), 0);
+        assert_eq!(unit_order(b"0\x802M", Num::C), 0);
         let numb = |s: &[u8]| {
             let mut v = Vec::new();
-            number_form(s, &mut v);
+            number_form(s, &mut v, Num::C);
             v
         };
         assert_eq!(numb(b"-\x809"), num("-9"));

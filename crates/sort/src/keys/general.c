@@ -11,16 +11,20 @@
                              big-endian), then 128 mantissa bits
    Returns the form's length (at most 34 bytes). */
 
+#define _GNU_SOURCE
 #include <float.h>
+#include <locale.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* strtold on TEXT (LEN bytes, read up to its first NUL) into *X, whose
-   bytes are zeroed first (GNU compares NaNs by memcmp); returns how many
-   bytes it read, 0 when none. */
-static size_t read_number (char const *text, size_t len, long double *x)
+   bytes are zeroed first (GNU compares NaNs by memcmp), in locale LOC
+   (strtold_l) or, when LOC is null, the process's (strtold); returns how
+   many bytes it read, 0 when none. */
+static size_t read_number (char const *text, size_t len, long double *x,
+                           locale_t loc)
 {
   char stack[256];
   char *s = len < sizeof stack ? stack : malloc (len + 1);
@@ -30,17 +34,18 @@ static size_t read_number (char const *text, size_t len, long double *x)
   s[len] = '\0';
   char *end;
   memset (x, 0, sizeof *x);
-  *x = strtold (s, &end);
+  *x = loc ? strtold_l (s, &end, loc) : strtold (s, &end);
   size_t n = end - s;
   if (s != stack)
     free (s);
   return n;
 }
 
-size_t emsort_general_form (char const *text, size_t len, unsigned char *out)
+size_t emsort_general_form (char const *text, size_t len, unsigned char *out,
+                            locale_t loc)
 {
   long double x;
-  int none = read_number (text, len, &x) == 0;
+  int none = read_number (text, len, &x, loc) == 0;
   if (none)
     {
       out[0] = 0;
@@ -96,8 +101,8 @@ size_t emsort_general_form (char const *text, size_t len, unsigned char *out)
 /* emsort: how many bytes of TEXT (LEN bytes, read up to its first NUL)
    strtold reads as a number, 0 when none: where GNU sort --debug ends the
    underline of a -g key. */
-size_t emsort_general_len (char const *text, size_t len)
+size_t emsort_general_len (char const *text, size_t len, locale_t loc)
 {
   long double x;
-  return read_number (text, len, &x);
+  return read_number (text, len, &x, loc);
 }

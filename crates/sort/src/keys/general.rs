@@ -2,26 +2,37 @@
 //! reads them (`src/keys/general.c` turns the value into its normalised
 //! form).
 
+use super::Locale;
+
 extern "C" {
-    fn emsort_general_form(text: *const u8, len: usize, out: *mut u8) -> usize;
-    fn emsort_general_len(text: *const u8, len: usize) -> usize;
+    fn emsort_general_form(text: *const u8, len: usize, out: *mut u8, loc: libc::locale_t) -> usize;
+    fn emsort_general_len(text: *const u8, len: usize, loc: libc::locale_t) -> usize;
+}
+
+/// The handle `strtold_l` reads numbers in; null: `strtold` in the
+/// process's locale, which the libraries leave C.
+fn handle(loc: Option<&Locale>) -> libc::locale_t {
+    loc.map_or(std::ptr::null_mut(), Locale::handle)
 }
 
 /// Appends the normalised form of the general number at the start of `t`
-/// (leading white space skipped, as `strtold` does).
-pub(crate) fn form(t: &[u8], out: &mut Vec<u8>) {
+/// (leading white space skipped, as `strtold` does), read in `loc`'s
+/// `LC_NUMERIC` (else C's).
+pub(crate) fn form(t: &[u8], out: &mut Vec<u8>, loc: Option<&Locale>) {
     let mut buf = [0u8; 40];
     // SAFETY: the C function reads `len` bytes of `t` and writes at most
-    // 34 bytes into `buf` (its doc comment), returning how many.
-    let n = unsafe { emsort_general_form(t.as_ptr(), t.len(), buf.as_mut_ptr()) };
+    // 34 bytes into `buf` (its doc comment), returning how many; the
+    // handle is null or lives as long as `loc`.
+    let n = unsafe { emsort_general_form(t.as_ptr(), t.len(), buf.as_mut_ptr(), handle(loc)) };
     out.extend_from_slice(&buf[..n]);
 }
 
 /// How many bytes of `t` `strtold` reads as a number (leading white
 /// space included), 0 when it reads none: the extent `--debug` underlines.
-pub(crate) fn number_len(t: &[u8]) -> usize {
-    // SAFETY: the C function reads `len` bytes of `t` and nothing else.
-    unsafe { emsort_general_len(t.as_ptr(), t.len()) }
+pub(crate) fn number_len(t: &[u8], loc: Option<&Locale>) -> usize {
+    // SAFETY: the C function reads `len` bytes of `t` and nothing else;
+    // the handle is null or lives as long as `loc`.
+    unsafe { emsort_general_len(t.as_ptr(), t.len(), handle(loc)) }
 }
 
 #[cfg(test)]
@@ -30,7 +41,7 @@ mod tests {
 
     fn g(s: &str) -> Vec<u8> {
         let mut v = Vec::new();
-        form(s.as_bytes(), &mut v);
+        form(s.as_bytes(), &mut v, None);
         v
     }
 
@@ -53,7 +64,7 @@ mod tests {
     #[test]
     fn number_lengths_as_strtold_reads_them() {
         for (t, n) in [("1e3x", 3), ("x", 0), ("", 0), (" -inf,", 5), ("0x1Fg", 4), ("1e", 1), ("1\0e5", 1)] {
-            assert_eq!(number_len(t.as_bytes()), n, "{t:?}");
+            assert_eq!(number_len(t.as_bytes(), None), n, "{t:?}");
         }
     }
 }

@@ -6,9 +6,10 @@
 //!
 //! A [`LineOrder`] is built from the options ([`LineOrder::new`]: GNU's
 //! rules for which global flags a key inherits, and which modifiers cannot
-//! be combined). It compares two lines exactly as `LC_ALL=C sort` does
+//! be combined). It compares two lines exactly as GNU `sort` 9.1 does
 //! ([`LineOrder::compare`]: the keys in turn, then — unless `-s` or `-u` —
-//! the whole lines bytewise, reversed by a global `-r`), and it writes a
+//! the whole lines, reversed by a global `-r`) under `LC_ALL=C` or in the
+//! [`Locale`] it carries (module `locale`), and it writes a
 //! line's normalised key ([`LineOrder::encode`]): run formation sorts by
 //! it and the merge compares with it. A key of at most 8 bytes is parsed
 //! once: the run carries it beside its line to the merge.
@@ -35,6 +36,17 @@
 //! each key's value by its path (a missing one is null) and write its
 //! form; a global `-r` reverses every such key and the last resort.
 //!
+//! In a [`Locale`] the numbers take its decimal point and thousands
+//! separator, `-M` its month names, `-f`/`-d`/`-i` its tables; a text key
+//! of a locale that collates (not C.UTF-8, whose `strcoll` is `strcmp`) is
+//! the primary weights of `strxfrm`'s output for the key's first
+//! NUL-separated piece, then `00 00`: glibc's `strxfrm` and `strcoll`
+//! disagree beyond the primary level, so that form ends the normalised key
+//! like a `-V` key, and equal forms are put in order by `strcoll`
+//! ([`LineOrder::compare`]); lines without keys have the whole line's
+//! form, and the last resort is `strcoll` too. `LineOrder` holds the locale
+//! as an `Option`: `None` is the C path, unchanged.
+//!
 //! A reversed key (`-k2,2r`, or a key inheriting a global `-r`) has every
 //! byte of its form inverted. `-V` and `-R` keys end the normalised key:
 //! lines equal on what precedes them are put in order by
@@ -60,6 +72,7 @@ mod field;
 mod general;
 mod json_key;
 mod key;
+mod locale;
 mod spec;
 mod version;
 
@@ -72,6 +85,7 @@ pub use crate::json::Step;
 use encode::{encode_key, transform};
 pub use json_key::JsonKey;
 pub use key::{Ignore, Key, KeyKind};
+pub use locale::{Locale, LocaleError};
 
 /// The ordering options as given (`-k` keys in order, the global flags
 /// gathered in one [`Key`], `-t`, `-s`, `-u`, the `-R` salt).
@@ -102,6 +116,8 @@ pub struct OrderOptions {
     /// The 16 bytes that salt `-R`'s hashes (GNU reads them from
     /// `--random-source`, else from getrandom).
     pub salt: [u8; 16],
+    /// The locale to compare in ([`Locale::from_env`]); `None`: C.
+    pub locale: Option<Locale>,
 }
 
 /// A compiled line order (see the module docs).
@@ -117,9 +133,11 @@ pub struct LineOrder {
     stable: bool,
     unique: bool,
     salt: [u8; 16],
+    /// The locale; `None`: C, whose path is the one without it.
+    locale: Option<Locale>,
     /// Every key has a normalised form: equal forms mean equal keys.
     complete: bool,
-    /// The bytes of each line are the key (no -k and no modifier).
+    /// The bytes of each line are the key (no -k and no modifier, in C).
     plain: bool,
     /// Fields of a line to split to place every key.
     fields: usize,
@@ -166,12 +184,22 @@ impl LineOrder {
         for k in &keys {
             k.check_compatible()?;
         }
+        // Where the normalised key ends: at the first -V or -R key, or, in
+        // a locale that collates, at the first text key, whose form (its
+        // primary weights) leaves ties to strcoll (module `locale`).
+        let collates = o.locale.as_ref().is_some_and(Locale::collates);
         let open_from = keys
             .iter()
-            .position(|k| matches!(k.kind(), KeyKind::Version | KeyKind::Random))
+            .position(|k| match k.kind() {
+                KeyKind::Version | KeyKind::Random => true,
+                KeyKind::Text => collates,
+                _ => false,
+            })
             .unwrap_or(keys.len());
-        let complete = open_from == keys.len();
-        let plain = keys.is_empty();
+        let complete = open_from == keys.len() && !(collates && keys.is_empty());
+        // In a locale, lines without keys compare by the collation: their
+        // normalised key is the whole line's form.
+        let plain = keys.is_empty() && !o.locale.as_ref().is_some_and(Locale::collates);
         let fields = keys.iter().map(field::fields_needed).max().unwrap_or(0);
         Ok(LineOrder {
             keys,
@@ -183,6 +211,7 @@ impl LineOrder {
             stable: o.stable,
             unique: o.unique,
             salt: o.salt,
+            locale: o.locale,
             complete,
             plain,
             fields,
@@ -223,6 +252,8 @@ impl LineOrder {
             tab: None,
             csv: false,
             fields_check: None,
+            // jq orders strings by code point, whatever the locale.
+            locale: None,
             json: Some(keys),
             reverse: o.global.reverse,
             stable: o.stable,
@@ -245,10 +276,28 @@ impl LineOrder {
         self.json.as_deref()
     }
 
-    /// Whether this is plain `LC_ALL=C sort` (no keys): lines compare
-    /// bytewise, reversed by `-r`.
+    /// Whether this is plain `LC_ALL=C sort` (no keys, and no locale that
+    /// collates): lines compare bytewise, reversed by `-r`.
     pub fn is_plain(&self) -> bool {
         self.plain
+    }
+
+    /// The locale compared in (`None`: C).
+    pub fn locale(&self) -> Option<&Locale> {
+        self.locale.as_ref()
+    }
+
+    /// The locale when it collates (GNU's `hard_LC_COLLATE`).
+    #[inline]
+    fn collation(&self) -> Option<&Locale> {
+        self.locale.as_ref().filter(|l| l.collates())
+    }
+
+    /// Whether the last resort compares whole lines bytewise (C, or a
+    /// locale whose `LC_COLLATE` is C): their first 8 bytes then order
+    /// them as far as they go.
+    pub fn bytewise_last_resort(&self) -> bool {
+        self.collation().is_none()
     }
 
     /// The keys after inheritance.
@@ -261,9 +310,12 @@ impl LineOrder {
         self.unique
     }
 
-    /// `-s` or `-u`: lines equal by their keys keep their input order.
+    /// Whether lines the order finds equal may differ, so that they must
+    /// keep their input order (GNU's merge is stable): `-s` or `-u` (equal
+    /// keys), or a collating locale, where `strcoll` finds lines of
+    /// different bytes equal.
     pub fn keeps_input_order(&self) -> bool {
-        self.stable || self.unique
+        self.stable || self.unique || self.collation().is_some()
     }
 
     /// The separator of CSV records' fields (`--csv`), if lines are such
@@ -314,20 +366,30 @@ impl LineOrder {
     /// Returns whether the whole key was written: false when a `-V`/`-R`
     /// key ends it (then the comparator decides between equal forms).
     pub fn encode(&self, line: &[u8], out: &mut Vec<u8>, s: &mut Scratch) -> bool {
-        if self.plain {
-            // The whole line is the key (plain `sort -u`).
-            encode_key(KeyKind::Text, self.reverse, line, out);
-            return true;
-        }
         if let Some(keys) = &self.json {
             json_encode(keys, line, out);
             return true;
         }
+        if self.keys.is_empty() {
+            // The whole line is the key (plain `sort -u`; any sort without
+            // keys in a locale).
+            encode_key(KeyKind::Text, self.reverse, line, out, self.collation());
+            return true;
+        }
+        let loc = self.locale.as_ref();
         let line = self.split(line, &mut s.ends_a, &mut s.fields_a, &mut s.csv);
         for k in &self.keys[..self.open_from] {
             let (from, to) = field::key_range(line, k, self.tab, &s.ends_a);
-            let text = transform(k, &line[from..to], &mut s.text_a);
-            encode_key(k.kind(), k.reverse, text, out);
+            let text = transform(k, &line[from..to], &mut s.text_a, loc);
+            encode_key(k.kind(), k.reverse, text, out, loc);
+        }
+        // A collated text key ends the normalised key with its partial form.
+        if let Some(k) = self.keys.get(self.open_from).filter(|k| k.kind() == KeyKind::Text) {
+            if self.collation().is_some() {
+                let (from, to) = field::key_range(line, k, self.tab, &s.ends_a);
+                let text = transform(k, &line[from..to], &mut s.text_a, loc);
+                encode_key(KeyKind::Text, k.reverse, text, out, loc);
+            }
         }
         self.complete
     }
@@ -357,6 +419,13 @@ impl LineOrder {
         line
     }
 
+    /// Whether lines are ordered by keys (GNU's `-k`, or `--jsonl`'s),
+    /// not as whole lines.
+    #[inline]
+    fn has_keys(&self) -> bool {
+        !self.keys.is_empty() || self.json.is_some()
+    }
+
     /// Compares two lines (without their terminators) by the keys alone
     /// (GNU's `keycompare`).
     pub fn compare_keys(&self, a: &[u8], b: &[u8]) -> Ordering {
@@ -365,6 +434,7 @@ impl LineOrder {
 
     /// [`LineOrder::compare_keys`] from key `first` on.
     fn compare_keys_from(&self, first: usize, a: &[u8], b: &[u8]) -> Ordering {
+        let loc = self.locale.as_ref();
         SCRATCH.with(|s| {
             let s = &mut *s.borrow_mut();
             if let Some(keys) = &self.json {
@@ -379,17 +449,32 @@ impl LineOrder {
             for k in &self.keys[first..] {
                 let (fa, ta) = field::key_range(a, k, self.tab, &s.ends_a);
                 let (fb, tb) = field::key_range(b, k, self.tab, &s.ends_b);
-                let ta = transform(k, &a[fa..ta], &mut s.text_a);
-                let tb = transform(k, &b[fb..tb], &mut s.text_b);
+                let ta = transform(k, &a[fa..ta], &mut s.text_a, loc);
+                let tb = transform(k, &b[fb..tb], &mut s.text_b, loc);
                 let o = match k.kind() {
-                    KeyKind::Text => ta.cmp(tb),
+                    KeyKind::Text => match self.collation() {
+                        None => ta.cmp(tb),
+                        Some(l) => l.collate(ta, tb),
+                    },
                     KeyKind::Version => version::compare(ta, tb),
-                    KeyKind::Random => self.random(ta).cmp(&self.random(tb)).then_with(|| ta.cmp(tb)),
+                    KeyKind::Random => match self.locale.as_ref().filter(|l| l.hard_collate()) {
+                        None => self.random(ta).cmp(&self.random(tb)).then_with(|| ta.cmp(tb)),
+                        Some(l) => {
+                            // GNU hashes (and breaks ties by) strxfrm's text.
+                            s.form_a.clear();
+                            s.form_b.clear();
+                            l.random_text(ta, &mut s.form_a);
+                            l.random_text(tb, &mut s.form_b);
+                            self.random(&s.form_a)
+                                .cmp(&self.random(&s.form_b))
+                                .then_with(|| s.form_a.cmp(&s.form_b))
+                        }
+                    },
                     kind => {
                         s.form_a.clear();
                         s.form_b.clear();
-                        encode_key(kind, false, ta, &mut s.form_a);
-                        encode_key(kind, false, tb, &mut s.form_b);
+                        encode_key(kind, false, ta, &mut s.form_a, loc);
+                        encode_key(kind, false, tb, &mut s.form_b, loc);
                         s.form_a.cmp(&s.form_b)
                     }
                 };
@@ -407,6 +492,11 @@ impl LineOrder {
     /// then by the last resort unless `-s` or `-u`.
     #[inline]
     pub fn compare_equal_forms(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if !self.has_keys() {
+            // Without keys GNU compares the whole lines, even under -s/-u
+            // (here in a locale: their forms were partial).
+            return self.last_resort(a, b);
+        }
         if !self.complete {
             let o = self.compare_keys_from(self.open_from, a, b);
             if o.is_ne() {
@@ -424,7 +514,7 @@ impl LineOrder {
     /// orders them: by the keys, then, unless `-s` or `-u`, by the whole
     /// lines (reversed by a global `-r`).
     pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        if !self.plain {
+        if self.has_keys() {
             let o = self.compare_keys(a, b);
             if o.is_ne() || self.stable || self.unique {
                 return o;
@@ -433,15 +523,18 @@ impl LineOrder {
         self.last_resort(a, b)
     }
 
-    /// The last-resort comparison: the whole lines bytewise, reversed by
-    /// a global `-r`.
+    /// The last-resort comparison: the whole lines bytewise (in a
+    /// collating locale by `xmemcoll0`), reversed by a global `-r`.
     #[inline]
     pub fn last_resort(&self, a: &[u8], b: &[u8]) -> Ordering {
-        // Most lines differ in their first 8 bytes: told apart there
-        // without a call to memcmp.
-        let o = match (a.first_chunk::<8>(), b.first_chunk::<8>()) {
-            (Some(x), Some(y)) if x != y => u64::from_be_bytes(*x).cmp(&u64::from_be_bytes(*y)),
-            _ => a.cmp(b),
+        let o = match self.collation() {
+            Some(l) => l.collate(a, b),
+            // Most lines differ in their first 8 bytes: told apart there
+            // without a call to memcmp.
+            None => match (a.first_chunk::<8>(), b.first_chunk::<8>()) {
+                (Some(x), Some(y)) if x != y => u64::from_be_bytes(*x).cmp(&u64::from_be_bytes(*y)),
+                _ => a.cmp(b),
+            },
         };
         if self.reverse {
             o.reverse()

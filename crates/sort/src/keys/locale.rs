@@ -1,0 +1,538 @@
+//! The user's locale, read as GNU `sort` 9.1 reads it after
+//! `setlocale (LC_ALL, "")`, but through a thread-safe handle
+//! (`newlocale`, then the `_l` functions) that the sort's threads share.
+//!
+//! A [`Locale`] holds what GNU takes from each category:
+//!
+//! | category | GNU's use | here |
+//! |---|---|---|
+//! | `LC_COLLATE` | `hard_LC_COLLATE`: text keys and the last resort by `xmemcoll0` (strcoll over NUL-separated pieces), `-R` hashes `strxfrm`'s text | [`Locale::collates`], [`Locale::collate`], [`Locale::text_form`] (`strxfrm_l`, whose bytewise order is `strcoll_l`'s) |
+//! | `LC_CTYPE` | `inittables`: `-f` by `toupper`, `-i` by `isprint`, `-d` by `isalnum`/`isblank`, on single bytes | [`Locale::fold`], [`Locale::nonprinting`], [`Locale::nondictionary`] |
+//! | `LC_NUMERIC` | `-n`/`-h`: one-byte decimal point (else `.`) and thousands separator (multibyte or empty: none); `-g`: `strtold` | [`Locale::decimal_point`], [`Locale::thousands_sep`], [`Locale::handle`] for `strtold_l` |
+//! | `LC_TIME` | `-M`: the abbreviated month names (`ABMON_1`…), blanks dropped, folded | [`Locale::month`] (GNU's binary search, prefix match) |
+//!
+//! `C` and `POSIX` in every category is no locale at all: a `LineOrder`
+//! then carries `None` and compares exactly as before (bytewise, C's
+//! tables). `C.UTF-8` is a locale here, as it is for GNU 9.1 (gnulib's
+//! `hard_locale` is false only for `C` and `POSIX`): it collates by code
+//! point, which is byte order, but `-R` hashes `strxfrm`'s text and
+//! `--debug` names its rules.
+
+use std::cmp::Ordering;
+use std::ffi::{c_char, c_int, CStr};
+use std::sync::Arc;
+
+extern "C" {
+    fn strcoll_l(a: *const c_char, b: *const c_char, loc: libc::locale_t) -> c_int;
+    fn strxfrm_l(dest: *mut c_char, src: *const c_char, n: usize, loc: libc::locale_t) -> usize;
+    fn toupper_l(c: c_int, loc: libc::locale_t) -> c_int;
+    fn isalnum_l(c: c_int, loc: libc::locale_t) -> c_int;
+    fn isprint_l(c: c_int, loc: libc::locale_t) -> c_int;
+    fn isblank_l(c: c_int, loc: libc::locale_t) -> c_int;
+    fn wcwidth(c: libc::wchar_t) -> c_int;
+    fn iswcntrl(c: u32) -> c_int;
+}
+
+/// glibc's `_NL_LOCALE_NAME (category)`: the item whose value is the name
+/// of the category's locale in a handle (what `setlocale (category, NULL)`
+/// says after `setlocale (LC_ALL, "")`).
+fn locale_name_item(category: c_int) -> libc::nl_item {
+    (category << 16) | 0xffff
+}
+
+/// glibc's `_NL_COLLATE_NRULES` of a handle: 0 when `strcoll` is
+/// `strcmp` (C, POSIX, C.UTF-8).
+fn nrules(h: libc::locale_t) -> u32 {
+    // SAFETY: the handle is live. glibc answers this item with a word
+    // (`union locale_data_value`) in place of the string pointer: its low
+    // 32 bits.
+    let v = unsafe { libc::nl_langinfo_l(libc::LC_COLLATE << 16, h) };
+    v as usize as u32
+}
+
+/// `LC_CTYPE`, `LC_NUMERIC`, `LC_TIME`, `LC_COLLATE`: the categories sort
+/// reads.
+const CATEGORIES: [c_int; 4] = [libc::LC_CTYPE, libc::LC_NUMERIC, libc::LC_TIME, libc::LC_COLLATE];
+
+/// GNU's `NON_CHAR` (CHAR_MAX + 1): the thousands separator when the
+/// locale has none of one byte. As an unsigned byte it is 0x80, which
+/// `strnumcmp` then skips (module `encode`).
+pub(crate) const NON_CHAR: u8 = 0x80;
+
+/// A locale handle from `newlocale`, freed on drop.
+struct Handle(libc::locale_t);
+
+// SAFETY: a locale_t is only read after newlocale returns it (strcoll_l,
+// strxfrm_l, nl_langinfo_l, toupper_l …, which glibc documents as
+// MT-safe), and freed once, in drop, when no thread holds it.
+unsafe impl Send for Handle {}
+unsafe impl Sync for Handle {}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from newlocale and is freed only here.
+        unsafe { libc::freelocale(self.0) }
+    }
+}
+
+/// The locale of a sort (see the module docs); cheap to clone (shared).
+#[derive(Clone)]
+pub struct Locale(Arc<Inner>);
+
+struct Inner {
+    handle: Handle,
+    /// The locale names of [`CATEGORIES`].
+    names: [String; 4],
+    /// GNU's `hard_LC_COLLATE`.
+    hard_collate: bool,
+    /// Collates by rules (glibc's `nrules` > 0): not by code point, which
+    /// is byte order (C.UTF-8).
+    collates: bool,
+    /// LC_CTYPE's charset is UTF-8.
+    utf8: bool,
+    decimal_point: u8,
+    thousands_sep: u8,
+    thousands_sep_ignored: bool,
+    fold: [u8; 256],
+    nonprinting: [bool; 256],
+    nondictionary: [bool; 256],
+    /// The month names folded and without blanks, sorted by their bytes,
+    /// with their numbers (GNU's `monthtab`).
+    months: Vec<(Vec<u8>, u8)>,
+}
+
+/// Why a locale could not be had.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocaleError(pub String);
+
+impl std::fmt::Display for LocaleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LocaleError {}
+
+impl std::fmt::Debug for Locale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Locale({})", self.0.names.join(","))
+    }
+}
+
+impl PartialEq for Locale {
+    fn eq(&self, other: &Locale) -> bool {
+        self.0.names == other.0.names
+    }
+}
+
+impl Eq for Locale {}
+
+/// Whether GNU's `hard_locale` holds for a category named `name`.
+fn hard(name: &str) -> bool {
+    !(name == "C" || name == "POSIX")
+}
+
+impl Locale {
+    /// The locale the environment names, as `setlocale (LC_ALL, "")` reads
+    /// it (`LC_ALL`, else `LC_COLLATE` … per category, else `LANG`).
+    /// `Ok(None)`: C or POSIX in every category sort reads; `Err`: the C
+    /// library cannot load it (GNU then sorts in C and `--debug` says
+    /// "failed to set locale").
+    pub fn from_env() -> Result<Option<Locale>, LocaleError> {
+        Locale::load(c"")
+    }
+
+    /// The locale `name` (`"en_US.UTF-8"`; `""`: the environment's) in
+    /// every category; `Ok(None)` for C and POSIX.
+    pub fn named(name: &str) -> Result<Option<Locale>, LocaleError> {
+        let c = std::ffi::CString::new(name).map_err(|_| LocaleError(format!("bad locale name {name:?}")))?;
+        Locale::load(&c)
+    }
+
+    fn load(name: &CStr) -> Result<Option<Locale>, LocaleError> {
+        // SAFETY: a valid C string; a null base asks for a new handle.
+        let h = unsafe { libc::newlocale(libc::LC_ALL_MASK, name.as_ptr(), std::ptr::null_mut()) };
+        if h.is_null() {
+            return Err(LocaleError(format!(
+                "cannot load locale '{}' (is it generated? see locale -a)",
+                name.to_string_lossy()
+            )));
+        }
+        let handle = Handle(h);
+        let info = |item: libc::nl_item| -> Vec<u8> {
+            // SAFETY: the handle is live; nl_langinfo_l returns a C string
+            // that lives as long as the handle (copied at once).
+            unsafe { CStr::from_ptr(libc::nl_langinfo_l(item, h)).to_bytes().to_vec() }
+        };
+        let names = CATEGORIES.map(|c| String::from_utf8_lossy(&info(locale_name_item(c))).into_owned());
+        if !names.iter().any(|n| hard(n)) {
+            return Ok(None);
+        }
+        // main: a decimal point of one byte, else '.'; a thousands
+        // separator of one byte, else none (and a multibyte one noted).
+        let dp = info(libc::RADIXCHAR);
+        let decimal_point = if dp.len() == 1 { dp[0] } else { b'.' };
+        let ts = info(libc::THOUSEP);
+        let thousands_sep = if ts.len() == 1 { ts[0] } else { NON_CHAR };
+        // inittables, with the _l functions on single bytes.
+        let (mut fold, mut nonprinting, mut nondictionary) = ([0u8; 256], [false; 256], [false; 256]);
+        for i in 0..256 {
+            let c = i as c_int;
+            // SAFETY: the handle is live; the argument is an unsigned char.
+            unsafe {
+                fold[i] = toupper_l(c, h) as u8;
+                nonprinting[i] = isprint_l(c, h) == 0;
+                // field_sep: isblank or '\n'.
+                let blank = isblank_l(c, h) != 0 || i == b'\n' as usize;
+                nondictionary[i] = isalnum_l(c, h) == 0 && !blank;
+            }
+        }
+        let mut months: Vec<(Vec<u8>, u8)> = (0..12)
+            .map(|i| {
+                // SAFETY: as above.
+                let blank = |b: u8| unsafe { isblank_l(b as c_int, h) != 0 };
+                let name =
+                    info(libc::ABMON_1 + i).into_iter().filter(|&b| !blank(b)).map(|b| fold[b as usize]);
+                (name.collect(), i as u8 + 1)
+            })
+            .collect();
+        months.sort();
+        Ok(Some(Locale(Arc::new(Inner {
+            handle,
+            hard_collate: hard(&names[3]),
+            collates: hard(&names[3]) && nrules(h) > 0,
+            utf8: info(libc::CODESET).eq_ignore_ascii_case(b"UTF-8"),
+            names,
+            decimal_point,
+            thousands_sep,
+            thousands_sep_ignored: ts.len() > 1,
+            fold,
+            nonprinting,
+            nondictionary,
+            months,
+        }))))
+    }
+
+    /// GNU's `hard_LC_COLLATE`: text compares by `strcoll`, `-R` hashes
+    /// `strxfrm`'s text, and `--debug` names the rules.
+    pub fn hard_collate(&self) -> bool {
+        self.0.hard_collate
+    }
+
+    /// Whether text compares otherwise than bytewise: a hard `LC_COLLATE`
+    /// with collation rules. glibc's `strcoll` is `strcmp` in a locale
+    /// without rules (C.UTF-8: code point order), and `xmemcoll0` then is
+    /// byte order, so such a locale keeps C's bytewise path for text.
+    pub fn collates(&self) -> bool {
+        self.0.collates
+    }
+
+    /// Whether `LC_CTYPE`'s charset is UTF-8 (GNU's messages then quote
+    /// with ‘ ’).
+    pub fn utf8(&self) -> bool {
+        self.0.utf8
+    }
+
+    /// GNU's `debug_width` in this locale: `mbsnwidth` (each character's
+    /// `wcwidth`; one column for a non-printable non-control character and
+    /// for each invalid byte; one for an incomplete character at the end)
+    /// plus one per tab. Charsets other than UTF-8 count as C does.
+    pub(crate) fn width(&self, t: &[u8]) -> usize {
+        let tabs = t.iter().filter(|&&b| b == b'\t').count();
+        if !self.utf8() {
+            return tabs + t.iter().filter(|&&b| matches!(b, 0x20..=0x7e | 0x80..=0xff)).count();
+        }
+        // SAFETY: uselocale changes this thread's locale only, and it is
+        // set back before returning; the handle is live.
+        let old = unsafe { libc::uselocale(self.handle()) };
+        let mut w = 0;
+        for chunk in t.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                w += match c {
+                    ' '..='~' => 1,
+                    // SAFETY: plain calls on a character.
+                    c => match unsafe { wcwidth(c as libc::wchar_t) } {
+                        n if n >= 0 => n as usize,
+                        _ => usize::from(unsafe { iswcntrl(c as u32) } == 0),
+                    },
+                };
+            }
+            let bad = chunk.invalid();
+            let incomplete = !bad.is_empty()
+                && bad.as_ptr_range().end == t.as_ptr_range().end
+                && std::str::from_utf8(bad).is_err_and(|e| e.error_len().is_none());
+            w += if incomplete { 1 } else { bad.len() };
+        }
+        // SAFETY: as above.
+        unsafe { libc::uselocale(old) };
+        w + tabs
+    }
+
+    /// The name of the `LC_COLLATE` locale (`--debug` prints it).
+    pub fn collate_name(&self) -> &str {
+        &self.0.names[3]
+    }
+
+    /// The decimal point of `-n`/`-h` (one byte; `.` unless the locale's
+    /// is another single byte).
+    pub fn decimal_point(&self) -> u8 {
+        self.0.decimal_point
+    }
+
+    /// The thousands separator of `-n`/`-h`: the locale's when it is one
+    /// byte, else `NON_CHAR`.
+    pub fn thousands_sep(&self) -> u8 {
+        self.0.thousands_sep
+    }
+
+    /// Whether the locale's thousands separator is multibyte (GNU 9.1
+    /// ignores it and `--debug` says so).
+    pub fn thousands_sep_ignored(&self) -> bool {
+        self.0.thousands_sep_ignored
+    }
+
+    /// The `-f` table: `toupper` of each byte.
+    pub(crate) fn fold(&self) -> &[u8; 256] {
+        &self.0.fold
+    }
+
+    /// The `-i` table: bytes that are not `isprint`.
+    pub(crate) fn nonprinting(&self) -> &[bool; 256] {
+        &self.0.nonprinting
+    }
+
+    /// The `-d` table: bytes neither `isalnum` nor blank.
+    pub(crate) fn nondictionary(&self) -> &[bool; 256] {
+        &self.0.nondictionary
+    }
+
+    /// The raw `locale_t`, for C code (`strtold_l`); lives as long as
+    /// `self`.
+    pub(crate) fn handle(&self) -> libc::locale_t {
+        self.0.handle.0
+    }
+
+    /// GNU's `getmonth` after blanks: the month (1–12) whose folded name
+    /// starts the folded text, found by GNU's binary search over the sorted
+    /// names, else 0; and how many bytes of `t` the name covers.
+    pub(crate) fn month(&self, t: &[u8]) -> (u8, usize) {
+        let fold = &self.0.fold;
+        let months = &self.0.months;
+        let (mut lo, mut hi) = (0, months.len());
+        while lo < hi {
+            let ix = (lo + hi) / 2;
+            let (name, val) = &months[ix];
+            let mut j = 0;
+            loop {
+                let Some(&n) = name.get(j) else {
+                    return (*val, j);
+                };
+                // The key is a C string to GNU: its end reads as NUL.
+                let m = fold[*t.get(j).unwrap_or(&0) as usize];
+                if m < n {
+                    hi = ix;
+                    break;
+                }
+                if m > n {
+                    lo = ix + 1;
+                    break;
+                }
+                j += 1;
+            }
+        }
+        (0, 0)
+    }
+
+    /// Appends the collation form of `text`: the primary weights of its
+    /// first NUL-separated piece (`strxfrm_l`'s output up to its first
+    /// level separator, byte 01), then `00 00`. Forms that differ order as
+    /// [`Locale::collate`] does; equal forms leave the order to it.
+    ///
+    /// Why not the whole of `strxfrm`: glibc's `strxfrm` and `strcoll`
+    /// disagree beyond the primary level (`strcoll("0x10Au", "0x10  Au")`
+    /// is negative in en_US.UTF-8, the transformed strings compare the other
+    /// way; combining marks and invalid bytes disagree at the secondary
+    /// level), and GNU sort calls `strcoll`. Why only the first piece: a
+    /// piece's order is decided at any level before the next piece counts.
+    pub(crate) fn text_form(&self, text: &[u8], out: &mut Vec<u8>) {
+        let first = memchr::memchr(0, text).map_or(text, |n| &text[..n]);
+        CSTR.with(|buf| {
+            let buf = &mut *buf.borrow_mut();
+            buf.clear();
+            buf.extend_from_slice(first);
+            buf.push(0);
+            let start = out.len();
+            self.xfrm(buf.as_ptr() as *const c_char, first.len(), out);
+            if let Some(sep) = memchr::memchr(1, &out[start..]) {
+                out.truncate(start + sep);
+            }
+            out.extend_from_slice(&[0, 0]);
+        })
+    }
+
+    /// Appends `strxfrm_l` of the C string at `s` (of `len` bytes).
+    fn xfrm(&self, s: *const c_char, len: usize, out: &mut Vec<u8>) {
+        let h = self.handle();
+        let start = out.len();
+        // glibc writes about 4 bytes per character for 4 levels.
+        out.reserve(4 * len + 16);
+        loop {
+            let room = out.capacity() - start;
+            // SAFETY: `s` is a NUL-terminated string; strxfrm_l writes at
+            // most `room` bytes into the spare capacity at `start`.
+            let n = unsafe { strxfrm_l(out.as_mut_ptr().add(start) as *mut c_char, s, room, h) };
+            if n < room {
+                // SAFETY: strxfrm_l wrote n bytes and a NUL (dropped).
+                unsafe { out.set_len(start + n) };
+                return;
+            }
+            out.reserve(n + 1);
+        }
+    }
+
+    /// GNU's `xmemcoll0` of two keys (or lines) after its callers' empty
+    /// tests: empty text first; identical bytes equal; else `strcoll_l`
+    /// over the NUL-separated pieces in turn, and the text with fewer
+    /// pieces first when all compare equal.
+    pub(crate) fn collate(&self, a: &[u8], b: &[u8]) -> Ordering {
+        match (a.is_empty(), b.is_empty()) {
+            (true, true) => return Ordering::Equal,
+            (true, false) => return Ordering::Less,
+            (false, true) => return Ordering::Greater,
+            _ => {}
+        }
+        if a == b {
+            return Ordering::Equal;
+        }
+        let h = self.handle();
+        CSTR2.with(|bufs| {
+            let (x, y) = &mut *bufs.borrow_mut();
+            for (buf, t) in [(&mut *x, a), (&mut *y, b)] {
+                buf.clear();
+                buf.extend_from_slice(t);
+                buf.push(0);
+            }
+            let (mut i, mut j) = (0, 0);
+            loop {
+                // SAFETY: both point at NUL-terminated pieces of the
+                // buffers; the handle is live.
+                let d = unsafe {
+                    strcoll_l(x[i..].as_ptr() as *const c_char, y[j..].as_ptr() as *const c_char, h)
+                };
+                if d != 0 {
+                    return d.cmp(&0);
+                }
+                i += memchr::memchr(0, &x[i..]).expect("NUL-terminated") + 1;
+                j += memchr::memchr(0, &y[j..]).expect("NUL-terminated") + 1;
+                match (i == x.len(), j == y.len()) {
+                    (true, true) => return Ordering::Equal,
+                    (true, false) => return Ordering::Less,
+                    (false, true) => return Ordering::Greater,
+                    _ => {}
+                }
+            }
+        })
+    }
+
+    /// `-R` in a collating locale (GNU's `compare_random`): the text the
+    /// hash reads, each NUL-separated piece (while bytes remain: a trailing
+    /// NUL ends the last) as `strxfrm` writes it with its NUL.
+    pub(crate) fn random_text(&self, text: &[u8], out: &mut Vec<u8>) {
+        CSTR.with(|buf| {
+            let buf = &mut *buf.borrow_mut();
+            buf.clear();
+            buf.extend_from_slice(text);
+            buf.push(0);
+            let mut at = 0;
+            while at < text.len() {
+                let len = memchr::memchr(0, &buf[at..]).expect("NUL-terminated");
+                self.xfrm(buf[at..].as_ptr() as *const c_char, len, out);
+                out.push(0);
+                at += len + 1;
+            }
+        })
+    }
+}
+
+thread_local! {
+    /// A C string of the text being transformed.
+    static CSTR: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The two C strings being collated.
+    static CSTR2: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The locale `name`, which the tests need generated (CI runs
+    /// locale-gen; see .ci/run).
+    pub(crate) fn need(name: &str) -> Locale {
+        match Locale::named(name) {
+            Ok(Some(l)) => l,
+            other => panic!(
+                "locale {name} is not available ({other:?}): generate it (uncomment it in /etc/locale.gen \
+                 and run locale-gen, as .ci/run does)"
+            ),
+        }
+    }
+
+    #[test]
+    fn c_and_posix_are_no_locale() {
+        assert!(Locale::named("C").unwrap().is_none());
+        assert!(Locale::named("POSIX").unwrap().is_none());
+        assert!(Locale::named("xx_NOWHERE.UTF-8").is_err());
+        let c8 = need("C.UTF-8");
+        assert!(c8.hard_collate() && !c8.collates());
+        assert!(need("en_US.UTF-8").collates());
+        assert_eq!((c8.decimal_point(), c8.thousands_sep()), (b'.', NON_CHAR));
+    }
+
+    #[test]
+    fn tables_and_numbers_of_locales() {
+        let de = need("de_DE.UTF-8");
+        assert_eq!((de.decimal_point(), de.thousands_sep()), (b',', b'.'));
+        assert_eq!(de.collate_name(), "de_DE.UTF-8");
+        assert_eq!(de.month(b"M\xc3\xa4rz"), (3, 4));
+        assert_eq!(de.month(b"dez"), (12, 3));
+        assert_eq!(de.month(b"mar"), (0, 0));
+        let tr = need("tr_TR.UTF-8");
+        assert_eq!(tr.fold()[b'i' as usize], b'i', "toupper('i') is 'i' in tr_TR's single-byte table");
+        let fr = need("fr_FR.UTF-8");
+        assert!(fr.thousands_sep_ignored());
+        assert_eq!(fr.month(b"janv."), (1, 5));
+        assert_eq!(fr.month(b"janvier"), (0, 0));
+    }
+
+    fn text() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop::sample::select(vec![
+            "", "a", "A", "b", "é", "É", "e", "z", "ı", "I", "i", "İ", "å", "ä", "ö", "ß", "ss", " ", "-",
+            "'", ".", "1", "10", "\0", "\u{80}", "\u{ff}", "\t", "ﬁ", "x", "\u{301}", "Œ", "中", "€",
+            "0x10Au", "0x10  Au",
+        ]);
+        prop::collection::vec(piece, 0..6).prop_map(|p| p.concat().into_bytes())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Forms that differ order as xmemcoll0 (after GNU's empty tests),
+        /// and no form is a proper prefix of another.
+        #[test]
+        fn forms_order_as_strcoll(a in text(), b in text(), which in 0usize..6, raw in prop::collection::vec(any::<u8>(), 0..4)) {
+            let name = ["en_US.UTF-8", "de_DE.UTF-8", "sv_SE.UTF-8", "fr_FR.UTF-8", "tr_TR.UTF-8", "C.UTF-8"][which];
+            let l = need(name);
+            // Split characters too (invalid UTF-8).
+            let a = if raw.len() == 1 && a.len() > 1 { [&a[..1], &a[2..]].concat() } else { a };
+            let b = [b, raw].concat();
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            l.text_form(&a, &mut x);
+            l.text_form(&b, &mut y);
+            let forms = x.cmp(&y);
+            prop_assert!(forms.is_eq() || forms == l.collate(&a, &b), "{} {:?} {:?}", name, a, b);
+            let n = x.len().min(y.len());
+            prop_assert!(x[..n] != y[..n] || x.len() == y.len());
+        }
+    }
+}
