@@ -181,7 +181,7 @@ pub struct SortArgs {
     version: bool,
 
     // emsort's own options (long names only).
-    /// lines (text, as `LC_ALL=C sort`), or a binary format: u32, i32, u64, i64, f32, f64 (NaNs
+    /// lines (text, as GNU sort in the locale), or a binary format: u32, i32, u64, i64, f32, f64 (NaNs
     /// last), rec:SIZE:KEY_OFFSET:KEY_LEN (fixed-size records, bytewise key).
     #[arg(long, default_value = "lines", value_parser = clap::value_parser!(Format), help_heading = "emsort's options")]
     format: Format,
