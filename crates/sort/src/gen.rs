@@ -511,13 +511,27 @@ fn push_amount_date(rng: &mut impl Rng, out: &mut Vec<u8>) {
 }
 
 fn gen_csv_chunk(spec: &GenSpec, chunk: u64, _: &Zipf<f64>) -> Vec<u8> {
+    rows_chunk(spec, chunk, "", csv_line)
+}
+
+/// Chunk `chunk` of `spec.count` rows made by `row` (ids up to
+/// [`csv_max_id`]), `header` first in the first chunk.
+fn rows_chunk(
+    spec: &GenSpec,
+    chunk: u64,
+    header: &str,
+    row: fn(&mut Xoshiro256PlusPlus, u64, &mut Vec<u8>),
+) -> Vec<u8> {
     let first = chunk * CHUNK_CSV_LINES;
-    let lines = (spec.count - first).min(CHUNK_CSV_LINES);
+    let rows = (spec.count - first).min(CHUNK_CSV_LINES);
     let mut rng = chunk_rng(spec.seed, chunk);
     let max_id = csv_max_id(spec.count);
-    let mut out = Vec::with_capacity(lines as usize * 48);
-    for _ in 0..lines {
-        csv_line(&mut rng, max_id, &mut out);
+    let mut out = Vec::with_capacity(rows as usize * 64);
+    if chunk == 0 {
+        out.extend_from_slice(header.as_bytes());
+    }
+    for _ in 0..rows {
+        row(&mut rng, max_id, &mut out);
     }
     out
 }
@@ -611,18 +625,7 @@ fn export_row(rng: &mut impl Rng, max_id: u64, out: &mut Vec<u8>) {
 }
 
 fn gen_export_chunk(spec: &GenSpec, chunk: u64, _: &Zipf<f64>) -> Vec<u8> {
-    let first = chunk * CHUNK_CSV_LINES;
-    let rows = (spec.count - first).min(CHUNK_CSV_LINES);
-    let mut rng = chunk_rng(spec.seed, chunk);
-    let max_id = csv_max_id(spec.count);
-    let mut out = Vec::with_capacity(rows as usize * 72);
-    if chunk == 0 {
-        out.extend_from_slice(EXPORT_HEADER.as_bytes());
-    }
-    for _ in 0..rows {
-        export_row(&mut rng, max_id, &mut out);
-    }
-    out
+    rows_chunk(spec, chunk, EXPORT_HEADER, export_row)
 }
 
 /// The mean length of a JSON line (with its newline), from a sample.
