@@ -137,6 +137,13 @@ pub(crate) trait Codec: Send + Sync {
     /// Appends the normalised key of a raw key to `out`.
     fn normalise(&self, _raw: &[u8], _out: &mut Vec<u8>, _scratch: &mut Scratch) {}
 
+    /// Whether writing a normalised key costs much more than comparing two
+    /// raw keys (a collating locale's keys are `strxfrm`s): a merge then
+    /// gives a head whose raw key equals the one before it that one's key.
+    fn costly_keys(&self) -> bool {
+        false
+    }
+
     /// The ordered prefix of a key (raw, normalised or forecast):
     /// unsigned order is the sort's order.
     fn key_prefix(&self, key: &[u8]) -> u64;
@@ -773,6 +780,10 @@ impl Codec for Lines {
         if let Some(o) = &self.order {
             o.encode(raw, out, scratch);
         }
+    }
+
+    fn costly_keys(&self) -> bool {
+        self.order.as_ref().is_some_and(|o| o.collates())
     }
 
     /// A normalised key of at most 8 bytes is whole in its prefix: equal

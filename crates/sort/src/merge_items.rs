@@ -188,9 +188,21 @@ impl<'a> Order<'a> {
         let c = self.codec;
         room.key.clear();
         let mut ends = [0usize; KEY_CHUNK];
+        // Costly keys: a line equal to the one before it (a run holds equal
+        // lines together) takes its key.
+        let costly = c.costly_keys();
+        let mut last: Option<(&[u8], usize)> = None;
         for (h, end) in heads.iter_mut().zip(&mut ends) {
             let from = room.key.len();
-            c.normalise(h.raw(c), &mut room.key, &mut room.scratch);
+            let raw = h.raw(c);
+            match last {
+                Some((prev, at)) if costly && prev == raw => room.key.extend_from_within(at..from),
+                _ => c.normalise(raw, &mut room.key, &mut room.scratch),
+            }
+            if costly {
+                // SAFETY: see `Head`: the head's bytes outlive this call.
+                last = Some((unsafe { std::slice::from_raw_parts(raw.as_ptr(), raw.len()) }, from));
+            }
             // Short keys zero-padded to 8 bytes, as keyed runs carry them:
             // a head's key then compares alike whichever run it comes from
             // (padding never changes how prefix-free keys compare).

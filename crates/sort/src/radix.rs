@@ -156,9 +156,17 @@ const SMALL_GROUP: usize = 2048;
 /// group's first item tells. Each window costs `window` once per item of a
 /// group whose keys go on (once per group whose keys ended), and no memory
 /// beyond the index.
+///
+/// Where a window costs much (a collating locale's key is a `strxfrm` of
+/// the whole text, however little of it the window takes), `whole(group,
+/// scratch)` may take a group wholly, before any window of it past the
+/// prefix is computed: it sorts the group itself (computing each item's
+/// key once, into the scratch) and returns true; false leaves the group to
+/// the windows.
 pub(crate) fn sort_index_deep<E: Entry, S: Default>(
     index: &mut [E],
     window: impl Fn(&E, usize, &mut S) -> Option<u64> + Sync,
+    whole: impl Fn(&mut [E], &mut S) -> bool + Sync,
     tie: impl Fn(&mut [E]) + Sync,
     full: impl Fn(&mut [E]) + Sync,
     item: impl Fn(&E) -> *const u8 + Sync,
@@ -173,10 +181,14 @@ pub(crate) fn sort_index_deep<E: Entry, S: Default>(
         depth: usize,
         s: &mut S,
         window: &(impl Fn(&E, usize, &mut S) -> Option<u64> + Sync),
+        whole: &(impl Fn(&mut [E], &mut S) -> bool + Sync),
         tie: &(impl Fn(&mut [E]) + Sync),
         full: &(impl Fn(&mut [E]) + Sync),
         item: &(impl Fn(&E) -> *const u8 + Sync),
     ) {
+        if whole(group, s) {
+            return;
+        }
         if depth == DEEPEST {
             full(group);
             return;
@@ -205,14 +217,14 @@ pub(crate) fn sort_index_deep<E: Entry, S: Default>(
         }
         sort_by_prefix(group);
         for g in group.chunk_by_mut(|a, b| a.prefix() == b.prefix()).filter(|g| g.len() > 1) {
-            refine(g, depth + 1, s, window, tie, full, item);
+            refine(g, depth + 1, s, window, whole, tie, full, item);
         }
     }
     sort_by_prefix(index);
     index
         .par_chunk_by_mut(|a, b| a.prefix() == b.prefix())
         .filter(|group| group.len() > 1)
-        .for_each_init(S::default, |s, group| refine(group, 1, s, &window, &tie, &full, &item));
+        .for_each_init(S::default, |s, group| refine(group, 1, s, &window, &whole, &tie, &full, &item));
 }
 
 /// Asks the CPU to bring the cache line at `p` in (a hint: no effect on
@@ -301,7 +313,8 @@ mod tests {
 
     proptest! {
         #[test]
-        fn deep_sort_orders_long_keys(words in prop::collection::vec(prop::collection::vec(0u8..3, 0..40), 0..3000)) {
+        fn deep_sort_orders_long_keys(words in prop::collection::vec(prop::collection::vec(0u8..3, 0..40), 0..3000),
+                                      whole_below in prop::sample::select(vec![0usize, 3, 50])) {
             // Prefix-free keys: each word's bytes + 1, then a 0 terminator.
             let keys: Vec<Vec<u8>> = words.iter().map(|w| w.iter().map(|b| b + 1).chain([0]).collect()).collect();
             let mut index: Vec<(u64, u32, u32)> =
@@ -317,7 +330,14 @@ mod tests {
             let full = |g: &mut [(u64, u32, u32)]| {
                 g.sort_unstable_by(|a, b| keys[a.1 as usize].cmp(&keys[b.1 as usize]).then(a.1.cmp(&b.1)))
             };
-            sort_index_deep(&mut index, window, tie, full, |e| keys[e.1 as usize].as_ptr());
+            // Groups below `whole_below` items sorted whole (0: none).
+            let whole = |g: &mut [(u64, u32, u32)], _: &mut ()| {
+                g.len() < whole_below && {
+                    full(g);
+                    true
+                }
+            };
+            sort_index_deep(&mut index, window, whole, tie, full, |e| keys[e.1 as usize].as_ptr());
             let got: Vec<u32> = index.iter().map(|e| e.1).collect();
             let mut want: Vec<u32> = (0..keys.len() as u32).collect();
             want.sort_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]).then(a.cmp(&b)));

@@ -81,6 +81,8 @@ pub struct Locale(Arc<Inner>);
 
 struct Inner {
     handle: Handle,
+    /// Tells this locale's forms apart in [`FORMS`] (from [`NEXT_ID`]).
+    id: u64,
     /// The locale names of [`CATEGORIES`].
     names: [String; 4],
     /// GNU's `hard_LC_COLLATE`.
@@ -199,6 +201,7 @@ impl Locale {
         months.sort();
         Ok(Some(Locale(Arc::new(Inner {
             handle,
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             hard_collate: hard(&names[3]),
             collates: hard(&names[3]) && nrules(h) > 0,
             utf8: info(libc::CODESET).eq_ignore_ascii_case(b"UTF-8"),
@@ -355,6 +358,27 @@ impl Locale {
     /// level), and GNU sort calls `strcoll`. Why only the first piece: a
     /// piece's order is decided at any level before the next piece counts.
     pub(crate) fn text_form(&self, text: &[u8], out: &mut Vec<u8>) {
+        if text.len() > FORM_TEXT {
+            return self.new_text_form(text, out);
+        }
+        FORMS.with(|forms| {
+            let forms = &mut *forms.borrow_mut();
+            if forms.is_empty() {
+                forms.resize(FORM_SLOTS, FormSlot::EMPTY);
+            }
+            let slot = &mut forms[FormSlot::index(text)];
+            if slot.locale == self.0.id && slot.text() == text {
+                out.extend_from_slice(slot.form());
+                return;
+            }
+            let start = out.len();
+            self.new_text_form(text, out);
+            slot.keep(self.0.id, text, &out[start..]);
+        })
+    }
+
+    /// [`Locale::text_form`], written anew.
+    fn new_text_form(&self, text: &[u8], out: &mut Vec<u8>) {
         let first = memchr::memchr(0, text).map_or(text, |n| &text[..n]);
         CSTR.with(|buf| {
             let buf = &mut *buf.borrow_mut();
@@ -454,7 +478,70 @@ impl Locale {
     }
 }
 
+/// The next locale's [`Inner::id`] (0: no locale, an empty [`FormSlot`]).
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Texts of at most this many bytes have their forms kept in [`FORMS`].
+const FORM_TEXT: usize = 24;
+/// The longest form kept.
+const FORM_MAX: usize = 62;
+/// Slots of [`FORMS`] (a power of 2): 4096 of 96 bytes, within a core's
+/// L2 cache.
+const FORM_SLOTS: usize = 4096;
+
+/// A short text's collation form in a thread's [`FORMS`].
+#[derive(Clone, Copy)]
+struct FormSlot {
+    /// The locale's [`Inner::id`] (0: empty).
+    locale: u64,
+    text_len: u8,
+    form_len: u8,
+    text: [u8; FORM_TEXT],
+    form: [u8; FORM_MAX],
+}
+
+impl FormSlot {
+    const EMPTY: FormSlot =
+        FormSlot { locale: 0, text_len: 0, form_len: 0, text: [0; FORM_TEXT], form: [0; FORM_MAX] };
+
+    /// The slot of `text` (at most [`FORM_TEXT`] bytes): a multiplicative
+    /// hash of its bytes and length.
+    #[inline]
+    fn index(text: &[u8]) -> usize {
+        let mut w = [0u8; FORM_TEXT];
+        w[..text.len()].copy_from_slice(text);
+        let word = |i: usize| u64::from_le_bytes(w[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        let h = (word(0) ^ word(1).rotate_left(21) ^ word(2).rotate_left(42) ^ text.len() as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> (64 - FORM_SLOTS.trailing_zeros())) as usize
+    }
+
+    fn text(&self) -> &[u8] {
+        &self.text[..self.text_len as usize]
+    }
+
+    fn form(&self) -> &[u8] {
+        &self.form[..self.form_len as usize]
+    }
+
+    /// Keeps `form`, `text`'s in locale `locale`, if it is short enough.
+    fn keep(&mut self, locale: u64, text: &[u8], form: &[u8]) {
+        if form.len() <= FORM_MAX {
+            self.locale = locale;
+            self.text_len = text.len() as u8;
+            self.text[..text.len()].copy_from_slice(text);
+            self.form_len = form.len() as u8;
+            self.form[..form.len()].copy_from_slice(form);
+        }
+    }
+}
+
 thread_local! {
+    /// The collation forms of short texts met last, per thread (allocated
+    /// on first use): words and short keys repeat, and each form written
+    /// anew costs a `strxfrm` of all four levels of the text, about five
+    /// times the primary weights kept.
+    static FORMS: std::cell::RefCell<Vec<FormSlot>> = const { std::cell::RefCell::new(Vec::new()) };
     /// A C string of the text being transformed.
     static CSTR: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     /// The two C strings being collated.
@@ -512,6 +599,30 @@ pub(crate) mod tests {
             "0x10Au", "0x10  Au",
         ]);
         prop::collection::vec(piece, 0..6).prop_map(|p| p.concat().into_bytes())
+    }
+
+    /// A form kept for a short text is the one written anew, and a text
+    /// met in another locale first takes its own locale's.
+    #[test]
+    fn kept_forms_are_each_locales_own() {
+        let (en, sv) = (need("en_US.UTF-8"), need("sv_SE.UTF-8"));
+        let long = "ä".repeat(20);
+        for t in ["är", "ar", "zebra", "Zebra", "", "x\0y", long.as_str()] {
+            for l in [&sv, &en, &en, &sv] {
+                let (mut kept, mut new) = (b"<".to_vec(), b"<".to_vec());
+                l.text_form(t.as_bytes(), &mut kept);
+                l.new_text_form(t.as_bytes(), &mut new);
+                assert_eq!(kept, new, "{l:?} {t:?}");
+            }
+        }
+        let form = |l: &Locale, t: &str| {
+            let mut v = Vec::new();
+            l.text_form(t.as_bytes(), &mut v);
+            v
+        };
+        // Swedish sorts ä after z, English with a.
+        assert!(form(&sv, "är") > form(&sv, "zebra"));
+        assert!(form(&en, "är") < form(&en, "zebra"));
     }
 
     proptest! {

@@ -287,6 +287,13 @@ impl LineOrder {
         self.locale.as_ref()
     }
 
+    /// Whether text compares in a collating locale (GNU's
+    /// `hard_LC_COLLATE`): by `strcoll`, with normalised keys that are
+    /// `strxfrm`'s partial forms.
+    pub fn collates(&self) -> bool {
+        self.collation().is_some()
+    }
+
     /// The locale when it collates (GNU's `hard_LC_COLLATE`).
     #[inline]
     fn collation(&self) -> Option<&Locale> {
