@@ -860,3 +860,29 @@ def test_locale_against_gnu_sort(cluster, tmp_path):
         assert m["order"]["locale"] == "sv_SE.UTF-8" and er.verify(out)["ok"]
     with pytest.raises(EmsortRayError, match="xx_YY.UTF-8"):
         er.sort([p], tmp_path / "bad", locale="xx_YY.UTF-8")
+
+
+def test_csv_ending_inside_quotes_is_refused(cluster, tmp_path):
+    """A quote never closed: the scan reads to the end and names the file and the line the
+    record starts on, as emsort.sort does; nothing is left."""
+    p = tmp_path / "open.csv"
+    p.write_bytes(b"h\n" + b"a,b\n" * 500 + b'c,"d\ne\n' + b"f\n" * 10)
+    with pytest.raises(emsort.EmsortError, match=r"open\.csv:502: a quoted field has no closing quote"):
+        emsort.LineOrder(csv=True).record_spans(p, [0, p.stat().st_size])
+    out = tmp_path / "out"
+    with pytest.raises(EmsortRayError, match=r"open\.csv:502: a quoted field has no closing quote"):
+        er.sort([p], out, csv=True, header=True, chunk_size="1K")
+    assert not out.exists()
+
+
+def test_cli_csv_header_locale(cluster, tmp_path):
+    rows = _csv_rows(1000, 7)
+    paths, raw = _csv_files(tmp_path, rows, splits=(0.5, 0.5))
+    out = tmp_path / "out"
+    r = _cli("sort", *paths, "-o", out, "--csv", "--header", "-k", "amount:n", "-s", "-p", "2", "--chunk-size", "2K",
+             "--locale", "C", "--address", cluster, "--verify", "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    _, got = _parts_without_header(out, _record(CSV_HEADER, "\n"))
+    assert got == b"".join(raw[i] for i in sorted(range(len(rows)), key=lambda i: _gnu_n(rows[i][2])))
+    r = _cli("verify", out, cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("ok: 1000 items"), r.stdout

@@ -261,7 +261,9 @@ impl PyLineOrder {
     /// record starts there. Records are lines, or CSV records with `csv`
     /// (which may hold newlines in quotes: the file is read from its start
     /// to the last record asked for, in blocks of 1 MiB, whatever the
-    /// offsets). The GIL is released; Ctrl-C stops it.
+    /// offsets). A file read to its end that ends inside a record (a quote
+    /// never closed) is an `EmsortError` naming the file and the record's
+    /// line, as `sort` reports it. The GIL is released; Ctrl-C stops it.
     fn record_spans(&self, py: Python<'_>, path: PathBuf, offsets: Vec<u64>) -> PyResult<Vec<(u64, u64)>> {
         let mut want: Vec<(u64, usize)> = offsets.iter().enumerate().map(|(i, &o)| (o, i)).collect();
         want.sort_unstable();
@@ -275,6 +277,11 @@ impl PyLineOrder {
             let mut records = RecordEnds::new(self.eol, Some(&self.order));
             let mut buf = vec![0u8; 1 << 20];
             let mut size = 0u64;
+            // Lines before the record being read, for the error of an input
+            // that ends inside one (counted once per block).
+            let (mut lines, mut start_line) = (0u64, 0u64);
+            let count = |d: &[u8]| d.iter().filter(|&&b| b == self.eol).count() as u64;
+            let mut at_end = false;
             while next < want.len() {
                 if cancel.load(AtomicOrdering::Relaxed) {
                     return Err(SortError::from(emsort_io::Error::new(
@@ -288,8 +295,10 @@ impl PyLineOrder {
                     Err(e) => return Err(io("read", e)),
                 };
                 if n == 0 {
+                    at_end = true;
                     break;
                 }
+                let block_at = size;
                 size += n as u64;
                 records.feed(&buf[..n], &mut |p| {
                     // The record [start, p + 1) answers the offsets after
@@ -302,6 +311,17 @@ impl PyLineOrder {
                     start = end;
                     next < want.len()
                 });
+                if start >= block_at {
+                    start_line = lines + count(&buf[..(start - block_at) as usize]);
+                }
+                lines += count(&buf[..n]);
+            }
+            if at_end {
+                if let Some(why) = records.unended() {
+                    let kind =
+                        emsort_io::ErrorKind::BadInput { line: start_line + 1, reason: why.to_owned() };
+                    return Err(SortError::from(emsort_io::Error::new(kind, &path)));
+                }
             }
             // A last record without its terminator, then offsets past all.
             for &(o, i) in &want[next..] {

@@ -52,6 +52,12 @@ impl RecordEnds {
         self.at += data.len() as u64;
     }
 
+    /// At the input's end: why it cannot end here (a CSV quoted field
+    /// without its closing quote), `None` when it can.
+    pub fn unended(&self) -> Option<&'static str> {
+        self.codec.unended(self.state)
+    }
+
     /// The records whose terminators lie in `data`, a buffer of whole
     /// records but maybe the last (which may lack its terminator), plus
     /// that last one: how many items `data` holds.
@@ -102,6 +108,17 @@ mod tests {
         assert_eq!(RecordEnds::count(b"a\nb\n", b'\n', None), 2);
         assert_eq!(RecordEnds::count(b"a\nb", b'\n', None), 2);
         assert_eq!(RecordEnds::count(b"", b'\n', None), 0);
+    }
+
+    #[test]
+    fn an_open_quote_at_the_end_is_unended() {
+        let order = csv();
+        let mut ends = RecordEnds::new(b'\n', Some(&order));
+        ends.feed(b"a,\"b\nc\n", &mut |_| true);
+        assert!(ends.unended().is_some());
+        ends.feed(b"\"\n", &mut |_| true);
+        assert_eq!(ends.unended(), None);
+        assert_eq!(RecordEnds::new(b'\n', None).unended(), None);
     }
 
     #[test]

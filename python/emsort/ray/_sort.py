@@ -223,13 +223,16 @@ def _scan_task(path: str, file_size: int, start: int, chunk: int, n: int, seed: 
     the starts of the chunks (the first record at or after ``start``, after the header,
     then at or after every ``chunk`` bytes; the last chunk ends at ``file_size``) and
     ``n`` records (without their terminators) that start at or after random offsets.
+    Raises ``emsort.EmsortError`` for a file that ends inside a quoted field.
     """
     lo = _record_order(order)
     eol = lo.terminator
     rng = random.Random(seed)
     cuts = list(range(start, file_size, chunk))
     picks = sorted(rng.randrange(start, file_size) for _ in range(n)) if file_size > start else []
-    spans = lo.record_spans(path, cuts + picks)
+    # The file's end too: read to it, the scan refuses a file that ends inside a quoted
+    # field (an EmsortError naming the file and line, as emsort.sort's).
+    spans = lo.record_spans(path, cuts + picks + [file_size])[:-1]
     starts = sorted({s for s, _ in spans[: len(cuts)] if s < file_size})
     samples = []
     with emsort.Reader(path, "pread") as f:
