@@ -382,14 +382,21 @@ class LineOrder:
         data = order.sort(b"a,x,10\nb,y,9\n")            # b"b,y,9\na,x,10\n"
         cuts = order.partition_points(data, [b"c,z,10"])   # [6]: before a,x,10
 
+    With ``header=True``, ``columns`` is the header record (bytes, its
+    terminator optional) whose columns keys may name (``key="amount:n"``):
+    the lines given to :meth:`sort` are the records after it, and
+    :meth:`check` skips a file's first record. ``header`` without
+    ``columns`` (or ``columns`` without ``header``) is a ``ValueError``.
+
     Raises (on creation): ``ValueError`` / ``TypeError`` as :func:`sort` for
-    bad options.
+    bad options (``ValueError`` for a ``locale`` that cannot be loaded).
     """
 
     def __new__(
         cls,
         *,
         reverse: bool = False,
+        columns: Optional[_ReadableBuffer] = None,
         **order: Unpack[OrderOptions],
     ) -> "LineOrder": ...
     def sort(self, data: _ReadableBuffer) -> bytes:
@@ -412,8 +419,27 @@ class LineOrder:
     def check(self, path: _StrPath) -> Dict[str, Any]:
         """Whether the file at ``path`` is sorted by this order (strictly, with
         ``unique``), as ``sort -c``, read once in constant memory:
-        ``{"ok": bool, "lines": int, "disorder": None or {"line": int, "text": bytes}}``
-        (``line`` 1-based; ``lines`` counts to the end, or to the disorder)."""
+        ``{"ok": bool, "lines": int, "records": int, "first_record": None or (start, end),
+        "last_record": None or (start, end), "disorder": None or {"line": int, "text": bytes}}``
+        (``line`` 1-based; ``lines`` counts to the end, or to the disorder; ``records``
+        counts the records after the header, a CSV record spanning lines once;
+        ``first_record``/``last_record`` are the byte spans of the first record after
+        the header and of the last, terminators included). With ``header``, the file's
+        first record is its header, not compared."""
+    def count(self, data: _ReadableBuffer) -> int:
+        """The lines in ``data`` (records, with ``csv``: one may span lines); a last one
+        may lack its terminator."""
+    def record_spans(self, path: _StrPath, offsets: Sequence[int]) -> List[Tuple[int, int]]:
+        """For each offset, ``(start, end)``: where the first record of the file at
+        ``path`` that starts at or after it starts, and the offset after its terminator
+        (or the file's end); ``(size, size)`` when none does. A CSV record (``csv``) may
+        hold newlines in quotes, so the file is read from its start up to the last
+        record asked for (blocks of 1 MiB, constant memory, the GIL released): one
+        sequential read answers all the offsets."""
+    @property
+    def locale(self) -> Optional[str]:
+        """The locale the order compares in (its ``LC_COLLATE`` name), ``None`` for C:
+        ``LineOrder(locale="").locale`` names the environment's."""
     @property
     def random(self) -> bool:
         """Whether a key shuffles (``random_sort``, or ``R`` in a key): two orders agree

@@ -1,7 +1,7 @@
 """GNU sort's ordering options of text lines, as one ``TypedDict``: :class:`OrderOptions`."""
 
 import os
-from typing import Sequence, TypedDict, Union
+from typing import Optional, Sequence, TypedDict, Union
 
 
 class OrderOptions(TypedDict, total=False):
@@ -11,7 +11,8 @@ class OrderOptions(TypedDict, total=False):
     optional. :func:`emsort.sort`, :func:`emsort.merge_files`,
     :class:`emsort.Sorter`, :class:`emsort.LineOrder` and
     :func:`emsort.ray.sort` take them as keywords (``**order``); the output is
-    ``LC_ALL=C sort``'s with the same options, byte for byte::
+    ``LC_ALL=C sort``'s with the same options, byte for byte (with ``locale``,
+    that locale's ``sort``'s)::
 
         emsort.sort("sales.csv", "by-amount.csv", key="3,3n", field_separator=",")
         # = LC_ALL=C sort -t, -k3,3n sales.csv -o by-amount.csv
@@ -57,6 +58,15 @@ class OrderOptions(TypedDict, total=False):
             whole value without one; ``reverse``, ``stable`` and ``unique``
             apply; a line that is not JSON raises ``emsort.EmsortError`` naming the
             file and line (``events.jsonl:17: invalid JSON: …``).
+        locale: the locale to order in. ``None`` (the default): bytewise, the C
+            locale's order, as Python's ``sorted`` and Polars order; a name
+            (``"en_US.UTF-8"``, ``"sv_SE.UTF-8"``): that locale, as
+            ``LC_ALL=en_US.UTF-8 sort`` orders (collation, ``-f``/``-d``/``-i``'s
+            character classes, ``-n``'s decimal point and thousands separator,
+            ``-M``'s month names); ``""``: the environment's (``LC_ALL``, else
+            ``LC_COLLATE`` …, else ``LANG``), as the ``emsort`` command and GNU
+            sort take it. A locale the C library cannot load (not generated:
+            see ``locale -a``) raises ``ValueError`` naming it.
 
     ``reverse`` (``-r``) is a keyword of its own, since every format takes it:
     for lines, it is the global ``-r`` that keys without modifiers of their
@@ -89,3 +99,4 @@ class OrderOptions(TypedDict, total=False):
     csv: bool
     header: bool
     jsonl: bool
+    locale: Optional[str]

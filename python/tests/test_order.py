@@ -151,7 +151,12 @@ def test_line_order_in_memory_against_gnu_sort(tmp_path, opts, gnu):
         assert all(order.compare(x, b) >= 0 for x in tail)
     # check: sort -c (strict with unique)
     (tmp_path / "sorted").write_bytes(got)
-    assert order.check(tmp_path / "sorted") == {"ok": True, "lines": len(got_lines), "disorder": None}
+    last = len(got) - len(got_lines[-1]) - 1 if got_lines else None
+    assert order.check(tmp_path / "sorted") == {
+        "ok": True, "lines": len(got_lines), "records": len(got_lines), "disorder": None,
+        "first_record": (0, len(got_lines[0]) + 1) if got_lines else None,
+        "last_record": (last, len(got)) if got_lines else None,
+    }
     if len(set(got_lines)) > 2:
         (tmp_path / "reversed").write_bytes(eol.join(got_lines[::-1]) + eol)
         r = order.check(tmp_path / "reversed")
@@ -254,12 +259,12 @@ def test_order_options_name_what_the_entry_points_take():
     """``emsort.OrderOptions`` (the type and the docs) names exactly the keywords the
     extension parses: each at its default is taken, and orders nothing (numbers too)."""
     hints = typing.get_type_hints(emsort.OrderOptions)
-    assert len(hints) == 19 and "reverse" not in hints
+    assert len(hints) == 20 and "reverse" not in hints
     defaults = {name: False if t is bool else None for name, t in hints.items()}
     lo = emsort.LineOrder(**defaults)
     assert (lo.terminator, lo.unique, lo.random) == (b"\n", False, False)
     emsort.Sorter("u32", memory="1M", **defaults).close()
-    for kw in (dict(unique=1), dict(numeric_sort="yes"), dict(stable=None), dict(random_source=3)):
+    for kw in (dict(unique=1), dict(numeric_sort="yes"), dict(stable=None), dict(random_source=3), dict(locale=3)):
         with pytest.raises(TypeError):
             emsort.LineOrder(**kw)
 

@@ -6,9 +6,14 @@ hold the same multiset of items as the inputs. Interrupted, failed and killed so
 checked by exact listings of the output and scratch directories afterwards.
 """
 
+import bisect
+import csv
 import fcntl
+import io
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +24,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 pytest.importorskip("emsort")
+import emsort  # noqa: E402
 import emsort.ray as er  # noqa: E402
 from emsort.ray import EmsortRayError, Format  # noqa: E402
 from emsort.ray import _cleanup, _sort  # noqa: E402
@@ -263,9 +269,6 @@ def test_ordering_options_refused(tmp_path):
         er.sort([tmp_path / "a.txt"], tmp_path / "out", key="0")
     with pytest.raises(EmsortRayError, match="needs random_source"):
         er.sort([tmp_path / "a.txt"], tmp_path / "out", key="1,1R")
-    for kw in (dict(csv=True), dict(header=True)):
-        with pytest.raises(EmsortRayError, match="not supported by emsort.ray.sort yet"):
-            er.sort([tmp_path / "a.txt"], tmp_path / "out", **kw)
     assert not (tmp_path / "out").exists()
 
 
@@ -636,3 +639,250 @@ def test_cli_sort_on_the_running_cluster(cluster, tmp_path):
     p.write_bytes(bytes(data))
     r = _cli("verify", out, cwd=tmp_path)
     assert r.returncode == 1 and "part-00001" in r.stdout
+
+
+# ---- CSV records, headers, JSON lines, locales ---------------------------------------------
+
+CSV_HEADER = ["id", "name, first", "amount", "note"]
+
+
+def _csv_rows(n, seed):
+    """Rows whose text holds separators, doubled quotes, newlines and empty fields, amounts
+    with ties (integers, decimals, empty, not a number)."""
+    rng = np.random.default_rng(seed)
+    text = lambda: "".join(rng.choice(list('ab, "\nzé')) for _ in range(rng.integers(0, 7)))
+    amount = lambda: rng.choice([str(rng.integers(-20, 20)), f"{rng.integers(-20, 20)}.5", "", "x"])
+    return [[str(i), text(), amount(), text() * int(rng.integers(0, 3))] for i in range(n)]
+
+
+def _record(row, eol):
+    b = io.StringIO()
+    csv.writer(b, lineterminator=eol).writerow(row)
+    return b.getvalue().encode()
+
+
+def _csv_files(tmp_path, rows, splits=(0.45, 0.2, 0.35), header=True):
+    """The rows written in files (the second with CRLF, the last without its final newline),
+    each with the header; their raw records (each ended by LF, as the sort writes them), in
+    input order. Each file read back by Python's csv module gives its rows."""
+    paths, raw, at = [], [], 0
+    for i, share in enumerate(splits):
+        n = len(rows) - at if i == len(splits) - 1 else int(len(rows) * share)
+        chunk, at = rows[at : at + n], at + n
+        eol = "\r\n" if i == 1 else "\n"
+        recs = [_record(r, eol) for r in chunk]
+        data = (_record(CSV_HEADER, eol) if header else b"") + b"".join(recs)
+        if i == len(splits) - 1 and data.endswith(b"\n"):
+            data = data[:-1]
+        p = tmp_path / f"in-{i}.csv"
+        p.write_bytes(data)
+        parsed = list(csv.reader(io.StringIO(data.decode(), newline="")))
+        assert parsed == ([CSV_HEADER] if header else []) + chunk
+        paths.append(p)
+        raw += [r if r.endswith(b"\n") else r + b"\n" for r in recs]
+    return paths, raw
+
+
+def _gnu_n(s):
+    """GNU sort -n's value of a field: its leading number, 0 for none."""
+    m = re.match(r"[ \t]*(-?)(\d*)(?:\.(\d*))?", s)
+    digits = (m.group(2) or "") + "." + (m.group(3) or "")
+    v = float(digits) if digits != "." else 0.0
+    return -v if m.group(1) and v else v
+
+
+def _parts_without_header(out, header):
+    """The parts' records concatenated; each part starts with ``header`` (bytes)."""
+    m, parts = _parts(out)
+    assert bytes.fromhex(m["header"]) == header
+    for p in parts:
+        assert p.startswith(header), p[:80]
+    return m, b"".join(p[len(header) :] for p in parts)
+
+
+@pytest.mark.parametrize("opts,want_key,reverse,unique", [
+    (dict(key="3,3n"), lambda r: _gnu_n(r[2]), False, False),
+    (dict(key=["amount:n"]), lambda r: _gnu_n(r[2]), False, False),
+    (dict(key="name, first"), lambda r: r[1].encode(), True, False),
+    (dict(key=["3,3n"]), lambda r: _gnu_n(r[2]), False, True),
+    # a key with modifiers of its own takes no global flag: "amount:nr" is reversed by its own r
+    (dict(key=["amount:nr", "2,2"]), lambda r: (_gnu_n(r[2]), r[1].encode()), True, True),
+])
+def test_csv_with_header_against_python_csv(cluster, tmp_path, opts, want_key, reverse, unique):
+    """CSV records cut near quoted newlines by 1 KiB chunks, three files (one CRLF, one
+    without its last newline): the parts, each starting with the header, hold the records of
+    a stable ``sorted`` by Python's parse of the fields, byte for byte."""
+    rows = _csv_rows(1500, 3)
+    paths, raw = _csv_files(tmp_path, rows)
+    out = tmp_path / "out"
+    m = er.sort(paths, out, csv=True, header=True, stable=True, reverse=reverse, unique=unique,
+                partitions=3, memory_per_task="64K", chunk_size="1K", **opts)
+    order = sorted(range(len(rows)), key=lambda i: want_key(rows[i]), reverse=reverse)
+    if unique:
+        kept, last = [], object()
+        for i in order:
+            k = want_key(rows[i])
+            if k != last:
+                kept.append(i)
+            last = k
+        order = kept
+    header = _record(CSV_HEADER, "\n")
+    got_m, got = _parts_without_header(out, header)
+    assert got == b"".join(raw[i] for i in order)
+    assert m["items"] == len(order) and m["map_tasks"] > 20
+    assert er.verify(out) == {"ok": True, "items": len(order), "message": "ok"}
+    shutil.rmtree(out)
+
+
+def test_csv_without_stable_and_external_merges_against_emsort(cluster, tmp_path):
+    """Last-resort comparisons and external merges (blocks above 16 KiB): the parts are what
+    emsort.sort writes on one machine for the same input, header once there."""
+    rows = _csv_rows(6000, 4)
+    paths, _ = _csv_files(tmp_path, rows, splits=(0.5, 0.5))
+    # LF only: a CRLF record's CR would take part in the last-resort comparison
+    paths[1].write_bytes(paths[1].read_bytes().replace(b"\r\n", b"\n") + b"\n")
+    header = _record(CSV_HEADER, "\n")
+    cat = tmp_path / "cat.csv"
+    cat.write_bytes(paths[0].read_bytes() + paths[1].read_bytes()[len(header):])
+    for opts in (dict(key="3,3n"), dict(key="2,2", reverse=True), dict(key="amount", unique=True)):
+        out = tmp_path / "out"
+        m = er.sort(paths, out, csv=True, header=True, partitions=2, memory_per_task="16K", chunk_size="8K", **opts)
+        assert m["external_merges"] > 0 or opts.get("unique")  # the maps leave a few unique lines
+        _, got = _parts_without_header(out, header)
+        one = tmp_path / "one.csv"
+        emsort.sort(cat, one, csv=True, header=True, **opts)
+        assert header + got == one.read_bytes()
+        assert er.verify(out)["ok"]
+
+
+def test_csv_without_header_and_record_spans(cluster, tmp_path):
+    """No header: the parts are plain CSV; ``LineOrder.record_spans`` answers every offset
+    with the record Python's csv module found there."""
+    rows = _csv_rows(800, 5)
+    paths, raw = _csv_files(tmp_path, rows, splits=(1.0,), header=False)
+    data = paths[0].read_bytes()
+    starts, at = [], 0
+    for r in raw:
+        starts.append(at)
+        at += len(r)
+    lo = emsort.LineOrder(csv=True)
+    offsets = list(range(len(data) + 2))
+    spans = lo.record_spans(paths[0], offsets)
+    for o, (s, e) in zip(offsets, spans):
+        i = bisect.bisect_left(starts, o)
+        want = (starts[i], starts[i + 1] if i + 1 < len(starts) else len(data)) if i < len(starts) else (len(data),) * 2
+        assert (s, e) == want, o
+    assert lo.count(data) == len(rows)
+    out = tmp_path / "out"
+    m = er.sort(paths, out, csv=True, key="1,1n", partitions=2, chunk_size="512")
+    _, parts = _parts(out)
+    assert b"".join(parts) == b"".join(raw) and m["header"] is None
+    assert er.verify(out)["ok"]
+
+
+def test_csv_header_mismatch_names_the_file(cluster, tmp_path):
+    rows = _csv_rows(300, 6)
+    paths, _ = _csv_files(tmp_path, rows, splits=(0.5, 0.5))
+    bad = tmp_path / "in-1.csv"
+    bad.write_bytes(b'id,"name, first",amount,NOTE\r\n' + bad.read_bytes().split(b"\r\n", 1)[1])
+    out = tmp_path / "out"
+    with pytest.raises(EmsortRayError, match=r"in-1\.csv: its header differs from the first input's .*in-0\.csv"):
+        er.sort(paths, out, csv=True, header=True, key="amount:n")
+    assert not out.exists()
+    out.mkdir()
+    with pytest.raises(EmsortRayError, match=r"in-1\.csv: its header differs"):
+        er.sort(paths, out, csv=True, header=True)
+    assert os.listdir(out) == []
+    with pytest.raises(EmsortRayError, match="amout"):
+        er.sort(paths[:1], out, csv=True, header=True, key="amout:n")
+    r = _cli("sort", *paths, "-o", out, "--csv", "--header", cwd=tmp_path)
+    assert r.returncode == 2 and "in-1.csv: its header differs" in r.stderr, r.stderr
+    assert os.listdir(out) == []
+
+
+def test_header_with_plain_lines_and_empty_parts(cluster, tmp_path):
+    """``header`` without ``csv``: the first line; an empty part holds the header alone."""
+    a = tmp_path / "a.txt"
+    b = tmp_path / "b.txt"
+    a.write_bytes(b"name\nb\na\nc\n")
+    b.write_bytes(b"name\r\nd\n")
+    out = tmp_path / "out"
+    m = er.sort([a, b], out, header=True, partitions=4, chunk_size="4")
+    _, got = _parts_without_header(out, b"name\n")
+    assert got == b"a\nb\nc\nd\n" and m["items"] == 4
+    assert er.verify(out)["ok"]
+
+
+def test_jsonl_against_python(cluster, tmp_path):
+    """JSON lines need no scan (a JSON string holds no raw newline): by a path, stable, as
+    Python's sort of the parsed values (jq's order for strings and numbers)."""
+    rng = np.random.default_rng(8)
+    recs = [{"id": i, "ts": int(rng.integers(0, 50)), "user": "".join(rng.choice(list("abé\n\"Z"), 3))}
+            for i in range(3000)]
+    lines = [json.dumps(r, ensure_ascii=bool(i % 2)).encode() for i, r in enumerate(recs)]
+    p = tmp_path / "in.jsonl"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    for key, want in ((".ts:n", lambda r: r["ts"]), (".user", lambda r: r["user"])):
+        out = tmp_path / "out"
+        er.sort([p], out, jsonl=True, key=key, stable=True, partitions=3, chunk_size="4K")
+        _, parts = _parts(out)
+        order = sorted(range(len(recs)), key=lambda i: want(recs[i]))
+        assert b"".join(parts) == b"".join(lines[i] + b"\n" for i in order)
+        assert er.verify(out)["ok"]
+    if shutil.which("jq"):
+        jq = subprocess.run(["jq", "-c", "-s", "sort_by(.user) | .[] | .id"], input=p.read_bytes(),
+                            capture_output=True, check=True).stdout.split()
+        assert [json.loads(x)["id"] for x in b"".join(parts).splitlines()] == [int(x) for x in jq]
+
+
+def _have_locale(name):
+    norm = name.lower().replace("utf-8", "utf8")
+    have = subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout.lower().split()
+    return norm in have
+
+
+@pytest.mark.skipif(not _have_locale("sv_SE.UTF-8"), reason="sv_SE.UTF-8 not generated")
+def test_locale_against_gnu_sort(cluster, tmp_path):
+    """``locale`` reaches the tasks: the parts are ``LC_ALL=sv_SE.UTF-8 sort``'s output."""
+    rng = np.random.default_rng(9)
+    alphabet = list("aAbBzZåÅäÄöÖéÉ -")
+    words = ["".join(rng.choice(alphabet, int(rng.integers(1, 8)))) + "," + str(rng.integers(0, 9))
+             for _ in range(4000)]
+    p = tmp_path / "words.txt"
+    p.write_bytes("\n".join(words).encode() + b"\n")
+    for opts, gnu in ((dict(), []), (dict(key="1,1", field_separator=",", ignore_case=True), ["-t,", "-k1,1", "-f"])):
+        out = tmp_path / "out"
+        m = er.sort([p], out, locale="sv_SE.UTF-8", partitions=3, chunk_size="8K", **opts)
+        _, parts = _parts(out)
+        want = subprocess.run(["sort", *gnu, str(p)], env={"LC_ALL": "sv_SE.UTF-8"}, capture_output=True,
+                              check=True).stdout
+        assert b"".join(parts) == want
+        assert m["order"]["locale"] == "sv_SE.UTF-8" and er.verify(out)["ok"]
+    with pytest.raises(EmsortRayError, match="xx_YY.UTF-8"):
+        er.sort([p], tmp_path / "bad", locale="xx_YY.UTF-8")
+
+
+def test_csv_ending_inside_quotes_is_refused(cluster, tmp_path):
+    """A quote never closed: the scan reads to the end and names the file and the line the
+    record starts on, as emsort.sort does; nothing is left."""
+    p = tmp_path / "open.csv"
+    p.write_bytes(b"h\n" + b"a,b\n" * 500 + b'c,"d\ne\n' + b"f\n" * 10)
+    with pytest.raises(emsort.EmsortError, match=r"open\.csv:502: a quoted field has no closing quote"):
+        emsort.LineOrder(csv=True).record_spans(p, [0, p.stat().st_size])
+    out = tmp_path / "out"
+    with pytest.raises(EmsortRayError, match=r"open\.csv:502: a quoted field has no closing quote"):
+        er.sort([p], out, csv=True, header=True, chunk_size="1K")
+    assert not out.exists()
+
+
+def test_cli_csv_header_locale(cluster, tmp_path):
+    rows = _csv_rows(1000, 7)
+    paths, raw = _csv_files(tmp_path, rows, splits=(0.5, 0.5))
+    out = tmp_path / "out"
+    r = _cli("sort", *paths, "-o", out, "--csv", "--header", "-k", "amount:n", "-s", "-p", "2", "--chunk-size", "2K",
+             "--locale", "C", "--address", cluster, "--verify", "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    _, got = _parts_without_header(out, _record(CSV_HEADER, "\n"))
+    assert got == b"".join(raw[i] for i in sorted(range(len(rows)), key=lambda i: _gnu_n(rows[i][2])))
+    r = _cli("verify", out, cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("ok: 1000 items"), r.stdout

@@ -24,7 +24,7 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use emsort_sort::keys::{JsonKey, Key, KeyKind, LineOrder, OrderOptions};
+use emsort_sort::keys::{JsonKey, Key, KeyKind, LineOrder, Locale, OrderOptions};
 use emsort_sort::Format;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -53,10 +53,13 @@ enum Opt {
     Header,
     /// `--jsonl`: lines are JSON values, keys are paths (`".ts:n"`).
     Jsonl,
+    /// The locale to order in: a name (`"en_US.UTF-8"`), `""` for the
+    /// environment's as the command line takes it.
+    Locale,
 }
 
 /// The ordering keywords of lines, in the order messages name them.
-const KEYWORDS: [(&str, Opt); 19] = [
+const KEYWORDS: [(&str, Opt); 20] = [
     ("key", Opt::Key),
     ("field_separator", Opt::FieldSeparator),
     ("ignore_leading_blanks", Opt::Flag('b')),
@@ -76,6 +79,7 @@ const KEYWORDS: [(&str, Opt); 19] = [
     ("csv", Opt::Csv),
     ("header", Opt::Header),
     ("jsonl", Opt::Jsonl),
+    ("locale", Opt::Locale),
 ];
 
 /// The ordering options of one call, parsed from its `**order`.
@@ -86,6 +90,8 @@ pub(crate) struct OrderArgs<'py> {
     /// `field_separator`, checked when compiled.
     field_separator: Option<Bound<'py, PyAny>>,
     random_source: Option<PathBuf>,
+    /// `locale`: `None` (the default) orders bytewise, as C.
+    locale: Option<String>,
     /// The keywords given other than their default (`None`, `False`), as
     /// places in [`KEYWORDS`], in its order.
     given: Vec<usize>,
@@ -141,6 +147,10 @@ impl<'py> OrderArgs<'py> {
                 Opt::RandomSource => {
                     a.random_source = extract(name, &value)?;
                     a.random_source.is_some()
+                }
+                Opt::Locale => {
+                    a.locale = extract(name, &value)?;
+                    a.locale.is_some()
                 }
                 _ => extract::<bool>(name, &value)?,
             };
@@ -208,7 +218,32 @@ impl<'py> OrderArgs<'py> {
         o.stable = self.on(Opt::Stable);
         o.unique = self.on(Opt::Unique);
         o.salt = salt(py, self.random_source.as_deref())?;
+        o.locale = self.locale()?;
         Ok(o)
+    }
+
+    /// The locale of `locale`: `None` (the keyword's default, C, as
+    /// Python's `sorted` orders), a name through [`Locale::named`], or
+    /// `""`, the environment's ([`Locale::from_env`]: `LC_ALL`, else
+    /// `LC_COLLATE` …, else `LANG`), as `emsort sort` takes it. A locale
+    /// the C library cannot load is a `ValueError` naming it.
+    fn locale(&self) -> PyResult<Option<Locale>> {
+        match self.locale.as_deref() {
+            None => Ok(None),
+            Some("") => Locale::from_env().map_err(|e| {
+                PyValueError::new_err(format!(
+                    "locale \"\": the environment's ({}): {e}",
+                    ["LC_ALL", "LC_COLLATE", "LANG"]
+                        .iter()
+                        .filter_map(|v| Some(format!("{v}={}", std::env::var(v).ok()?)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            }),
+            Some(name) => {
+                Locale::named(name).map_err(|e| PyValueError::new_err(format!("locale {name:?}: {e}")))
+            }
+        }
     }
 
     /// Whether the key spec `spec` names a column (with `header`: GNU's
@@ -227,6 +262,17 @@ impl<'py> OrderArgs<'py> {
         reverse: bool,
         first: Option<&std::path::Path>,
     ) -> PyResult<Lines> {
+        self.compile_with(py, reverse, first.map(Header::File))
+    }
+
+    /// [`OrderArgs::compile`], keys that name columns taking them from
+    /// `header`: the first input's, or a header record given as is.
+    pub(crate) fn compile_with(
+        &self,
+        py: Python<'_>,
+        reverse: bool,
+        first: Option<Header<'_>>,
+    ) -> PyResult<Lines> {
         let eol = if self.on(Opt::ZeroTerminated) { 0 } else { b'\n' };
         let new = |o| LineOrder::new(o).map_err(PyValueError::new_err);
         let named = key_specs(self.key.as_ref())?.into_iter().find(|k| self.names_column(k));
@@ -238,7 +284,12 @@ impl<'py> OrderArgs<'py> {
                      give the column's number (\"3,3\")"
                 )))
             }
-            (Some(_), Some(path)) => {
+            (Some(_), Some(Header::Record(record))) => {
+                let records = new(self.options(py, false, None)?)?;
+                let columns = records.columns(record.strip_suffix(&[eol]).unwrap_or(record));
+                new(self.options(py, reverse, Some(&columns))?)?
+            }
+            (Some(_), Some(Header::File(path))) => {
                 let records = new(self.options(py, false, None)?)?;
                 let err = |op, e| crate::error::io_error(py, &emsort_io::Error::from_io(op, path, e));
                 let f = std::fs::File::open(path).map_err(|e| err("open", e))?;
@@ -251,6 +302,15 @@ impl<'py> OrderArgs<'py> {
         };
         Ok(Lines { order, eol, header: self.on(Opt::Header) })
     }
+}
+
+/// Where keys that name columns find the header.
+#[derive(Clone, Copy)]
+pub(crate) enum Header<'a> {
+    /// The first record of this file.
+    File(&'a std::path::Path),
+    /// This record (its terminator may follow).
+    Record(&'a [u8]),
 }
 
 /// Whether any key of `order` shuffles (`-R`): two orders compiled apart

@@ -74,6 +74,7 @@ mod plain;
 pub mod plan;
 mod radix;
 mod read_ahead;
+pub mod record_ends;
 mod run_formation;
 mod run_store;
 mod runtime;

@@ -37,13 +37,16 @@ removed by the next run into the same OUTDIR or with the same --scratch-dir.
 Every node must see the INPUT files at the same path; OUTDIR may be shared or local to
 each node (the manifest then says which node wrote each part).
 
-Lines (the default format) are ordered as LC_ALL=C sort orders them, with GNU sort's
-ordering options (long names as GNU's; -f is --format here, so --ignore-case has no
-short form, nor --human-numeric-sort).
+Lines (the default format) are ordered as LC_ALL=C sort orders them (--locale NAME: in
+that locale), with GNU sort's ordering options (long names as GNU's; -f is --format
+here, so --ignore-case has no short form, nor --human-numeric-sort). --csv cuts the
+inputs at record ends (a quoted field may hold newlines); with --header every part
+starts with the first input's header.
 
 examples:
   python -m emsort.ray sort data/*.u32 -o sorted -f u32 --partitions 8 --memory-per-task 512M
   python -m emsort.ray sort sales/*.csv -o by-amount -t , -k 3,3n
+  python -m emsort.ray sort export/*.csv -o by-amount --csv --header -k amount:nr
   python -m emsort.ray sort recs/ -o out -f rec:100:0:10 --address auto
   python -m emsort.ray verify sorted
 """
@@ -64,13 +67,16 @@ _ORDER_FLAGS = [
     ("-s", "stable", "stabilize sort by disabling last-resort comparison"),
     ("-u", "unique", "output only the first of an equal run"),
     ("-z", "zero-terminated", "line delimiter is NUL, not newline"),
+    (None, "csv", "lines are CSV records (RFC 4180; quoted fields may hold newlines); -t sets the separator"),
+    (None, "header", "each input's first line (record) is a header; every part starts with it; "
+                     "keys may name columns (-k amount:n)"),
+    (None, "jsonl", "lines are JSON values in jq's order; keys are paths (-k .ts:n)"),
 ]
 
 
 def _order_kwargs(args) -> dict:
     """The ordering options given on the command line, as ``emsort.ray.sort`` keywords
     (argparse keeps each under the keyword's name: ``--ignore-case`` as ``ignore_case``)."""
-    # The options this command has (not csv and header, which emsort.ray.sort refuses).
     given = {name: getattr(args, name, None) for name in emsort.OrderOptions.__annotations__}
     out = {name: v for name, v in given.items() if v is not None and v is not False}
     if out.get("field_separator") == "\\0":
@@ -140,6 +146,9 @@ def _parser() -> argparse.ArgumentParser:
     for short, name, help_ in _ORDER_FLAGS:
         o.add_argument(*([short] if short else []), f"--{name}", action="store_true", help=help_)
     o.add_argument("--random-source", metavar="FILE", help="get random bytes from FILE (every node reads it)")
+    o.add_argument("--locale", metavar="NAME",
+                   help="order in locale NAME (en_US.UTF-8; '' for this environment's, as GNU sort) "
+                        "instead of bytewise (C); every node must have it generated")
 
     v = sub.add_parser(
         "verify",
@@ -211,8 +220,10 @@ def main(argv=None) -> int:
     # Check the inputs before starting or joining a cluster: errors come fast.
     order = _order_kwargs(args)
     try:
-        fmt = _sort.check_settings(args.format, args.reverse, order, args.memory_per_task, args.chunk_size)[0]
-        files = _sort.check_inputs(args.inputs, args.output, fmt)[0]
+        fmt, _, _, checked = _sort.check_settings(
+            args.format, args.reverse, order, args.memory_per_task, args.chunk_size
+        )
+        files = _sort.check_inputs(args.inputs, args.output, fmt, checked)[0]
     except _sort.EmsortRayError as e:
         print(f"emsort.ray: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -22,6 +22,15 @@ The shape is Exoshuffle's (Luan et al., SIGCOMM 2023; the 2022 CloudSort record)
    options — and writes
    ``part-NNNNN`` in the output directory under a temporary name, renamed when complete.
 
+CSV records (``csv=True``) may hold newlines in quotes, so a byte in the middle of a file
+cannot be told to end a record from the bytes around it: one scan task per file
+(``_scan_task``, in place of the sample task) reads it from its start with the engine's
+record parse (``LineOrder.record_spans``) and returns the first record at or after every
+``chunk_size`` bytes and the sampled records; map tasks then read exact ranges of whole
+records. With ``header=True`` the driver reads every input's first record first (a
+different one is an error naming the file), chunks start after it, the tasks resolve
+named keys from it (``LineOrder(columns=header)``) and every part starts with it.
+
 Every task has ``max_retries`` (Ray re-runs it when its worker dies) and
 ``retry_exceptions=False`` (an error in our code or in the data is not retried). A part is
 either absent or complete (renames are atomic); a lost map output is rebuilt by Ray from
@@ -39,6 +48,7 @@ into the same output directory or with the same scratch directory.
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import json
 import os
@@ -84,9 +94,32 @@ class EmsortRayError(_Base):
 # ---- emsort operations -----------------------------------------------------------------
 
 
-def _lines(data: bytes, eol: bytes) -> list:
-    """The lines of ``data``, each ended by ``eol``, without it."""
-    return data.split(eol)[:-1] if data else []
+def _line_order(order: Optional[dict], columns: Optional[bytes] = None) -> "emsort.LineOrder":
+    """The engine's order of ``order`` (``reverse`` included); with ``header``, keys that
+    name columns take them from ``columns``, the header record."""
+    order = order if order is not None else {}
+    if order.get("header"):
+        return emsort.LineOrder(columns=columns or b"", **order)
+    return emsort.LineOrder(**order)
+
+
+def _record_order(order: Optional[dict]) -> "emsort.LineOrder":
+    """The order that only tells where records end (lines, or CSV records with ``csv``,
+    which may span lines): what the scans of the inputs need, keys aside."""
+    order = order or {}
+    return emsort.LineOrder(**{k: order[k] for k in ("csv", "field_separator", "zero_terminated") if k in order})
+
+
+def _bare(record: bytes, eol: bytes) -> bytes:
+    """A header record without its terminator and CR: CRLF and LF files' headers agree."""
+    record = record[:-1] if record.endswith(eol) else record
+    return record[:-1] if record.endswith(b"\r") else record
+
+
+def _sorted_records(records: list, lo: "emsort.LineOrder") -> list:
+    """Records (without terminators) in the order ``lo`` — a few thousand samples: CSV
+    records may hold the terminator, so they are not joined and split as lines are."""
+    return sorted(records, key=functools.cmp_to_key(lo.compare))
 
 
 def _read_exact(path: str, offset: int, size: int, kind: str) -> np.ndarray:
@@ -149,9 +182,9 @@ def _maybe_kill(kill, phase: str, index: int, before=None) -> None:
 
 
 @ray.remote
-def _sample_task(path: str, fmt_spec: str, file_size: int, n: int, seed: int, eol: bytes = b"\n"):
+def _sample_task(path: str, fmt_spec: str, file_size: int, n: int, seed: int, eol: bytes = b"\n", start: int = 0):
     """``n`` random items of one file: a uint8 array of whole items, or a list of lines
-    (ended by ``eol``)."""
+    (ended by ``eol``) from byte ``start`` on (after a header)."""
     fmt = Format.parse(fmt_spec)
     rng = random.Random(seed)
     # pread, whatever `kind` says: small random reads through mmap would page in the
@@ -166,9 +199,11 @@ def _sample_task(path: str, fmt_spec: str, file_size: int, n: int, seed: int, eo
                 f.readinto(i * isz, out[j * isz : (j + 1) * isz])
             return out
         lines = []
-        first = f.read(0, min(file_size, 1 << 16)).split(eol, 1)[0]
-        lines.append(first)
-        for off in sorted(rng.randrange(file_size) for _ in range(max(0, n - 1))):
+        if start == 0:
+            first = f.read(0, min(file_size, 1 << 16)).split(eol, 1)[0]
+            lines.append(first)
+        # A line after the terminator at or after `off`: `off` from the header's last byte.
+        for off in sorted(rng.randrange(start - 1 if start else 0, file_size) for _ in range(max(0, n - 1))):
             nl = _find_newline(f, off, file_size, window=4096, eol=eol)
             if nl is None or nl + 1 >= file_size:
                 continue
@@ -179,9 +214,42 @@ def _sample_task(path: str, fmt_spec: str, file_size: int, n: int, seed: int, eo
 
 
 @ray.remote
-def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind, index, kill, order=None):
+def _scan_task(path: str, file_size: int, start: int, chunk: int, n: int, seed: int, order: dict):
+    """The chunks and samples of one file of CSV records, found in one sequential read.
+
+    A record may hold newlines in quotes, and whether a byte ends a record depends on
+    every quote before it: the file is parsed from its start by the engine
+    (``LineOrder.record_spans``, the sort's own record parse, in blocks of 1 MiB). Returns
+    the starts of the chunks (the first record at or after ``start``, after the header,
+    then at or after every ``chunk`` bytes; the last chunk ends at ``file_size``) and
+    ``n`` records (without their terminators) that start at or after random offsets.
+    Raises ``emsort.EmsortError`` for a file that ends inside a quoted field.
+    """
+    lo = _record_order(order)
+    eol = lo.terminator
+    rng = random.Random(seed)
+    cuts = list(range(start, file_size, chunk))
+    picks = sorted(rng.randrange(start, file_size) for _ in range(n)) if file_size > start else []
+    # The file's end too: read to it, the scan refuses a file that ends inside a quoted
+    # field (an EmsortError naming the file and line, as emsort.sort's).
+    spans = lo.record_spans(path, cuts + picks + [file_size])[:-1]
+    starts = sorted({s for s, _ in spans[: len(cuts)] if s < file_size})
+    samples = []
+    with emsort.Reader(path, "pread") as f:
+        for s, e in sorted(set(spans[len(cuts) :])):
+            if s < e:
+                r = f.read(s, e - s)
+                samples.append(r[:-1] if r.endswith(eol) else r)
+    return starts, samples
+
+
+@ray.remote
+def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind, index, kill, order=None,
+              columns=None, exact=False):
     """Sorts one chunk and cuts it into one block per part (in part order); lines by the
-    ordering options ``order`` (``reverse`` included)."""
+    ordering options ``order`` (``reverse`` included; ``columns``: the header record, with
+    ``header``). ``exact``: the chunk is ``size`` bytes of whole records from ``offset``
+    (CSV records, cut by the driver's scan), else the lines whose first byte lies there."""
     t0 = time.perf_counter()
     fmt = Format.parse(fmt_spec)
     nparts = len(boundaries) + 1
@@ -199,9 +267,12 @@ def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind
     else:
         # The engine's order (keys, -r, -u …): part k holds the lines from boundary k-1
         # to boundary k in that order, descending ones included.
-        lo = emsort.LineOrder(**(order if order is not None else {"reverse": reverse}))
+        lo = _line_order(order if order is not None else {"reverse": reverse}, columns)
         eol = lo.terminator
-        data = _read_lines_chunk(path, offset, offset + size, file_size, kind, eol)
+        if exact:
+            data = _read_exact(path, offset, size, kind)
+        else:
+            data = _read_lines_chunk(path, offset, offset + size, file_size, kind, eol)
         t1 = time.perf_counter()
         buf = np.frombuffer(lo.sort(data), dtype=np.uint8)
         del data
@@ -209,7 +280,7 @@ def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind
         points = lo.partition_points(buf, boundaries)
         what = "LineOrder.partition_points returned unordered offsets"
         isz, end = 1, buf.size  # the points are byte offsets
-        n = int(np.count_nonzero(buf == eol[0]))
+        n = lo.count(buf)  # records: a CSV one may span lines
     edges = [0] + [int(i) for i in points] + [end]
     if any(a > b for a, b in zip(edges, edges[1:])):
         raise EmsortRayError(f"{what} {edges[1:-1]}")
@@ -231,17 +302,6 @@ def _map_task(path, offset, size, file_size, fmt_spec, boundaries, reverse, kind
     return (*blocks, stats)
 
 
-def _count_lines(path: str, eol: bytes) -> int:
-    """Lines of a file whose every line ends with ``eol``."""
-    n = 0
-    with open(path, "rb") as f:
-        while True:
-            b = f.read(1 << 22)
-            if not b:
-                return n
-            n += b.count(eol)
-
-
 def _remove_own(path: str, fd: int) -> None:
     """Removes ``path`` if it still names the file locked as ``fd`` (ours)."""
     with contextlib.suppress(OSError):
@@ -250,9 +310,11 @@ def _remove_own(path: str, fd: int) -> None:
 
 
 @ray.remote
-def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kill, order, *blocks):
+def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kill, order, columns, *blocks):
     """Merges the blocks of one key range into ``out_dir/part-NNNNN`` (lines by the
-    ordering options ``order``, ``reverse`` included).
+    ordering options ``order``, ``reverse`` included). With ``header``, the part starts
+    with the header record ``columns`` (every part does, an empty one too: each part is a
+    CSV file of its own).
 
     The attempt holds the lock of ``.part-NNNNN.tmp`` from start to end (and of its
     scratch directory while it exists), so that cleaners — the driver, later runs, other
@@ -262,7 +324,8 @@ def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kil
     t0 = time.perf_counter()
     fmt = Format.parse(fmt_spec)
     order = order if order is not None else {"reverse": reverse}
-    eol = None if fmt.fixed else emsort.LineOrder(**order).terminator
+    lo = None if fmt.fixed else _line_order(order, columns)
+    header = columns if order.get("header") and columns else b""
     total = sum(int(b.nbytes) for b in blocks)
     final = os.path.join(out_dir, _PART.format(index))
     tmp = os.path.join(out_dir, _cleanup.part_tmp_name(index))
@@ -292,10 +355,11 @@ def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kil
                 else:
                     # The blocks in map order are the input's order: a stable sort keeps
                     # it between equal lines (stable, unique), as GNU sort does.
-                    data = emsort.LineOrder(**order).sort(buf)
+                    data = lo.sort(buf)
                     del buf
+                    f.write(header)
                     f.write(data)
-                    items = data.count(eol)
+                    items = lo.count(data)
             os.replace(tmp, final)
         else:
             scratch, sfd = _cleanup.make_scratch_dir(scratch_root, f"{_cleanup.SCRATCH_PREFIX}{index:05d}-{job}-")
@@ -306,15 +370,18 @@ def _merge_task(index, out_dir, fmt_spec, memory, reverse, scratch_dir, job, kil
                     if b.nbytes:
                         p = os.path.join(scratch, f"block-{j:06d}")
                         with open(p, "wb") as w:
+                            # With `header`, each block file starts with it: the merge
+                            # checks and drops them, writes it once, and resolves named keys.
+                            w.write(header)
                             w.write(memoryview(b).cast("B"))
                         files.append(p)
-                        items += (b.nbytes // fmt.item_size) if fmt.fixed else int(np.count_nonzero(b == eol[0]))
+                        items += (b.nbytes // fmt.item_size) if fmt.fixed else lo.count(b)
                 _maybe_kill(kill, "merge", index)
                 # merge_files writes `.part-NNNNN.emsort-PID-SEQ.tmp` and renames it to
                 # the part when complete; .part-NNNNN.tmp stays this attempt's lock.
                 emsort.merge_files(files, final, format=fmt.spec, memory=memory, temp_dirs=[scratch], **order)
                 if order.get("unique"):
-                    items = _count_lines(final, eol)  # the merge dropped lines equal across blocks
+                    items = lo.check(final)["records"]  # the merge dropped lines equal across blocks
             finally:
                 try:
                     shutil.rmtree(scratch, ignore_errors=True)
@@ -372,12 +439,12 @@ def expand_inputs(inputs: Union[str, os.PathLike, Sequence]) -> list:
     return out
 
 
-def _plan_chunks(files, sizes, fmt: Format, chunk: int) -> list:
+def _plan_chunks(files, sizes, fmt: Format, chunk: int, starts=None) -> list:
+    """Chunks of at most ``chunk`` bytes of each file, from ``starts`` (after headers)."""
     chunks = []
     if fmt.fixed:
         chunk = max(fmt.item_size, chunk - chunk % fmt.item_size)
-    for path, size in zip(files, sizes):
-        off = 0
+    for path, size, off in zip(files, sizes, starts or [0] * len(files)):
         while off < size:
             n = min(chunk, size - off)
             chunks.append((path, off, n, size))
@@ -398,12 +465,6 @@ def _order_options(fmt: Format, reverse: bool, given: Mapping[str, Any]) -> Opti
                 f"not format {fmt.spec}: numbers and records have their own order (only reverse applies to them)"
             )
         return None
-    for name in ("csv", "header"):
-        if name in set_:
-            raise EmsortRayError(
-                f"{name} is not supported by emsort.ray.sort yet: its tasks cut the input at newlines "
-                "(use emsort.sort on one machine)"
-            )
     if isinstance(set_.get("key"), str):
         set_["key"] = [set_["key"]]
     elif "key" in set_:
@@ -413,7 +474,17 @@ def _order_options(fmt: Format, reverse: bool, given: Mapping[str, Any]) -> Opti
         set_["random_source"] = os.path.abspath(os.fspath(set_["random_source"]))
     order = dict(set_, reverse=bool(reverse))
     try:
-        lo = emsort.LineOrder(**order)
+        if order.get("locale") == "":
+            # The driver's environment's locale, named to every task: the workers'
+            # environments may hold another.
+            name = emsort.LineOrder(locale="").locale
+            if name is None:
+                del order["locale"]  # C or POSIX: bytewise
+            else:
+                order["locale"] = name
+        # With `header`, keys may name columns: checked once the header is read
+        # (`check_headers`); the rest now, named keys left out.
+        lo = emsort.LineOrder(**_without_named_keys(order))
     except (ValueError, TypeError) as e:
         raise EmsortRayError(str(e)) from None
     if lo.random and "random_source" not in order:
@@ -422,6 +493,55 @@ def _order_options(fmt: Format, reverse: bool, given: Mapping[str, Any]) -> Opti
             "at the same path, so that all the tasks hash the lines with the same salt"
         )
     return order
+
+
+def _without_named_keys(order: dict) -> dict:
+    """``order`` without ``header`` and the keys that name columns (those not starting
+    with a field number or a JSON path's dot): what can be checked before the header is
+    read."""
+    if not order.get("header"):
+        return order
+    out = {k: v for k, v in order.items() if k != "header"}
+    keys = [k for k in out.get("key", []) if k[:1].isdigit() or k.startswith(".")]
+    if keys:
+        out["key"] = keys
+    else:
+        out.pop("key", None)
+    return out
+
+
+def check_headers(files, sizes, order: Optional[dict]) -> tuple:
+    """With ``header``: the first non-empty input's header record (with its terminator, one
+    added if it had none) and where each input's records start (after its header, 0 for an
+    empty input). Reads each input up to its header's end, as the sort reads them (a CSV
+    header may span lines). Raises :class:`EmsortRayError` naming an input whose header
+    differs from the first's (but for CRLF against LF), or a key naming no column.
+    Without ``header``: ``(None, [0, …])``."""
+    if not order or not order.get("header"):
+        return None, [0] * len(files)
+    rec = _record_order(order)
+    eol = rec.terminator
+    header, first, starts = None, None, []
+    for p, size in zip(files, sizes):
+        if not size:
+            starts.append(0)
+            continue
+        ((s, e),) = rec.record_spans(p, [0])
+        with open(p, "rb") as f:
+            record = f.read(e)
+        starts.append(e)
+        if header is None:
+            header, first = (record if record.endswith(eol) else record + eol), p
+        elif _bare(record, eol) != _bare(header, eol):
+            raise EmsortRayError(
+                f"{p}: its header differs from the first input's ({first}: "
+                f"{_bare(header, eol).decode('utf-8', 'replace')!r})"
+            )
+    try:
+        _line_order(order, header)
+    except (ValueError, TypeError) as e:
+        raise EmsortRayError(str(e)) from None
+    return header, starts
 
 
 def _manifest_order(order: Optional[dict]) -> Optional[dict]:
@@ -488,9 +608,10 @@ def check_settings(format: str, reverse: bool, options: Mapping[str, Any], memor
     return fmt, memory, chunk, _order_options(fmt, reverse, options)
 
 
-def check_inputs(inputs, output_dir, fmt: Format) -> tuple:
+def check_inputs(inputs, output_dir, fmt: Format, order: Optional[dict] = None) -> tuple:
     """The files of ``inputs`` (:func:`expand_inputs`) and their sizes, checked: whole
-    items of ``fmt``, none that the sort would delete (:func:`check_inputs_outside`)."""
+    items of ``fmt``, none that the sort would delete (:func:`check_inputs_outside`), the
+    same header in each with ``header`` in ``order`` (:func:`check_headers`)."""
     files = expand_inputs(inputs)
     sizes = [os.path.getsize(p) for p in files]
     if fmt.fixed:
@@ -500,6 +621,7 @@ def check_inputs(inputs, output_dir, fmt: Format) -> tuple:
                     f"{p}: size {s} is not a multiple of the {fmt.spec} item size ({fmt.item_size} bytes)"
                 )
     check_inputs_outside(files, output_dir)
+    check_headers(files, sizes, order)
     return files, sizes
 
 
@@ -738,9 +860,13 @@ def sort(
         if name not in emsort.OrderOptions.__annotations__:
             raise TypeError(f"sort() got an unexpected keyword argument '{name}'")
     fmt, memory, chunk, order = check_settings(format, reverse, options, memory_per_task, chunk_size)
-    eol = emsort.LineOrder(**order).terminator if order is not None else None
+    eol = _record_order(order).terminator if order is not None else None
     out_dir = os.path.abspath(os.fspath(output_dir))
     files, sizes = check_inputs(inputs, out_dir, fmt)
+    # With `header`: the header (every part starts with it) and where each input's records
+    # start; an input whose header differs is refused here, before any task runs.
+    header, starts = check_headers(files, sizes, order)
+    csv = bool(order and order.get("csv"))
     total_bytes = sum(sizes)
 
     if not ray.is_initialized():
@@ -757,16 +883,29 @@ def sort(
     opts = dict(max_retries=max_retries, retry_exceptions=False, num_cpus=num_cpus_per_task)
     job = _Job(out_dir, scratch_dir or tempfile.gettempdir(), created)
     try:
-        # 1. sample
+        # 1. sample (CSV: scan, which also finds the chunks' first records)
         t0 = time.perf_counter()
-        nonempty = [(p, s) for p, s in zip(files, sizes) if s]
+        nonempty = [(p, s, b) for p, s, b in zip(files, sizes, starts) if s > b]
         want = samples if samples is not None else max(2000, 100 * partitions)
         sample_refs = []
-        for i, (p, s) in enumerate(nonempty):
+        for i, (p, s, b) in enumerate(nonempty):
             n = max(1, -(-want * s // max(1, total_bytes)))
-            sample_refs.append(_sample_task.options(**opts).remote(p, fmt.spec, s, n, seed + i, eol or b"\n"))
+            if csv:
+                ref = _scan_task.options(**opts).remote(p, s, b, chunk, n, seed + i, order)
+            else:
+                ref = _sample_task.options(**opts).remote(p, fmt.spec, s, n, seed + i, eol or b"\n", b)
+            sample_refs.append(ref)
         job.track(sample_refs)
         sampled = _wait_all(sample_refs, "sample", progress, "sampling") if sample_refs else []
+        if csv:
+            # Chunks of whole records: from each chunk's first record to the next one's.
+            chunks = []
+            for (p, s, _), (cuts, _) in zip(nonempty, sampled):
+                for a, b in zip(cuts, cuts[1:] + [s]):
+                    chunks.append((p, a, b - a, s))
+            sampled = [records for _, records in sampled]
+        else:
+            chunks = _plan_chunks(files, sizes, fmt, chunk, starts)
         if fmt.fixed:
             isz = fmt.item_size
             pool = np.concatenate(sampled) if sampled else np.empty(0, np.uint8)
@@ -774,20 +913,19 @@ def sort(
             k = pool.size // isz
             boundaries = [pool[(i * k // partitions) * isz : (i * k // partitions + 1) * isz].tobytes() for i in range(1, partitions)] if k else [bytes(isz)] * (partitions - 1)
         else:
-            # The samples in the engine's order (unique ones with `unique`).
-            pool = _lines(emsort.LineOrder(**order).sort(b"".join(line + eol for lines in sampled for line in lines)), eol)
+            # The samples in the engine's order.
+            pool = _sorted_records([r for records in sampled for r in records], _line_order(order, header))
             k = len(pool)
             boundaries = [pool[i * k // partitions] for i in range(1, partitions)] if k else [b""] * (partitions - 1)
         t_sample = time.perf_counter() - t0
 
         # 2. map
         t0 = time.perf_counter()
-        chunks = _plan_chunks(files, sizes, fmt, chunk)
         bref = ray.put(boundaries)
         map_refs = []
         for i, (p, off, n, fsize) in enumerate(chunks):
             refs = _map_task.options(num_returns=partitions + 1, **opts).remote(
-                p, off, n, fsize, fmt.spec, bref, reverse, reader, i, _kill, order
+                p, off, n, fsize, fmt.spec, bref, reverse, reader, i, _kill, order, header, csv
             )
             map_refs.append(refs)
             job.track([refs[-1]])
@@ -795,7 +933,8 @@ def sort(
         # 3. merge (submitted now: Ray starts each one when its blocks exist)
         merge_refs = [
             _merge_task.options(**opts).remote(
-                r, out_dir, fmt.spec, memory, reverse, scratch_dir, job.token, _kill, order, *[m[r] for m in map_refs]
+                r, out_dir, fmt.spec, memory, reverse, scratch_dir, job.token, _kill, order, header,
+                *[m[r] for m in map_refs]
             )
             for r in range(partitions)
         ]
@@ -826,6 +965,9 @@ def sort(
             "memory_per_task": memory,
             "samples": int(k),
             "boundaries": [b.hex() for b in boundaries],
+            # With `header`: every part starts with this record (an empty part holds it
+            # alone), so that each part is a CSV file of its own; items count records.
+            "header": header.hex() if header is not None else None,
             "parts": parts,
             "external_merges": sum(1 for p in parts if p["external"]),
             "timings": {
@@ -864,34 +1006,32 @@ def read_manifest(output_dir) -> dict:
 
 
 def part_paths(output_dir) -> list:
-    """The output parts in order."""
+    """The output parts in order. With ``header=True`` each starts with the header record
+    (``read_manifest(output_dir)["header"]``, hex), so that each is a CSV file of its own:
+    the sorted records are each part after its header, part after part."""
     m = read_manifest(output_dir)
     return [os.path.join(os.fspath(output_dir), p["name"]) for p in m["parts"]]
 
 
-def _edge_item(path: str, fmt: Format, last: bool, eol: bytes = b"\n") -> Optional[bytes]:
-    """The first or last item of a part (a line without its terminator ``eol``)."""
+def _edge_item(path: str, fmt: Format, last: bool) -> Optional[bytes]:
+    """The first or last item of a part of a fixed-size format."""
     size = os.path.getsize(path)
     if size == 0:
         return None
     with open(path, "rb") as f:
-        if fmt.fixed:
-            f.seek(size - fmt.item_size if last else 0)
-            return f.read(fmt.item_size)
-        if not last:
-            head = b""
-            while eol not in head and len(head) < size:
-                head += f.read(1 << 16)
-            return head.split(eol, 1)[0]
-        back = min(size, 1 << 16)
-        while True:
-            f.seek(size - back)
-            tail = f.read(back)
-            tail = tail[:-1] if tail.endswith(eol) else tail
-            i = tail.rfind(eol)
-            if i >= 0 or back == size:
-                return tail[i + 1 :]
-            back = min(size, back * 4)
+        f.seek(size - fmt.item_size if last else 0)
+        return f.read(fmt.item_size)
+
+
+def _span(path: str, span, eol: bytes) -> Optional[bytes]:
+    """The record at byte span ``(start, end)`` of a file (None: none), without ``eol``."""
+    if span is None:
+        return None
+    start, end = span
+    with open(path, "rb") as f:
+        f.seek(start)
+        r = f.read(end - start)
+    return r[:-1] if r.endswith(eol) else r
 
 
 def _fail(items: int, message: str) -> dict:
@@ -928,8 +1068,10 @@ def verify(output_dir, *, format: Optional[str] = None) -> dict:
         shown = ", ".join(stray[:10]) + (f" and {len(stray) - 10} more" if len(stray) > 10 else "")
         return _fail(0, f"{out}: {len(stray)} file(s) that are not parts listed by the manifest: {shown}")
     reverse = bool(m.get("reverse"))
-    # Lines: the engine's order of the manifest's options (`sort -c` on each part).
-    lo = None if fmt.fixed else emsort.LineOrder(**_order_from_manifest(m))
+    # Lines: the engine's order of the manifest's options (`sort -c` on each part); with a
+    # header, every part starts with it.
+    header = bytes.fromhex(m["header"]) if m.get("header") is not None else None
+    lo = None if fmt.fixed else _line_order(_order_from_manifest(m), header)
     eol = lo.terminator if lo is not None else b"\n"
     items = 0
     prev = None
@@ -943,8 +1085,12 @@ def verify(output_dir, *, format: Optional[str] = None) -> dict:
                 return _fail(items + r.get("items", 0), f"{path}: {r['message']}")
             n = r["items"]
         else:
+            if header is not None:
+                with open(path, "rb") as f:
+                    if f.read(len(header)) != header:
+                        return _fail(items, f"{path}: does not start with the header the manifest records")
             r = lo.check(path)
-            n = r["lines"]
+            n = r["records"]
             if not r["ok"]:
                 d = r["disorder"]
                 what = "not after" if lo.unique else "before"
@@ -952,7 +1098,13 @@ def verify(output_dir, *, format: Optional[str] = None) -> dict:
         if n != p["items"]:
             return _fail(items, f"{path}: {n} items, manifest says {p['items']}")
         items += n
-        first = _edge_item(path, fmt, last=False, eol=eol)
+        if lo is not None:
+            # The edge records' spans, from the check (CSV records may span lines).
+            first = _span(path, r["first_record"], eol)
+            last = _span(path, r["last_record"], eol)
+        else:
+            first = _edge_item(path, fmt, last=False)
+            last = None
         if first is not None:
             if prev is not None:
                 if lo is not None:
@@ -962,7 +1114,7 @@ def verify(output_dir, *, format: Optional[str] = None) -> dict:
                     bad = emsort.item_key_less(first, prev, fmt.spec, reverse=reverse)
                 if bad:
                     return _fail(items, f"{path}: its first item is out of order with the previous part's last")
-            prev = _edge_item(path, fmt, last=True, eol=eol)
+            prev = last if lo is not None else _edge_item(path, fmt, last=True)
     if items != m["items"]:
         return _fail(items, f"{items} items in the parts, manifest says {m['items']}")
     return {"ok": True, "items": items, "message": "ok"}
