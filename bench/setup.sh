@@ -14,6 +14,15 @@
 #                 into ~/.cargo/bin; a few minutes of compiling)
 #   DuckDB        the Python package duckdb, 2.x (pip, for $EMSORT_BENCH_PYTHON,
 #                 default python3)
+# and the peers of issue 41's data sets (csv-export, jsonl):
+#   Polars        the Python package polars (pip, same interpreter)
+#   xan           the CSV toolkit, `xan sort --external` (cargo install xan
+#                 --locked, into ~/.cargo/bin). Long to compile: on the
+#                 development machine (2 vCPUs shared with other builds) two
+#                 15-minute tries of `cargo install xan --locked -j2` did not
+#                 finish (its ~290 dependencies built, then the xan crate
+#                 alone ran out the second try), so it is tried here with a
+#                 40-minute limit and left out of the campaign when missing
 # Idempotent: installs nothing when everything is there. Needs root (or
 # sudo) and Debian's package archive, crates.io and PyPI; the benchmarks run
 # without these too, leaving out the peers they serve (machine.json says so).
@@ -74,5 +83,32 @@ elif command -v "$python" >/dev/null; then
         || "$python" -m pip install --quiet --break-system-packages 'duckdb>=2,<3'
 else
     echo "bench/setup.sh: no $python: DuckDB not installed (the keys experiment leaves it out)" >&2
+fi
+# Polars for Python.
+if "$python" -c 'import polars' 2>/dev/null; then
+    echo "bench/setup.sh: Polars present ($("$python" -c 'import polars; print(polars.__version__)'))"
+elif command -v "$python" >/dev/null; then
+    echo "bench/setup.sh: installing Polars for $python (pip install polars)"
+    "$python" -m pip install --quiet polars \
+        || "$python" -m pip install --quiet --break-system-packages polars
+fi
+
+# xan: `xan --version` answers when it is there.
+xan_ok() {
+    for exe in xan "${CARGO_HOME:-$HOME/.cargo}/bin/xan"; do
+        if "$exe" --version >/dev/null 2>&1; then
+            return 0
+        fi
+    done
+    return 1
+}
+if xan_ok; then
+    echo "bench/setup.sh: xan present"
+elif command -v cargo >/dev/null; then
+    echo "bench/setup.sh: installing xan (cargo install xan --locked; may take long)"
+    timeout 2400 cargo install --locked xan \
+        || echo "bench/setup.sh: xan not installed (the keys experiment leaves it out)" >&2
+else
+    echo "bench/setup.sh: no cargo: xan not installed (the keys experiment leaves it out)" >&2
 fi
 echo "bench/setup.sh: done"

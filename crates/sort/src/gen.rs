@@ -79,6 +79,34 @@
 //!
 //! Chunks of 64 Ki lines as for CSV; `--count N` gives N lines, `--bytes
 //! SIZE` about SIZE bytes (N from the mean length of a sample).
+//!
+//! Words ([`Text::Words`], `emsort gen --format words`) are text to sort
+//! in a locale (`LC_ALL=en_US.UTF-8 sort`), one a line, about 10 bytes:
+//!
+//! ```text
+//! châonch
+//! onravianße
+//! ISMALANNOËMÜ
+//! Stögäpo
+//! d'vistögessømo
+//! çaunlystö-cefamoœu
+//! Noëbristölà Châderßefa
+//! ```
+//!
+//! - a vocabulary of 60 000 words made of 64 syllables, some with
+//!   accented letters in UTF-8 (é è ê ë à â ä ö ü ß ç ñ å ø æ œ); word *r*
+//!   (from 0) has 1 + ⌊log₄(r + 1)⌋ / 2 syllables and 0 to 2 more, so
+//!   frequent words are short;
+//! - each word drawn by its rank from Zipf(60 000, s = 1.05), as words
+//!   occur in text: a few very frequent, most rare, many lines repeated;
+//! - lower case three times in four, else capitalised, or upper case one
+//!   time in 25;
+//! - one line in 16 holds two words and a space, one in 24 two joined by a
+//!   hyphen, one in 48 an elision (`l'`, `d'`, `o'`, `L'`) and one in 96 a
+//!   possessive `'s`.
+//!
+//! Chunks of 64 Ki lines as for CSV; `--count N` gives N lines, `--bytes
+//! SIZE` about SIZE bytes.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -137,6 +165,10 @@ pub enum Text {
     /// JSON events, one a line (see the module docs), [`GenSpec::count`]
     /// lines; uniform whatever the distribution.
     Jsonl,
+    /// Words of a natural-language-like vocabulary, one a line (see the
+    /// module docs), [`GenSpec::count`] lines; Zipf-distributed words
+    /// whatever the distribution.
+    Words,
 }
 
 /// The user names of JSON lines, as written in the JSON text: plain,
@@ -263,6 +295,17 @@ impl GenSpec {
         GenSpec::jsonl(((bytes as f64 / jsonl_mean_line_len()).round() as u64).max(1))
     }
 
+    /// `count` lines of words ([`Text::Words`]), seed 42.
+    pub fn words(count: u64) -> GenSpec {
+        GenSpec { text: Text::Words, ..GenSpec::jsonl(count) }
+    }
+
+    /// About `bytes` bytes of words (the count from the mean length of a
+    /// sample of lines), seed 42.
+    pub fn words_bytes(bytes: u64) -> GenSpec {
+        GenSpec::words(((bytes as f64 / words_mean_line_len()).round() as u64).max(1))
+    }
+
     /// The default way to write: `direct` with 8 MiB blocks.
     pub fn default_io() -> StreamConfig {
         StreamConfig::new(StreamKind::Direct).block_size(8 << 20)
@@ -278,6 +321,7 @@ impl GenSpec {
                 (EXPORT_HEADER.len() as f64 + self.count as f64 * export_mean_len(self)).round() as u64
             }
             (None, Text::Jsonl) => (self.count as f64 * jsonl_mean_line_len()).round() as u64,
+            (None, Text::Words) => (self.count as f64 * words_mean_line_len()).round() as u64,
             (None, Text::Printable) => self.bytes,
         }
     }
@@ -750,6 +794,106 @@ fn export_mean_len(spec: &GenSpec) -> f64 {
     (chunk.len() - EXPORT_HEADER.len()) as f64 / CHUNK_CSV_LINES as f64
 }
 
+/// Syllables of the words generator: Latin-script onsets and rhymes, a
+/// few with the accented letters of French, German, Spanish and the
+/// Nordic languages (é è ê ë à â ä ö ü ß ç ñ å ø æ œ), so that a
+/// locale's collation has ties to break (`é` after `e`, `ß` as `ss`).
+const WORD_SYLLABLES: [&str; 64] = [
+    "a", "ka", "re", "mo", "ti", "lan", "der", "so", "ven", "ha", "ri", "tor", "el", "ma", "nu", "ber", "sa",
+    "le", "in", "go", "pe", "ra", "un", "ste", "lo", "ne", "ch", "mar", "is", "de", "fa", "wo", "é", "tè",
+    "rê", "noë", "là", "châ", "gä", "stö", "mü", "ße", "ça", "ño", "kå", "sø", "læ", "œu", "bri", "to", "on",
+    "ges", "qui", "ta", "ur", "vi", "es", "ly", "po", "dra", "ce", "jo", "an", "hel",
+];
+
+/// Distinct words the words generator draws from, by rank.
+const WORD_VOCABULARY: usize = 60_000;
+/// The exponent of the words' Zipf law (natural text is near 1).
+const WORD_ZIPF_S: f64 = 1.05;
+
+/// The words generator's vocabulary: word *r* has 1 + ⌊log₄(r + 1)⌋ / 2
+/// syllables and 0 to 2 more, so frequent words are short as in natural
+/// text; drawn from
+/// a fixed seed, the same for every spec (the spec's seed draws the
+/// lines). Words may repeat in the list; a repeat only shifts the
+/// frequencies a little.
+fn word_vocabulary() -> &'static [String] {
+    static WORDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| {
+        let mut rng = chunk_rng(0x0057_04d5, 0);
+        (0..WORD_VOCABULARY)
+            .map(|r| {
+                let syllables = 1 + ((r + 1) as f64).log(4.0) as usize / 2 + rng.random_range(0..3usize);
+                (0..syllables).map(|_| pick(&mut rng, &WORD_SYLLABLES)).collect()
+            })
+            .collect()
+    })
+}
+
+/// A word of the vocabulary at a Zipf-drawn rank, lower case three
+/// times in four, else capitalised or (one time in 25) upper case.
+fn push_word(rng: &mut impl Rng, zipf: &Zipf<f64>, out: &mut Vec<u8>) {
+    let words = word_vocabulary();
+    let w = &words[(zipf.sample(rng) as usize).clamp(1, words.len()) - 1];
+    match rng.random_range(0..100u32) {
+        0..=74 => out.extend_from_slice(w.as_bytes()),
+        75..=95 => {
+            let mut c = w.chars();
+            if let Some(first) = c.next() {
+                out.extend(first.to_uppercase().to_string().bytes());
+                out.extend_from_slice(c.as_str().as_bytes());
+            }
+        }
+        _ => out.extend_from_slice(w.to_uppercase().as_bytes()),
+    }
+}
+
+/// Appends one line of words (module docs): one word, or two joined by a
+/// space (one line in 16), a hyphen (one in 24) or an elision with an
+/// apostrophe (one in 32: `l'`, `d'`, `o'` before, `'s` after).
+fn word_line(rng: &mut Xoshiro256PlusPlus, zipf: &Zipf<f64>, out: &mut Vec<u8>) {
+    match rng.random_range(0..96u32) {
+        0..=5 => {
+            push_word(rng, zipf, out);
+            out.push(b' ');
+            push_word(rng, zipf, out);
+        }
+        6..=9 => {
+            push_word(rng, zipf, out);
+            out.push(b'-');
+            push_word(rng, zipf, out);
+        }
+        10 | 11 => {
+            out.extend_from_slice(pick(rng, &["l'", "d'", "o'", "L'"]).as_bytes());
+            push_word(rng, zipf, out);
+        }
+        12 => {
+            push_word(rng, zipf, out);
+            out.extend_from_slice(b"'s");
+        }
+        _ => push_word(rng, zipf, out),
+    }
+    out.push(b'\n');
+}
+
+fn gen_words_chunk(spec: &GenSpec, chunk: u64, _: &Zipf<f64>) -> Vec<u8> {
+    let first = chunk * CHUNK_CSV_LINES;
+    let lines = (spec.count - first).min(CHUNK_CSV_LINES);
+    let mut rng = chunk_rng(spec.seed, chunk);
+    let zipf = Zipf::new(WORD_VOCABULARY as f64, WORD_ZIPF_S).expect("valid Zipf parameters");
+    let mut out = Vec::with_capacity(lines as usize * 12);
+    for _ in 0..lines {
+        word_line(&mut rng, &zipf, &mut out);
+    }
+    out
+}
+
+/// The mean length of a line of words (with its newline), from a sample.
+fn words_mean_line_len() -> f64 {
+    let unused = Zipf::new(ZIPF_VALUES, ZIPF_S).expect("valid Zipf parameters");
+    let sample = gen_words_chunk(&GenSpec::words(CHUNK_CSV_LINES), 0, &unused);
+    sample.len() as f64 / CHUNK_CSV_LINES as f64
+}
+
 /// What [`generate`] wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GenStats {
@@ -781,6 +925,7 @@ pub fn generate(
             (spec.count.div_ceil(CHUNK_CSV_LINES).max(1), gen_export_chunk)
         }
         Format::Lines if spec.text == Text::Jsonl => (spec.count.div_ceil(CHUNK_CSV_LINES), gen_jsonl_chunk),
+        Format::Lines if spec.text == Text::Words => (spec.count.div_ceil(CHUNK_CSV_LINES), gen_words_chunk),
         Format::Lines => (spec.bytes.div_ceil(CHUNK_TEXT), gen_text_chunk),
         _ => (spec.count.div_ceil(CHUNK_ITEMS), gen_fixed_chunk),
     };
@@ -980,6 +1125,52 @@ mod tests {
         let b = GenSpec::jsonl_bytes(10 << 20);
         let size = gen(&b).len() as f64;
         assert!((size / (10 << 20) as f64 - 1.0).abs() < 0.01, "{size}");
+        assert!((b.total_bytes() as f64 / size - 1.0).abs() < 0.01);
+    }
+
+    /// Words: same seed, same bytes; UTF-8 lines of letters, accents,
+    /// cases, spaces, hyphens and apostrophes; repeats at a Zipf-like
+    /// rate; about 8–12 bytes a line; `words_bytes` near its size.
+    #[test]
+    fn words_are_deterministic_natural_and_repeated() {
+        let n = CHUNK_CSV_LINES + 4321;
+        let s = GenSpec::words(n);
+        let a = gen(&s);
+        assert_eq!(a, gen(&s));
+        assert_ne!(a, gen(&GenSpec { seed: 7, ..s.clone() }));
+        let text = std::str::from_utf8(&a).unwrap();
+        let lines: Vec<&str> = text.strip_suffix('\n').unwrap().split('\n').collect();
+        assert_eq!(lines.len() as u64, n);
+        for l in &lines {
+            assert!(!l.is_empty() && l.chars().all(|c| c.is_alphabetic() || " -'".contains(c)), "{l:?}");
+            assert!(!l.starts_with(' ') && !l.ends_with(' '), "{l:?}");
+        }
+        for accented in "éèêëàâäöüßçñåøæœ".chars() {
+            assert!(text.contains(accented), "{accented}");
+        }
+        let count = |f: &dyn Fn(&str) -> bool| lines.iter().filter(|l| f(l)).count() as f64 / n as f64;
+        let lower = count(&|l| l.chars().all(|c| !c.is_uppercase()));
+        let capital = count(&|l| {
+            let mut c = l.chars();
+            c.next().is_some_and(char::is_uppercase) && c.all(|c| !c.is_uppercase())
+        });
+        let upper = count(&|l| l.chars().filter(|c| c.is_alphabetic()).all(char::is_uppercase));
+        assert!((0.5..0.8).contains(&lower) && (0.1..0.3).contains(&capital), "{lower} {capital}");
+        assert!((0.01..0.1).contains(&upper), "{upper}");
+        let space = count(&|l| l.contains(' '));
+        let (hyphen, apostrophe) = (count(&|l| l.contains('-')), count(&|l| l.contains('\'')));
+        assert!((0.04..0.09).contains(&space) && (0.02..0.07).contains(&hyphen), "{space} {hyphen}");
+        assert!((0.01..0.05).contains(&apostrophe), "{apostrophe}");
+        let mut distinct = lines.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let dup = 1.0 - distinct.len() as f64 / n as f64;
+        assert!((0.3..0.9).contains(&dup), "{dup} of the lines repeat one before");
+        let mean = a.len() as f64 / n as f64;
+        assert!((8.0..=12.0).contains(&mean), "{mean} bytes a line");
+        let b = GenSpec::words_bytes(8 << 20);
+        let size = gen(&b).len() as f64;
+        assert!((size / (8 << 20) as f64 - 1.0).abs() < 0.01, "{size}");
         assert!((b.total_bytes() as f64 / size - 1.0).abs() < 0.01);
     }
 

@@ -98,7 +98,7 @@ pub use self::point::{predicted_blocks, Point};
 use self::readme::Readme;
 use super::cpu_bound::{CpuBoundDir, DEFAULT_CPU_BOUND_DIR};
 use super::fio::{self, IoBound};
-use super::keys::{self, DuckDb, KeysCtx, KeysPeers, KeysPoint, UutilsSort};
+use super::keys::{self, DataSet, KeysCtx, KeysPeers, KeysPoint, PythonPeer, UutilsSort, Xan};
 use super::params::{parse_params, read_params, Grid};
 use super::peers::{self, PeakRss, StxxlBuild, StxxlDriver};
 use super::plots::plots_from_csv;
@@ -198,8 +198,14 @@ impl Campaign {
         let mut points = Vec::new();
         let mut keys_points = Vec::new();
         for g in grids {
-            for [s, m, t, k] in product([g.sizes.len(), g.memories.len(), g.threads.len(), g.keys.len()]) {
+            let lens = [g.data_sets.len(), g.sizes.len(), g.memories.len(), g.threads.len(), g.keys.len()];
+            for [d, s, m, t, k] in product(lens) {
+                if !g.keys[k].data_sets().contains(&g.data_sets[d]) {
+                    continue;
+                }
                 keys_points.push(KeysPoint {
+                    data: g.data_sets[d],
+                    locale: g.locale.clone(),
                     bytes: g.sizes[s],
                     memory: g.memories[m],
                     threads: if g.threads[t] == 0 { cores() } else { g.threads[t] },
@@ -250,8 +256,11 @@ impl Campaign {
             },
             |p| &mut p.reps,
         );
-        let keys_points =
-            merge_repeats(keys_points, |p| (p.bytes, p.memory, p.threads, p.keys), |p| &mut p.reps);
+        let keys_points = merge_repeats(
+            keys_points,
+            |p| (p.data, p.bytes, p.memory, p.threads, p.keys, p.locale.clone()),
+            |p| &mut p.reps,
+        );
         if points.is_empty() && keys_points.is_empty() {
             return Err(Error::Campaign("the campaign has no point to measure".into()));
         }
@@ -432,28 +441,36 @@ impl Campaign {
         self
     }
 
-    /// The keys experiment's input sizes, in run order.
-    fn keys_sizes(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = Vec::new();
+    /// The keys experiment's inputs (data set, size), in run order.
+    fn keys_inputs(&self) -> Vec<(DataSet, u64)> {
+        let mut v: Vec<(DataSet, u64)> = Vec::new();
         for p in &self.keys_points {
-            if !v.contains(&p.bytes) {
-                v.push(p.bytes);
+            if !v.contains(&(p.data, p.bytes)) {
+                v.push((p.data, p.bytes));
             }
         }
         v
     }
 
+    /// Whether a keys point is on a data set `read` says a peer reads.
+    fn keys_on(&self, read: fn(DataSet) -> bool) -> bool {
+        self.keys_points.iter().any(|p| read(p.data))
+    }
+
     /// The peers of the keys experiment and of `lines` inputs that can run
     /// here (none without keys points or `lines`; DuckDB only with keys
     /// points), with why the others cannot.
-    fn keys_peers(&self) -> (KeysPeers, String, String) {
+    fn keys_peers(&self) -> (KeysPeers, PeerStatus) {
         let lines = self.points.iter().any(|p| p.format == Format::Lines);
         if self.keys_points.is_empty() && !lines {
-            let no = "not used: no csv or lines input".to_string();
-            return (KeysPeers::default(), no.clone(), no);
+            let no = "not used: no keys or lines input".to_string();
+            let status = PeerStatus { uutils: no.clone(), duckdb: no.clone(), polars: no.clone(), xan: no };
+            return (KeysPeers::default(), status);
         }
         let gnu = peers::gnu_sort_version();
-        let (uutils, u_status) = if !self.uutils {
+        let (uutils, u_status) = if !lines && !self.keys_on(|d| d == DataSet::Csv) {
+            (None, "not used: no csv or lines input".to_string())
+        } else if !self.uutils {
             (None, "not used: turned off".to_string())
         } else {
             match UutilsSort::find() {
@@ -464,22 +481,41 @@ impl Campaign {
                 Err(e) => (None, format!("not installed: {e}")),
             }
         };
-        let (duckdb, d_status) = if self.keys_points.is_empty() {
-            (None, "not used: no csv input".to_string())
+        let python = |module: &str, name: &str, on: fn(DataSet) -> bool, wanted: bool| {
+            if !self.keys_on(on) {
+                (None, "not used: no data set it reads".to_string())
+            } else if !wanted {
+                (None, "not used: turned off".to_string())
+            } else {
+                match PythonPeer::find(module) {
+                    Ok(d) => {
+                        let s = format!("{name} {} (python: {})", d.version, d.python.display());
+                        (Some((d, PathBuf::new())), s)
+                    }
+                    Err(e) => (None, format!("not installed: {e}")),
+                }
+            }
+        };
+        let (duckdb, d_status) = python("duckdb", "DuckDB", DataSet::duckdb_reads, self.duckdb);
+        let (polars, p_status) = python("polars", "Polars", DataSet::polars_reads, self.duckdb);
+        let (xan, x_status) = if !self.keys_on(DataSet::xan_reads) {
+            (None, "not used: no csv-export input".to_string())
         } else if !self.duckdb {
             (None, "not used: turned off".to_string())
         } else {
-            match DuckDb::find() {
-                Ok(d) => {
-                    let s = format!("DuckDB {} (python: {})", d.version, d.python.display());
-                    (Some((d, PathBuf::new())), s)
+            match Xan::find() {
+                Ok(x) => {
+                    let s = format!("{} ({})", x.version, x.exe.display());
+                    (Some(x), s)
                 }
                 Err(e) => (None, format!("not installed: {e}")),
             }
         };
         let baseline = self.baseline.clone().filter(|_| self.sorter_exe.is_some());
-        let peers = KeysPeers { gnu, uutils, duckdb, cpu_bound: self.cpu_bound_wanted(), baseline };
-        (peers, u_status, d_status)
+        let cpu_bound = self.cpu_bound_wanted();
+        let peers = KeysPeers { gnu, uutils, duckdb, polars, xan, cpu_bound, baseline };
+        let status = PeerStatus { uutils: u_status, duckdb: d_status, polars: p_status, xan: x_status };
+        (peers, status)
     }
 
     /// The distinct inputs (format, N), in run order.
@@ -573,22 +609,24 @@ impl Campaign {
     pub fn runs(&self) -> u64 {
         let peers = self.keys_peers().0;
         let text = u64::from(peers::gnu_sort_version().is_some()) + u64::from(peers.uutils.is_some());
-        self.runs_with_keys(text, self.stxxl_wanted(), self.cpu_bound_wanted(), peers.tools())
+        self.runs_with_keys(text, self.stxxl_wanted(), self.cpu_bound_wanted(), |d| peers.tools(d))
     }
 
     /// Total runs, with `text` text sorts (GNU's, uutils') per `lines`
-    /// setting and `keys_tools` tools per keys point and repetition (and the
-    /// keys experiment's I/O bound once per input and repetition).
-    fn runs_with_keys(&self, text: u64, stxxl: bool, cpu: bool, keys_tools: u64) -> u64 {
+    /// setting and `keys_tools(data)` tools per keys point on `data` and
+    /// repetition (and the keys experiment's I/O bound once per input and
+    /// repetition).
+    fn runs_with_keys(&self, text: u64, stxxl: bool, cpu: bool, keys_tools: impl Fn(DataSet) -> u64) -> u64 {
         let io_bounds: u64 = self
-            .keys_sizes()
+            .keys_inputs()
             .into_iter()
-            .map(|n| {
-                self.keys_points.iter().filter(|p| p.bytes == n).map(|p| u64::from(p.reps)).max().unwrap_or(0)
+            .map(|(d, n)| {
+                let on = self.keys_points.iter().filter(|p| (p.data, p.bytes) == (d, n));
+                on.map(|p| u64::from(p.reps)).max().unwrap_or(0)
             })
             .sum();
         let keys: u64 =
-            io_bounds + self.keys_points.iter().map(|p| u64::from(p.reps) * keys_tools).sum::<u64>();
+            io_bounds + self.keys_points.iter().map(|p| u64::from(p.reps) * keys_tools(p.data)).sum::<u64>();
         keys + self
             .data_sets()
             .into_iter()
@@ -691,11 +729,15 @@ impl Campaign {
             }
         };
         let gnu_version = peers::gnu_sort_version();
-        let (mut keys_peers, uutils_status, duckdb_status) = self.keys_peers();
+        let (mut keys_peers, status) = self.keys_peers();
         keys_peers.cpu_bound = cpu_dir.is_some() && !self.keys_points.is_empty();
         if let Some((_, script)) = &mut keys_peers.duckdb {
             *script = work.join("duckdb_sort.py");
             std::fs::write(&*script, keys::DUCKDB_SCRIPT).map_err(|e| Error::io("write", script, e))?;
+        }
+        if let Some((_, script)) = &mut keys_peers.polars {
+            *script = work.join("polars_sort.py");
+            std::fs::write(&*script, keys::POLARS_SCRIPT).map_err(|e| Error::io("write", script, e))?;
         }
         let mut machine = self.settings.machine(&work);
         machine.element = formats_element(self.points.iter().map(|p| p.format));
@@ -715,8 +757,10 @@ impl Campaign {
                 Some(exe) => format!("child process: {}", crate::machine::relative(exe)),
                 None => "in-process (sort_file)".into(),
             },
-            uutils_sort_version: uutils_status,
-            duckdb_version: duckdb_status,
+            uutils_sort_version: status.uutils,
+            duckdb_version: status.duckdb,
+            polars_version: status.polars,
+            xan_version: status.xan,
             keys_problems: Vec::new(),
             peak_rss_resettable: PeakRss::reset(),
             cpu_migrations_countable: emsort_sort::stats::MigrationCounter::start().is_some(),
@@ -742,11 +786,17 @@ impl Campaign {
             warnings.push("GNU sort could not run: no GNU sort peer".into());
         }
         let any_lines = self.points.iter().any(|p| p.format == Format::Lines);
-        if (any_lines || !self.keys_points.is_empty()) && keys_peers.uutils.is_none() {
+        if (any_lines || self.keys_on(|d| d == DataSet::Csv)) && keys_peers.uutils.is_none() {
             warnings.push(format!("no uutils sort peer: {}", facts.uutils_sort_version));
         }
-        if !self.keys_points.is_empty() && keys_peers.duckdb.is_none() {
+        if self.keys_on(DataSet::duckdb_reads) && keys_peers.duckdb.is_none() {
             warnings.push(format!("no DuckDB peer: {}", facts.duckdb_version));
+        }
+        if self.keys_on(DataSet::polars_reads) && keys_peers.polars.is_none() {
+            warnings.push(format!("no Polars peer: {}", facts.polars_version));
+        }
+        if self.keys_on(DataSet::xan_reads) && keys_peers.xan.is_none() {
+            warnings.push(format!("no xan peer: {}", facts.xan_version));
         }
 
         // 3. The runs; 4. clean up whatever happened.
@@ -777,11 +827,12 @@ impl Campaign {
         let _ = std::fs::remove_dir_all(work.join("stxxl"));
         let _ = std::fs::remove_file(work.join("emsort-stats.json"));
         let _ = std::fs::remove_file(work.join("duckdb_sort.py"));
+        let _ = std::fs::remove_file(work.join("polars_sort.py"));
         for (f, n) in self.data_sets() {
             let _ = std::fs::remove_file(input_path(&work, f, n));
         }
-        for n in self.keys_sizes() {
-            let _ = std::fs::remove_file(csv_input_path(&work, n));
+        for (d, n) in self.keys_inputs() {
+            let _ = std::fs::remove_file(keys_input_path(&work, d, n));
         }
         drop(temp);
         let runs = result?;
@@ -813,7 +864,7 @@ impl Campaign {
             u64::from(ctx.gnu.is_some()) + u64::from(ctx.keys_peers.uutils.is_some()),
             ctx.stxxl.is_some(),
             ctx.cpu.is_some(),
-            ctx.keys_peers.tools(),
+            |d| ctx.keys_peers.tools(d),
         );
         ctx.progress.phase("sort bench", Some(total));
         let tmp = ctx.work.join("tmp");
@@ -847,10 +898,11 @@ impl Campaign {
                 io_bound: &self.io_bound,
                 simd: self.simd,
             };
-            for bytes in self.keys_sizes() {
-                let input = csv_input_path(ctx.work, bytes);
-                let points: Vec<&KeysPoint> = self.keys_points.iter().filter(|p| p.bytes == bytes).collect();
-                let res = keys::run_keys_data_set(&mut kctx, bytes, &points, &input);
+            for (data, bytes) in self.keys_inputs() {
+                let input = keys_input_path(ctx.work, data, bytes);
+                let points: Vec<&KeysPoint> =
+                    self.keys_points.iter().filter(|p| (p.data, p.bytes) == (data, bytes)).collect();
+                let res = keys::run_keys_data_set(&mut kctx, data, bytes, &points, &input);
                 for name in ["emsort.out", "reference.out", "peer.out"] {
                     let _ = std::fs::remove_file(ctx.work.join(name));
                 }
@@ -1104,8 +1156,18 @@ fn input_path(work: &Path, format: Format, bytes: u64) -> PathBuf {
     work.join(format!("data_{}_{bytes}.in", format.to_string().replace(':', "-")))
 }
 
-fn csv_input_path(work: &Path, bytes: u64) -> PathBuf {
-    work.join(format!("data_csv_{bytes}.csv"))
+/// Where the keys experiment's input of `data` and `bytes` is generated.
+fn keys_input_path(work: &Path, data: DataSet, bytes: u64) -> PathBuf {
+    work.join(format!("data_{data}_{bytes}"))
+}
+
+/// What [`Campaign::keys_peers`] found of each optional peer (installed:
+/// its version; else why not), for `machine.json`.
+struct PeerStatus {
+    uutils: String,
+    duckdb: String,
+    polars: String,
+    xan: String,
 }
 
 #[cfg(test)]
@@ -1184,13 +1246,13 @@ mod tests {
         assert_eq!(c.keys_points().len(), 5);
         // 2 + 2 + 3 key points × reps per size 1M, 2 + 2 on 2M: 11 point-reps;
         // I/O bounds: 3 reps on 1M, 2 on 2M.
-        assert_eq!(c.runs_with_keys(1, false, false, 4), 11 * 4 + 5);
+        assert_eq!(c.runs_with_keys(1, false, false, |_| 4), 11 * 4 + 5);
         let c = c.uutils(false).duckdb(false).cpu_bound(false);
         let (peers, ..) = c.clone().baseline(Some("old".into())).keys_peers();
         assert!(peers.baseline.is_none(), "no baseline without the binary to compare it with");
         let (peers, ..) = c.sorter_exe("new").baseline(Some("old".into())).keys_peers();
         assert_eq!(peers.baseline.as_deref(), Some(Path::new("old")));
-        assert_eq!(peers.tools(), 2 + u64::from(peers.gnu.is_some()));
+        assert_eq!(peers.tools(DataSet::Csv), 2 + u64::from(peers.gnu.is_some()));
     }
 
     #[test]

@@ -1,42 +1,60 @@
-//! The keys experiment of a sort campaign: sorts of CSV lines by key,
-//! emsort beside GNU sort, uutils sort and DuckDB (issue 17's performance
-//! bar).
+//! The keys experiment of a sort campaign: sorts by key of CSV lines
+//! (issue 17's performance bar), of a quoted CSV export with a header, of
+//! JSON lines, and of words in a locale (issue 41), emsort beside GNU
+//! sort, uutils sort, DuckDB, Polars and xan, as each can read the input.
 //!
-//! A grid row with the pseudo-format `csv` (and a `keys` list, [`KeySort`])
-//! generates, for each size, about that many bytes of typed CSV lines
-//! `id,category,amount,date` ([`emsort_sort::gen::Text::Csv`], seed 42),
-//! and runs every key sort at each (M, threads) of the row, `reps` times,
-//! each tool on a cold cache:
+//! A grid row naming a data set ([`DataSet`]: `csv`, `csv-export`,
+//! `jsonl`, `words`; with a `keys` list, [`KeySort`], and optionally a
+//! locale `LC_ALL=…`) generates, for each size, about that many bytes of
+//! it (`emsort gen --format DATA`, seed 42), and runs every key sort that
+//! applies to it at each (M, threads) of the row, `reps` times, each tool
+//! on a cold cache, every tool with `LC_ALL` set to the row's locale (`C`
+//! when it names none):
 //!
-//! | tool | command |
-//! |---|---|
-//! | `emsort` | `emsort sort KEYS -S M --parallel T -T TMP --stats F --quiet -o OUT IN` (its default fan-in, policy and streams, as a user runs it) |
-//! | `gnu-sort` | `LC_ALL=C sort KEYS -S M --parallel=T -T TMP -o OUT IN` |
-//! | `uutils-sort` | `coreutils sort KEYS -S M --parallel T -T TMP -o OUT IN` (uutils coreutils' multi-call binary, [`UutilsSort`]) |
-//! | `duckdb` | `python3 duckdb_sort.py IN OUT M T TMP NAME`: `SET memory_limit`, `threads`, `temp_directory`, then `COPY (SELECT … FROM read_csv(IN, …) ORDER BY …) TO OUT` ([`DUCKDB_SCRIPT`], [`DuckDb`]) |
-//! | `emsort-baseline` | with `--baseline EXE` ([`KeysPeers::baseline`]): `EXE sort …`, the same command as `emsort`'s with an earlier emsort binary; the two alternate ([`emsort_order`]): `emsort` first in odd repetitions, the baseline first in even ones, so that neither always runs on the heels of the other and the A/B comparison is of the same run |
-//! | `cpu-bound` | `emsort sort KEYS -S M --parallel T --io buffered -T SHM/tmp --stats F --quiet -o SHM/out SHM/IN`: emsort with its input, runs and output on tmpfs, the page cache not emptied ([`super::cpu_bound`]) |
-//! | `io-bound` | once per input and repetition, after the repetition's key sorts: read the input once and write as many bytes once with O_DIRECT ([`super::fio::io_bound`], the same run as the grid's), its `keys` empty |
+//! | tool | data sets | command |
+//! |---|---|---|
+//! | `emsort` | all | `emsort sort KEYS -S M --parallel T -T TMP --stats F --quiet -o OUT IN` (its default fan-in, policy and streams, as a user runs it; KEYS e.g. `--csv --header -k amount:n`, `--jsonl -k .ts:n`) |
+//! | `gnu-sort` | `csv`, `words` | `sort KEYS -S M --parallel=T -T TMP -o OUT IN` |
+//! | `uutils-sort` | `csv` | `coreutils sort KEYS -S M --parallel T -T TMP -o OUT IN` (uutils coreutils' multi-call binary, [`UutilsSort`]) |
+//! | `duckdb` | `csv`, `csv-export`, `jsonl` | `python3 duckdb_sort.py IN OUT M T TMP NAME`: `SET memory_limit`, `threads`, `temp_directory`, then `COPY (SELECT … FROM read_csv(IN, …) ORDER BY …) TO OUT` (`read_json(IN, format='newline_delimited')` on JSON lines; [`DUCKDB_SCRIPT`], [`PythonPeer`]) |
+//! | `polars` | `csv-export`, `jsonl` | `POLARS_MAX_THREADS=T python3 polars_sort.py IN OUT NAME`: `pl.scan_csv(IN).sort(…).sink_csv(OUT)` (`scan_ndjson` / `sink_ndjson` on JSON lines), the streaming engine; Polars has no memory limit, so M does not bind it: its peak RSS is in the row ([`POLARS_SCRIPT`]) |
+//! | `xan` | `csv-export` | `RAYON_NUM_THREADS=T xan sort -e -m M_MiB --tmp-dir TMP -p [-N] -s COLUMN -o OUT IN`: xan's external sort with M as its memory limit, in parallel ([`Xan`]) |
+//! | `emsort-baseline` | all | with `--baseline EXE` ([`KeysPeers::baseline`]): `EXE sort …`, the same command as `emsort`'s with an earlier emsort binary; the two alternate ([`emsort_order`]): `emsort` first in odd repetitions, the baseline first in even ones, so that neither always runs on the heels of the other and the A/B comparison is of the same run |
+//! | `cpu-bound` | all | `emsort sort KEYS -S M --parallel T --io buffered -T SHM/tmp --stats F --quiet -o SHM/out SHM/IN`: emsort with its input, runs and output on tmpfs, the page cache not emptied, in the same locale ([`super::cpu_bound`]) |
+//! | `io-bound` | all | once per input and repetition, after the repetition's key sorts: read the input once and write as many bytes once with O_DIRECT ([`super::fio::io_bound`], the same run as the grid's), its `keys` empty |
 //!
 //! The summary sets each tool's median beside 2 × the I/O bound and the
 //! CPU bound at the same keys, M and threads, names the larger as the
 //! bound that binds (`bound`, `ratio_to_bound`), and gives emsort's time
 //! over the baseline's (`ratio_to_baseline`); [`keys_table`] says the same
-//! per key sort, and the plot `keys_csv_{N}_M{M}_t{T}.svg` draws it
-//! ([`super::plots_from_csv`]).
+//! per key sort with each peer's time over emsort's, and the plot
+//! `keys_{DATA}_{N}_M{M}_t{T}.svg` draws it ([`super::plots_from_csv`]).
+//! The `keys` column is the key options, after `LC_ALL=LOCALE ` when the
+//! row names a locale (`LC_ALL=en_US.UTF-8 plain`).
 //!
 //! `-S` is given as `NK` (KiB) whenever M is a whole number of KiB, which
-//! GNU sort, uutils sort and emsort read alike. GNU sort's output is the
-//! reference (emsort's when GNU sort is missing or failed, else the
-//! baseline's); emsort's and uutils sort's outputs are compared with it
-//! byte for byte; DuckDB, which breaks ties and prints numbers its own
-//! way, is checked by its row count only (the reference's line count);
-//! the CPU bound's and the baseline's outputs are compared byte for byte
-//! like emsort's. A tool that fails (DuckDB out of memory, emsort refusing
-//! an option) or whose output differs is a row with `verified` = `FAILED`
-//! or `MISMATCH` and the message in `error`, listed in `machine.json`
-//! (`keys_problems`) and the warnings; the campaign goes on. A peer that
-//! is not installed is left out with a note.
+//! GNU sort, uutils sort and emsort read alike. Checks:
+//!
+//! - where GNU sort reads the input (`csv`, `words`), its output is the
+//!   reference (emsort's when GNU sort is missing or failed, else the
+//!   baseline's); emsort's, uutils sort's, the CPU bound's and the
+//!   baseline's outputs are compared with it byte for byte: on `words`
+//!   in the locale, emsort must be byte-identical to GNU sort;
+//! - on `csv-export` and `jsonl`, which GNU sort cannot parse, emsort's
+//!   output is the reference, checked on its own: `emsort sort -c KEYS`
+//!   (the same options and locale) must find it in order, and it must
+//!   hold as many records as the input (a CSV export's records counted
+//!   with the `csv` crate, [`DataSet::count_records`]); a failure makes
+//!   emsort's row a `MISMATCH`;
+//! - DuckDB, Polars and xan break ties and print numbers their own way:
+//!   they are checked by the records of their output, counted the same
+//!   way (the reference's count).
+//!
+//! A tool that fails (DuckDB out of memory, emsort refusing an option) or
+//! whose output differs is a row with `verified` = `FAILED` or `MISMATCH`
+//! and the message in `error`, listed in `machine.json` (`keys_problems`)
+//! and the warnings; the campaign goes on. A peer that is not installed is
+//! left out with a note (`machine.json`, the warnings).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,10 +63,11 @@ use std::time::Instant;
 
 use emsort_io::cache::CacheMethod;
 use emsort_io::{format_size, ErrorKind, NoProgress, Progress, StreamKind};
-use emsort_sort::gen::{generate, GenSpec};
+use emsort_sort::gen::generate;
 use emsort_sort::simd::Level;
 
 use super::cpu_bound::{CpuBoundDir, CPU_BOUND_CACHE};
+pub use super::data_set::{count_lines, DataSet};
 use super::fio::IoBound;
 pub use super::key_sort::{parse_keys, KeySort};
 use super::peers::{self, run_child, tail, ChildRun};
@@ -62,10 +81,15 @@ use crate::{Error, Result};
 /// The DuckDB driver, `bench/duckdb/duckdb_sort.py` (see its docstring).
 pub const DUCKDB_SCRIPT: &str = include_str!("../../../../bench/duckdb/duckdb_sort.py");
 
-/// One key sort on one CSV input at one (M, threads).
+/// The Polars driver, `bench/polars/polars_sort.py` (see its docstring).
+pub const POLARS_SCRIPT: &str = include_str!("../../../../bench/polars/polars_sort.py");
+
+/// One key sort on one input at one (M, threads).
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeysPoint {
-    /// Input size N in bytes (about: whole CSV lines).
+    /// The input's kind.
+    pub data: DataSet,
+    /// Input size N in bytes (about: whole records).
     pub bytes: u64,
     /// Memory M (`-S`; DuckDB's `memory_limit`).
     pub memory: u64,
@@ -80,18 +104,45 @@ pub struct KeysPoint {
     pub io_kinds: Vec<StreamKind>,
     /// Repetitions.
     pub reps: u32,
+    /// The locale every tool sorts in (`LC_ALL`); `None`: `C`.
+    pub locale: Option<String>,
 }
 
 impl KeysPoint {
     /// `csv N=1G M=256M t=2 -t, -k3,3n`.
     pub fn label(&self) -> String {
         format!(
-            "csv N={} M={} t={} {}",
+            "{} N={} M={} t={} {}",
+            self.data,
             format_size(self.bytes),
             format_size(self.memory),
             self.threads,
-            self.keys.label()
+            self.keys_label()
         )
+    }
+
+    /// The `keys` column: the key options, after `LC_ALL=LOCALE ` when
+    /// the point names a locale.
+    ///
+    /// ```
+    /// use emsort_bench::sort::{DataSet, KeySort, KeysPoint};
+    /// let mut p = KeysPoint { data: DataSet::Words, bytes: 1 << 20, memory: 1 << 20, threads: 2,
+    ///     keys: KeySort::Plain, io_kinds: vec![], reps: 1, locale: None };
+    /// assert_eq!(p.keys_label(), "plain");
+    /// p.locale = Some("en_US.UTF-8".into());
+    /// assert_eq!(p.keys_label(), "LC_ALL=en_US.UTF-8 plain");
+    /// assert_eq!(p.lc_all(), "en_US.UTF-8");
+    /// ```
+    pub fn keys_label(&self) -> String {
+        match &self.locale {
+            Some(l) => format!("LC_ALL={l} {}", self.keys.label()),
+            None => self.keys.label(),
+        }
+    }
+
+    /// The `LC_ALL` every tool of the point runs with.
+    pub fn lc_all(&self) -> &str {
+        self.locale.as_deref().unwrap_or("C")
     }
 }
 
@@ -134,34 +185,69 @@ impl UutilsSort {
     }
 }
 
-/// DuckDB through Python (`python3 -c 'import duckdb'`).
+/// A peer that is a Python module (DuckDB, Polars), run through its
+/// driver script.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DuckDb {
+pub struct PythonPeer {
     /// The Python interpreter.
     pub python: PathBuf,
-    /// `duckdb.__version__`.
+    /// The module's `__version__`.
     pub version: String,
 }
 
-impl DuckDb {
+impl PythonPeer {
     /// The interpreter `$EMSORT_BENCH_PYTHON` (default `python3`) when it
-    /// imports `duckdb`; `Err` says why not.
-    pub fn find() -> std::result::Result<DuckDb, String> {
+    /// imports `module` (`duckdb`, `polars`); `Err` says why not.
+    pub fn find(module: &str) -> std::result::Result<PythonPeer, String> {
         let python =
             PathBuf::from(std::env::var_os("EMSORT_BENCH_PYTHON").unwrap_or_else(|| "python3".into()));
         let o = Command::new(&python)
-            .args(["-c", "import duckdb; print(duckdb.__version__)"])
+            .args(["-c", &format!("import {module}; print({module}.__version__)")])
             .output()
             .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
         if !o.status.success() {
             return Err(format!(
-                "not installed for {} (bench/setup.sh installs it: pip install duckdb): {}",
+                "not installed for {} (bench/setup.sh installs it: pip install {module}): {}",
                 python.display(),
                 tail(&String::from_utf8_lossy(&o.stderr)).lines().last().unwrap_or("")
             ));
         }
         let version = String::from_utf8_lossy(&o.stdout).trim().to_string();
-        Ok(DuckDb { python, version })
+        Ok(PythonPeer { python, version })
+    }
+}
+
+/// xan, the CSV toolkit (`cargo install xan`), for `xan sort`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Xan {
+    /// The binary.
+    pub exe: PathBuf,
+    /// `xan --version`'s first line.
+    pub version: String,
+}
+
+impl Xan {
+    /// `xan` on the `PATH`, else in `$CARGO_HOME/bin` or `~/.cargo/bin`;
+    /// `Err` says why not.
+    pub fn find() -> std::result::Result<Xan, String> {
+        let mut candidates = vec![PathBuf::from("xan")];
+        if let Some(h) = std::env::var_os("CARGO_HOME") {
+            candidates.push(Path::new(&h).join("bin/xan"));
+        }
+        if let Some(h) = std::env::var_os("HOME") {
+            candidates.push(Path::new(&h).join(".cargo/bin/xan"));
+        }
+        for exe in candidates {
+            if let Ok(o) = Command::new(&exe).arg("--version").output() {
+                let text = String::from_utf8_lossy(&o.stdout);
+                let first = text.lines().next().unwrap_or("").trim().to_string();
+                if o.status.success() {
+                    return Ok(Xan { exe, version: first });
+                }
+            }
+        }
+        Err("no xan on the PATH nor in ~/.cargo/bin (bench/setup.sh tries: cargo install xan --locked)"
+            .into())
     }
 }
 
@@ -173,7 +259,11 @@ pub struct KeysPeers {
     /// uutils sort.
     pub uutils: Option<UutilsSort>,
     /// DuckDB, with the driver script written into the work directory.
-    pub duckdb: Option<(DuckDb, PathBuf)>,
+    pub duckdb: Option<(PythonPeer, PathBuf)>,
+    /// Polars, with the driver script written into the work directory.
+    pub polars: Option<(PythonPeer, PathBuf)>,
+    /// xan.
+    pub xan: Option<Xan>,
     /// Whether the CPU bound runs (emsort on tmpfs, [`super::cpu_bound`]).
     pub cpu_bound: bool,
     /// An earlier emsort binary run beside emsort (tool `emsort-baseline`).
@@ -181,14 +271,17 @@ pub struct KeysPeers {
 }
 
 impl KeysPeers {
-    /// Runs per repetition of a key point: emsort and each peer (not the
-    /// I/O bound, which runs once per input and repetition).
-    pub fn tools(&self) -> u64 {
-        1 + u64::from(self.gnu.is_some())
+    /// Runs per repetition of a key point on `data`: emsort and each
+    /// peer that reads it (not the I/O bound, which runs once per input
+    /// and repetition).
+    pub fn tools(&self, data: DataSet) -> u64 {
+        1 + u64::from(self.gnu.is_some() && data.gnu_sort_reads())
             + u64::from(self.baseline.is_some())
             + u64::from(self.cpu_bound)
-            + u64::from(self.uutils.is_some())
-            + u64::from(self.duckdb.is_some())
+            + u64::from(self.uutils.is_some() && data == DataSet::Csv)
+            + u64::from(self.duckdb.is_some() && data.duckdb_reads())
+            + u64::from(self.polars.is_some() && data.polars_reads())
+            + u64::from(self.xan.is_some() && data.xan_reads())
     }
 }
 
@@ -235,21 +328,6 @@ pub fn first_difference(a: &Path, b: &Path) -> Result<Option<u64>> {
             }
         }
         Ok(n)
-    }
-}
-
-/// Lines (newlines) in a file.
-pub fn count_lines(path: &Path) -> Result<u64> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
-    let mut buf = vec![0u8; 4 << 20];
-    let mut n = 0u64;
-    loop {
-        let k = f.read(&mut buf).map_err(|e| Error::io("read", path, e))?;
-        if k == 0 {
-            return Ok(n);
-        }
-        n += buf[..k].iter().filter(|&&b| b == b'\n').count() as u64;
     }
 }
 
@@ -333,17 +411,19 @@ enum Outcome {
     Failed(String, Option<ChildRun>),
 }
 
-/// Generates the CSV input of `bytes` and runs its points (see the module
-/// docs); the input is left for the caller to remove.
+/// Generates the input of `data` and `bytes` and runs its points (see
+/// the module docs); the input is left for the caller to remove.
 pub(crate) fn run_keys_data_set(
     ctx: &mut KeysCtx<'_>,
+    data: DataSet,
     bytes: u64,
     points: &[&KeysPoint],
     input: &Path,
 ) -> Result<()> {
-    ctx.progress.message(&format!("generating csv N={}", format_size(bytes)));
-    let stats = generate(&GenSpec::csv_bytes(bytes), input, &NoProgress, ctx.cancel)?;
+    ctx.progress.message(&format!("generating {data} N={}", format_size(bytes)));
+    let stats = generate(&data.gen_spec(bytes), input, &NoProgress, ctx.cancel)?;
     let lines = stats.items;
+    let records = data.records_of_items(stats.items);
     let cpu_input = match ctx.cpu {
         Some(c) => Some(c.stage(input)?),
         None => None,
@@ -354,16 +434,16 @@ pub(crate) fn run_keys_data_set(
             if ctx.cancel.load(Ordering::Relaxed) {
                 return Err(interrupted(ctx.work));
             }
-            run_point(ctx, p, rep, input, cpu_input.as_deref(), lines)?;
+            run_point(ctx, p, rep, input, cpu_input.as_deref(), (lines, records))?;
         }
         // The I/O bound of the input, once per repetition, on a cold cache
         // like every other run.
         if ctx.cancel.load(Ordering::Relaxed) {
             return Err(interrupted(ctx.work));
         }
-        ctx.progress.message(&format!("I/O bound csv N={} rep {rep}", format_size(bytes)));
+        ctx.progress.message(&format!("I/O bound {data} N={} rep {rep}", format_size(bytes)));
         let how = (ctx.cache, ctx.io_bound, ctx.cancel);
-        let res = super::fio::io_bound_run(how, input, &peer_out, "csv", (bytes, lines, rep));
+        let res = super::fio::io_bound_run(how, input, &peer_out, data.name(), (bytes, lines, rep));
         let _ = std::fs::remove_file(&peer_out);
         let mut row = res?;
         row.experiment = "keys".into();
@@ -373,14 +453,15 @@ pub(crate) fn run_keys_data_set(
 }
 
 /// Every tool on one key point and repetition (the CPU bound on
-/// `cpu_input`, the input's copy on tmpfs, when it runs).
+/// `cpu_input`, the input's copy on tmpfs, when it runs); `lines` and
+/// `records` are the input's (they differ on a CSV export).
 fn run_point(
     ctx: &mut KeysCtx<'_>,
     p: &KeysPoint,
     rep: u32,
     input: &Path,
     cpu_input: Option<&Path>,
-    lines: u64,
+    (lines, records): (u64, u64),
 ) -> Result<()> {
     let (em_out, reference, peer_out) =
         (ctx.work.join("emsort.out"), ctx.work.join("reference.out"), ctx.work.join("peer.out"));
@@ -390,10 +471,10 @@ fn run_point(
     }
     let (peers, tmp, exe, cache) = (ctx.peers, ctx.tmp, ctx.exe, ctx.cache.name());
     let row = |tool: &str| {
-        let mut r = RawRow::new(tool, "csv", p.bytes, lines, p.threads, rep);
+        let mut r = RawRow::new(tool, p.data.name(), p.bytes, lines, p.threads, rep);
         r.memory = Some(p.memory);
         r.experiment = "keys".into();
-        r.keys = p.keys.label();
+        r.keys = p.keys_label();
         r.cache = cache.into();
         r
     };
@@ -420,14 +501,14 @@ fn run_point(
         }
     }
 
-    // GNU sort: the reference.
+    // GNU sort: the reference where it reads the input.
     let mut gnu = None;
-    if let Some(version) = &peers.gnu {
+    if let (Some(version), true) = (&peers.gnu, p.data.gnu_sort_reads()) {
         ctx.progress.message(&format!("GNU sort {label}"));
         let mut g = row("gnu-sort");
         g.note = version.clone();
         let mut cmd = Command::new("sort");
-        cmd.env("LC_ALL", "C")
+        cmd.env("LC_ALL", p.lc_all())
             .args(p.keys.args())
             .arg("-S")
             .arg(size_arg(p.memory))
@@ -443,7 +524,8 @@ fn run_point(
         }
         gnu = Some((g, done));
     }
-    // The reference: GNU sort's output, else emsort's, else the baseline's.
+    // The reference: GNU sort's output, else emsort's, else the baseline's;
+    // an emsort output that is the reference is checked on its own.
     let gnu_ok = gnu.as_ref().is_some_and(|(_, done)| *done);
     let mut reference_tool = gnu_ok.then_some("gnu-sort");
     let emsorts =
@@ -458,6 +540,7 @@ fn run_point(
                 std::fs::rename(out, &reference).map_err(|e| Error::io("rename", out, e))?;
                 r.verified = "reference".into();
                 reference_tool = Some(tool);
+                check_alone(ctx, p, &reference, (records, label.as_str()), r)?;
             }
         }
         let _ = std::fs::remove_file(out);
@@ -489,7 +572,7 @@ fn run_point(
         write_row(ctx, &r)?;
     }
 
-    // The CPU bound: emsort with the same keys, everything on tmpfs.
+    // The CPU bound: emsort with the same keys and locale, everything on tmpfs.
     if let (Some(c), Some(cpu_input)) = (ctx.cpu, cpu_input) {
         ctx.progress.message(&format!("CPU bound {label}"));
         let mut r = row("cpu-bound");
@@ -515,13 +598,13 @@ fn run_point(
         write_row(ctx, &r)?;
     }
 
-    // uutils sort.
-    if let Some(u) = &peers.uutils {
+    // uutils sort, on CSV lines.
+    if let (Some(u), DataSet::Csv) = (&peers.uutils, p.data) {
         ctx.progress.message(&format!("uutils sort {label}"));
         let mut r = row("uutils-sort");
         r.note = u.version.clone();
         let mut cmd = Command::new(&u.exe);
-        cmd.env("LC_ALL", "C")
+        cmd.env("LC_ALL", p.lc_all())
             .arg("sort")
             .args(p.keys.args())
             .arg("-S")
@@ -543,51 +626,75 @@ fn run_point(
         write_row(ctx, &r)?;
     }
 
-    // DuckDB: its row count.
-    if let Some((d, script)) = &peers.duckdb {
-        ctx.progress.message(&format!("DuckDB {label}"));
+    // The peers that sort records their own way, checked by their records.
+    let expected = if reference_tool.is_some() {
+        Some(p.data.count_records(&reference)?)
+    } else if !p.keys.unique() {
+        Some(records)
+    } else {
+        None
+    };
+    let counted = |ctx: &mut KeysCtx<'_>, mut r: RawRow, cmd: Command, what: String| -> Result<()> {
+        ctx.progress.message(&format!("{what} {label}"));
+        let what = format!("{what} ({label})");
+        if run_tool(ctx, cmd, &what, Some(input), &peer_out, &mut r)? {
+            check_records(ctx, p.data, &peer_out, expected, &what, &mut r)?;
+        }
+        let _ = std::fs::remove_file(&peer_out);
+        write_row(ctx, &r)
+    };
+    if let (Some((d, script)), true) = (&peers.duckdb, p.data.duckdb_reads()) {
         let mut r = row("duckdb");
         r.note = format!("DuckDB {}", d.version);
         let dtmp = tmp.join("duckdb");
         std::fs::create_dir_all(&dtmp).map_err(|e| Error::io("create directory", &dtmp, e))?;
         let mut cmd = Command::new(&d.python);
-        cmd.arg(script)
+        cmd.env("LC_ALL", p.lc_all())
+            .arg(script)
             .arg(input)
             .arg(&peer_out)
             .arg(p.memory.to_string())
             .arg(p.threads.to_string())
             .arg(&dtmp)
             .arg(p.keys.name());
-        let what = format!("DuckDB ({label})");
-        let done = run_tool(ctx, cmd, &what, Some(input), &peer_out, &mut r)?;
+        let res = counted(ctx, r, cmd, "DuckDB".into());
         let _ = std::fs::remove_dir_all(&dtmp);
-        if done {
-            let rows =
-                r.note.split("rows=").nth(1).and_then(|x| x.split_whitespace().next()?.parse::<u64>().ok());
-            let expected = if reference_tool.is_some() {
-                Some(count_lines(&reference)?)
-            } else if !p.keys.unique() {
-                Some(lines)
-            } else {
-                None
-            };
-            match (rows, expected) {
-                (Some(n), Some(e)) if n == e => r.verified = "rows".into(),
-                (Some(n), Some(e)) => {
-                    r.verified = MISMATCH.into();
-                    r.error = format!("{n} rows, the reference has {e} lines");
-                    ctx.problems.push(format!("MISMATCH: {what}: {}", r.error));
-                }
-                (Some(_), None) => r.verified = "unchecked".into(),
-                (None, _) => {
-                    r.verified = FAILED.into();
-                    r.error = "no 'duckdb_sort: … rows=N' line in its output".into();
-                    ctx.problems.push(format!("FAILED: {what}: {}", r.error));
-                }
-            }
-        }
-        let _ = std::fs::remove_file(&peer_out);
-        write_row(ctx, &r)?;
+        res?;
+    }
+    if let (Some((py, script)), true) = (&peers.polars, p.data.polars_reads()) {
+        let mut r = row("polars");
+        r.note = format!("Polars {} (no memory limit: M does not bind it)", py.version);
+        let mut cmd = Command::new(&py.python);
+        cmd.env("LC_ALL", p.lc_all())
+            .env("POLARS_MAX_THREADS", p.threads.to_string())
+            .arg(script)
+            .arg(input)
+            .arg(&peer_out)
+            .arg(p.keys.name());
+        counted(ctx, r, cmd, "Polars".into())?;
+    }
+    if let (Some(x), true, Some(args)) = (&peers.xan, p.data.xan_reads(), p.keys.xan_args()) {
+        let mut r = row("xan");
+        r.note = x.version.clone();
+        let xtmp = tmp.join("xan");
+        std::fs::create_dir_all(&xtmp).map_err(|e| Error::io("create directory", &xtmp, e))?;
+        let mut cmd = Command::new(&x.exe);
+        cmd.env("LC_ALL", p.lc_all())
+            .env("RAYON_NUM_THREADS", p.threads.to_string())
+            .arg("sort")
+            .arg("--external")
+            .arg("--memory-limit")
+            .arg((p.memory >> 20).max(1).to_string())
+            .arg("--tmp-dir")
+            .arg(&xtmp)
+            .arg("--parallel")
+            .args(args)
+            .arg("-o")
+            .arg(&peer_out)
+            .arg(input);
+        let res = counted(ctx, r, cmd, "xan".into());
+        let _ = std::fs::remove_dir_all(&xtmp);
+        res?;
     }
     for f in [&em_out, &reference, &peer_out, &base_out] {
         let _ = std::fs::remove_file(f);
@@ -595,10 +702,84 @@ fn run_point(
     Ok(())
 }
 
+/// Checks an emsort output that is the reference on its own (no GNU sort
+/// to compare with): `emsort sort -c` with the point's options and
+/// locale must find it in order, and it must hold the input's `records`
+/// (unless the sort drops some); else the row is a `MISMATCH`.
+fn check_alone(
+    ctx: &mut KeysCtx<'_>,
+    p: &KeysPoint,
+    output: &Path,
+    (records, label): (u64, &str),
+    row: &mut RawRow,
+) -> Result<()> {
+    let mut cmd = Command::new(ctx.exe);
+    cmd.env("LC_ALL", p.lc_all()).arg("sort").arg("-c").args(p.keys.args()).arg(output);
+    let what = format!("emsort sort -c ({label})");
+    let c = match run_child(cmd, &what, ctx.cancel, ctx.work) {
+        Err(Error::Io(e)) if *e.kind() == ErrorKind::Interrupted => return Err(Error::Io(e)),
+        Err(e) => Err(e.to_string()),
+        Ok(c) if c.status.success() => Ok(()),
+        Ok(c) => Err(format!("{}: {}", c.status, tail(&c.stderr))),
+    };
+    let mut wrong = match c {
+        Ok(()) => None,
+        Err(msg) => Some(format!("not in order by `emsort sort -c`: {}", one_line(&msg))),
+    };
+    if wrong.is_none() && !p.keys.unique() {
+        let n = p.data.count_records(output)?;
+        if n != records {
+            wrong = Some(format!("{n} records, the input has {records}"));
+        }
+    }
+    if let Some(e) = wrong {
+        row.verified = MISMATCH.into();
+        row.error = e;
+        ctx.problems.push(format!("MISMATCH: {} ({label}): {}", row.tool, row.error));
+    } else {
+        let sep = if row.note.is_empty() { "" } else { "; " };
+        row.note = format!("{}{sep}checked alone: in order (emsort sort -c), all records", row.note);
+    }
+    Ok(())
+}
+
+/// Checks a peer's output by its records: `rows` when it has the
+/// `expected` count, `MISMATCH` when not, `unchecked` without a count to
+/// expect (a unique sort and no reference).
+fn check_records(
+    ctx: &mut KeysCtx<'_>,
+    data: DataSet,
+    output: &Path,
+    expected: Option<u64>,
+    what: &str,
+    row: &mut RawRow,
+) -> Result<()> {
+    let n = match data.count_records(output) {
+        Ok(n) => n,
+        Err(e) => {
+            row.verified = MISMATCH.into();
+            row.error = one_line(&e.to_string());
+            ctx.problems.push(format!("MISMATCH: {what}: {}", row.error));
+            return Ok(());
+        }
+    };
+    match expected {
+        Some(e) if n == e => row.verified = "rows".into(),
+        Some(e) => {
+            row.verified = MISMATCH.into();
+            row.error = format!("{n} records, the reference has {e}");
+            ctx.problems.push(format!("MISMATCH: {what}: {}", row.error));
+        }
+        None => row.verified = "unchecked".into(),
+    }
+    Ok(())
+}
+
 /// `emsort sort KEYS -S M --parallel T [--io IO] -T TMP --stats STATS
 /// --quiet -o OUT INPUT`: emsort's run of a point, on the disk (`io`:
 /// its default streams) or on tmpfs for the CPU bound (`buffered`), with
-/// `EMSORT_SIMD` set when a level is forced.
+/// `EMSORT_SIMD` set when a level is forced and `LC_ALL` the point's
+/// locale (emsort reads it from the environment, as GNU sort does).
 fn emsort_command(
     exe: &Path,
     p: &KeysPoint,
@@ -621,6 +802,7 @@ fn emsort_command(
     if let Some(level) = simd {
         cmd.env(super::profile::SIMD_ENV, level.name());
     }
+    cmd.env("LC_ALL", p.lc_all());
     cmd.arg("-T").arg(tmp).arg("--stats").arg(stats).arg("--quiet").arg("-o").arg(out).arg(input);
     cmd
 }
@@ -666,8 +848,11 @@ fn run_tool(
             peers::sync_file(output)?;
             row.seconds = c.seconds + t.elapsed().as_secs_f64();
             peers::put_child(row, &c);
-            if let Some(line) = c.stdout.lines().find(|l| l.starts_with("duckdb_sort:")) {
-                row.note = format!("{}; {}", row.note, line.trim_start_matches("duckdb_sort:").trim());
+            // The drivers' own line: their query time and row count.
+            for driver in ["duckdb_sort:", "polars_sort:"] {
+                if let Some(line) = c.stdout.lines().find(|l| l.starts_with(driver)) {
+                    row.note = format!("{}; {}", row.note, line.trim_start_matches(driver).trim());
+                }
             }
             Ok(true)
         }
@@ -745,8 +930,12 @@ fn emsort_phases(stats: &Path, row: &mut RawRow) {
 
 /// The keys experiment's tables (Markdown): per input, (M, threads) and
 /// key sort, each tool's median and range, its time over emsort's, peak
-/// RSS, runs and check, then the bar of issue 17 (at least 4× faster than
-/// GNU sort, faster than uutils sort and than DuckDB), the bounds (2 × the
+/// RSS, runs and check, then the bar: on `csv` issue 17's (at least 4×
+/// faster than GNU sort, faster than uutils sort and than DuckDB); on
+/// `csv-export` and `jsonl` issue 41's (at least 2× faster than DuckDB,
+/// and how emsort stands to Polars and xan); on `words` issue 41's
+/// (output identical to GNU sort's in the locale, and the time against
+/// it), then the bounds (2 × the
 /// I/O bound, the CPU bound, which one binds and emsort's time over it, as
 /// the grid's [`bounds_table`](super::bounds_table) says them) and, with a
 /// baseline, emsort's time over the baseline's. Empty without keys rows.
@@ -754,25 +943,28 @@ pub fn keys_table(rows: &[SummaryRow]) -> String {
     // The I/O bound is per input, not per key sort: it shows in the bound line.
     let keys: Vec<&SummaryRow> =
         rows.iter().filter(|r| r.experiment == "keys" && r.tool != "io-bound").collect();
-    let mut groups: Vec<(u64, Option<u64>, usize, &str)> = Vec::new();
+    let mut groups: Vec<(&str, u64, Option<u64>, usize, &str)> = Vec::new();
     for r in &keys {
-        let g = (r.bytes, r.memory, r.threads, r.keys.as_str());
+        let g = (r.format.as_str(), r.bytes, r.memory, r.threads, r.keys.as_str());
         if !groups.contains(&g) {
             groups.push(g);
         }
     }
     let mut s = String::new();
-    for (bytes, memory, threads, k) in groups {
+    for (data, bytes, memory, threads, k) in groups {
         let on: Vec<&SummaryRow> = keys
             .iter()
             .copied()
-            .filter(|r| r.bytes == bytes && r.memory == memory && r.threads == threads && r.keys == k)
+            .filter(|r| {
+                (r.format.as_str(), r.bytes, r.memory, r.threads, r.keys.as_str())
+                    == (data, bytes, memory, threads, k)
+            })
             .collect();
         // emsort as a user runs it: no --io (its rows with a kind say it in `io`).
         let is_em = |r: &&&SummaryRow| r.tool == "emsort" && r.io.is_empty();
         let em = on.iter().find(is_em).map(|r| r.median_s).filter(|x| x.is_finite());
         s.push_str(&format!(
-            "### `{k}` — csv N = {}, M = {}, {threads} thread(s)\n\n\
+            "### `{k}` — {data} N = {}, M = {}, {threads} thread(s)\n\n\
              | tool | median | min – max | time / emsort's | peak RSS | runs | check |\n\
              |---|---:|---:|---:|---:|---:|---|\n",
             format_size(bytes),
@@ -823,13 +1015,37 @@ pub fn keys_table(rows: &[SummaryRow]) -> String {
             }
         };
         let em_wrong = on.iter().any(|r| r.tool == "emsort" && r.mismatched > 0);
-        s.push_str(&format!(
-            "\nBar: {}; {}; {}{}\n",
-            bar("gnu-sort", ">= 4x GNU sort", 4.0),
-            bar("uutils-sort", "faster than uutils sort", 1.0 + f64::EPSILON),
-            bar("duckdb", "faster than DuckDB", 1.0 + f64::EPSILON),
-            if em_wrong { "; emsort's output DIFFERS from GNU sort's" } else { "" }
-        ));
+        let faster = 1.0 + f64::EPSILON;
+        let bars = match data {
+            "csv" => format!(
+                "Bar: {}; {}; {}{}",
+                bar("gnu-sort", ">= 4x GNU sort", 4.0),
+                bar("uutils-sort", "faster than uutils sort", faster),
+                bar("duckdb", "faster than DuckDB", faster),
+                if em_wrong { "; emsort's output DIFFERS from GNU sort's" } else { "" }
+            ),
+            "words" => {
+                let same = match on.iter().find(|r| r.tool == "emsort" && r.io.is_empty()) {
+                    _ if peer("gnu-sort").is_none_or(|g| !g.median_s.is_finite()) => "not measured",
+                    Some(e) if e.mismatched == 0 && e.failed == 0 && e.verified == "identical" => "yes",
+                    Some(e) if e.failed > 0 && e.mismatched == 0 => "emsort FAILED",
+                    _ => "NO",
+                };
+                format!(
+                    "Bar (issue 41): output byte-identical to GNU sort's in the locale: {same}; {}",
+                    bar("gnu-sort", "faster than GNU sort", faster)
+                )
+            }
+            _ => format!(
+                "Bar (issue 41): {}; {}; {}{}{}",
+                bar("duckdb", ">= 2x DuckDB", 2.0),
+                bar("polars", "faster than Polars", faster),
+                bar("xan", "faster than xan", faster),
+                if em.is_some() { "; emsort completed" } else { "" },
+                if em_wrong { "; emsort's output FAILED its check" } else { "" }
+            ),
+        };
+        s.push_str(&format!("\n{bars}\n"));
         if let Some(e) = on.iter().find(is_em) {
             s.push_str(&format!("\n{}\n", keys_bound(rows, e)));
             if let (Some(b), Some(x)) = (e.baseline_s, e.ratio_to_baseline) {
@@ -878,7 +1094,15 @@ mod tests {
         for k in KeySort::EVERY {
             assert_eq!(k.name().parse::<KeySort>(), Ok(k));
             assert!(DUCKDB_SCRIPT.contains(&format!("\"{}\":", k.name())), "{k:?}");
+            let polars = POLARS_SCRIPT.contains(&format!("\"{}\":", k.name()));
+            assert_eq!(polars, k.polars_query().is_some(), "{k:?}");
+            assert_eq!(k.xan_args().is_some(), k.data_sets().contains(&DataSet::CsvExport), "{k:?}");
+            for &d in k.data_sets() {
+                assert!(KeySort::defaults(d).iter().all(|x| x.data_sets().contains(&d)));
+            }
         }
+        assert_eq!(parse_keys(".ts:n,name"), Ok(vec![KeySort::Name, KeySort::TsN]));
+        assert_eq!(KeySort::AmountN.label(), "--csv --header -k amount:n");
         assert_eq!(size_arg(256 << 20), "262144K");
         assert_eq!(size_arg(1000), "1000b");
     }
@@ -898,7 +1122,54 @@ mod tests {
             assert_eq!(o, [Binary::Current, Binary::Baseline], "rep {rep}");
         }
         let peers = KeysPeers { baseline: Some("old/emsort".into()), ..KeysPeers::default() };
-        assert_eq!(peers.tools(), 2);
+        assert_eq!(peers.tools(DataSet::Csv), 2);
+        let xan = Xan { exe: "xan".into(), version: "xan 0.61.0".into() };
+        let peers = KeysPeers { gnu: Some("sort (GNU coreutils) 9.1".into()), xan: Some(xan), ..peers };
+        assert_eq!((peers.tools(DataSet::Words), peers.tools(DataSet::CsvExport)), (3, 3));
+        assert_eq!(peers.tools(DataSet::Jsonl), 2);
+    }
+
+    /// Issue 41's bars: on a CSV export emsort against 2x DuckDB, Polars
+    /// and xan (a failed peer meets it); on words, GNU sort's output and time.
+    #[test]
+    fn the_data_sets_tables_state_issue_41s_bar() {
+        use super::super::record::summarise;
+        let mk = |tool: &str, data: &str, keys: &str, secs: f64, verified: &str| {
+            let mut r = RawRow::new(tool, data, 64 << 20, 10, 2, 1);
+            (r.memory, r.seconds, r.experiment, r.keys, r.verified) =
+                (Some(64 << 20), secs, "keys".into(), keys.into(), verified.into());
+            r
+        };
+        let k = "--csv --header -k amount:n";
+        let w = "LC_ALL=en_US.UTF-8 plain";
+        let rows = vec![
+            mk("emsort", "csv-export", k, 1.0, "reference"),
+            mk("duckdb", "csv-export", k, 2.5, "rows"),
+            mk("polars", "csv-export", k, 0.0, FAILED),
+            mk("emsort", "words", w, 2.0, "identical"),
+            mk("gnu-sort", "words", w, 3.0, "reference"),
+        ];
+        let t = keys_table(&summarise(&rows));
+        assert!(t.contains(&format!("### `{k}` — csv-export N = 64M, M = 64M, 2 thread(s)")), "{t}");
+        assert!(
+            t.contains(
+                "Bar (issue 41): >= 2x DuckDB: met (2.50x); faster than Polars: met (polars failed); \
+                 faster than xan: not measured; emsort completed"
+            ),
+            "{t}"
+        );
+        assert!(t.contains(&format!("### `{w}` — words N = 64M")), "{t}");
+        assert!(
+            t.contains(
+                "Bar (issue 41): output byte-identical to GNU sort's in the locale: yes; faster than GNU \
+                 sort: met (1.50x)"
+            ),
+            "{t}"
+        );
+        let mut rows = rows;
+        rows[3].verified = MISMATCH.into();
+        let t = keys_table(&summarise(&rows));
+        assert!(t.contains("in the locale: NO;"), "{t}");
     }
 
     #[test]

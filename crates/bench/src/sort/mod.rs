@@ -33,12 +33,16 @@
 //!   found a merge sort forking a process per partition lose to a plain one
 //!   on those counts.
 //!
-//! The keys experiment ([`keys`]): `csv` inputs (typed CSV lines) sorted
-//! by key (`-t, -k3,3n`, `-u`, …) by emsort, GNU sort, uutils sort and
-//! DuckDB (and an earlier emsort binary with a baseline), beside the CPU
-//! bound and the I/O bound, outputs compared, failures recorded as rows;
-//! the README gets a table per key sort with issue 17's bar and the bound
-//! that binds ([`keys_table`]), `plots/` a chart of the times per key sort.
+//! The keys experiment ([`keys`]): data sets ([`DataSet`]: typed CSV
+//! lines, a quoted CSV export with a header, JSON lines, words in a
+//! locale) sorted by key (`-t, -k3,3n`, `--csv --header -k amount:n`,
+//! `--jsonl -k .ts:n`, `LC_ALL=en_US.UTF-8` whole lines, …) by emsort,
+//! GNU sort, uutils sort, DuckDB, Polars and xan as each can read the
+//! input (and an earlier emsort binary with a baseline), beside the CPU
+//! bound and the I/O bound, outputs checked, failures recorded as rows;
+//! the README gets a table per key sort with its bar (issue 17's on
+//! `csv`, issue 41's on the others) and the bound that binds
+//! ([`keys_table`]), `plots/` a chart of the times per key sort.
 //!
 //! Outputs in the output directory: `raw.csv`, `summary.csv`,
 //! `machine.json`, `README.md` and `plots/*.svg`.
@@ -60,6 +64,7 @@
 
 mod campaign;
 pub mod cpu_bound;
+pub mod data_set;
 pub mod fio;
 pub mod key_sort;
 pub mod keys;
@@ -74,7 +79,8 @@ mod report;
 pub use campaign::{predicted_blocks, Campaign, Outcome, Point, SortMachine, QUICK_PARAMS};
 pub use cpu_bound::{CpuBoundDir, DEFAULT_CPU_BOUND_DIR};
 pub use keys::{
-    emsort_order, keys_table, parse_keys, Binary, DuckDb, KeySort, KeysPoint, UutilsSort, DUCKDB_SCRIPT,
+    emsort_order, keys_table, parse_keys, Binary, DataSet, KeySort, KeysPeers, KeysPoint, PythonPeer,
+    UutilsSort, Xan, DUCKDB_SCRIPT, POLARS_SCRIPT,
 };
 pub use params::{
     grid_keys, or_default, parse_fan_ins, parse_formats, parse_inputs, parse_io, parse_params,

@@ -9,11 +9,13 @@
 //! u32;64M,256M;16M,64M;2,8,32;optimal;buffered,direct;3;2
 //! lines;64M;16M,64M;8;fifo,optimal;buffered;3;1,2
 //! csv;1G;256M;8;optimal;direct;5;2;k3n,k2-k3nr,u,k1n-u
+//! csv-export;1G;256M,64M;default;default;default;3;2;amount:n,name
+//! words;1G;256M;default;default;default;3;2;plain,LC_ALL=en_US.UTF-8
 //! ```
 //!
 //! | field    | syntax |
 //! |----------|--------|
-//! | format   | formats emsort sorts: `u32`, `i32`, `u64`, `i64`, `f32`, `f64`, `rec:SIZE:OFF:LEN`, `lines`; and `csv`, the keys experiment's input ([`super::keys`]) |
+//! | format   | formats emsort sorts: `u32`, `i32`, `u64`, `i64`, `f32`, `f64`, `rec:SIZE:OFF:LEN`, `lines`; and the keys experiment's data sets ([`super::keys`], [`DataSet`]): `csv`, `csv-export`, `jsonl`, `words` |
 //! | sizes    | input sizes N in bytes with K/M/G suffixes (`64M,1G`); fixed-size formats round down to whole items |
 //! | M list   | memory budgets with K/M/G suffixes |
 //! | d list   | fan-ins (≥ 2), `a..b` for every integer from a to b; `default`: no `--fan-in` (nor `--block-size`), emsort's own d and B |
@@ -21,12 +23,14 @@
 //! | io kinds | stream kinds: `buffered`, `direct`, `uring`, `uring-direct`, `mmap`, `syscall`, `stdio`, `all`; `default`: no `--io`, the sort's own choice (`--io auto`) |
 //! | reps     | repetitions of each point |
 //! | threads  | optional: `--parallel` values (`1,2`); empty or absent = all cores |
-//! | keys     | optional, with `csv` only: key sorts ([`parse_keys`]: `k3n`, `k2-k3nr`, `u`, `k1n-u`, `plain`, `all`); empty or absent = `all` |
+//! | keys     | optional, with a data set only: key sorts ([`parse_keys`]: on `csv` `k3n`, `k2-k3nr`, `u`, `k1n-u`, `plain`, `all`; on `csv-export` `amount:n`, `name`; on `jsonl` `.ts:n`, `.amount:n`; on `words` `plain`), and `LC_ALL=LOCALE`, the locale every tool of the row sorts in (default `C`); no sort = each data set's defaults ([`KeySort::defaults`]: `all` on `csv`) |
 //!
-//! A `csv` input runs the keys experiment at each size, M and threads of
-//! its row; emsort runs there with its own default fan-in, policy and
-//! streams (as a user runs it), so the d, policies and io fields, which
-//! must still parse, apply to the other formats of the row only.
+//! A data set runs the keys experiment at each size, M and threads of
+//! its row, each of the row's key sorts that applies to it
+//! ([`KeySort::data_sets`]); emsort runs there with its own default
+//! fan-in, policy and streams (as a user runs it), so the d, policies and
+//! io fields, which must still parse, apply to the other formats of the
+//! row only.
 //!
 //! `default` in the d, policies or io field runs emsort as a user runs it,
 //! without that flag (`None` in the [`Grid`]): the row then records what
@@ -46,6 +50,7 @@ use emsort_io::{parse_size, StreamKind};
 use emsort_sort::merge_policy::MergePolicy;
 use emsort_sort::Format;
 
+use super::data_set::DataSet;
 use super::keys::{parse_keys, KeySort};
 use crate::list::{parse_int_list, split_list};
 use crate::{Error, Result};
@@ -74,9 +79,13 @@ pub struct Grid {
     pub threads: Vec<usize>,
     /// Repetitions of each point.
     pub reps: u32,
-    /// The keys experiment's sorts on CSV inputs of each size (empty: no
-    /// keys experiment; the pseudo-format `csv` asks for it).
+    /// The keys experiment's data sets (empty: no keys experiment).
+    pub data_sets: Vec<DataSet>,
+    /// The keys experiment's sorts, each run on the data sets it applies
+    /// to.
     pub keys: Vec<KeySort>,
+    /// The locale of the keys experiment's sorts (`LC_ALL`; `None`: `C`).
+    pub locale: Option<String>,
 }
 
 /// Parses formats: `u32,lines,rec:100:0:10`.
@@ -91,33 +100,81 @@ pub fn parse_formats(s: &str) -> std::result::Result<Vec<Format>, String> {
     Ok(v)
 }
 
-/// Parses a format list that may hold the pseudo-format `csv` (the keys
-/// experiment's input): the formats and whether `csv` was there.
+/// Parses a format list that may hold the keys experiment's data sets
+/// (`csv`, `csv-export`, `jsonl`, `words`): the formats and the data sets.
 ///
 /// ```
-/// use emsort_bench::sort::parse_inputs;
+/// use emsort_bench::sort::{parse_inputs, DataSet};
 /// use emsort_sort::Format;
-/// assert_eq!(parse_inputs("lines,csv"), Ok((vec![Format::Lines], true)));
-/// assert_eq!(parse_inputs("u32"), Ok((vec![Format::U32], false)));
+/// assert_eq!(parse_inputs("lines,csv"), Ok((vec![Format::Lines], vec![DataSet::Csv])));
+/// assert_eq!(parse_inputs("u32"), Ok((vec![Format::U32], vec![])));
 /// ```
-pub fn parse_inputs(s: &str) -> std::result::Result<(Vec<Format>, bool), String> {
-    let items = split_list(s)?;
-    let csv = items.iter().any(|f| f.eq_ignore_ascii_case("csv"));
-    let rest: Vec<&str> = items.into_iter().filter(|f| !f.eq_ignore_ascii_case("csv")).collect();
-    let formats = if rest.is_empty() { Vec::new() } else { parse_formats(&rest.join(","))? };
-    Ok((formats, csv))
+pub fn parse_inputs(s: &str) -> std::result::Result<(Vec<Format>, Vec<DataSet>), String> {
+    let (mut formats, mut data_sets) = (Vec::new(), Vec::new());
+    for item in split_list(s)? {
+        match item.parse::<DataSet>() {
+            Ok(d) if !data_sets.contains(&d) => data_sets.push(d),
+            Ok(_) => {}
+            Err(_) => {
+                for f in parse_formats(item)? {
+                    if !formats.contains(&f) {
+                        formats.push(f);
+                    }
+                }
+            }
+        }
+    }
+    Ok((formats, data_sets))
 }
 
-/// The key sorts of a grid: `keys` parsed when the inputs hold `csv`
-/// (empty or `-` = all four), an error when they do not.
-pub fn grid_keys(csv: bool, keys: &str) -> std::result::Result<Vec<KeySort>, String> {
+/// The key sorts and locale of a grid: `keys` parsed when the inputs
+/// hold a data set (no sort: each data set's defaults), an error when
+/// they do not or when a sort applies to none of them. An item
+/// `LC_ALL=LOCALE` is the locale.
+///
+/// ```
+/// use emsort_bench::sort::{grid_keys, DataSet, KeySort};
+/// let (keys, locale) = grid_keys(&[DataSet::Words], "LC_ALL=en_US.UTF-8").unwrap();
+/// assert_eq!((keys, locale.as_deref()), (vec![KeySort::Plain], Some("en_US.UTF-8")));
+/// assert!(grid_keys(&[DataSet::Jsonl], "name").is_err());
+/// ```
+pub fn grid_keys(
+    data_sets: &[DataSet],
+    keys: &str,
+) -> std::result::Result<(Vec<KeySort>, Option<String>), String> {
     let t = keys.trim();
-    match (csv, t.is_empty() || t == "-") {
-        (false, true) => Ok(Vec::new()),
-        (false, false) => Err("key sorts need the csv format (the keys experiment's input)".into()),
-        (true, true) => Ok(KeySort::ALL.to_vec()),
-        (true, false) => parse_keys(t),
+    if t.is_empty() || t == "-" {
+        let mut v: Vec<KeySort> =
+            data_sets.iter().flat_map(|&d| KeySort::defaults(d).iter().copied()).collect();
+        v.sort_unstable();
+        v.dedup();
+        return Ok((v, None));
     }
+    if data_sets.is_empty() {
+        return Err(
+            "key sorts need a data set (csv, csv-export, jsonl or words: the keys experiment's input)".into(),
+        );
+    }
+    let mut locale = None;
+    let mut sorts = Vec::new();
+    for item in split_list(t)? {
+        match item.strip_prefix("LC_ALL=") {
+            Some(l) if l.is_empty() || l.contains(char::is_whitespace) => {
+                return Err(format!("invalid locale '{item}' (LC_ALL=NAME, e.g. LC_ALL=en_US.UTF-8)"))
+            }
+            Some(l) => locale = Some(l.to_string()),
+            None => sorts.push(item),
+        }
+    }
+    let mut v = if sorts.is_empty() { grid_keys(data_sets, "")?.0 } else { parse_keys(&sorts.join(","))? };
+    for k in &v {
+        if !k.data_sets().iter().any(|d| data_sets.contains(d)) {
+            let on: Vec<&str> = k.data_sets().iter().map(|d| d.name()).collect();
+            return Err(format!("key sort '{}' applies to {} only", k.name(), on.join(", ")));
+        }
+    }
+    v.dedup();
+    Ok((v, locale))
 }
 
 /// Parses byte sizes with K/M/G suffixes (`64M,1G`), each ≥ 1 byte; sorted.
@@ -254,7 +311,7 @@ pub fn parse_params(text: &str, path: &Path) -> Result<Vec<Grid>> {
         }
         if !seen_header {
             seen_header = true;
-            if parse_inputs(fields[0]).is_ok_and(|(f, csv)| csv || !f.is_empty()) {
+            if parse_inputs(fields[0]).is_ok_and(|(f, d)| !d.is_empty() || !f.is_empty()) {
                 return Err(bad(line_no, format!("expected a header line ({HEADER}) before the rows")));
             }
             continue;
@@ -267,7 +324,7 @@ pub fn parse_params(text: &str, path: &Path) -> Result<Vec<Grid>> {
         }
         let field =
             |idx: usize, name: &str, e: String| bad(line_no, format!("field {} ({name}): {e}", idx + 1));
-        let (formats, csv) = parse_inputs(fields[0]).map_err(|e| field(0, "format", e))?;
+        let (formats, data_sets) = parse_inputs(fields[0]).map_err(|e| field(0, "format", e))?;
         let sizes = parse_sizes(fields[1]).map_err(|e| field(1, "sizes", e))?;
         let memories = parse_sizes(fields[2]).map_err(|e| field(2, "M list", e))?;
         let fan_ins = parse_fan_ins(fields[3]).map_err(|e| field(3, "d list", e))?;
@@ -278,8 +335,21 @@ pub fn parse_params(text: &str, path: &Path) -> Result<Vec<Grid>> {
         })?;
         let threads =
             parse_threads(fields.get(7).copied().unwrap_or("")).map_err(|e| field(7, "threads", e))?;
-        let keys = grid_keys(csv, fields.get(8).copied().unwrap_or("")).map_err(|e| field(8, "keys", e))?;
-        grids.push(Grid { formats, sizes, memories, fan_ins, policies, io, threads, reps, keys });
+        let (keys, locale) =
+            grid_keys(&data_sets, fields.get(8).copied().unwrap_or("")).map_err(|e| field(8, "keys", e))?;
+        grids.push(Grid {
+            formats,
+            sizes,
+            memories,
+            fan_ins,
+            policies,
+            io,
+            threads,
+            reps,
+            data_sets,
+            keys,
+            locale,
+        });
     }
     if grids.is_empty() {
         return Err(bad(text.lines().count().max(1), "no rows after the header line".into()));
@@ -349,6 +419,36 @@ mod tests {
         assert_eq!(g[2].threads, vec![0]);
     }
 
+    /// The data sets of issue 41: each row's sorts run where they apply,
+    /// defaults per data set, a locale by `LC_ALL=`.
+    #[test]
+    fn data_set_rows_carry_sorts_and_a_locale() {
+        let g = parse(
+            "format;sizes;M;d;policies;io;reps;threads;keys\n\
+             csv-export;64M;64M,256M;default;default;default;1;2;amount:n,name\n\
+             jsonl,csv-export;1M;1M;8;optimal;direct;1\n\
+             words;1M;1M;8;optimal;direct;1;2;LC_ALL=en_US.UTF-8\n\
+             jsonl;1M;1M;8;optimal;direct;1;2;.amount:n,.ts:n,LC_ALL=C\n",
+        )
+        .unwrap();
+        assert_eq!(g[0].data_sets, vec![DataSet::CsvExport]);
+        assert_eq!((g[0].keys.clone(), g[0].locale.clone()), (vec![KeySort::AmountN, KeySort::Name], None));
+        assert_eq!(g[1].data_sets, vec![DataSet::Jsonl, DataSet::CsvExport]);
+        assert_eq!(g[1].keys, vec![KeySort::AmountN, KeySort::Name, KeySort::TsN]);
+        assert_eq!((g[2].keys.clone(), g[2].locale.as_deref()), (vec![KeySort::Plain], Some("en_US.UTF-8")));
+        assert_eq!(
+            (g[3].keys.clone(), g[3].locale.as_deref()),
+            (vec![KeySort::TsN, KeySort::JsonAmountN], Some("C"))
+        );
+        let h = "format;sizes;M;d;policies;io;reps;threads;keys\n";
+        let e = parse(&format!("{h}jsonl;1M;1M;8;optimal;direct;1;1;name")).unwrap_err().to_string();
+        assert!(e.contains("field 9 (keys): key sort 'name' applies to csv-export only"), "{e}");
+        let e = parse(&format!("{h}words;1M;1M;8;optimal;direct;1;1;LC_ALL=")).unwrap_err().to_string();
+        assert!(e.contains("invalid locale 'LC_ALL='"), "{e}");
+        let e = parse(&format!("{h}xml;1M;1M;8;optimal;direct;1;1")).unwrap_err().to_string();
+        assert!(e.starts_with("s.csv:2: field 1 (format)"), "{e}");
+    }
+
     #[test]
     fn csv_rows_carry_key_sorts() {
         let g = parse(
@@ -361,7 +461,7 @@ mod tests {
         assert_eq!((g[1].formats.clone(), g[1].keys.len()), (vec![Format::Lines], 4));
         let h = "format;sizes;M;d;policies;io;reps;threads;keys\n";
         let e = parse(&format!("{h}u32;1M;1M;8;optimal;direct;1;1;u")).unwrap_err().to_string();
-        assert!(e.starts_with("s.csv:2: field 9 (keys): key sorts need the csv format"), "{e}");
+        assert!(e.starts_with("s.csv:2: field 9 (keys): key sorts need a data set"), "{e}");
         let e = parse(&format!("{h}csv;1M;1M;8;optimal;direct;1;1;k7")).unwrap_err().to_string();
         assert!(e.starts_with("s.csv:2: field 9 (keys): unknown key sort"), "{e}");
         assert!(parse("csv;1M;1M;8;optimal;direct;1").unwrap_err().to_string().contains("header line"));

@@ -13,7 +13,7 @@
 //! | `threads_{f}_{n}.svg` | context switches, CPU migrations and minor faults (+1, for the log axis) vs threads, emsort and GNU sort |
 //! | `time_vs_threads_{f}_{n}.svg` | emsort's, GNU sort's and STXXL's time vs threads |
 //! | `tools_M{m}_t{t}.svg` | one (M, threads) whose inputs have no time-vs-M chart (one M each): per input, each tool's median with a bar from its fastest to its slowest repetition (emsort's and the baseline's fastest point, GNU sort, uutils sort, STXXL, DuckDB, the in-memory sort), and the CPU bound and 2 × the I/O bound as marks across the format |
-//! | `keys_csv_{n}_M{m}_t{t}.svg` | the keys experiment at one (M, threads): per key sort, each tool's median with a bar from its fastest to its slowest repetition (emsort, the baseline, GNU sort, uutils sort, DuckDB), and the CPU bound and 2 × the I/O bound as marks across the key sort |
+//! | `keys_{data}_{n}_M{m}_t{t}.svg` | the keys experiment on one data set (`csv`, `csv-export`, `jsonl`, `words`) at one (M, threads): per key sort, each tool's median with a bar from its fastest to its slowest repetition (emsort, the baseline, GNU sort, uutils sort, DuckDB, Polars, xan), and the CPU bound and 2 × the I/O bound as marks across the key sort |
 //!
 //! emsort's charts use one *reference setting* per input: the policy
 //! `optimal` (else the first), the stream kind `buffered` (else the first)
@@ -474,24 +474,34 @@ fn tools_charts(rows: &[SummaryRow]) -> Vec<(String, CategoryChart)> {
     out
 }
 
-/// The keys experiment's charts, one per (N, M, threads): the key sorts
+/// The keys experiment's charts, one per (data set, N, M, threads): the key sorts
 /// on the x axis (in [`KeySort::EVERY`]'s order), a series per tool with
 /// its median and min – max, the CPU bound (emsort on tmpfs, same keys, M
 /// and threads) and 2 × the I/O bound of the input as reference marks.
 fn keys_charts(rows: &[SummaryRow]) -> Vec<(String, CategoryChart)> {
-    let rank = |label: &str| KeySort::EVERY.iter().position(|k| k.label() == label).unwrap_or(usize::MAX);
-    let mut groups: Vec<(u64, u64, usize)> = Vec::new();
+    let rank = |label: &str| {
+        // After a locale's `LC_ALL=… ` prefix.
+        let label =
+            if label.starts_with("LC_ALL=") { label.split_once(' ').map_or("", |x| x.1) } else { label };
+        KeySort::EVERY.iter().position(|k| k.label() == label).unwrap_or(usize::MAX)
+    };
+    let mut groups: Vec<(&str, u64, u64, usize)> = Vec::new();
     for r in rows.iter().filter(|r| r.experiment == "keys") {
-        if let Some(m) = r.memory.filter(|_| !groups.contains(&(r.bytes, r.memory.unwrap_or(0), r.threads))) {
-            groups.push((r.bytes, m, r.threads));
+        let g = (r.format.as_str(), r.bytes, r.memory.unwrap_or(0), r.threads);
+        if r.memory.is_some() && !groups.contains(&g) {
+            groups.push(g);
         }
     }
     let mut out = Vec::new();
-    for (bytes, memory, threads) in groups {
+    for (data, bytes, memory, threads) in groups {
         let on: Vec<&SummaryRow> = rows
             .iter()
             .filter(|r| {
-                r.experiment == "keys" && r.bytes == bytes && r.memory == Some(memory) && r.threads == threads
+                r.experiment == "keys"
+                    && r.format == data
+                    && r.bytes == bytes
+                    && r.memory == Some(memory)
+                    && r.threads == threads
             })
             .collect();
         let mut categories: Vec<String> = Vec::new();
@@ -541,12 +551,12 @@ fn keys_charts(rows: &[SummaryRow]) -> Vec<(String, CategoryChart)> {
         };
         series.push(mark("CPU bound (emsort on tmpfs)", &|r| Some(r.median_s), "cpu-bound"));
         series.push(mark("2 × I/O bound", &|r| r.io_bound_s, "emsort"));
-        let name = format!("keys_csv_{}_M{}_t{threads}", format_size(bytes), format_size(memory));
+        let name = format!("keys_{data}_{}_M{}_t{threads}", format_size(bytes), format_size(memory));
         out.push((
             name,
             times_chart(
                 format!(
-                    "csv N = {}, M = {}, {threads} thread(s): time per key sort ({reps} rep(s))",
+                    "{data} N = {}, M = {}, {threads} thread(s): time per key sort ({reps} rep(s))",
                     format_size(bytes),
                     format_size(memory)
                 ),

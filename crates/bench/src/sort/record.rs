@@ -8,7 +8,7 @@
 //!
 //! | column | meaning |
 //! |---|---|
-//! | `tool` | `emsort`, `emsort-stdio` (the same sort from standard input to standard output), `emsort-baseline` (the same sort with another emsort binary, `--baseline`, alternating with `emsort`: first in even repetitions, second in odd ones), `cpu-bound` (emsort with input, runs and output on tmpfs, [`super::cpu_bound`]), `gnu-sort`, `uutils-sort` (uutils coreutils' `sort`: keys experiment, and `lines` with GNU sort's options), `duckdb` (DuckDB's `COPY (SELECT … ORDER BY …)`, keys experiment), `stxxl` (STXXL's `stxxl::sorter` on u32, through `bench/stxxl/stxxl_sort.cpp`), `in-memory` (read all, sort on all cores: numbers with emsort's radix sort, records and lines with `par_sort`; write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks; once per input and repetition, in the keys experiment too, where its `keys` is empty: it does not depend on them) |
+//! | `tool` | `emsort`, `emsort-stdio` (the same sort from standard input to standard output), `emsort-baseline` (the same sort with another emsort binary, `--baseline`, alternating with `emsort`: first in even repetitions, second in odd ones), `cpu-bound` (emsort with input, runs and output on tmpfs, [`super::cpu_bound`]), `gnu-sort`, `uutils-sort` (uutils coreutils' `sort`: keys experiment, and `lines` with GNU sort's options), `duckdb` (DuckDB's `COPY (SELECT … ORDER BY …)`, keys experiment), `polars` (Polars' streaming `scan_csv` / `scan_ndjson` … `sort` … `sink_*`, keys experiment on `csv-export` and `jsonl`; no memory limit), `xan` (`xan sort --external`, keys experiment on `csv-export`), `stxxl` (STXXL's `stxxl::sorter` on u32, through `bench/stxxl/stxxl_sort.cpp`), `in-memory` (read all, sort on all cores: numbers with emsort's radix sort, records and lines with `par_sort`; write), `io-bound` (read once + write once with O_DIRECT, 8 MiB blocks; once per input and repetition, in the keys experiment too, where its `keys` is empty: it does not depend on them) |
 //! | `format`, `bytes`, `items` | the input: format, size N in bytes, items (lines for `lines`) |
 //! | `memory`, `fan_in`, `block_size`, `policy`, `io` | emsort's M, d, B, merge policy and stream kind; GNU sort: M (its `-S`); STXXL: M, its block size and I/O implementation (`syscall`) |
 //! | `threads` | threads used (emsort `--parallel`, GNU sort `--parallel`, STXXL's OpenMP threads, the in-memory pool) |
@@ -26,9 +26,9 @@
 //! | `cpu_migrations` | perf software event `cpu-migrations` (inherited by threads and children; emsort: the count in its own statistics), empty where perf events are not allowed |
 //! | `cache` | how the page cache was emptied before the run |
 //! | `note` | the tool's version (GNU sort) or what else the reader should know |
-//! | `experiment` | `sort` (the grid of formats: every row's output was verified, else the campaign stopped) or `keys` (sorts of `csv` inputs by key, [`super::keys`]) |
-//! | `keys` | keys experiment: the key options (`-t, -k3,3n`, `-u`, …; DuckDB ran the equivalent query) |
-//! | `verified` | keys experiment: `reference` (GNU sort's output, or emsort's without GNU sort), `identical` (byte for byte the reference), `rows` (DuckDB: as many rows as the reference), `unchecked` (nothing to compare with), `MISMATCH` (a different output), `FAILED` (the tool failed: its time is not counted) |
+//! | `experiment` | `sort` (the grid of formats: every row's output was verified, else the campaign stopped) or `keys` (sorts of the data sets `csv`, `csv-export`, `jsonl`, `words` by key, [`super::keys`]; `format` names the data set) |
+//! | `keys` | keys experiment: the key options (`-t, -k3,3n`, `-u`, `--csv --header -k amount:n`, `--jsonl -k .ts:n`, …; DuckDB, Polars and xan ran the equivalent query), after `LC_ALL=LOCALE ` when the row sets a locale |
+//! | `verified` | keys experiment: `reference` (GNU sort's output, or emsort's without GNU sort: on `csv-export` and `jsonl` checked alone, in order by `emsort sort -c` and with all the input's records, its `note` says so), `identical` (byte for byte the reference), `rows` (DuckDB, Polars, xan: as many records as the reference), `unchecked` (nothing to compare with), `MISMATCH` (a different output, or a reference that failed its check), `FAILED` (the tool failed: its time is not counted) |
 //! | `error` | keys experiment: why a run failed or mismatched |
 //! | `user_s`, `system_s` | CPU seconds in user mode and in the kernel (`wait4`'s rusage of a child process, all its threads; `getrusage` deltas of an in-process run) |
 //!
@@ -52,13 +52,15 @@ use crate::stats::Stats;
 use crate::Result;
 
 /// The tools a campaign runs.
-pub const TOOLS: [&str; 10] = [
+pub const TOOLS: [&str; 12] = [
     "emsort",
     "emsort-baseline",
     "emsort-stdio",
     "gnu-sort",
     "uutils-sort",
     "duckdb",
+    "polars",
+    "xan",
     "stxxl",
     "in-memory",
     "cpu-bound",

@@ -309,6 +309,17 @@ id,category,amount,date (emsort gen --format csv, seed 42), sorted at each M and
 thread count by each key sort, every tool on a cold cache:
   k3n = -t, -k3,3n   k2-k3nr = -t, -k2,2 -k3,3nr   u = -u   k1n-u = -t, -k1,1n -u
   (plain = no option; all = the first four)
+Issue 41's data sets, named in the format list beside csv (emsort gen --format DATA):
+  csv-export   a CSV export with a header and quoted fields: amount:n = --csv --header
+               -k amount:n, name = --csv --header -k name; peers DuckDB, Polars, xan
+  jsonl        JSON events: .ts:n = --jsonl -k .ts:n, .amount:n; peers DuckDB, Polars
+  words        words with accented letters, plain; peer GNU sort (the reference)
+  LC_ALL=LOCALE in the keys list: every tool of the row sorts in that locale (C
+  otherwise). Polars (bench/polars/polars_sort.py, POLARS_MAX_THREADS = T, streaming
+  scan_csv/scan_ndjson ... sink_*) has no memory limit: its peak RSS is in the row;
+  xan runs its external sort, xan sort -e -m M --tmp-dir TMP -p. On csv-export and jsonl emsort's output is the reference,
+  checked alone (emsort sort -c in order, the input's record count); the peers by
+  the records of their output.
   emsort       emsort sort KEYS -S M --parallel T -T TMP -o OUT (its default fan-in,
                policy and streams; -d and --policies apply to the other formats; when
                the io list names `default` beside kinds, emsort also runs with each
@@ -360,8 +371,10 @@ Parameter file (--params FILE.csv), a header line then one row per grid:
   u32,lines;256M,1G;64M,256M;2,8,32;optimal;buffered,direct;3;1,all
   u32;1G;256M;default;default;default,direct,uring-direct;3;2
   csv;1G;256M;8;optimal;direct;5;2;all
+  csv-export;1G;256M,64M;default;default;default;3;2;amount:n,name
+  words;1G;256M;default;default;default;3;2;plain,LC_ALL=en_US.UTF-8
 '#' starts a comment; the threads field may be left out (all cores), the keys
-field too (all four key sorts; only with csv).
+field too (each data set's defaults: all four key sorts on csv).
 
 Files written into OUTDIR:
   raw.csv       a row per run of every tool: tool, format, bytes, items, memory,
@@ -570,11 +583,13 @@ fn sort_bench(a: SortBenchArgs) -> anyhow::Result<ExitCode> {
     } else if let Some(p) = &a.params {
         SortCampaign::from_params_file(p)?
     } else {
-        let (formats, csv) = list1("--formats", sb::parse_inputs(&a.formats))?;
-        let keys = list("--keys", sb::grid_keys(csv, a.keys.as_deref().unwrap_or("")))?;
+        let (formats, data_sets) = list1("--formats", sb::parse_inputs(&a.formats))?;
+        let (keys, locale) = list1("--keys", sb::grid_keys(&data_sets, a.keys.as_deref().unwrap_or("")))?;
         let grid = sb::Grid {
             formats,
+            data_sets,
             keys,
+            locale,
             sizes: list("--sizes", sb::parse_sizes(&a.sizes))?,
             memories: list("-M", sb::parse_sizes(&a.memory))?,
             fan_ins: list("-d", sb::parse_fan_ins(&a.fan_in))?,

@@ -26,7 +26,11 @@ use crate::progress::Bar;
 /// `jsonl` makes JSON events, one a line, for `emsort sort --jsonl`
 /// (`{"ts":…,"event":…,"user":{"id":…,"name":…,"country":…},"amount":…,"tags":[…],"ok":…}`),
 /// with nulls, missing fields, `\u` escapes, repeated timestamps and
-/// repeated lines.
+/// repeated lines. `words` makes natural-language-like words, one a line
+/// (about 10 bytes), to sort in a locale (`LC_ALL=en_US.UTF-8 emsort sort`):
+/// Zipf-distributed, so many repeat; lower case, capitalised or upper case;
+/// accented letters in UTF-8; some lines with a space, a hyphen or an
+/// apostrophe.
 #[derive(Args)]
 #[command(after_help = "Examples:\n  \
     emsort gen --format u32 --count 268435456 -o data.u32        # 1 GiB of random u32\n  \
@@ -34,16 +38,18 @@ use crate::progress::Bar;
     emsort gen --format lines --bytes 1G --line-len 5..80 -o text.txt\n  \
     emsort gen --format csv --bytes 1G -o sales.csv              # about 1 GiB of CSV lines\n  \
     emsort gen --format csv-export --bytes 1G -o export.csv      # quoted fields, a header\n  \
-    emsort gen --format jsonl --count 1e6 -o events.jsonl        # a million JSON events")]
+    emsort gen --format jsonl --count 1e6 -o events.jsonl        # a million JSON events\n  \
+    emsort gen --format words --bytes 1G -o words.txt            # words to sort in a locale")]
 pub struct GenArgs {
-    /// u32, i32, u64, i64, f32, f64, rec:SIZE:KEY_OFFSET:KEY_LEN, lines, csv, csv-export or jsonl.
+    /// u32, i32, u64, i64, f32, f64, rec:SIZE:KEY_OFFSET:KEY_LEN, lines, csv, csv-export, jsonl or
+    /// words.
     #[arg(long, short = 'f', default_value = "u32", value_parser = parse_kind)]
     format: Kind,
-    /// Number of items (fixed-size formats) or of lines (csv, jsonl); accepts 1e6, 1000000,
+    /// Number of items (fixed-size formats) or of lines (csv, jsonl, words); accepts 1e6, 1000000,
     /// 1M (= 2^20).
     #[arg(long, short = 'n', value_parser = emsort_io::parse_count)]
     count: Option<u64>,
-    /// Total size for `--format lines` (exact) or `csv`, `jsonl` (about: whole lines), with
+    /// Total size for `--format lines` (exact) or `csv`, `jsonl`, `words` (about: whole lines), with
     /// K/M/G suffixes.
     #[arg(long, value_parser = parse_bytes)]
     bytes: Option<u64>,
@@ -51,7 +57,7 @@ pub struct GenArgs {
     #[arg(long, default_value = "10..100", value_parser = parse_range)]
     line_len: (usize, usize),
     /// uniform, sorted, reverse, few-distinct (16 values) or zipf (s = 1.1 over 10^6 values);
-    /// csv and jsonl are uniform only.
+    /// csv, csv-export, jsonl and words have their own distributions only.
     #[arg(long, default_value = "uniform", value_parser = clap::value_parser!(Distribution))]
     dist: Distribution,
     /// Seed of the generator.
@@ -81,6 +87,7 @@ enum Kind {
     Csv,
     CsvExport,
     Jsonl,
+    Words,
 }
 
 fn parse_kind(s: &str) -> Result<Kind, String> {
@@ -88,10 +95,14 @@ fn parse_kind(s: &str) -> Result<Kind, String> {
         "csv" => return Ok(Kind::Csv),
         "csv-export" => return Ok(Kind::CsvExport),
         "jsonl" => return Ok(Kind::Jsonl),
+        "words" => return Ok(Kind::Words),
         _ => {}
     }
     s.parse::<Format>().map(Kind::Format).map_err(|e| {
-        format!("{e} (or csv, typed CSV lines; csv-export, a quoted CSV with a header; jsonl, JSON events)")
+        format!(
+            "{e} (or csv, typed CSV lines; csv-export, a quoted CSV with a header; jsonl, JSON events; \
+             words, words to sort in a locale)"
+        )
     })
 }
 
@@ -120,6 +131,9 @@ pub fn run(a: GenArgs) -> anyhow::Result<ExitCode> {
         (Kind::Jsonl, Some(n), None) => GenSpec::jsonl(n),
         (Kind::Jsonl, None, Some(b)) => GenSpec::jsonl_bytes(b),
         (Kind::Jsonl, _, _) => bail!("--format jsonl needs either --count LINES or --bytes SIZE"),
+        (Kind::Words, Some(n), None) => GenSpec::words(n),
+        (Kind::Words, None, Some(b)) => GenSpec::words_bytes(b),
+        (Kind::Words, _, _) => bail!("--format words needs either --count LINES or --bytes SIZE"),
         (Kind::Format(Format::Lines), None, Some(b)) => GenSpec::lines(b),
         (Kind::Format(Format::Lines), _, _) => bail!("--format lines needs --bytes SIZE (and no --count)"),
         (Kind::Format(f), Some(n), None) => GenSpec::items(f, n),
@@ -127,7 +141,8 @@ pub fn run(a: GenArgs) -> anyhow::Result<ExitCode> {
     };
     if spec.text != Text::Printable && a.dist != Distribution::Uniform {
         bail!(
-            "--format csv, csv-export and jsonl draw their values uniformly: --dist {} does not apply",
+            "--format csv, csv-export, jsonl and words draw their values their own way: --dist {} does \
+             not apply",
             a.dist
         );
     }
@@ -135,6 +150,7 @@ pub fn run(a: GenArgs) -> anyhow::Result<ExitCode> {
         Kind::Csv => "csv".to_string(),
         Kind::CsvExport => "csv-export".to_string(),
         Kind::Jsonl => "jsonl".to_string(),
+        Kind::Words => "words".to_string(),
         Kind::Format(f) => f.to_string(),
     };
     spec.line_len = a.line_len;

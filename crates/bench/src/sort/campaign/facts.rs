@@ -43,6 +43,14 @@ pub struct SortMachine {
     /// DuckDB (keys experiment): `DuckDB VERSION (python: PYTHON)`, `not
     /// installed: WHY` or `not used: …`.
     pub duckdb_version: String,
+    /// Polars (keys experiment on `csv-export`, `jsonl`): `Polars VERSION
+    /// (python: PYTHON)`, `not installed: WHY` or `not used: …`.
+    #[serde(default)]
+    pub polars_version: String,
+    /// xan (keys experiment on `csv-export`): `xan --version`'s line,
+    /// `not installed: WHY` or `not used: …`.
+    #[serde(default)]
+    pub xan_version: String,
     /// The keys experiment's failed runs and outputs that differ (each
     /// also a row of raw.csv).
     pub keys_problems: Vec<String>,

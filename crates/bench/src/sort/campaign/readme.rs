@@ -75,23 +75,41 @@ impl Readme<'_> {
              compared byte for byte with emsort's.\n\
              - `uutils-sort`: uutils coreutils' `coreutils sort` with GNU sort's options on `lines` \
              inputs ({uutils}); output compared byte for byte with emsort's.\n\
-             - Keys experiment (`experiment` = `keys`, on `csv` inputs: about N bytes of typed lines \
-             `id,category,amount,date` from `emsort gen --format csv`, seed 42): per key sort (column \
-             `keys`), M and threads, on a cold cache each: `emsort` = `emsort sort KEYS -S M --parallel T \
-             -T TMP --stats F --quiet -o OUT` (its default fan-in, policy and streams); `gnu-sort` = \
-             `LC_ALL=C sort KEYS -S M --parallel=T -T TMP -o OUT`, the reference; `uutils-sort` = uutils \
-             coreutils' `coreutils sort` with the same options ({uutils}); `duckdb` = DuckDB ({duckdb}) \
-             through `bench/duckdb/duckdb_sort.py`: `SET memory_limit` = M, `threads` = T, \
-             `temp_directory`, then `COPY (SELECT … FROM read_csv(IN, …) ORDER BY …) TO OUT (HEADER \
-             false)` — `-t, -k3,3n`: ORDER BY amount; `-t, -k2,2 -k3,3nr`: ORDER BY category, amount DESC; \
-             `-u`: SELECT DISTINCT line ORDER BY line; `-t, -k1,1n -u`: SELECT DISTINCT ON (id) ORDER BY \
-             id. emsort's and uutils sort's outputs are compared byte for byte with GNU sort's (with \
-             emsort's when GNU sort is missing or failed); DuckDB, whose ties and number format differ, \
-             by its row count. `verified`: reference, identical, rows, unchecked, MISMATCH or FAILED \
-             (`error` says why; a failed run's time is left out of the summary). Once per csv input \
-             and repetition, after its key sorts, the `io-bound` run below (its `keys` empty); with \
-             `cpu-bound` it gives each key sort its binding bound. The chart `keys_csv_*.svg` draws \
-             each tool's median and min – max per key sort with the two bounds.{keys_problems}\n\
+             - Keys experiment (`experiment` = `keys`; `format` = the data set, about N bytes from \
+             `emsort gen --format DATA`, seed 42: `csv`, typed lines `id,category,amount,date`; \
+             `csv-export`, a CSV export with a header `id,name,city,amount,date,note` and quoted fields \
+             holding commas, doubled quotes and newlines; `jsonl`, JSON events one a line; `words`, \
+             natural-language-like words one a line with accented letters): per key sort (column \
+             `keys`, after `LC_ALL=LOCALE ` when the row sets a locale; every tool runs with that \
+             `LC_ALL`, `C` otherwise), M and threads, on a cold cache each: `emsort` = `emsort sort KEYS \
+             -S M --parallel T -T TMP --stats F --quiet -o OUT` (its default fan-in, policy and streams; \
+             KEYS e.g. `--csv --header -k amount:n`, `--jsonl -k .ts:n`); `gnu-sort` = `sort KEYS -S M \
+             --parallel=T -T TMP -o OUT` on `csv` and `words`, the reference there; `uutils-sort` = \
+             uutils coreutils' `coreutils sort` with the same options on `csv` ({uutils}); `duckdb` = \
+             DuckDB ({duckdb}) on `csv`, `csv-export`, `jsonl` through `bench/duckdb/duckdb_sort.py`: \
+             `SET memory_limit` = M, `threads` = T, `temp_directory`, then `COPY (SELECT … FROM \
+             read_csv(IN, …) ORDER BY …) TO OUT` — `-t, -k3,3n`: ORDER BY amount; `-t, -k2,2 -k3,3nr`: \
+             ORDER BY category, amount DESC; `-u`: SELECT DISTINCT line ORDER BY line; `-t, -k1,1n -u`: \
+             SELECT DISTINCT ON (id) ORDER BY id; `amount:n`, `name`: read_csv(IN, header=true) ORDER BY \
+             amount, name, written with a header; `.ts:n`, `.amount:n`: read_json(IN, \
+             format='newline_delimited') ORDER BY TRY_CAST(ts AS DOUBLE) (amount), written as JSON \
+             lines; `polars` = Polars ({polars}) on `csv-export` and `jsonl` through \
+             `bench/polars/polars_sort.py` with POLARS_MAX_THREADS = T: `pl.scan_csv(IN).sort(COLUMN)\
+             .sink_csv(OUT)` (`scan_ndjson` … `sink_ndjson`), the streaming engine — Polars has no \
+             memory limit, so M does not bind it: its peak RSS is in the row; `xan` = `RAYON_NUM_THREADS=T xan \
+             sort -e -m M_MiB --tmp-dir TMP -p [-N] -s COLUMN -o OUT IN` on `csv-export` ({xan}): its \
+             external sort with M as its memory limit. On `csv` and \
+             `words` emsort's and uutils sort's outputs are compared byte for byte with GNU sort's \
+             (with emsort's when GNU sort is missing or failed); on `csv-export` and `jsonl`, which GNU \
+             sort cannot parse, emsort's output is the reference, checked alone: `emsort sort -c` with \
+             the same options and locale finds it in order and it holds as many records as the input \
+             (a CSV export's records counted with the `csv` crate); DuckDB, Polars and xan, whose ties \
+             and number format differ, by the records of their output. `verified`: reference, \
+             identical, rows, unchecked, MISMATCH or FAILED (`error` says why; a failed run's time is \
+             left out of the summary, its row stays). Once per input and repetition, after its key \
+             sorts, the `io-bound` run below (its `keys` empty); with `cpu-bound` (the same sort and \
+             locale on tmpfs) it gives each key sort its binding bound. The chart `keys_{{data}}_*.svg` \
+             draws each tool's median and min – max per key sort with the two bounds.{keys_problems}\n\
              - `in-memory`: read the whole file, sort it on all cores (numbers: emsort's radix sort; records, lines: `par_sort`), write (where 2-3× N \
              fits in half the memory available); output verified.\n\
              - `stxxl`: on `u32` inputs, STXXL's `stxxl::sorter` (pipelined run formation and merge) through \
@@ -160,6 +178,8 @@ impl Readme<'_> {
             },
             uutils = facts.uutils_sort_version,
             duckdb = facts.duckdb_version,
+            polars = facts.polars_version,
+            xan = facts.xan_version,
             keys_problems = if facts.keys_problems.is_empty() {
                 String::new()
             } else {
