@@ -213,6 +213,30 @@ fn a_header_stays_first_and_keys_name_its_columns() {
     let r = crate::run_stdin(&[&small[..], &["-k", "amount:n"]].concat(), &std::fs::read(&input).unwrap());
     assert!(r.status.success(), "{}", stderr(&r));
     assert!(r.stdout == expected("amount"), "from standard input");
+    // DSM and SRM on three disks, and in place (-o the input): the same.
+    let disks: Vec<String> = ["a", "b", "c"]
+        .iter()
+        .map(|n| {
+            let x = d.path().join(format!("disk-{n}"));
+            std::fs::create_dir(&x).unwrap();
+            p(&x).to_string()
+        })
+        .collect();
+    let disks = disks.join(",");
+    for method in ["dsm", "srm"] {
+        // Three disks' blocks need more than 32K.
+        let pdisk = ["sort", "-q", "-S", "96K", "--block-size", "4K", "--csv", "--header", "-s"];
+        let args =
+            [&pdisk[..], &["--method", method, "--disks", &disks, "-k", "amount:n", "-o", o, i]].concat();
+        let r = run(&args);
+        assert!(r.status.success(), "{args:?}: {}", stderr(&r));
+        assert!(std::fs::read(&out).unwrap() == expected("amount"), "{args:?}: not as Python sorts the rows");
+    }
+    let copy = d.path().join("copy.csv");
+    std::fs::copy(&input, &copy).unwrap();
+    let r = run(&[&small[..], &["-k", "amount:n", "-o", p(&copy), p(&copy)]].concat());
+    assert!(r.status.success(), "in place: {}", stderr(&r));
+    assert!(std::fs::read(&copy).unwrap() == expected("amount"), "in place");
     // Several files (-m too): one header, the others checked and dropped.
     let (a, b) = (format!("{i}.a"), format!("{i}.b"));
     for extra in [&[][..], &["-m"]] {
