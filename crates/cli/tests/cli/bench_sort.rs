@@ -512,7 +512,7 @@ fn keys_need_the_csv_format() {
     let d = tempfile::tempdir().unwrap();
     let o = run(&["bench", "sort", "--formats", "lines", "--keys", "u", "-o", p(&d.path().join("o"))]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("key sorts need the csv format"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("key sorts need a data set"), "{}", stderr(&o));
     let o = run(&["bench", "sort", "--formats", "csv", "--keys", "k9", "-o", p(&d.path().join("o2"))]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("unknown key sort 'k9'"), "{}", stderr(&o));
