@@ -17,6 +17,13 @@
 //!   one more to submit while one completes ([`DeviceCost::queue_depth`]).
 //!   (Issue 38: the synchronous `direct` kind waited on a disk with 2.5 ms
 //!   per 1 MiB write at 41 % CPU.)
+//! - Unless the runs fit under the kernel's background write-back
+//!   threshold ([`cache_room`]: 10 % of the available memory by default):
+//!   then they live in the page cache and are deleted before write-back
+//!   would take them to the device, and the sort gets `uring`, the page
+//!   cache through io_uring. (The matrix on an AVX2 AMD EPYC, 1 GiB of
+//!   lines: `uring` 7.4–8.1 s, `uring-direct` 9.2–11.7 s; on an Intel Xeon
+//!   a page-cache kind was fastest on 7 of the 9 device inputs.)
 //! - Memory (tmpfs, or a cache in front of the device) has no latency to
 //!   hide, and io_uring would add its own cost: `direct`, one request at a
 //!   time (1 GiB of lines on tmpfs: 4.1–4.5 s with `direct`, 4.7–5.0 s with
@@ -215,6 +222,33 @@ fn in_memory(dir: &Path) -> bool {
     rustix::fs::statfs(dir).is_ok_and(|s| matches!(s.f_type as u64, TMPFS_MAGIC | RAMFS_MAGIC))
 }
 
+/// Dirty page-cache bytes the kernel keeps before it starts writing them
+/// back in the background: `vm.dirty_background_bytes` when set, else
+/// `vm.dirty_background_ratio` percent of the memory available
+/// (`MemAvailable`, close to the kernel's own base). Runs that fit under it
+/// are read back and deleted before any write-back: on the two machines the
+/// matrix was recorded on, the page cache through io_uring was then the
+/// fastest kind, or within the noise of it (issue 38). `None` where
+/// `/proc` does not tell.
+pub fn cache_room() -> Option<u64> {
+    let read =
+        |name: &str| std::fs::read_to_string(format!("/proc/sys/vm/{name}")).ok()?.trim().parse::<u64>().ok();
+    if let Some(bytes) = read("dirty_background_bytes").filter(|&b| b > 0) {
+        return Some(bytes);
+    }
+    let ratio = read("dirty_background_ratio")?;
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kib * 1024 / 100 * ratio)
+}
+
 /// The time this thread has been on a CPU or waiting on a run queue for
 /// one (`/proc/thread-self/schedstat`'s first two fields); without that
 /// file, its CPU time alone.
@@ -229,6 +263,11 @@ fn thread_cpu() -> Duration {
     // SAFETY: `t` is a valid timespec to write into.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// `bytes` as GiB with two decimals.
+fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
 fn median(v: &mut [Duration]) -> Duration {
@@ -398,10 +437,16 @@ pub struct IoDecision {
 }
 
 /// The kind and queue depth for a sort with memory `memory` whose
-/// temporary runs go to `runs_dir` (`None`: a sort that writes no runs),
+/// temporary runs, about `runs_bytes` of them (`None`: not known ahead, as
+/// from a pipe), go to `runs_dir` (`None`: a sort that writes no runs),
 /// as the module docs say: from `cache` (`emsort calibrate`'s measurement
 /// of that device) when it has one, else from a probe.
-pub fn choose(runs_dir: Option<&Path>, memory: u64, cache: Option<&DeviceCache>) -> IoDecision {
+pub fn choose(
+    runs_dir: Option<&Path>,
+    runs_bytes: Option<u64>,
+    memory: u64,
+    cache: Option<&DeviceCache>,
+) -> IoDecision {
     let decision = |kind, queue_depth, why: String| IoDecision {
         kind,
         queue_depth,
@@ -448,6 +493,21 @@ pub fn choose(runs_dir: Option<&Path>, memory: u64, cache: Option<&DeviceCache>)
                 if in_memory(dir) { "tmpfs, memory" } else { "memory" }
             ),
         ),
+        Some(c) if runs_bytes.zip(cache_room()).is_some_and(|(runs, room)| runs <= room) => {
+            let (runs, room) = (runs_bytes.unwrap_or(0), cache_room().unwrap_or(0));
+            decision(
+                StreamKind::Uring,
+                q0,
+                format!(
+                    "{source} {}: a device, but the runs ({}) fit under the kernel's background write-back \
+                     threshold ({}): they stay in the page cache and are gone before they need to reach the \
+                     device, so the page cache through io_uring, Q = {q0} requests in flight per stream",
+                    c.describe(),
+                    gib(runs),
+                    gib(room),
+                ),
+            )
+        }
         Some(c) => {
             let q = c.queue_depth(PROBE_BLOCK);
             decision(
@@ -536,11 +596,20 @@ mod tests {
         if crate::uring::unavailable().is_some() {
             return;
         }
-        let d = choose(Some(dir.path()), QUEUED_MEMORY, Some(&cache));
+        let d = choose(Some(dir.path()), None, QUEUED_MEMORY, Some(&cache));
         assert_eq!(d.kind, StreamKind::Direct, "{}", d.why);
         assert!(d.why.contains("calibrate"), "{}", d.why);
         cache.insert(dir.path(), cost(2.5, Some(870.0)));
-        let d = choose(Some(dir.path()), QUEUED_MEMORY, Some(&cache));
+        let d = choose(Some(dir.path()), None, QUEUED_MEMORY, Some(&cache));
         assert_eq!((d.kind, d.queue_depth), (StreamKind::UringDirect, 4), "{}", d.why);
+        // Runs larger than the page cache keeps dirty: O_DIRECT as above;
+        // runs that fit: the page cache, through io_uring.
+        let d = choose(Some(dir.path()), Some(u64::MAX), QUEUED_MEMORY, Some(&cache));
+        assert_eq!(d.kind, StreamKind::UringDirect, "{}", d.why);
+        if let Some(room) = cache_room().filter(|&r| r > 0) {
+            let d = choose(Some(dir.path()), Some(room), QUEUED_MEMORY, Some(&cache));
+            assert_eq!(d.kind, StreamKind::Uring, "{}", d.why);
+            assert!(d.why.contains("write-back threshold"), "{}", d.why);
+        }
     }
 }

@@ -864,7 +864,9 @@ impl SortPlanBuilder {
     /// Lets [`SortPlanBuilder::build`] choose the stream kind and the queue
     /// depth for the device the runs go to
     /// ([`emsort_io::device::choose`]: `uring-direct` with Q from the
-    /// device's bandwidth × latency, or `direct` on memory, below
+    /// device's bandwidth × latency, `uring` (the page cache) when the
+    /// runs fit under the kernel's background write-back threshold, or
+    /// `direct` on memory, below
     /// [`emsort_io::device::QUEUED_MEMORY`] or without io_uring), from
     /// `emsort calibrate`'s measurement of that device or a probe of a few
     /// milliseconds; the plan says what and why
@@ -982,7 +984,12 @@ impl SortPlanBuilder {
         let cache =
             (io_auto || runs).then(DeviceCache::default_path).flatten().map(|p| DeviceCache::load(&p));
         if io_auto {
-            let d = device::choose(runs.then_some(runs_dir.as_path()), plan.memory, cache.as_ref());
+            let d = device::choose(
+                runs.then_some(runs_dir.as_path()),
+                plan.input_bytes,
+                plan.memory,
+                cache.as_ref(),
+            );
             (plan.input_kind, plan.output_kind) = (d.kind, d.kind);
             queue_depth = queue_depth.or(Some(d.queue_depth));
             (plan.io_choice, plan.device_cost) = (Some(d.why), d.cost);

@@ -239,7 +239,10 @@ pub struct SortArgs {
     /// as a probe of a few milliseconds finds it (1 MiB O_DIRECT writes, one at a time then 8 at
     /// once; only when there will be runs); a device gets uring-direct — O_DIRECT (the page cache
     /// copies nothing and keeps nothing) with Q requests in flight, Q from its bandwidth × latency,
-    /// so a disk with a long latency per request stays busy; memory (tmpfs), M below 128M and a
+    /// so a disk with a long latency per request stays busy — unless the runs fit under the kernel's
+    /// background write-back threshold (vm.dirty_background_ratio of the available memory): then
+    /// uring, the page cache through io_uring, where the runs are gone before they reach the disk;
+    /// memory (tmpfs), M below 128M and a
     /// process without io_uring get direct, one request at a time; where the file system refuses
     /// O_DIRECT, the page cache with the same blocks. --show-plan and --stats say what was chosen
     /// and why].

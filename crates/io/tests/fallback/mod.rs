@@ -83,27 +83,32 @@ impl DirectFlag for std::fs::OpenOptions {
 /// writes keep the thread on the CPU): `direct`, one request at a time; no
 /// probe (a sort without runs): `uring-direct`; a missing directory cannot
 /// be probed: `uring-direct`, and the reason says so; a directory on a
-/// device: `uring-direct` with Q from its bandwidth × latency, or `direct`
-/// if the device answers as fast as memory.
+/// device: `uring-direct` with Q from its bandwidth × latency (`uring`
+/// when the runs fit in the page cache's dirty room), or `direct` if the
+/// device answers as fast as memory.
 #[test]
 fn the_sort_default_probes_the_temp_dir() {
     let dir = tmp();
     let m = device::QUEUED_MEMORY;
-    let d = device::choose(None, m, None);
+    let d = device::choose(None, None, m, None);
     assert_eq!(d.kind, StreamKind::UringDirect, "{}", d.why);
     assert!(d.why.contains("no probe"), "{}", d.why);
-    let d = device::choose(None, m - 1, None);
+    let d = device::choose(None, None, m - 1, None);
     assert_eq!(d.kind, StreamKind::Direct, "{}", d.why);
-    let d = device::choose(Some(&dir.path().join("missing")), m, None);
+    let d = device::choose(Some(&dir.path().join("missing")), None, m, None);
     assert_eq!(d.kind, StreamKind::UringDirect, "{}", d.why);
     assert!(d.why.contains("could not be probed"), "{}", d.why);
     // The probe measures what it says, and its Q follows from its figures.
     if let Some(c) = device::DeviceCost::probe(dir.path()) {
-        let d = device::choose(Some(dir.path()), m, None);
+        let d = device::choose(Some(dir.path()), None, m, None);
         let (lo, hi) = device::QUEUE_DEPTHS;
         if d.kind == StreamKind::UringDirect {
             assert!((lo..=hi).contains(&d.queue_depth), "{}", d.why);
             assert!(d.why.contains("bandwidth × latency"), "{}", d.why);
+            // Runs the page cache keeps until they are deleted: the cache.
+            let d = device::choose(Some(dir.path()), Some(1 << 20), m, None);
+            assert_eq!(d.kind, StreamKind::Uring, "{}", d.why);
+            assert!(d.why.contains("write-back threshold"), "{}", d.why);
         }
         assert!(c.latency > std::time::Duration::ZERO && c.on_cpu >= 0.0);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -112,7 +117,7 @@ fn the_sort_default_probes_the_temp_dir() {
     let Some(_m) = mount_or_skip(&mnt, "tmpfs", "size=64m", "the_sort_default_probes") else {
         return;
     };
-    let d = device::choose(Some(&mnt), m, None);
+    let d = device::choose(Some(&mnt), None, m, None);
     assert_eq!(d.kind, StreamKind::Direct, "{}", d.why);
     assert!(d.why.contains("on the CPU") && d.why.contains("memory"), "{}", d.why);
     // The probe's file had no name: nothing is left.

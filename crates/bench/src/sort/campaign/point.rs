@@ -77,7 +77,7 @@ impl Point {
             (Some(k), _) => b.io(k),
             (None, true) => b.io_auto(),
             (None, false) => {
-                let d = emsort_io::device::choose(None, self.memory, None);
+                let d = emsort_io::device::choose(None, None, self.memory, None);
                 b.io(d.kind).queue_depth(d.queue_depth)
             }
         };
