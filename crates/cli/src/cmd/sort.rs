@@ -1,6 +1,6 @@
 //! `emsort sort`: the external merge sort of files and standard input.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -607,6 +607,9 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         false => line_order(&a, None)?,
     };
     let inputs = input_names(&a)?;
+    if let Some(path) = &a.stats {
+        refuse_stats_over(path, &inputs, a.output.as_deref())?;
+    }
     // GNU's -z: NUL ends each line, input and output; a newline is a byte
     // of the line (and a blank between fields).
     let eol = if a.zero_terminated { 0 } else { b'\n' };
@@ -977,6 +980,26 @@ fn is_broken_pipe(e: &SortError) -> bool {
     let src = e.io().and_then(std::error::Error::source);
     src.and_then(|s| s.downcast_ref::<std::io::Error>())
         .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// Refuses a `--stats` file that is an input or the output of the sort: the
+/// statistics written at the end would replace the data (`--stats big.txt`,
+/// a slip of argument order, would lose the input). Checked before the sort.
+fn refuse_stats_over(stats: &Path, inputs: &[PathBuf], output: Option<&Path>) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(s) = std::fs::metadata(stats) else { return Ok(()) };
+    let same = |p: &Path| std::fs::metadata(p).is_ok_and(|m| (m.dev(), m.ino()) == (s.dev(), s.ino()));
+    let role = if inputs.iter().any(|p| p.as_os_str() != "-" && same(p)) {
+        "an input"
+    } else if output.is_some_and(same) {
+        "the output"
+    } else {
+        return Ok(());
+    };
+    anyhow::bail!(
+        "--stats {}: that file is {role} of this sort; the statistics would replace it (name another file)",
+        stats.display()
+    )
 }
 
 fn write_stats(path: &std::path::Path, stats: &SortStats) -> anyhow::Result<()> {

@@ -1187,3 +1187,29 @@ fn the_default_io_kind_is_chosen_said_and_sorts_alike() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("uring-direct") && stderr(&o).contains("or auto"), "{}", stderr(&o));
 }
+
+/// `--stats FILE` never replaces what the sort reads or writes: FILE an
+/// input or the output is refused before the sort (exit 2, the file named),
+/// and both files keep their bytes; another FILE is written as asked.
+#[test]
+fn stats_never_replace_an_input_or_the_output() {
+    let (d, tmp) = setup();
+    let input = d.path().join("in.txt");
+    gen(&["-f", "lines", "--bytes", "20K", "--seed", "7"], &input);
+    let before = std::fs::read(&input).unwrap();
+    let out = d.path().join("out.txt");
+    std::fs::write(&out, b"kept\n").unwrap();
+    for (stats, role) in [(&input, "an input"), (&out, "the output")] {
+        let o = run(&["sort", "-T", p(&tmp), "--stats", p(stats), p(&input), "-o", p(&out)]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(p(stats)) && stderr(&o).contains(role), "{}", stderr(&o));
+        assert_eq!(std::fs::read(&input).unwrap(), before);
+        assert_eq!(std::fs::read(&out).unwrap(), b"kept\n");
+    }
+    let stats = d.path().join("stats.json");
+    let o = run(&["sort", "-T", p(&tmp), "--stats", p(&stats), p(&input), "-o", p(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), gnu_sort(&input, false));
+    assert!(std::fs::read_to_string(&stats).unwrap().starts_with('{'));
+    assert!(entries(&tmp).is_empty());
+}
