@@ -483,6 +483,8 @@ pub fn choose(
         Some((cost, _)) => (Some(cost), "emsort calibrate measured"),
         None => (DeviceCost::probe(dir), "a probe of the temp dir:"),
     };
+    // The runs and the room the page cache has for them, where they fit.
+    let cached_runs = runs_bytes.zip(cache_room()).filter(|(runs, room)| runs <= room);
     let d = match cost {
         Some(c) if c.is_memory() || in_memory(dir) => decision(
             StreamKind::Direct,
@@ -493,8 +495,7 @@ pub fn choose(
                 if in_memory(dir) { "tmpfs, memory" } else { "memory" }
             ),
         ),
-        Some(c) if runs_bytes.zip(cache_room()).is_some_and(|(runs, room)| runs <= room) => {
-            let (runs, room) = (runs_bytes.unwrap_or(0), cache_room().unwrap_or(0));
+        Some(c) if let Some((runs, room)) = cached_runs => {
             decision(
                 StreamKind::Uring,
                 q0,
