@@ -237,16 +237,7 @@ pub fn cache_room() -> Option<u64> {
         return Some(bytes);
     }
     let ratio = read("dirty_background_ratio")?;
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib = meminfo
-        .lines()
-        .find_map(|l| l.strip_prefix("MemAvailable:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse::<u64>()
-        .ok()?;
-    Some(kib * 1024 / 100 * ratio)
+    Some(crate::meminfo("MemAvailable:")? / 100 * ratio)
 }
 
 /// The time this thread has been on a CPU or waiting on a run queue for

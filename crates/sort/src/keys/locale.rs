@@ -581,8 +581,8 @@ impl PairSlot {
     /// The slot of the pair (`a`, `b`), each at most [`FORM_TEXT`] bytes.
     #[inline]
     fn index(a: &[u8], b: &[u8]) -> usize {
-        let h = FormSlot::index(a) ^ FormSlot::index(b).rotate_left(7) ^ (FormSlot::index(b) >> 3);
-        h & (PAIR_SLOTS - 1)
+        let hb = FormSlot::index(b);
+        (FormSlot::index(a) ^ hb.rotate_left(7) ^ (hb >> 3)) & (PAIR_SLOTS - 1)
     }
 
     fn a(&self) -> &[u8] {
