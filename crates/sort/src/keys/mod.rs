@@ -73,6 +73,7 @@ mod general;
 mod json_key;
 mod key;
 mod locale;
+mod primary;
 mod spec;
 mod version;
 
