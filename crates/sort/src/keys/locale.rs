@@ -394,11 +394,11 @@ impl Locale {
 
     /// [`Locale::text_form`], written anew.
     fn new_text_form(&self, text: &[u8], out: &mut Vec<u8>) {
-        let first = memchr::memchr(0, text).map_or(text, |n| &text[..n]);
-        if self.0.primary.as_ref().is_some_and(|p| p.append(first, out)) {
+        if self.0.primary.as_ref().is_some_and(|p| p.append(text, out)) {
             out.extend_from_slice(&[0, 0]);
             return;
         }
+        let first = memchr::memchr(0, text).map_or(text, |n| &text[..n]);
         CSTR.with(|buf| {
             let buf = &mut *buf.borrow_mut();
             buf.clear();

@@ -91,15 +91,18 @@ impl Primary {
         Some(p)
     }
 
-    /// Appends the primary weights of `text` (no NUL in it), as
+    /// Appends the primary weights of `text` (up to its first NUL), as
     /// `strxfrm_l` writes them before its first level separator (byte 01),
     /// cut at a weight byte 01 as a cut of its output would be. Returns
     /// false, having appended nothing, when a character's first-pass rule
     /// is not plain `forward` (`strxfrm_l` must do it).
     pub(super) fn append(&self, text: &[u8], out: &mut Vec<u8>) -> bool {
         let start = out.len();
-        let mut at = 0;
-        while at < text.len() {
+        // Latin letters weigh 1 or 2 bytes at the first level.
+        out.reserve(2 * text.len() + 8);
+        let (mut at, mut ones) = (0, false);
+        // As a C string: up to a NUL (no sequence of the tables holds one).
+        while at < text.len() && text[at] != 0 {
             let (rule, idx) = self.find(text, &mut at);
             // SAFETY: the rule index and the weight index come from the
             // locale's own tables (`findidx`'s result).
@@ -109,13 +112,19 @@ impl Primary {
                 return false;
             }
             // SAFETY: as above: a length byte, then that many weights.
-            let w = unsafe {
+            unsafe {
                 let len = *self.weights.add(idx) as usize;
-                std::slice::from_raw_parts(self.weights.add(idx + 1), len)
-            };
-            out.extend_from_slice(w);
+                // Byte by byte: a call to copy one or two bytes cost more
+                // than the walk.
+                for k in 1..=len {
+                    let b = *self.weights.add(idx + k);
+                    ones |= b == 1;
+                    out.push(b);
+                }
+            }
         }
-        if let Some(sep) = memchr::memchr(1, &out[start..]) {
+        if ones {
+            let sep = out[start..].iter().position(|&b| b == 1).expect("a byte 01");
             out.truncate(start + sep);
         }
         true
@@ -312,6 +321,17 @@ mod tests {
                 out.clear();
                 assert!(p.append(&text, &mut out), "{name}: {text:?} left to strxfrm");
                 assert_eq!(out, by_strxfrm(h, &text), "{name}: {:?}", String::from_utf8_lossy(&text));
+            }
+            // Every character of the BMP and of the next planes (every
+            // 3rd) alone and before an `a`: the tables' single characters,
+            // their ranges (CJK, Hangul) and what is undefined.
+            let chars = (1..0x1_0000u32).chain((0x1_0000..0x3_0000).step_by(3)).filter_map(char::from_u32);
+            for c in chars {
+                for text in [c.to_string(), format!("{c}a")] {
+                    out.clear();
+                    assert!(p.append(text.as_bytes(), &mut out), "{name}: {text:?} left to strxfrm");
+                    assert_eq!(out, by_strxfrm(h, text.as_bytes()), "{name}: {text:?}");
+                }
             }
             // SAFETY: from newlocale, no longer used.
             unsafe { libc::freelocale(h) };
