@@ -57,6 +57,10 @@ impl Primary {
     /// # Safety
     /// `h` must be a live locale handle that outlives the result.
     pub(super) unsafe fn new(h: libc::locale_t, xfrm: impl Fn(&[u8]) -> Vec<u8>) -> Option<Primary> {
+        // Other C libraries answer these items otherwise (musl: "").
+        if cfg!(not(target_env = "gnu")) {
+            return None;
+        }
         // SAFETY: the handle is live; the word item comes back in place of
         // the pointer (its low 32 bits), the others are pointers into the
         // locale's data.
