@@ -22,11 +22,10 @@ use std::cmp::Ordering;
 use std::ffi::{c_char, c_int, CStr};
 use std::sync::Arc;
 
-use super::primary::{self, Primary};
+use super::primary::{strxfrm_primary, xfrm, Primary};
 
 extern "C" {
     fn strcoll_l(a: *const c_char, b: *const c_char, loc: libc::locale_t) -> c_int;
-    fn strxfrm_l(dest: *mut c_char, src: *const c_char, n: usize, loc: libc::locale_t) -> usize;
     fn toupper_l(c: c_int, loc: libc::locale_t) -> c_int;
     fn isalnum_l(c: c_int, loc: libc::locale_t) -> c_int;
     fn isprint_l(c: c_int, loc: libc::locale_t) -> c_int;
@@ -204,13 +203,14 @@ impl Locale {
             })
             .collect();
         months.sort();
-        let collates = hard(&names[3]) && nrules(h) > 0;
+        let hard_collate = hard(&names[3]);
+        let collates = hard_collate && nrules(h) > 0;
         // SAFETY: the handle lives in the same `Inner` as the tables.
-        let primary = if collates { unsafe { Primary::new(h, |t| primary::by_strxfrm(h, t)) } } else { None };
+        let primary = if collates { unsafe { Primary::new(h) } } else { None };
         Ok(Some(Locale(Arc::new(Inner {
             handle,
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            hard_collate: hard(&names[3]),
+            hard_collate,
             collates,
             utf8: info(libc::CODESET).eq_ignore_ascii_case(b"UTF-8"),
             primary,
@@ -394,43 +394,10 @@ impl Locale {
 
     /// [`Locale::text_form`], written anew.
     fn new_text_form(&self, text: &[u8], out: &mut Vec<u8>) {
-        if self.0.primary.as_ref().is_some_and(|p| p.append(text, out)) {
-            out.extend_from_slice(&[0, 0]);
-            return;
+        if !self.0.primary.as_ref().is_some_and(|p| p.append(text, out)) {
+            strxfrm_primary(self.handle(), text, out);
         }
-        let first = memchr::memchr(0, text).map_or(text, |n| &text[..n]);
-        CSTR.with(|buf| {
-            let buf = &mut *buf.borrow_mut();
-            buf.clear();
-            buf.extend_from_slice(first);
-            buf.push(0);
-            let start = out.len();
-            self.xfrm(buf.as_ptr() as *const c_char, first.len(), out);
-            if let Some(sep) = memchr::memchr(1, &out[start..]) {
-                out.truncate(start + sep);
-            }
-            out.extend_from_slice(&[0, 0]);
-        })
-    }
-
-    /// Appends `strxfrm_l` of the C string at `s` (of `len` bytes).
-    fn xfrm(&self, s: *const c_char, len: usize, out: &mut Vec<u8>) {
-        let h = self.handle();
-        let start = out.len();
-        // glibc writes about 4 bytes per character for 4 levels.
-        out.reserve(4 * len + 16);
-        loop {
-            let room = out.capacity() - start;
-            // SAFETY: `s` is a NUL-terminated string; strxfrm_l writes at
-            // most `room` bytes into the spare capacity at `start`.
-            let n = unsafe { strxfrm_l(out.as_mut_ptr().add(start) as *mut c_char, s, room, h) };
-            if n < room {
-                // SAFETY: strxfrm_l wrote n bytes and a NUL (dropped).
-                unsafe { out.set_len(start + n) };
-                return;
-            }
-            out.reserve(n + 1);
-        }
+        out.extend_from_slice(&[0, 0]);
     }
 
     /// GNU's `xmemcoll0` of two keys (or lines) after its callers' empty
@@ -509,7 +476,7 @@ impl Locale {
             let mut at = 0;
             while at < text.len() {
                 let len = memchr::memchr(0, &buf[at..]).expect("NUL-terminated");
-                self.xfrm(buf[at..].as_ptr() as *const c_char, len, out);
+                xfrm(self.handle(), buf[at..].as_ptr() as *const c_char, len, out);
                 out.push(0);
                 at += len + 1;
             }

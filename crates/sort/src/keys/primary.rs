@@ -52,12 +52,11 @@ unsafe impl Sync for Primary {}
 
 impl Primary {
     /// The tables of the locale `h` (with collation rules), if walking them
-    /// gives what `strxfrm_l` (`xfrm`: a text's primary weights by
-    /// `strxfrm_l`) gives on a sample of texts.
+    /// gives what `strxfrm_l` gives on a sample of texts.
     ///
     /// # Safety
     /// `h` must be a live locale handle that outlives the result.
-    pub(super) unsafe fn new(h: libc::locale_t, xfrm: impl Fn(&[u8]) -> Vec<u8>) -> Option<Primary> {
+    pub(super) unsafe fn new(h: libc::locale_t) -> Option<Primary> {
         // Other C libraries answer these items otherwise (musl: "").
         if cfg!(not(target_env = "gnu")) {
             return None;
@@ -89,7 +88,7 @@ impl Primary {
         let mut out = Vec::new();
         for text in sample() {
             out.clear();
-            if !p.append(&text, &mut out) || out != xfrm(&text) {
+            if !p.append(&text, &mut out) || out != by_strxfrm(h, &text) {
                 return None;
             }
         }
@@ -264,28 +263,58 @@ fn sample() -> Vec<Vec<u8>> {
     texts
 }
 
-/// A text's primary weights by `strxfrm_l`, as [`Primary::append`] writes
-/// them (for [`Primary::new`]'s check and the tests).
-pub(super) fn by_strxfrm(h: libc::locale_t, text: &[u8]) -> Vec<u8> {
-    extern "C" {
-        fn strxfrm_l(dest: *mut c_char, src: *const c_char, n: usize, loc: libc::locale_t) -> usize;
-    }
-    let mut c = text.to_vec();
-    c.push(0);
-    let mut out = vec![0u8; 4 * text.len() + 16];
-    loop {
-        // SAFETY: a NUL-terminated string, `out.len()` bytes of room.
-        let n =
-            unsafe { strxfrm_l(out.as_mut_ptr() as *mut c_char, c.as_ptr() as *const c_char, out.len(), h) };
-        if n < out.len() {
-            out.truncate(n);
-            break;
+/// Appends the primary weights of `text`'s first NUL-separated piece by
+/// `strxfrm_l` in the locale `h`: its output up to the first level
+/// separator (byte 01).
+pub(super) fn strxfrm_primary(h: libc::locale_t, text: &[u8], out: &mut Vec<u8>) {
+    let first = memchr::memchr(0, text).map_or(text, |n| &text[..n]);
+    TEXT.with(|buf| {
+        let buf = &mut *buf.borrow_mut();
+        buf.clear();
+        buf.extend_from_slice(first);
+        buf.push(0);
+        let start = out.len();
+        xfrm(h, buf.as_ptr() as *const c_char, first.len(), out);
+        if let Some(sep) = memchr::memchr(1, &out[start..]) {
+            out.truncate(start + sep);
         }
-        out.resize(n + 1, 0);
+    })
+}
+
+/// Appends `strxfrm_l` of the C string at `s` (of `len` bytes) in the
+/// locale `h`.
+pub(super) fn xfrm(h: libc::locale_t, s: *const c_char, len: usize, out: &mut Vec<u8>) {
+    let start = out.len();
+    // glibc writes about 4 bytes per character for 4 levels.
+    out.reserve(4 * len + 16);
+    loop {
+        let room = out.capacity() - start;
+        // SAFETY: `s` is a NUL-terminated string; strxfrm_l writes at
+        // most `room` bytes into the spare capacity at `start`.
+        let n = unsafe { strxfrm_l(out.as_mut_ptr().add(start) as *mut c_char, s, room, h) };
+        if n < room {
+            // SAFETY: strxfrm_l wrote n bytes and a NUL (dropped).
+            unsafe { out.set_len(start + n) };
+            return;
+        }
+        out.reserve(n + 1);
     }
-    if let Some(sep) = memchr::memchr(1, &out) {
-        out.truncate(sep);
-    }
+}
+
+extern "C" {
+    fn strxfrm_l(dest: *mut c_char, src: *const c_char, n: usize, loc: libc::locale_t) -> usize;
+}
+
+thread_local! {
+    /// A text made a C string for `strxfrm_l`, per thread.
+    static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A text's primary weights by `strxfrm_l` in the locale `h`, as
+/// [`Primary::append`] writes them.
+fn by_strxfrm(h: libc::locale_t, text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    strxfrm_primary(h, text, &mut out);
     out
 }
 
@@ -310,8 +339,7 @@ mod tests {
             let h = unsafe { libc::newlocale(libc::LC_ALL_MASK, c.as_ptr(), std::ptr::null_mut()) };
             assert!(!h.is_null(), "{name} is generated (see .ci/run)");
             // SAFETY: the handle lives until freed at the end.
-            let p = unsafe { Primary::new(h, |t| by_strxfrm(h, t)) }
-                .unwrap_or_else(|| panic!("{name}: the walk"));
+            let p = unsafe { Primary::new(h) }.unwrap_or_else(|| panic!("{name}: the walk"));
             let mut out = Vec::new();
             for i in 0..20_000 {
                 let text: Vec<u8> = if i % 10 == 9 {
