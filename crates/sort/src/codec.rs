@@ -707,9 +707,8 @@ impl Codec for Records {
 /// again.
 pub(crate) struct Lines {
     eol: u8,
-    /// CSV records' separator (`--csv`): the records' ends are parsed
-    /// (module `csv`).
-    csv: Option<u8>,
+    /// Where items end: at each terminator, or as parsed.
+    ends: Ends,
     /// JSON lines (`--jsonl`): each is checked as the input is read.
     json: bool,
     /// Bytewise and descending (a plain order's `-r`).
@@ -718,6 +717,18 @@ pub(crate) struct Lines {
     order: Option<LineOrder>,
     /// Whether keys are normalised (an order with keys).
     normalised: bool,
+}
+
+/// Where lines end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ends {
+    /// At each terminator byte.
+    Terminators,
+    /// CSV records with this separator (`--csv`): at a newline outside
+    /// quotes (module `csv`).
+    Csv(u8),
+    /// Framed rows: where their lengths say (module `rows`).
+    Rows,
 }
 
 impl Lines {
@@ -729,9 +740,13 @@ impl Lines {
             Some(o) => o.is_plain() && o.reverse(),
             None => reverse,
         };
-        let csv = order.as_ref().and_then(LineOrder::csv);
+        let ends = match &order {
+            Some(o) if o.rows() => Ends::Rows,
+            Some(o) => o.csv().map_or(Ends::Terminators, Ends::Csv),
+            None => Ends::Terminators,
+        };
         let json = order.as_ref().is_some_and(LineOrder::jsonl);
-        Lines { eol, csv, json, reverse, order, normalised }
+        Lines { eol, ends, json, reverse, order, normalised }
     }
 }
 
@@ -745,18 +760,23 @@ impl Codec for Lines {
     }
 
     fn ends_at_terminators(&self) -> bool {
-        self.csv.is_none()
+        self.ends == Ends::Terminators
     }
 
     fn scan_ends(&self, data: &[u8], state: &mut u64, end: &mut dyn FnMut(usize) -> bool) {
-        match self.csv {
-            Some(sep) => crate::csv::scan_ends(data, sep, state, end),
-            None => each_line_end(data, self.eol, end),
+        match self.ends {
+            Ends::Terminators => each_line_end(data, self.eol, end),
+            Ends::Csv(sep) => crate::csv::scan_ends(data, sep, state, end),
+            Ends::Rows => crate::rows::scan_ends(data, state, end),
         }
     }
 
     fn unended(&self, state: u64) -> Option<&'static str> {
-        self.csv.and_then(|_| crate::csv::unended(state))
+        match self.ends {
+            Ends::Terminators => None,
+            Ends::Csv(_) => crate::csv::unended(state),
+            Ends::Rows => crate::rows::unended(state),
+        }
     }
 
     fn checks_items(&self) -> bool {

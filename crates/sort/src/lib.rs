@@ -75,6 +75,7 @@ pub mod plan;
 mod radix;
 mod read_ahead;
 pub mod record_ends;
+pub mod rows;
 mod run_formation;
 mod run_store;
 mod runtime;

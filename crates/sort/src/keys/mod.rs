@@ -110,6 +110,10 @@ pub struct OrderOptions {
     /// The `--jsonl` keys (`-k .path[:nr]`), in order; none: the whole
     /// value.
     pub json_keys: Vec<JsonKey>,
+    /// Lines are framed rows (module `crate::rows`) ordered by the key
+    /// bytes each carries (reversed by a global `-r`), equal keys in
+    /// input order; no other key applies.
+    pub rows: bool,
     /// `-s`: no last-resort comparison.
     pub stable: bool,
     /// `-u`: one line per group of equal keys.
@@ -130,6 +134,8 @@ pub struct LineOrder {
     fields_check: Option<FieldCount>,
     /// `--jsonl`'s keys (each reversed by a global `-r` as well).
     json: Option<Vec<JsonKey>>,
+    /// Framed rows, ordered by their own key bytes.
+    rows: bool,
     reverse: bool,
     stable: bool,
     unique: bool,
@@ -172,6 +178,9 @@ impl LineOrder {
     /// Compiles the options with GNU's rules; `Err` carries GNU's message
     /// (e.g. `options '-gn' are incompatible`).
     pub fn new(o: OrderOptions) -> Result<LineOrder, String> {
+        if o.rows {
+            return LineOrder::framed_rows(o);
+        }
         if o.jsonl || !o.json_keys.is_empty() {
             return LineOrder::json(o);
         }
@@ -208,6 +217,7 @@ impl LineOrder {
             csv: o.csv,
             fields_check: o.fields.filter(|_| o.csv),
             json: None,
+            rows: false,
             reverse: o.global.reverse,
             stable: o.stable,
             unique: o.unique,
@@ -256,6 +266,7 @@ impl LineOrder {
             // jq orders strings by code point, whatever the locale.
             locale: None,
             json: Some(keys),
+            rows: false,
             reverse: o.global.reverse,
             stable: o.stable,
             unique: o.unique,
@@ -265,6 +276,39 @@ impl LineOrder {
             fields: 0,
             open_from: 0,
         })
+    }
+
+    /// The order of framed rows: their key bytes, reversed by a global
+    /// `-r`; equal keys keep their input order.
+    fn framed_rows(o: OrderOptions) -> Result<LineOrder, String> {
+        let mut global = o.global.clone();
+        global.reverse = false;
+        if !o.keys.is_empty() || !global.is_default() || o.jsonl || !o.json_keys.is_empty() || o.tab.is_some() || o.csv
+        {
+            return Err("framed rows are ordered by the key each carries: no other key or field applies".to_string());
+        }
+        Ok(LineOrder {
+            keys: Vec::new(),
+            tab: None,
+            csv: false,
+            fields_check: None,
+            locale: None,
+            json: None,
+            rows: true,
+            reverse: o.global.reverse,
+            stable: true,
+            unique: o.unique,
+            salt: o.salt,
+            complete: true,
+            plain: false,
+            fields: 0,
+            open_from: 0,
+        })
+    }
+
+    /// Whether lines are framed rows (module `crate::rows`).
+    pub fn rows(&self) -> bool {
+        self.rows
     }
 
     /// Whether lines are JSON values (`--jsonl`).
@@ -374,6 +418,15 @@ impl LineOrder {
     /// Returns whether the whole key was written: false when a `-V`/`-R`
     /// key ends it (then the comparator decides between equal forms).
     pub fn encode(&self, line: &[u8], out: &mut Vec<u8>, s: &mut Scratch) -> bool {
+        if self.rows {
+            let key = crate::rows::key(line);
+            if self.reverse {
+                out.extend(key.iter().map(|b| !b));
+            } else {
+                out.extend_from_slice(key);
+            }
+            return true;
+        }
         if let Some(keys) = &self.json {
             json_encode(keys, line, out);
             return true;
@@ -431,7 +484,7 @@ impl LineOrder {
     /// not as whole lines.
     #[inline]
     fn has_keys(&self) -> bool {
-        !self.keys.is_empty() || self.json.is_some()
+        !self.keys.is_empty() || self.json.is_some() || self.rows
     }
 
     /// Compares two lines (without their terminators) by the keys alone
@@ -443,6 +496,10 @@ impl LineOrder {
     /// [`LineOrder::compare_keys`] from key `first` on.
     fn compare_keys_from(&self, first: usize, a: &[u8], b: &[u8]) -> Ordering {
         let loc = self.locale.as_ref();
+        if self.rows {
+            let o = crate::rows::key(a).cmp(crate::rows::key(b));
+            return if self.reverse { o.reverse() } else { o };
+        }
         SCRATCH.with(|s| {
             let s = &mut *s.borrow_mut();
             if let Some(keys) = &self.json {

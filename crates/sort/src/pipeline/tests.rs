@@ -809,3 +809,63 @@ fn keyed_windows_indexed_in_parallel_survive_terminators_in_keys() {
     assert_eq!(stats.run_formation.bytes_written, data.len() as u64 + 8 * lines, "{stats:?}");
     assert!(out == sorted_with(&data, b'\n', |a, b| lo.compare(a, b)), "output differs from the oracle");
 }
+
+/// The order of framed rows (module `crate::rows`), `-r`, `-u`.
+fn rows_order(reverse: bool, unique: bool) -> LineOrder {
+    let mut o = OrderOptions { rows: true, unique, ..OrderOptions::default() };
+    o.global.reverse = reverse;
+    LineOrder::new(o).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// Framed rows whose keys and payloads hold newlines sort by their
+    /// keys, equal keys in input order (`-r` reverses the keys' order only;
+    /// `-u` keeps each key's first row), through runs on disk and merges,
+    /// from a file and pushed into a `Sorter` in pieces: as a stable
+    /// `slice::sort_by_key`.
+    #[test]
+    fn framed_rows_sort_stably_by_their_keys(
+            rows in prop::collection::vec((
+                // Keys end with their only NUL: prefix-free, as the rows'
+                // keys must be.
+                prop::collection::vec(prop::sample::select(vec![b'a', b'b', b'\n', 0xff]), 0..10)
+                    .prop_map(|k| [k, vec![0]].concat()),
+                prop::collection::vec(prop::sample::select(vec![b'x', b'\n', 0u8, 4u8]), 0..40)), 0..120),
+            d in 2usize..4, p in policy(), reverse: bool, unique: bool, piece in 1usize..50) {
+        let mut data = Vec::new();
+        for (k, v) in &rows {
+            crate::rows::frame(k, v, &mut data).unwrap();
+        }
+        let mut want: Vec<&(Vec<u8>, Vec<u8>)> = rows.iter().collect();
+        want.sort_by(|a, b| if reverse { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) });
+        if unique {
+            want.dedup_by(|b, a| a.0 == b.0);
+        }
+        let mut expect = Vec::new();
+        for (k, v) in want {
+            crate::rows::frame(k, v, &mut expect).unwrap();
+        }
+        let order = rows_order(reverse, unique);
+        let (out, _) = sort_bytes(tiny(Format::Lines, d, p, false).line_order(order.clone()), &data);
+        prop_assert!(out == expect, "sorted from a file");
+        let t = tempfile::tempdir().unwrap();
+        let plan = tiny(Format::Lines, d, p, false).line_order(order).temp_dir(t.path()).build().unwrap();
+        let mut sorter = crate::Sorter::new(plan).unwrap();
+        for c in data.chunks(piece) {
+            sorter.push(c).unwrap();
+        }
+        let mut got = Vec::new();
+        for b in sorter.finish().unwrap().blocks() {
+            let b = b.unwrap();
+            let mut n = 0;
+            while n < b.len() {
+                n += crate::rows::row_len(&b[n..]).expect("blocks of whole rows");
+            }
+            prop_assert_eq!(n, b.len(), "blocks of whole rows");
+            got.extend_from_slice(&b);
+        }
+        prop_assert!(got == expect, "sorted by a Sorter");
+    }
+}
