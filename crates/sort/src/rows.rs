@@ -72,7 +72,8 @@ pub(crate) fn scan_ends(data: &[u8], state: &mut u64, end: &mut dyn FnMut(usize)
     let mut i = 0;
     while i < data.len() {
         if *state == 0 || *state & HEADER != 0 {
-            let (mut got, mut n) = if *state == 0 { (0, 0) } else { ((*state >> 32) & 7, *state & 0xffff_ffff) };
+            let (mut got, mut n) =
+                if *state == 0 { (0, 0) } else { ((*state >> 32) & 7, *state & 0xffff_ffff) };
             while got < 4 && i < data.len() {
                 n |= (data[i] as u64) << (8 * got);
                 got += 1;

@@ -283,9 +283,16 @@ impl LineOrder {
     fn framed_rows(o: OrderOptions) -> Result<LineOrder, String> {
         let mut global = o.global.clone();
         global.reverse = false;
-        if !o.keys.is_empty() || !global.is_default() || o.jsonl || !o.json_keys.is_empty() || o.tab.is_some() || o.csv
+        if !o.keys.is_empty()
+            || !global.is_default()
+            || o.jsonl
+            || !o.json_keys.is_empty()
+            || o.tab.is_some()
+            || o.csv
         {
-            return Err("framed rows are ordered by the key each carries: no other key or field applies".to_string());
+            return Err(
+                "framed rows are ordered by the key each carries: no other key or field applies".to_string()
+            );
         }
         Ok(LineOrder {
             keys: Vec::new(),

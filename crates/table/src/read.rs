@@ -1,0 +1,159 @@
+//! Table inputs: Parquet files and Arrow IPC files or streams, read batch
+//! by batch (a Parquet file's pages as its row groups stream, never a
+//! whole file).
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::Compression;
+
+use crate::TableError;
+
+/// A table file's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableKind {
+    /// Apache Parquet.
+    Parquet,
+    /// Arrow IPC: the file format (Feather v2) or the stream format.
+    Arrow,
+}
+
+impl TableKind {
+    /// The kind a file name's extension says: `.parquet`, `.pq`; `.arrow`,
+    /// `.feather`, `.ipc`, `.arrows`.
+    pub fn of_name(path: &Path) -> Option<TableKind> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "parquet" | "pq" => Some(TableKind::Parquet),
+            "arrow" | "feather" | "ipc" | "arrows" => Some(TableKind::Arrow),
+            _ => None,
+        }
+    }
+
+    /// `parquet` or `arrow`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TableKind::Parquet => "parquet",
+            TableKind::Arrow => "arrow",
+        }
+    }
+}
+
+/// One input table, opened: its schema and what its metadata tells.
+pub(crate) struct TableInput {
+    pub path: PathBuf,
+    pub kind: TableKind,
+    pub schema: SchemaRef,
+    /// Rows, when the metadata says.
+    pub rows: Option<u64>,
+    /// Uncompressed bytes of the data, when the metadata says.
+    pub bytes: Option<u64>,
+    /// A Parquet file's codec (its first column chunk's).
+    pub codec: Option<Compression>,
+    /// A Parquet file's rows per row group (its first group's).
+    pub group_rows: Option<usize>,
+    /// An Arrow IPC stream (not the file format).
+    arrow_stream: bool,
+}
+
+fn bad(path: &Path, e: impl std::fmt::Display) -> TableError {
+    TableError::Input { path: path.to_path_buf(), message: e.to_string() }
+}
+
+/// The I/O error of `path`, as GNU words it.
+pub(crate) fn io_error(what: &'static str, path: &Path, e: std::io::Error) -> TableError {
+    TableError::Io(emsort_io::Error::from_io(what, path, e))
+}
+
+impl TableInput {
+    /// Opens `path` as a table of `kind`.
+    pub fn open(path: &Path, kind: TableKind) -> Result<TableInput, TableError> {
+        let mut file = File::open(path).map_err(|e| io_error("open", path, e))?;
+        match kind {
+            TableKind::Parquet => {
+                let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(path, e))?;
+                let md = b.metadata();
+                let groups = md.row_groups();
+                Ok(TableInput {
+                    path: path.to_path_buf(),
+                    kind,
+                    schema: b.schema().clone(),
+                    rows: Some(md.file_metadata().num_rows().max(0) as u64),
+                    bytes: Some(groups.iter().map(|g| g.total_byte_size().max(0) as u64).sum()),
+                    codec: groups.first().filter(|g| g.num_columns() > 0).map(|g| g.column(0).compression()),
+                    group_rows: groups.first().map(|g| g.num_rows().max(1) as usize),
+                    arrow_stream: false,
+                })
+            }
+            TableKind::Arrow => {
+                let mut magic = [0u8; 6];
+                let n = read_up_to(&mut file, &mut magic).map_err(|e| io_error("read", path, e))?;
+                file.seek(SeekFrom::Start(0)).map_err(|e| io_error("read", path, e))?;
+                let stream = !(n == 6 && &magic == b"ARROW1");
+                let schema = if stream {
+                    arrow_ipc::reader::StreamReader::try_new(BufReader::new(file), None)
+                        .map_err(|e| bad(path, e))?
+                        .schema()
+                } else {
+                    arrow_ipc::reader::FileReader::try_new(file, None).map_err(|e| bad(path, e))?.schema()
+                };
+                Ok(TableInput {
+                    path: path.to_path_buf(),
+                    kind,
+                    schema,
+                    rows: None,
+                    bytes: std::fs::metadata(path).ok().map(|m| m.len()),
+                    codec: None,
+                    group_rows: None,
+                    arrow_stream: stream,
+                })
+            }
+        }
+    }
+
+    /// The table's batches of at most `batch_rows` rows (an Arrow IPC
+    /// file's batches as they were written).
+    pub fn batches(
+        &self,
+        batch_rows: usize,
+    ) -> Result<Box<dyn Iterator<Item = Result<RecordBatch, TableError>>>, TableError> {
+        let path = self.path.clone();
+        let file = File::open(&self.path).map_err(|e| io_error("open", &path, e))?;
+        let err = move |e: arrow_schema::ArrowError| bad(&path, e);
+        Ok(match (self.kind, self.arrow_stream) {
+            (TableKind::Parquet, _) => Box::new(
+                ParquetRecordBatchReaderBuilder::try_new(file)
+                    .map_err(|e| bad(&self.path, e))?
+                    .with_batch_size(batch_rows.max(1))
+                    .build()
+                    .map_err(|e| bad(&self.path, e))?
+                    .map(move |b| b.map_err(&err)),
+            ),
+            (TableKind::Arrow, true) => Box::new(
+                arrow_ipc::reader::StreamReader::try_new(BufReader::new(file), None)
+                    .map_err(|e| bad(&self.path, e))?
+                    .map(move |b| b.map_err(&err)),
+            ),
+            (TableKind::Arrow, false) => Box::new(
+                arrow_ipc::reader::FileReader::try_new(file, None)
+                    .map_err(|e| bad(&self.path, e))?
+                    .map(move |b| b.map_err(&err)),
+            ),
+        })
+    }
+}
+
+fn read_up_to(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}

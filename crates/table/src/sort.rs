@@ -1,0 +1,396 @@
+//! The table sort: inputs read into framed rows, pushed into a
+//! [`Sorter`], pulled back and written as a table (see the crate docs).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_row::{RowConverter, Rows, SortField};
+use arrow_schema::{Field, Schema, SchemaRef, SortOptions};
+use emsort_io::{AtomicFile, ErrorKind, Progress};
+use emsort_sort::keys::{LineOrder, OrderOptions};
+use emsort_sort::{rows, SortPlan, SortStats, Sorter};
+use parquet::basic::Compression;
+
+use crate::read::{TableInput, TableKind};
+use crate::write::{Layout, TableWriter};
+use crate::{TableError, TableKey};
+
+/// What to sort by and how to write the result.
+#[derive(Debug, Clone, Default)]
+pub struct TableSort {
+    /// The keys in order; none: every column, ascending, nulls last
+    /// (`ORDER BY ALL`).
+    pub keys: Vec<TableKey>,
+    /// `-u`: the first row of each group of equal keys only.
+    pub unique: bool,
+    /// `-r`: every key's direction reversed.
+    pub reverse: bool,
+    /// The output's kind; `None`: as its name says, else as the first
+    /// input's.
+    pub output_kind: Option<TableKind>,
+    /// Rows per Parquet row group; `None`: the first input's (Parquet), else
+    /// 1 Mi rows — at most as many as M/6 encoded bytes hold.
+    pub group_rows: Option<usize>,
+    /// The Parquet codec; `None`: the first input's, else zstd.
+    pub codec: Option<Compression>,
+}
+
+/// What a table sort did.
+#[derive(Debug, Clone)]
+pub struct TableStats {
+    /// The merge sort's statistics (of the framed rows).
+    pub sort: SortStats,
+    /// Rows read.
+    pub rows_in: u64,
+    /// Rows written.
+    pub rows_out: u64,
+}
+
+/// The order a plan for tables needs: framed rows by their keys, the first
+/// of equal keys only under `unique`.
+pub fn rows_order(unique: bool) -> LineOrder {
+    LineOrder::new(OrderOptions { rows: true, unique, ..OrderOptions::default() })
+        .expect("the framed rows' order compiles")
+}
+
+/// The part of a budget of `memory` bytes the merge sort gets (the rest
+/// holds the batches and the row group being written).
+pub fn sort_share(memory: u64) -> u64 {
+    memory / 3 * 2
+}
+
+/// Bytes of the budget one batch of rows may take.
+fn batch_bytes(memory: u64) -> usize {
+    ((memory / 24) as usize).clamp(64 << 10, 64 << 20)
+}
+
+fn interrupted(path: &Path) -> TableError {
+    TableError::Io(emsort_io::Error::new(ErrorKind::Interrupted, path))
+}
+
+/// The schema all `inputs` share (fields equal by name and type; a field
+/// nullable in any is nullable), or which input differs.
+fn common_schema(inputs: &[TableInput]) -> Result<SchemaRef, TableError> {
+    let first = &inputs[0].schema;
+    let mut fields: Vec<Field> = first.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for t in &inputs[1..] {
+        let s = &t.schema;
+        let same = s.fields().len() == fields.len()
+            && s.fields()
+                .iter()
+                .zip(&fields)
+                .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
+        if !same {
+            return Err(TableError::Input {
+                path: t.path.clone(),
+                message: format!(
+                    "its columns differ from {}'s: {} against {}",
+                    inputs[0].path.display(),
+                    columns(s),
+                    columns(first)
+                ),
+            });
+        }
+        for (f, g) in fields.iter_mut().zip(s.fields()) {
+            if g.is_nullable() {
+                *f = f.clone().with_nullable(true);
+            }
+        }
+    }
+    Ok(Arc::new(Schema::new_with_metadata(fields, first.metadata().clone())))
+}
+
+/// `schema` with each dictionary column as its values' type.
+fn hydrated(schema: &SchemaRef) -> SchemaRef {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            arrow_schema::DataType::Dictionary(_, v) => f.as_ref().clone().with_data_type(v.as_ref().clone()),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// `name: type, …` of a schema.
+fn columns(s: &Schema) -> String {
+    s.fields().iter().map(|f| format!("{}: {}", f.name(), f.data_type())).collect::<Vec<_>>().join(", ")
+}
+
+/// The fields the keys name, with each key as given or the whole row's.
+fn resolve_keys(spec: &TableSort, schema: &Schema) -> Result<(Vec<TableKey>, Vec<usize>), TableError> {
+    let keys: Vec<TableKey> = if spec.keys.is_empty() {
+        schema.fields().iter().map(|f| TableKey::asc(f.name())).collect()
+    } else {
+        spec.keys.clone()
+    };
+    let mut fields = Vec::with_capacity(keys.len());
+    for k in &keys {
+        let Some(i) = schema.fields().iter().position(|f| f.name() == &k.column) else {
+            return Err(TableError::Key(format!(
+                "-k {}: no such column (the columns: {})",
+                k.column,
+                columns(schema)
+            )));
+        };
+        fields.push(i);
+    }
+    let keys = keys.into_iter().map(|k| TableKey { descending: k.descending ^ spec.reverse, ..k }).collect();
+    Ok((keys, fields))
+}
+
+/// The two row converters: the keys (in their order) and the rest.
+struct Converters {
+    key: RowConverter,
+    key_fields: Vec<usize>,
+    rest: Option<RowConverter>,
+    rest_fields: Vec<usize>,
+}
+
+impl Converters {
+    fn new(schema: &Schema, keys: &[TableKey], key_fields: &[usize]) -> Result<Converters, TableError> {
+        let sort_fields: Vec<SortField> = keys
+            .iter()
+            .zip(key_fields)
+            .map(|(k, &f)| {
+                SortField::new_with_options(
+                    schema.field(f).data_type().clone(),
+                    SortOptions { descending: k.descending, nulls_first: k.nulls_first },
+                )
+            })
+            .collect();
+        for (k, s) in keys.iter().zip(&sort_fields) {
+            if !RowConverter::supports_fields(std::slice::from_ref(s)) {
+                return Err(TableError::Key(format!(
+                    "-k {}: a column of type {} cannot be ordered",
+                    k.column,
+                    schema.field_with_name(&k.column).map(|f| f.data_type().to_string()).unwrap_or_default()
+                )));
+            }
+        }
+        let key = RowConverter::new(sort_fields).map_err(|e| TableError::Key(e.to_string()))?;
+        let rest_fields: Vec<usize> =
+            (0..schema.fields().len()).filter(|i| !key_fields.contains(i)).collect();
+        let rest = if rest_fields.is_empty() {
+            None
+        } else {
+            let f: Vec<SortField> =
+                rest_fields.iter().map(|&i| SortField::new(schema.field(i).data_type().clone())).collect();
+            if let Some(bad) = f
+                .iter()
+                .zip(&rest_fields)
+                .find(|(s, _)| !RowConverter::supports_fields(std::slice::from_ref(*s)))
+            {
+                return Err(TableError::Key(format!(
+                    "column {} of type {} cannot be carried through the sort",
+                    schema.field(*bad.1).name(),
+                    schema.field(*bad.1).data_type()
+                )));
+            }
+            Some(RowConverter::new(f).map_err(|e| TableError::Key(e.to_string()))?)
+        };
+        Ok(Converters { key, key_fields: key_fields.to_vec(), rest, rest_fields })
+    }
+
+    /// Appends `batch`'s rows to `out`, framed.
+    fn frame(&self, batch: &RecordBatch, out: &mut Vec<u8>, path: &Path) -> Result<(), TableError> {
+        let bad = |e: arrow_schema::ArrowError| TableError::Input {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let pick =
+            |fields: &[usize]| fields.iter().map(|&i| batch.column(i).clone()).collect::<Vec<ArrayRef>>();
+        let keys = self.key.convert_columns(&pick(&self.key_fields)).map_err(bad)?;
+        let rest: Option<Rows> = match &self.rest {
+            Some(c) => Some(c.convert_columns(&pick(&self.rest_fields)).map_err(bad)?),
+            None => None,
+        };
+        for i in 0..batch.num_rows() {
+            let payload: &[u8] = rest.as_ref().map_or(&[], |r| r.row(i).data());
+            rows::frame(keys.row(i).data(), payload, out)
+                .map_err(|m| TableError::Input { path: path.to_path_buf(), message: m })?;
+        }
+        Ok(())
+    }
+
+    /// The batch of `schema` that framed rows `rows` hold.
+    fn batch(&self, schema: &SchemaRef, rows: &[&[u8]], out: &Path) -> Result<RecordBatch, TableError> {
+        let bad = |e: arrow_schema::ArrowError| TableError::Output {
+            path: out.to_path_buf(),
+            message: e.to_string(),
+        };
+        let kp = self.key.parser();
+        let keys =
+            self.key.convert_rows(rows.iter().map(|r| kp.parse(emsort_sort::rows::key(r)))).map_err(bad)?;
+        let rest = match &self.rest {
+            Some(c) => {
+                let p = c.parser();
+                c.convert_rows(rows.iter().map(|r| p.parse(emsort_sort::rows::payload(r)))).map_err(bad)?
+            }
+            None => Vec::new(),
+        };
+        let mut cols: Vec<Option<ArrayRef>> = vec![None; schema.fields().len()];
+        for (a, &f) in keys.into_iter().zip(&self.key_fields) {
+            cols[f].get_or_insert(a);
+        }
+        for (a, &f) in rest.into_iter().zip(&self.rest_fields) {
+            cols[f] = Some(a);
+        }
+        let cols = cols
+            .into_iter()
+            .zip(schema.fields())
+            .map(|(c, f)| {
+                let c = c.expect("every column decoded");
+                // arrow-row gives dictionaries back as their values.
+                if c.data_type() == f.data_type() {
+                    Ok(c)
+                } else {
+                    arrow_cast::cast(&c, f.data_type()).map_err(bad)
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        RecordBatch::try_new(schema.clone(), cols).map_err(bad)
+    }
+}
+
+/// Sorts the tables `inputs` (Parquet or Arrow IPC, by their names) by
+/// `spec` into the table `output`, replaced atomically when complete. The
+/// plan must order framed rows ([`rows_order`]); its memory should be
+/// [`sort_share`] of the budget.
+pub fn sort_tables(
+    plan: &SortPlan,
+    inputs: &[PathBuf],
+    output: &Path,
+    spec: &TableSort,
+    progress: Arc<dyn Progress>,
+    cancel: Arc<AtomicBool>,
+) -> Result<TableStats, TableError> {
+    if !plan.line_order().is_some_and(LineOrder::rows) {
+        return Err(emsort_sort::SortError::BadPlan(
+            "a table sort's plan orders framed rows (rows_order)".into(),
+        )
+        .into());
+    }
+    if inputs.is_empty() {
+        return Err(TableError::Key("no input table".into()));
+    }
+    let tables = inputs
+        .iter()
+        .map(|p| {
+            let kind = TableKind::of_name(p).ok_or_else(|| TableError::Input {
+                path: p.clone(),
+                message: "not a table (.parquet, .arrow, .feather, .ipc, .arrows)".into(),
+            })?;
+            TableInput::open(p, kind)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let schema = common_schema(&tables)?;
+    let (keys, key_fields) = resolve_keys(spec, &schema)?;
+    let conv = Converters::new(&schema, &keys, &key_fields)?;
+    let memory = plan.memory() * 3 / 2;
+    let batch_bytes = batch_bytes(memory);
+
+    let mut sorter = Sorter::with_progress(plan.clone(), progress, cancel.clone())?;
+    let mut stage = Vec::with_capacity(1 << 20);
+    let mut rows_in = 0u64;
+    for t in &tables {
+        let width = match (t.bytes, t.rows) {
+            (Some(b), Some(r)) if r > 0 => (b / r).max(1) as usize,
+            _ => 64,
+        };
+        let batch_rows = (batch_bytes / width).clamp(1, 64 << 10);
+        for batch in t.batches(batch_rows)? {
+            let batch = batch?;
+            let mut at = 0;
+            while at < batch.num_rows() {
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(interrupted(&t.path));
+                }
+                let piece = batch.slice(at, batch_rows.min(batch.num_rows() - at));
+                at += piece.num_rows();
+                rows_in += piece.num_rows() as u64;
+                conv.frame(&piece, &mut stage, &t.path)?;
+                if stage.len() >= 1 << 20 {
+                    sorter.push(&stage)?;
+                    stage.clear();
+                }
+            }
+        }
+    }
+    sorter.push(&stage)?;
+    drop(stage);
+    let sorted = sorter.finish()?;
+
+    let first = &tables[0];
+    let kind = spec.output_kind.or_else(|| TableKind::of_name(output)).unwrap_or(first.kind);
+    let layout = Layout {
+        kind,
+        group_rows: spec.group_rows.or(first.group_rows).unwrap_or(1 << 20),
+        group_bytes: ((memory / 6) as usize).max(1 << 20),
+        codec: spec.codec.or(first.codec).unwrap_or_else(crate::write::default_codec),
+    };
+    // An Arrow IPC file holds one dictionary per column for all its
+    // batches; each sorted batch's would differ: such columns are written
+    // as their values.
+    let out_schema = match kind {
+        TableKind::Arrow => hydrated(&schema),
+        TableKind::Parquet => schema.clone(),
+    };
+    let target = AtomicFile::create(output)?;
+    let file = target.file().try_clone().map_err(|e| crate::read::io_error("write", output, e))?;
+    let mut writer = TableWriter::new(file, output, out_schema.clone(), &layout, &keys, &key_fields)?;
+    let mut blocks = sorted.blocks();
+    // Blocks of sorted rows held until a batch is full, and the rows as
+    // (block, offset, length).
+    let (mut held, mut spans): (Vec<Vec<u8>>, Vec<Span>) = (Vec::new(), Vec::new());
+    let (mut held_bytes, mut rows_out) = (0usize, 0u64);
+    for block in blocks.by_ref() {
+        let block = block?;
+        if cancel.load(Ordering::Relaxed) {
+            return Err(interrupted(output));
+        }
+        let b = held.len();
+        let mut at = 0;
+        while at < block.len() {
+            let len = rows::row_len(&block[at..]).expect("blocks of whole framed rows");
+            spans.push((b, at, len));
+            at += len;
+        }
+        held_bytes += block.len();
+        held.push(block);
+        if held_bytes >= batch_bytes {
+            rows_out += write_rows(&conv, &out_schema, &held, &spans, &mut writer, output)?;
+            (held_bytes, held, spans) = (0, Vec::new(), Vec::new());
+        }
+    }
+    rows_out += write_rows(&conv, &out_schema, &held, &spans, &mut writer, output)?;
+    drop(held);
+    let stats = blocks.stats().cloned().ok_or_else(|| interrupted(output))?;
+    writer.finish(output)?;
+    target.commit()?;
+    Ok(TableStats { sort: stats, rows_in, rows_out })
+}
+
+/// A framed row in the blocks held: (block, offset, length).
+type Span = (usize, usize, usize);
+
+/// Writes the framed rows `spans` (block, offset, length) of `held` as one
+/// batch; returns how many.
+fn write_rows(
+    conv: &Converters,
+    schema: &SchemaRef,
+    held: &[Vec<u8>],
+    spans: &[Span],
+    writer: &mut TableWriter,
+    output: &Path,
+) -> Result<u64, TableError> {
+    if spans.is_empty() {
+        return Ok(0);
+    }
+    let rows: Vec<&[u8]> = spans.iter().map(|&(b, at, len)| &held[b][at..at + len]).collect();
+    writer.write(&conv.batch(schema, &rows, output)?, output)?;
+    Ok(rows.len() as u64)
+}
