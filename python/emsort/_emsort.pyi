@@ -103,6 +103,20 @@ def sort(
         emsort.sort("sales.csv", "by-amount.csv", key="3,3n", field_separator=",")
         # = LC_ALL=C sort -t, -k3,3n sales.csv -o by-amount.csv
 
+    Tables — an ``input`` or ``output`` named ``.parquet`` (``.pq``) or as an Arrow
+    IPC file (``.arrow``, ``.feather``, ``.ipc``, ``.arrows``) — are sorted by
+    columns: ``key`` names them, each ``NAME[:MODS]`` with MODS from ``asc``,
+    ``desc`` (``r``), ``nulls_first``, ``nulls_last`` (the default) separated by
+    commas; no key orders by every column. Rows with equal keys keep their
+    order (``unique=True``: the first only; ``reverse=True`` reverses every
+    key). Keys order as Arrow orders them (floats in total order, decimals,
+    timestamps, strings bytewise, dictionaries by their values). A Parquet
+    output keeps the input's row group size and codec and names its order in
+    the footer (``sorting_columns``); the statistics add ``rows_in`` and
+    ``rows_out``::
+
+        emsort.sort("events.parquet", "sorted.parquet", key=["ts", "user:desc"], memory="256M")
+
     Args:
         input: the file to sort (never modified, unless it is also ``output``).
         output: where the sorted file goes.

@@ -560,6 +560,11 @@ fn emit(opts: Vec<Opt>, operands: Vec<OsString>, env: Env) -> Result<Vec<OsStrin
     let mut check: Option<&str> = None;
     // With emsort's --header, a key may name a column (checked later).
     let header = opts.iter().any(|o| o.name == "header");
+    // A sort of tables (an input or the output named .parquet, .arrow …)
+    // names columns too (checked later).
+    let table = |p: &OsString| emsort_table::TableKind::of_name(std::path::Path::new(p)).is_some();
+    let tables = operands.iter().any(table)
+        || opts.iter().any(|o| o.name == "output" && o.value.as_ref().is_some_and(table));
     let mut flag = |f: &str| {
         if !flags.iter().any(|g| g == f) {
             flags.push(f.to_string());
@@ -668,7 +673,7 @@ fn emit(opts: Vec<Opt>, operands: Vec<OsString>, env: Env) -> Result<Vec<OsStrin
                 // GNU parses each key as it reads it: an error in order.
                 // (A JSON path, `--jsonl`'s, and a column's name, with
                 // `--header`, are parsed with the options.)
-                let named = header && !text.starts_with(|c: char| c.is_ascii_digit());
+                let named = (header || tables) && !text.starts_with(|c: char| c.is_ascii_digit());
                 if !emsort_sort::keys::JsonKey::is_path(&text) && !named {
                     emsort_sort::keys::Key::parse(&text).map_err(ArgError::die)?;
                 }

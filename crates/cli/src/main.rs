@@ -28,7 +28,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Sort a file larger than memory (numbers, records or text lines) with an external merge sort.
+    /// Sort a file larger than memory (numbers, records, text lines, CSV, JSON lines, Parquet or Arrow tables) with an external merge sort.
     Sort(cmd::sort::SortArgs),
     /// Generate a seeded data file (binary numbers, records or text lines).
     Gen(cmd::gen::GenArgs),

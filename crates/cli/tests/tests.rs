@@ -19,6 +19,7 @@ mod cli {
     mod sort_jsonl;
     mod sort_locale;
     mod sort_pdisk;
+    mod sort_table;
     mod trust;
 }
 

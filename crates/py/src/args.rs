@@ -128,19 +128,41 @@ impl PlanArgs<'_, '_> {
         first: Option<&std::path::Path>,
     ) -> PyResult<SortPlan> {
         let format = format(self.format)?;
-        let memory = opt_size(self.memory, "memory", true)?
-            .unwrap_or_else(|| emsort_sort::budget::default_memory(input_bytes));
-        let policy: MergePolicy = parse(self.policy)?;
-        let mut b: SortPlanBuilder = SortPlan::builder(format).memory(memory).policy(policy);
+        let (b, _) = self.builder(format, input_bytes)?;
         // As `emsort sort`: lines take the order (reverse being its global
         // -r) and their terminator; numbers and records only reverse.
-        b = if format == Format::Lines {
+        let b = if format == Format::Lines {
             let Lines { order, eol, header } = self.order.compile(py, self.reverse, first)?;
             b.line_order(order).eol(eol).header(header)
         } else {
             self.order.refuse(format)?;
             b.reverse(self.reverse)
         };
+        b.build().map_err(|e| crate::error::sort_error(py, &e))
+    }
+
+    /// The plan of a sort of tables (module `emsort_table`) whose rows
+    /// take about `row_bytes`: framed rows, with the merge sort's share of
+    /// the memory, as `emsort sort` plans one.
+    pub(crate) fn table_plan(
+        &self,
+        py: Python<'_>,
+        row_bytes: Option<u64>,
+        unique: bool,
+    ) -> PyResult<SortPlan> {
+        let (b, memory) = self.builder(Format::Lines, row_bytes)?;
+        b.memory(emsort_table::sort_share(memory))
+            .line_order(emsort_table::rows_order(unique))
+            .build()
+            .map_err(|e| crate::error::sort_error(py, &e))
+    }
+
+    /// The builder of every option but the order, and the memory M.
+    fn builder(&self, format: Format, input_bytes: Option<u64>) -> PyResult<(SortPlanBuilder, u64)> {
+        let memory = opt_size(self.memory, "memory", true)?
+            .unwrap_or_else(|| emsort_sort::budget::default_memory(input_bytes));
+        let policy: MergePolicy = parse(self.policy)?;
+        let mut b: SortPlanBuilder = SortPlan::builder(format).memory(memory).policy(policy);
         // "auto": the command line's default, chosen by the plan.
         b = if self.io == "auto" { b.io_auto() } else { b.io(parse::<StreamKind>(self.io)?) };
         if let Some(d) = self.fan_in {
@@ -161,6 +183,6 @@ impl PlanArgs<'_, '_> {
         if let Some(n) = input_bytes {
             b = b.input_bytes(n);
         }
-        b.build().map_err(|e| crate::error::sort_error(py, &e))
+        Ok((b, memory))
     }
 }

@@ -77,6 +77,23 @@ pub(crate) fn sort<'py>(
     order: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let order = OrderArgs::from_kwargs("sort", order)?;
+    if [&input, &output].iter().any(|p| emsort_table::TableKind::of_name(p).is_some()) {
+        let (keys, unique) = order.table()?;
+        let spec = emsort_table::TableSort { keys, unique, reverse, ..Default::default() };
+        let a = PlanArgs {
+            format,
+            memory,
+            fan_in,
+            temp_dirs,
+            parallel,
+            reverse: false,
+            io,
+            block_size,
+            policy,
+            order,
+        };
+        return sort_tables(py, &a, spec, &[input], &output, progress);
+    }
     let a = PlanArgs { format, memory, fan_in, temp_dirs, parallel, reverse, io, block_size, policy, order };
     let plan = a.plan(py, file_size(&input), Some(&input))?;
     let stats = worker::run(py, progress, |p, cancel| {
@@ -94,6 +111,51 @@ pub(crate) fn sort<'py>(
 /// `sort`; with `unique`, one line of each group of equal lines across all
 /// inputs (the first input's). Returns the statistics of `sort` with runs
 /// = the number of inputs and passes = bytes merged / input bytes.
+/// Sorts the tables `inputs` (Parquet, Arrow IPC) into `output` by `spec`,
+/// with the plan options of `a` (memory split as `emsort sort` splits it);
+/// returns the statistics with the rows read and written.
+fn sort_tables<'py>(
+    py: Python<'py>,
+    a: &PlanArgs<'_, 'py>,
+    spec: emsort_table::TableSort,
+    inputs: &[PathBuf],
+    output: &std::path::Path,
+    progress: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if a.format != "lines" {
+        return Err(PyValueError::new_err(
+            "format applies to files of items, not to tables (Parquet, Arrow)",
+        ));
+    }
+    if let Some(p) = inputs.iter().find(|p| emsort_table::TableKind::of_name(p).is_none()) {
+        return Err(PyValueError::new_err(format!(
+            "{}: not a table (.parquet, .arrow, .feather, .ipc, .arrows)",
+            p.display()
+        )));
+    }
+    let plan = a.table_plan(py, emsort_table::row_bytes(inputs), spec.unique)?;
+    let mut rows = (0u64, 0u64);
+    let stats = worker::run(py, progress, |p, cancel| {
+        let s = emsort_table::sort_tables(&plan, inputs, output, &spec, p, cancel).map_err(table_error)?;
+        rows = (s.rows_in, s.rows_out);
+        Ok(s.sort)
+    })?;
+    let d = stats_dict(py, &stats)?;
+    d.set_item("rows_in", rows.0)?;
+    d.set_item("rows_out", rows.1)?;
+    Ok(d)
+}
+
+/// A table sort's error as the sort's: an I/O error stays one (its kind
+/// picks the Python exception); others are bad input.
+fn table_error(e: emsort_table::TableError) -> SortError {
+    match e {
+        emsort_table::TableError::Sort(e) => e,
+        emsort_table::TableError::Io(e) => SortError::Io(e),
+        other => SortError::BadPlan(other.to_string()),
+    }
+}
+
 #[pyfunction]
 #[pyo3(signature = (
     inputs, output, *, format = "lines", memory = None, reverse = false, temp_dirs = None,

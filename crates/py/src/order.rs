@@ -162,6 +162,32 @@ impl<'py> OrderArgs<'py> {
         Ok(a)
     }
 
+    /// The keys and `unique` of a sort of tables (Parquet, Arrow): `key`
+    /// names columns (`"ts"`, `"user:desc,nulls_first"`); the other
+    /// ordering options order text lines and are refused (`stable` is
+    /// accepted: a table sort is stable).
+    pub(crate) fn table(&self) -> PyResult<(Vec<emsort_table::TableKey>, bool)> {
+        let other: Vec<&str> = self
+            .given
+            .iter()
+            .map(|&i| KEYWORDS[i])
+            .filter(|k| !matches!(k.1, Opt::Key | Opt::Unique | Opt::Stable))
+            .map(|k| k.0)
+            .collect();
+        if !other.is_empty() {
+            return Err(PyValueError::new_err(format!(
+                "{} order{} text lines, not tables (a table's key names columns: key=[\"ts\", \"user:desc\"])",
+                other.join(", "),
+                if other.len() == 1 { "s" } else { "" }
+            )));
+        }
+        let keys = key_specs(self.key.as_ref())?
+            .iter()
+            .map(|k| emsort_table::TableKey::parse(k).map_err(PyValueError::new_err))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok((keys, self.on(Opt::Unique)))
+    }
+
     /// Whether the option `opt` was given.
     fn on(&self, opt: Opt) -> bool {
         self.given.iter().any(|&i| KEYWORDS[i].1 == opt)

@@ -12,11 +12,11 @@
 //! schema; the merges take keys with equal 8-byte prefixes that end
 //! within them as equal). The payload is whatever the front end needs to
 //! write the row again, and is never compared. The item codec of lines
-//! finds the rows' ends by [`scan_ends`] (a length read, then a skip:
+//! finds the rows' ends by `scan_ends` (a length read, then a skip:
 //! payload bytes may be `\n`), and `LineOrder::rows` takes each key by
 //! [`key`]. Rows with equal keys keep their input order.
 
-/// Parse states between two reads ([`scan_ends`]'s `state`): 0 at a row's
+/// Parse states between two reads (`scan_ends`'s `state`): 0 at a row's
 /// start; `HEADER | got << 32 | partial` while the length `n` is being
 /// read (`got` of its 4 bytes so far); else how many of the row's bytes
 /// are left, its terminator included.
@@ -99,7 +99,7 @@ pub(crate) fn scan_ends(data: &[u8], state: &mut u64, end: &mut dyn FnMut(usize)
     }
 }
 
-/// What is wrong with rows whose parse ([`scan_ends`]) stops in `state`.
+/// What is wrong with rows whose parse (`scan_ends`) stops in `state`.
 pub(crate) fn unended(state: u64) -> Option<&'static str> {
     (state != 0).then_some("a framed row is cut short (the input ends inside it)")
 }

@@ -31,7 +31,7 @@ mod write;
 
 pub use key::TableKey;
 pub use read::TableKind;
-pub use sort::{rows_order, sort_share, sort_tables, TableSort, TableStats};
+pub use sort::{row_bytes, rows_order, sort_share, sort_tables, TableSort, TableStats};
 
 use std::path::PathBuf;
 

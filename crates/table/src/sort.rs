@@ -61,6 +61,20 @@ pub fn sort_share(memory: u64) -> u64 {
     memory / 3 * 2
 }
 
+/// About how many bytes the framed rows of `inputs` take (their
+/// uncompressed size and 9 bytes a row, from the Parquet footers; an Arrow
+/// file's size), for a plan's input size; `None` if an input is not a
+/// table.
+pub fn row_bytes(inputs: &[PathBuf]) -> Option<u64> {
+    inputs
+        .iter()
+        .map(|p| {
+            let t = TableInput::open(p, TableKind::of_name(p)?).ok()?;
+            Some(t.bytes? + 9 * t.rows.unwrap_or(0))
+        })
+        .sum()
+}
+
 /// Bytes of the budget one batch of rows may take.
 fn batch_bytes(memory: u64) -> usize {
     ((memory / 24) as usize).clamp(64 << 10, 64 << 20)
@@ -259,8 +273,97 @@ impl Converters {
 /// Sorts the tables `inputs` (Parquet or Arrow IPC, by their names) by
 /// `spec` into the table `output`, replaced atomically when complete. The
 /// plan must order framed rows ([`rows_order`]); its memory should be
-/// [`sort_share`] of the budget.
+/// [`sort_share`] of the budget. Reports to `progress` (the sorter's
+/// phases); `cancel` set stops it (an [`ErrorKind::Interrupted`] error;
+/// nothing is written).
 pub fn sort_tables(
+    plan: &SortPlan,
+    inputs: &[PathBuf],
+    output: &Path,
+    spec: &TableSort,
+    progress: &dyn Progress,
+    cancel: &AtomicBool,
+) -> Result<TableStats, TableError> {
+    // The sorter runs on a thread of its own, with a flag and a progress
+    // of its own: a relay passes the caller's flag to it and its reports
+    // back, every 20 ms, while the sort runs.
+    let shared = Arc::new(AtomicBool::new(false));
+    let events = Arc::new(Events::default());
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| loop {
+            let last = done.load(Ordering::Acquire);
+            events.forward(progress);
+            if cancel.load(Ordering::Relaxed) {
+                shared.store(true, Ordering::Relaxed);
+            }
+            if last {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        });
+        let r = sort_with(plan, inputs, output, spec, events.clone(), shared.clone());
+        done.store(true, Ordering::Release);
+        r
+    })
+}
+
+/// A progress report kept for the relay.
+enum Event {
+    Phase(String, Option<u64>, bool),
+    Advance(u64),
+    Message(String),
+    Finish,
+}
+
+/// Reports of the sorter's thread, kept until the relay forwards them.
+#[derive(Default)]
+struct Events(std::sync::Mutex<Vec<Event>>);
+
+impl Events {
+    fn push(&self, e: Event) {
+        let mut v = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        // Consecutive advances add up.
+        if let (Event::Advance(n), Some(Event::Advance(m))) = (&e, v.last_mut()) {
+            *m += n;
+            return;
+        }
+        v.push(e);
+    }
+
+    fn forward(&self, to: &dyn Progress) {
+        let taken = std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()));
+        for e in taken {
+            match e {
+                Event::Phase(name, total, true) => to.phase_bytes(&name, total),
+                Event::Phase(name, total, false) => to.phase(&name, total),
+                Event::Advance(n) => to.advance(n),
+                Event::Message(m) => to.message(&m),
+                Event::Finish => to.finish_phase(),
+            }
+        }
+    }
+}
+
+impl Progress for Events {
+    fn phase(&self, name: &str, total: Option<u64>) {
+        self.push(Event::Phase(name.to_string(), total, false));
+    }
+    fn phase_bytes(&self, name: &str, total: Option<u64>) {
+        self.push(Event::Phase(name.to_string(), total, true));
+    }
+    fn advance(&self, units: u64) {
+        self.push(Event::Advance(units));
+    }
+    fn message(&self, msg: &str) {
+        self.push(Event::Message(msg.to_string()));
+    }
+    fn finish_phase(&self) {
+        self.push(Event::Finish);
+    }
+}
+
+fn sort_with(
     plan: &SortPlan,
     inputs: &[PathBuf],
     output: &Path,

@@ -64,7 +64,8 @@ fn table(n: usize, seed: u64) -> RecordBatch {
     )
     .with_precision_and_scale(10, 2)
     .unwrap();
-    let bools: BooleanArray = (0..n).map(|_| if null(10) { None } else { Some(r().is_multiple_of(2)) }).collect();
+    let bools: BooleanArray =
+        (0..n).map(|_| if null(10) { None } else { Some(r().is_multiple_of(2)) }).collect();
     let dates: Date32Array = (0..n).map(|_| Some((r() % 100) as i32 - 50)).collect();
     let mut list = ListBuilder::new(Int32Builder::new());
     for i in 0..n {
@@ -149,15 +150,8 @@ fn plan(dir: &Path, memory: u64, unique: bool) -> SortPlan {
 fn sort(inputs: &[&Path], out: &Path, spec: &TableSort, memory: u64, tmp: &Path) -> emsort_table::TableStats {
     let plan = plan(tmp, memory, spec.unique);
     let inputs: Vec<_> = inputs.iter().map(|p| p.to_path_buf()).collect();
-    let stats = sort_tables(
-        &plan,
-        &inputs,
-        out,
-        spec,
-        Arc::new(emsort_io::NoProgress),
-        Arc::new(AtomicBool::new(false)),
-    )
-    .unwrap();
+    let stats =
+        sort_tables(&plan, &inputs, out, spec, &emsort_io::NoProgress, &AtomicBool::new(false)).unwrap();
     assert_eq!(std::fs::read_dir(tmp).unwrap().count(), 0, "temporary files left");
     stats
 }
@@ -265,11 +259,11 @@ fn several_inputs_and_kinds() {
     assert!(read_parquet(&out).0 == oracle(&a, &rev, false));
 
     let plan = plan(&tmp, 256 << 10, false);
-    let no = || Arc::new(AtomicBool::new(false));
-    let p = Arc::new(emsort_io::NoProgress);
+    let no = AtomicBool::new(false);
+    let p = &emsort_io::NoProgress;
     let spec = TableSort { keys: vec![TableKey::asc("nope")], ..TableSort::default() };
     let out = d.path().join("never.parquet");
-    let e = sort_tables(&plan, std::slice::from_ref(&pa), &out, &spec, p.clone(), no()).unwrap_err();
+    let e = sort_tables(&plan, std::slice::from_ref(&pa), &out, &spec, p, &no).unwrap_err();
     assert!(e.to_string().contains("nope") && e.to_string().contains("no such column"), "{e}");
     let other = d.path().join("other.parquet");
     write_parquet(
@@ -277,12 +271,12 @@ fn several_inputs_and_kinds() {
         &other,
         10,
     );
-    let e = sort_tables(&plan, &[pa.clone(), other.clone()], &out, &TableSort::default(), p.clone(), no())
-        .unwrap_err();
+    let e =
+        sort_tables(&plan, &[pa.clone(), other.clone()], &out, &TableSort::default(), p, &no).unwrap_err();
     assert!(e.to_string().contains("other.parquet") && e.to_string().contains("differ"), "{e}");
     let text = d.path().join("x.parquet");
     std::fs::write(&text, "not parquet\n").unwrap();
-    let e = sort_tables(&plan, &[text], &out, &TableSort::default(), p, no()).unwrap_err();
+    let e = sort_tables(&plan, &[text], &out, &TableSort::default(), p, &no).unwrap_err();
     assert!(e.to_string().contains("x.parquet"), "{e}");
     assert!(!out.exists());
 }

@@ -17,6 +17,8 @@ use emsort_sort::{
 
 use crate::progress::Bar;
 
+mod table;
+
 /// Write sorted concatenation of all FILE(s) to standard output — GNU sort's
 /// options, for files larger than memory.
 ///
@@ -55,12 +57,21 @@ decimal point and thousands separator, -M by its month names; -V is bytewise eve
 LC_ALL=C (or POSIX, or a locale the C library cannot load) lines compare bytewise, and fastest. \
 --debug names the rules used.
 
+Tables: an input or -o named .parquet (.pq) or as an Arrow IPC file (.arrow, .feather, .ipc, \
+.arrows) makes a sort of tables by columns: -k NAME[:MODS], MODS from asc, desc (or r), \
+nulls_first, nulls_last (the default), separated by commas; no -k orders by every column. Equal \
+keys keep their input order (-u: the first only; -r reverses every key); keys order as Arrow \
+orders them. A Parquet output keeps the first input's row group size and codec, and its footer's \
+sorting_columns names the order. -S, -T, --parallel and emsort's plan options apply; the \
+options that order text lines do not.
+
 Examples:
   emsort sort -t, -k3,3n -S 256M data.csv -o by-amount.csv
   emsort sort -t, -k2,2 -k3,3nr --parallel=2 -T /mnt/scratch data.csv > by-category.csv
   emsort sort -u -S 25% big.log -o unique.log
   emsort sort -m sorted-*.txt -o all.txt
   emsort sort -c sorted.txt
+  emsort sort events.parquet -k ts -k user:desc,nulls_first -S 256M -o sorted.parquet
   emsort sort --format u32 -S 256M data.u32 -o sorted.u32
   emsort sort --format rec:100:0:10 --fan-in 16 --io direct --stats stats.json recs.bin -o recs.sorted
   emsort sort --format rec:104:0:8 -S 24M --block-size 256K --method srm --disks /d0,/d1,/d2,/d3,/d4,/d5 \\
@@ -600,13 +611,16 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         println!("emsort sort {} (GNU sort 9.1's options and order)", env!("CARGO_PKG_VERSION"));
         return Ok(ExitCode::SUCCESS);
     }
+    let inputs = input_names(&a)?;
+    if table::is_table_sort(&a, &inputs) {
+        return table::run(&a, inputs);
+    }
     // Keys that name columns wait for the header (below).
     let named = a.keys.iter().any(|k| names_column(&a, k));
     let order = match named {
         true => LineOrder::new(record_options(&a)?).map_err(|e| anyhow::anyhow!(e))?,
         false => line_order(&a, None)?,
     };
-    let inputs = input_names(&a)?;
     if let Some(path) = &a.stats {
         refuse_stats_over(path, &inputs, a.output.as_deref())?;
     }
@@ -675,58 +689,9 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| if is_stdin(p) { None } else { emsort_io::input_size(p).ok().flatten() })
         .sum::<Option<u64>>();
-    let memory = match (a.memory, emsort_sort::budget::limit_cap()) {
-        // Under `ulimit -v` / `ulimit -d`, a buffer the limits cannot hold
-        // would fail (issue 37); GNU sort shrinks its buffer too.
-        (Some(m), Some(cap)) if m > cap => {
-            if !a.quiet {
-                eprintln!(
-                    "{}: note: -S {} lowered to {}, half of what this process's memory limits \
-                     (ulimit -v, ulimit -d) leave",
-                    crate::program(),
-                    emsort_io::format_size(m),
-                    emsort_io::format_size(cap)
-                );
-            }
-            cap
-        }
-        (Some(m), _) => m,
-        (None, _) => emsort_sort::budget::default_memory(input_bytes),
-    };
     let debug_order = a.debug.then(|| order.clone());
-    let mut b = SortPlan::builder(a.format).memory(memory).policy(a.policy).method(method);
-    b = match a.io.0 {
-        Some(kind) => b.io(kind),
-        None => b.io_auto(),
-    };
-    if let Some(q) = a.queue_depth {
-        b = b.queue_depth(q);
-    }
+    let (mut b, _) = plan_builder(&a, a.format, method, input_bytes);
     b = if text { b.line_order(order).eol(eol).header(a.header) } else { b.reverse(a.reverse) };
-    if let Some(d) = a.fan_in.or(a.batch_size) {
-        b = b.fan_in(d);
-    }
-    if let Some(bs) = a.block_size {
-        b = b.block_size(bs);
-    }
-    if let Some(n) = a.chunk_buffers {
-        b = b.chunk_buffers(n.into());
-    }
-    if let Some(n) = a.segments {
-        b = b.segments(n);
-    }
-    if let Some(n) = a.parallel {
-        b = b.threads(n);
-    }
-    for t in &a.temp_dirs {
-        b = b.temp_dir(t);
-    }
-    if let Some(p) = &a.compress_program {
-        b = b.compress_program(p);
-    }
-    if let Some(n) = input_bytes {
-        b = b.input_bytes(n);
-    }
     // A -S too small for the plan's buffers grows, as GNU sort's buffer
     // does (`sort -S1` sorts): M to what a merge of GNU's default 16 runs
     // needs, while run formation keeps the memory asked for (GNU's `-S 1k`
@@ -858,6 +823,68 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
         summary(&stats);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The plan's builder for `format` with every option but the order:
+/// memory (`-S`, lowered under the process's limits, else the default for
+/// `input_bytes`), I/O, fan-in, blocks, threads, temp dirs; and M.
+fn plan_builder(
+    a: &SortArgs,
+    format: Format,
+    method: emsort_sort::Method,
+    input_bytes: Option<u64>,
+) -> (emsort_sort::SortPlanBuilder, u64) {
+    let memory = match (a.memory, emsort_sort::budget::limit_cap()) {
+        // Under `ulimit -v` / `ulimit -d`, a buffer the limits cannot hold
+        // would fail (issue 37); GNU sort shrinks its buffer too.
+        (Some(m), Some(cap)) if m > cap => {
+            if !a.quiet {
+                eprintln!(
+                    "{}: note: -S {} lowered to {}, half of what this process's memory limits \
+                     (ulimit -v, ulimit -d) leave",
+                    crate::program(),
+                    emsort_io::format_size(m),
+                    emsort_io::format_size(cap)
+                );
+            }
+            cap
+        }
+        (Some(m), _) => m,
+        (None, _) => emsort_sort::budget::default_memory(input_bytes),
+    };
+    let mut b = SortPlan::builder(format).memory(memory).policy(a.policy).method(method);
+    b = match a.io.0 {
+        Some(kind) => b.io(kind),
+        None => b.io_auto(),
+    };
+    if let Some(q) = a.queue_depth {
+        b = b.queue_depth(q);
+    }
+    if let Some(d) = a.fan_in.or(a.batch_size) {
+        b = b.fan_in(d);
+    }
+    if let Some(bs) = a.block_size {
+        b = b.block_size(bs);
+    }
+    if let Some(n) = a.chunk_buffers {
+        b = b.chunk_buffers(n.into());
+    }
+    if let Some(n) = a.segments {
+        b = b.segments(n);
+    }
+    if let Some(n) = a.parallel {
+        b = b.threads(n);
+    }
+    for t in &a.temp_dirs {
+        b = b.temp_dir(t);
+    }
+    if let Some(p) = &a.compress_program {
+        b = b.compress_program(p);
+    }
+    if let Some(n) = input_bytes {
+        b = b.input_bytes(n);
+    }
+    (b, memory)
 }
 
 /// How many other names (hard links) an output file that will be replaced

@@ -1,0 +1,146 @@
+//! `emsort sort` of Parquet and Arrow files by named columns: outputs
+//! against arrow-ord's comparator (a stable sort of row numbers), several
+//! inputs, the footer's order, and GNU's exit status 2 with nothing written
+//! for a key that names no column, an option of text lines, a file that is
+//! not a table, or no `-o`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_ord::sort::{LexicographicalComparator, SortColumn};
+use arrow_schema::SortOptions;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::WriterProperties;
+
+use crate::{p, run, setup, stderr};
+
+fn table(n: usize, seed: u64) -> RecordBatch {
+    let mut x = seed | 1;
+    let mut r = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let id = Int64Array::from((0..n as i64).collect::<Vec<_>>());
+    let group: StringArray = (0..n).map(|_| (r() % 10 != 0).then(|| format!("g{}", r() % 30))).collect();
+    let score: Float64Array =
+        (0..n).map(|_| (r() % 10 != 0).then(|| (r() % 1000) as f64 / 8.0 - 50.0)).collect();
+    let cols: Vec<(&str, ArrayRef)> =
+        vec![("id", Arc::new(id)), ("group", Arc::new(group)), ("score", Arc::new(score))];
+    RecordBatch::try_from_iter(cols).unwrap()
+}
+
+fn write(batch: &RecordBatch, path: &Path) {
+    let props = WriterProperties::builder().set_max_row_group_row_count(Some(1500)).build();
+    let mut w =
+        ArrowWriter::try_new(std::fs::File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+}
+
+fn ids(path: &Path) -> Vec<i64> {
+    let r = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(path).unwrap())
+        .unwrap()
+        .build()
+        .unwrap();
+    r.flat_map(|b| {
+        let b = b.unwrap();
+        b.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec()
+    })
+    .collect()
+}
+
+/// The ids of `batch`'s rows stably sorted by (column, descending,
+/// nulls_first) keys.
+fn oracle(batch: &RecordBatch, keys: &[(&str, bool, bool)]) -> Vec<i64> {
+    let cols: Vec<SortColumn> = keys
+        .iter()
+        .map(|&(c, descending, nulls_first)| SortColumn {
+            values: batch.column_by_name(c).unwrap().clone(),
+            options: Some(SortOptions { descending, nulls_first }),
+        })
+        .collect();
+    let cmp = LexicographicalComparator::try_new(&cols).unwrap();
+    let mut idx: Vec<usize> = (0..batch.num_rows()).collect();
+    idx.sort_by(|&a, &b| cmp.compare(a, b));
+    let id = batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+    idx.into_iter().map(|i| id.value(i)).collect()
+}
+
+#[test]
+fn parquet_files_sort_by_named_columns() {
+    let (d, tmp) = setup();
+    let (a, b) = (table(6000, 3), table(2500, 9));
+    let (pa, pb) = (d.path().join("a.parquet"), d.path().join("b.parquet"));
+    write(&a, &pa);
+    write(&b, &pb);
+    let out = d.path().join("out.parquet");
+    let o = run(&[
+        "sort",
+        "-k",
+        "group",
+        "-k",
+        "score:desc,nulls_first",
+        "-S",
+        "300K",
+        "-T",
+        p(&tmp),
+        "-o",
+        p(&out),
+        p(&pa),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(ids(&out), oracle(&a, &[("group", false, false), ("score", true, true)]));
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "temporary files left");
+    let md = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&out).unwrap())
+        .unwrap()
+        .metadata()
+        .clone();
+    let g = &md.row_groups()[0];
+    assert_eq!(g.num_rows(), 1500);
+    let s = g.sorting_columns().expect("sorting_columns");
+    assert_eq!((s[1].column_idx, s[1].descending, s[1].nulls_first), (2, true, true));
+
+    // Two inputs as one, -r, into the first input itself (replaced when
+    // complete).
+    let both = arrow_select::concat::concat_batches(&a.schema(), [&a, &b]).unwrap();
+    let o = run(&["sort", "-r", "-k", "score", "-S", "300K", "-T", p(&tmp), "-o", p(&pa), p(&pa), p(&pb)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(ids(&pa), oracle(&both, &[("score", true, false)]));
+}
+
+#[test]
+fn bad_table_sorts_exit_2_and_write_nothing() {
+    let (d, tmp) = setup();
+    let input = d.path().join("in.parquet");
+    write(&table(100, 1), &input);
+    let before = std::fs::read(&input).unwrap();
+    let out = d.path().join("out.parquet");
+    let text = d.path().join("x.txt");
+    std::fs::write(&text, "a\n").unwrap();
+    let junk = d.path().join("junk.parquet");
+    std::fs::write(&junk, "PAR1 but no more\n").unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (&["-k", "nope"], "no such column"),
+        (&["-n", "-k", "id"], "-n"),
+        (&["-t,", "-k", "id"], "-t"),
+        (&[p(&text)], "x.txt: not a table"),
+        (&[p(&junk)], "junk.parquet"),
+    ];
+    for (args, says) in cases {
+        let mut all = vec!["sort", "-T", p(&tmp), "-o", p(&out), p(&input)];
+        all.extend_from_slice(args);
+        let o = run(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(!out.exists(), "{args:?} wrote an output");
+    }
+    let o = run(&["sort", "-k", "id", p(&input)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("-o"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+}
