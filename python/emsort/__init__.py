@@ -89,3 +89,25 @@ from ._options import OrderOptions
 
 __all__ = ["OrderOptions"]
 __all__ += _emsort.__all__
+
+
+def sort_arrow(data, **options):
+    """Sort Arrow data larger than memory by columns; return a ``pyarrow.RecordBatchReader``
+    that streams the sorted batches (or, without pyarrow, an object with
+    ``__arrow_c_stream__`` that any Arrow consumer reads).
+
+    ``data`` is anything with ``__arrow_c_stream__``: a ``pyarrow.Table`` or
+    ``RecordBatchReader``, a Polars or pandas ``DataFrame``. The options are
+    ``emsort.sort``'s for tables (``key``, ``unique``, ``reverse``, ``memory``,
+    ``temp_dirs``, ``parallel``, ``io``, ``block_size``, ``progress``)::
+
+        reader = emsort.sort_arrow(table, key=["ts", "user:desc"], memory="256M")
+        for batch in reader:
+            ...
+    """
+    sorted_ = _emsort.sort_arrow(data, **options)
+    try:
+        import pyarrow
+    except ImportError:
+        return sorted_
+    return pyarrow.RecordBatchReader.from_stream(sorted_)

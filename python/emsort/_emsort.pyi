@@ -264,6 +264,29 @@ def verify(
         is smaller than item 6"``).
     """
 
+class SortedArrow:
+    """The sorted batches of :func:`sort_arrow`, given once as an Arrow C stream."""
+
+    def __arrow_c_stream__(self, requested_schema: Optional[Any] = None) -> Any: ...
+
+def sort_arrow(
+    data: Any,
+    *,
+    key: Union[str, Sequence[str], None] = None,
+    unique: bool = False,
+    reverse: bool = False,
+    memory: Optional[_Size] = None,
+    temp_dirs: Union[_StrPath, Sequence[_StrPath], None] = None,
+    parallel: Optional[int] = None,
+    io: str = "auto",
+    block_size: Optional[_Size] = None,
+    progress: Optional[_ProgressCallback] = None,
+) -> Any:
+    """Sort Arrow data (an object with ``__arrow_c_stream__``) by columns within
+    ``memory``; ``emsort.sort_arrow`` returns a ``pyarrow.RecordBatchReader`` of the
+    sorted batches (this function, a :class:`SortedArrow`). Keys as ``emsort.sort``
+    of a Parquet file takes them."""
+
 def sort_array(a: npt.NDArray[Any], *, reverse: bool = False) -> None:
     """Sort a 1-D contiguous numpy array of numbers in place, with the GIL released.
 

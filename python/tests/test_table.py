@@ -157,3 +157,40 @@ def test_bad_keys_and_inputs(data, tmp_path):
     with pytest.raises(Exception, match="bad.parquet"):
         emsort.sort(bad, out)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("source", ["table", "reader", "polars"])
+def test_arrow_streams_sort_beyond_the_budget(data, tmp_path, source):
+    """A pyarrow Table, a RecordBatchReader of many batches, and a Polars frame sort into a
+    RecordBatchReader whose batches stream out, as DuckDB orders them, at a budget far below
+    the data."""
+    _, t = data
+    big = pa.concat_tables([t] * 6)  # 30,000 rows, ~3 MB
+    if source == "table":
+        obj = big
+    elif source == "reader":
+        obj = pa.RecordBatchReader.from_batches(big.schema, big.to_batches(max_chunksize=500))
+    else:
+        pl = pytest.importorskip("polars")
+        obj = pl.from_arrow(big.drop_columns(["color"]))
+    reader = emsort.sort_arrow(obj, key=["text", "int:desc"], memory="256K", temp_dirs=[tmp_path])
+    assert isinstance(reader, pa.RecordBatchReader)
+    batches = list(reader)
+    assert len(batches) > 1
+    got = pa.Table.from_batches(batches)
+    con = duckdb.connect()
+    con.register("big", big)
+    want = con.execute(
+        "SELECT id FROM (SELECT *, row_number() OVER () AS rn FROM big) ORDER BY text NULLS LAST, int DESC NULLS LAST, rn"
+    ).fetchall()
+    assert got.column("id").to_pylist() == [r[0] for r in want]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_arrow_stream_refusals():
+    with pytest.raises(TypeError, match="__arrow_c_stream__"):
+        emsort.sort_arrow([1, 2, 3])
+    t = pa.table({"a": [3, 1, 2]})
+    with pytest.raises(ValueError, match="no such column"):
+        emsort.sort_arrow(t, key="b")
+    assert emsort.sort_arrow(t, key="a:desc").read_all().column("a").to_pylist() == [3, 2, 1]

@@ -136,7 +136,8 @@ fn sort_tables<'py>(
     let plan = a.table_plan(py, emsort_table::row_bytes(inputs), spec.unique)?;
     let mut rows = (0u64, 0u64);
     let stats = worker::run(py, progress, |p, cancel| {
-        let s = emsort_table::sort_tables(&plan, inputs, output, &spec, p, cancel).map_err(table_error)?;
+        let s = emsort_table::sort_tables(&plan, inputs, output, &spec, p, cancel)
+            .map_err(crate::table::table_error)?;
         rows = (s.rows_in, s.rows_out);
         Ok(s.sort)
     })?;
@@ -144,16 +145,6 @@ fn sort_tables<'py>(
     d.set_item("rows_in", rows.0)?;
     d.set_item("rows_out", rows.1)?;
     Ok(d)
-}
-
-/// A table sort's error as the sort's: an I/O error stays one (its kind
-/// picks the Python exception); others are bad input.
-fn table_error(e: emsort_table::TableError) -> SortError {
-    match e {
-        emsort_table::TableError::Sort(e) => e,
-        emsort_table::TableError::Io(e) => SortError::Io(e),
-        other => SortError::BadPlan(other.to_string()),
-    }
 }
 
 #[pyfunction]

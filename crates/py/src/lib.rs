@@ -51,6 +51,7 @@ mod lines;
 mod order;
 mod reader;
 mod sorter;
+mod table;
 mod worker;
 
 /// The extension module `emsort._emsort`.
@@ -68,6 +69,8 @@ fn _emsort(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(files::merge_files, m)?)?;
     m.add_function(wrap_pyfunction!(files::gen, m)?)?;
     m.add_function(wrap_pyfunction!(files::verify, m)?)?;
+    m.add_function(wrap_pyfunction!(table::sort_arrow, m)?)?;
+    m.add_class::<table::SortedArrow>()?;
     m.add_function(wrap_pyfunction!(array::sort_array, m)?)?;
     m.add_function(wrap_pyfunction!(array::sort_array_to_file, m)?)?;
     m.add_function(wrap_pyfunction!(array::read_array, m)?)?;

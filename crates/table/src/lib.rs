@@ -31,7 +31,9 @@ mod write;
 
 pub use key::TableKey;
 pub use read::TableKind;
-pub use sort::{row_bytes, rows_order, sort_share, sort_tables, TableSort, TableStats};
+pub use sort::{
+    row_bytes, rows_order, sort_share, sort_tables, SortedBatches, TableSort, TableSorter, TableStats,
+};
 
 use std::path::PathBuf;
 

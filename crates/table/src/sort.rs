@@ -371,12 +371,6 @@ fn sort_with(
     progress: Arc<dyn Progress>,
     cancel: Arc<AtomicBool>,
 ) -> Result<TableStats, TableError> {
-    if !plan.line_order().is_some_and(LineOrder::rows) {
-        return Err(emsort_sort::SortError::BadPlan(
-            "a table sort's plan orders framed rows (rows_order)".into(),
-        )
-        .into());
-    }
     if inputs.is_empty() {
         return Err(TableError::Key("no input table".into()));
     }
@@ -391,109 +385,231 @@ fn sort_with(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let schema = common_schema(&tables)?;
-    let (keys, key_fields) = resolve_keys(spec, &schema)?;
-    let conv = Converters::new(&schema, &keys, &key_fields)?;
-    let memory = plan.memory() * 3 / 2;
-    let batch_bytes = batch_bytes(memory);
-
-    let mut sorter = Sorter::with_progress(plan.clone(), progress, cancel.clone())?;
-    let mut stage = Vec::with_capacity(1 << 20);
-    let mut rows_in = 0u64;
+    let mut sorter = TableSorter::new(plan, schema.clone(), spec, progress, cancel.clone())?;
     for t in &tables {
         let width = match (t.bytes, t.rows) {
             (Some(b), Some(r)) if r > 0 => (b / r).max(1) as usize,
             _ => 64,
         };
-        let batch_rows = (batch_bytes / width).clamp(1, 64 << 10);
-        for batch in t.batches(batch_rows)? {
-            let batch = batch?;
-            let mut at = 0;
-            while at < batch.num_rows() {
-                if cancel.load(Ordering::Relaxed) {
-                    return Err(interrupted(&t.path));
-                }
-                let piece = batch.slice(at, batch_rows.min(batch.num_rows() - at));
-                at += piece.num_rows();
-                rows_in += piece.num_rows() as u64;
-                conv.frame(&piece, &mut stage, &t.path)?;
-                if stage.len() >= 1 << 20 {
-                    sorter.push(&stage)?;
-                    stage.clear();
-                }
-            }
+        for batch in t.batches((sorter.batch_bytes / width).clamp(1, 64 << 10))? {
+            sorter.push_from(&batch?, &t.path)?;
         }
     }
-    sorter.push(&stage)?;
-    drop(stage);
-    let sorted = sorter.finish()?;
-
+    let rows_in = sorter.rows_in;
     let first = &tables[0];
     let kind = spec.output_kind.or_else(|| TableKind::of_name(output)).unwrap_or(first.kind);
     let layout = Layout {
         kind,
         group_rows: spec.group_rows.or(first.group_rows).unwrap_or(1 << 20),
-        group_bytes: ((memory / 6) as usize).max(1 << 20),
+        group_bytes: ((sorter.memory / 6) as usize).max(1 << 20),
         codec: spec.codec.or(first.codec).unwrap_or_else(crate::write::default_codec),
     };
+    let (keys, key_fields) = (sorter.keys.clone(), sorter.conv.key_fields.clone());
     // An Arrow IPC file holds one dictionary per column for all its
     // batches; each sorted batch's would differ: such columns are written
     // as their values.
-    let out_schema = match kind {
-        TableKind::Arrow => hydrated(&schema),
-        TableKind::Parquet => schema.clone(),
-    };
+    let mut sorted = sorter.finish(kind == TableKind::Arrow)?;
     let target = AtomicFile::create(output)?;
     let file = target.file().try_clone().map_err(|e| crate::read::io_error("write", output, e))?;
-    let mut writer = TableWriter::new(file, output, out_schema.clone(), &layout, &keys, &key_fields)?;
-    let mut blocks = sorted.blocks();
-    // Blocks of sorted rows held until a batch is full, and the rows as
-    // (block, offset, length).
-    let (mut held, mut spans): (Vec<Vec<u8>>, Vec<Span>) = (Vec::new(), Vec::new());
-    let (mut held_bytes, mut rows_out) = (0usize, 0u64);
-    for block in blocks.by_ref() {
-        let block = block?;
+    let mut writer = TableWriter::new(file, output, sorted.schema(), &layout, &keys, &key_fields)?;
+    for batch in sorted.by_ref() {
+        let batch = batch.map_err(|e| match e {
+            TableError::Output { message, .. } => TableError::Output { path: output.to_path_buf(), message },
+            e => e,
+        })?;
         if cancel.load(Ordering::Relaxed) {
             return Err(interrupted(output));
         }
-        let b = held.len();
-        let mut at = 0;
-        while at < block.len() {
-            let len = rows::row_len(&block[at..]).expect("blocks of whole framed rows");
-            spans.push((b, at, len));
-            at += len;
-        }
-        held_bytes += block.len();
-        held.push(block);
-        if held_bytes >= batch_bytes {
-            rows_out += write_rows(&conv, &out_schema, &held, &spans, &mut writer, output)?;
-            (held_bytes, held, spans) = (0, Vec::new(), Vec::new());
-        }
+        writer.write(&batch, output)?;
     }
-    rows_out += write_rows(&conv, &out_schema, &held, &spans, &mut writer, output)?;
-    drop(held);
-    let stats = blocks.stats().cloned().ok_or_else(|| interrupted(output))?;
+    let stats = sorted.stats().cloned().ok_or_else(|| interrupted(output))?;
     writer.finish(output)?;
     target.commit()?;
-    Ok(TableStats { sort: stats, rows_in, rows_out })
+    Ok(TableStats { sort: stats, rows_in, rows_out: sorted.rows_out })
+}
+
+/// The name batches pushed without a file are reported under.
+const STREAM: &str = "<arrow stream>";
+
+/// A table sort fed batch by batch: [`TableSorter::push`] each batch of one
+/// schema, then [`TableSorter::finish`] and pull the sorted batches.
+pub struct TableSorter {
+    conv: Converters,
+    keys: Vec<TableKey>,
+    schema: SchemaRef,
+    sorter: Sorter,
+    stage: Vec<u8>,
+    /// Rows pushed.
+    rows_in: u64,
+    /// The whole budget (the plan's memory is the sort's share).
+    memory: u64,
+    /// Bytes of rows a batch in or out holds.
+    batch_bytes: usize,
+    cancel: Arc<AtomicBool>,
+}
+
+impl TableSorter {
+    /// A sorter of batches of `schema` by `spec`'s keys (its output
+    /// options do not apply) with `plan` (framed rows, [`rows_order`]),
+    /// reporting to `progress`, stopped by `cancel`.
+    pub fn new(
+        plan: &SortPlan,
+        schema: SchemaRef,
+        spec: &TableSort,
+        progress: Arc<dyn Progress>,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<TableSorter, TableError> {
+        if !plan.line_order().is_some_and(LineOrder::rows) {
+            return Err(emsort_sort::SortError::BadPlan(
+                "a table sort's plan orders framed rows (rows_order)".into(),
+            )
+            .into());
+        }
+        let (keys, key_fields) = resolve_keys(spec, &schema)?;
+        let conv = Converters::new(&schema, &keys, &key_fields)?;
+        let memory = plan.memory() * 3 / 2;
+        Ok(TableSorter {
+            conv,
+            keys,
+            schema,
+            sorter: Sorter::with_progress(plan.clone(), progress, cancel.clone())?,
+            stage: Vec::with_capacity(1 << 20),
+            rows_in: 0,
+            memory,
+            batch_bytes: batch_bytes(memory),
+            cancel,
+        })
+    }
+
+    /// The schema of the batches.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// Adds a batch's rows (of the sorter's schema).
+    pub fn push(&mut self, batch: &RecordBatch) -> Result<(), TableError> {
+        self.push_from(batch, Path::new(STREAM))
+    }
+
+    fn push_from(&mut self, batch: &RecordBatch, path: &Path) -> Result<(), TableError> {
+        if batch.schema().fields() != self.schema.fields() {
+            let same = batch.num_columns() == self.schema.fields().len()
+                && batch
+                    .schema()
+                    .fields()
+                    .iter()
+                    .zip(self.schema.fields())
+                    .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
+            if !same {
+                return Err(TableError::Input {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "a batch's columns differ from the first's: {} against {}",
+                        columns(&batch.schema()),
+                        columns(&self.schema)
+                    ),
+                });
+            }
+        }
+        // Wide batches are framed in pieces of about `batch_bytes`.
+        let width = batch.get_array_memory_size() / batch.num_rows().max(1) + 1;
+        let step = (self.batch_bytes / width).clamp(1, 64 << 10);
+        let mut at = 0;
+        while at < batch.num_rows() {
+            if self.cancel.load(Ordering::Relaxed) {
+                return Err(interrupted(path));
+            }
+            let piece = batch.slice(at, step.min(batch.num_rows() - at));
+            at += piece.num_rows();
+            self.rows_in += piece.num_rows() as u64;
+            self.conv.frame(&piece, &mut self.stage, path)?;
+            if self.stage.len() >= 1 << 20 {
+                self.sorter.push(&self.stage)?;
+                self.stage.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the input; the sorted batches follow, each of about M/24 bytes
+    /// of rows (`hydrate`: dictionary columns as their values).
+    pub fn finish(mut self, hydrate: bool) -> Result<SortedBatches, TableError> {
+        self.sorter.push(&self.stage)?;
+        let sorted = self.sorter.finish()?;
+        let schema = if hydrate { hydrated(&self.schema) } else { self.schema.clone() };
+        Ok(SortedBatches {
+            blocks: sorted.blocks(),
+            conv: self.conv,
+            schema,
+            batch_bytes: self.batch_bytes,
+            rows_out: 0,
+            cancel: self.cancel,
+        })
+    }
+}
+
+/// The sorted batches of a [`TableSorter`], decoded as the last merge
+/// makes their rows.
+pub struct SortedBatches {
+    blocks: emsort_sort::Blocks,
+    conv: Converters,
+    schema: SchemaRef,
+    batch_bytes: usize,
+    rows_out: u64,
+    cancel: Arc<AtomicBool>,
+}
+
+impl SortedBatches {
+    /// The batches' schema.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// The sort's statistics, once every batch has been taken.
+    pub fn stats(&self) -> Option<&SortStats> {
+        self.blocks.stats()
+    }
+
+    /// Rows given so far.
+    pub fn rows_out(&self) -> u64 {
+        self.rows_out
+    }
+}
+
+impl Iterator for SortedBatches {
+    type Item = Result<RecordBatch, TableError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        // Blocks of sorted rows held until a batch is full, and the rows as
+        // (block, offset, length).
+        let (mut held, mut spans): (Vec<Vec<u8>>, Vec<Span>) = (Vec::new(), Vec::new());
+        let mut held_bytes = 0;
+        while held_bytes < self.batch_bytes {
+            let Some(block) = self.blocks.next() else { break };
+            let block = match block {
+                Ok(b) => b,
+                Err(e) => return Some(Err(e.into())),
+            };
+            if self.cancel.load(Ordering::Relaxed) {
+                return Some(Err(interrupted(Path::new(STREAM))));
+            }
+            let mut at = 0;
+            while at < block.len() {
+                let len = rows::row_len(&block[at..]).expect("blocks of whole framed rows");
+                spans.push((held.len(), at, len));
+                at += len;
+            }
+            held_bytes += block.len();
+            held.push(block);
+        }
+        if spans.is_empty() {
+            return None;
+        }
+        let rows: Vec<&[u8]> = spans.iter().map(|&(b, at, len)| &held[b][at..at + len]).collect();
+        self.rows_out += rows.len() as u64;
+        Some(self.conv.batch(&self.schema, &rows, Path::new(STREAM)))
+    }
 }
 
 /// A framed row in the blocks held: (block, offset, length).
 type Span = (usize, usize, usize);
-
-/// Writes the framed rows `spans` (block, offset, length) of `held` as one
-/// batch; returns how many.
-fn write_rows(
-    conv: &Converters,
-    schema: &SchemaRef,
-    held: &[Vec<u8>],
-    spans: &[Span],
-    writer: &mut TableWriter,
-    output: &Path,
-) -> Result<u64, TableError> {
-    if spans.is_empty() {
-        return Ok(0);
-    }
-    let rows: Vec<&[u8]> = spans.iter().map(|&(b, at, len)| &held[b][at..at + len]).collect();
-    writer.write(&conv.batch(schema, &rows, output)?, output)?;
-    Ok(rows.len() as u64)
-}
