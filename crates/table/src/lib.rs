@@ -34,6 +34,7 @@ pub use read::TableKind;
 pub use sort::{
     row_bytes, rows_order, sort_share, sort_tables, SortedBatches, TableSort, TableSorter, TableStats,
 };
+pub use write::parse_codec;
 
 use std::path::PathBuf;
 

@@ -27,6 +27,24 @@ pub(crate) struct Layout {
     pub codec: Compression,
 }
 
+/// A Parquet codec by name: `uncompressed`, `snappy`, `lz4`, `lz4_raw`,
+/// `lzo`, `gzip`, `zstd`, `brotli`, the last three with an optional
+/// `(LEVEL)` (default 6, 1, 1), in either case.
+pub fn parse_codec(name: &str) -> Result<Compression, String> {
+    let lower = name.trim().to_ascii_lowercase();
+    let full = match lower.as_str() {
+        "gzip" => "gzip(6)".to_string(),
+        "zstd" | "brotli" => format!("{lower}(1)"),
+        _ => lower,
+    };
+    full.parse().map_err(|e| {
+        format!(
+            "--parquet-compression {name}: {e} (uncompressed, snappy, lz4, lz4_raw, gzip[(LEVEL)], \
+             zstd[(LEVEL)], brotli[(LEVEL)])"
+        )
+    })
+}
+
 /// The default Parquet codec for an output whose input says none (an
 /// Arrow file): zstd level 1, as Polars writes.
 pub(crate) fn default_codec() -> Compression {
@@ -126,5 +144,20 @@ impl TableWriter {
         };
         out.into_inner().map_err(|e| crate::read::io_error("write", path, e.into_error()))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codecs_by_name() {
+        assert_eq!(parse_codec("snappy").unwrap(), Compression::SNAPPY);
+        assert_eq!(parse_codec("ZSTD").unwrap(), Compression::ZSTD(ZstdLevel::try_new(1).unwrap()));
+        assert_eq!(parse_codec("zstd(9)").unwrap(), Compression::ZSTD(ZstdLevel::try_new(9).unwrap()));
+        assert!(matches!(parse_codec("gzip").unwrap(), Compression::GZIP(_)));
+        assert!(parse_codec("zip").unwrap_err().contains("zip"));
+        assert!(parse_codec("zstd(99)").is_err());
     }
 }

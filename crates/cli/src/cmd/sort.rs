@@ -61,8 +61,8 @@ Tables: an input or -o named .parquet (.pq) or as an Arrow IPC file (.arrow, .fe
 .arrows) makes a sort of tables by columns: -k NAME[:MODS], MODS from asc, desc (or r), \
 nulls_first, nulls_last (the default), separated by commas; no -k orders by every column. Equal \
 keys keep their input order (-u: the first only; -r reverses every key); keys order as Arrow \
-orders them. A Parquet output keeps the first input's row group size and codec, and its footer's \
-sorting_columns names the order. -S, -T, --parallel and emsort's plan options apply; the \
+orders them. A Parquet output keeps the first input's row group size and codec (unless \
+--row-group-size, --parquet-compression), and its footer's sorting_columns names the order. -S, -T, --parallel and emsort's plan options apply; the \
 options that order text lines do not.
 
 Examples:
@@ -292,6 +292,14 @@ pub struct SortArgs {
     /// Print the sort plan (M, d, B, run length, runs, passes) on standard error before sorting.
     #[arg(long, help_heading = "emsort's options")]
     show_plan: bool,
+    /// Tables: at most ROWS rows per row group of a Parquet output (default: the first input's
+    /// row-group size; smaller when a group's encoded bytes would pass M/6).
+    #[arg(long, value_name = "ROWS", value_parser = clap::value_parser!(u64).range(1..), help_heading = "emsort's options")]
+    row_group_size: Option<u64>,
+    /// Tables: a Parquet output's codec: uncompressed, snappy, lz4, lz4_raw, gzip[(LEVEL)],
+    /// zstd[(LEVEL)], brotli[(LEVEL)] (default: the first input's, else zstd).
+    #[arg(long, value_name = "CODEC", help_heading = "emsort's options")]
+    parquet_compression: Option<String>,
     /// No progress bar, no summary line and no notes.
     #[arg(short, long, help_heading = "emsort's options")]
     quiet: bool,
@@ -614,6 +622,11 @@ pub fn run(a: SortArgs) -> anyhow::Result<ExitCode> {
     let inputs = input_names(&a)?;
     if table::is_table_sort(&a, &inputs) {
         return table::run(&a, inputs);
+    }
+    if a.row_group_size.is_some() || a.parquet_compression.is_some() {
+        anyhow::bail!(
+            "--row-group-size and --parquet-compression lay out a Parquet output: name it -o FILE.parquet"
+        );
     }
     // Keys that name columns wait for the header (below).
     let named = a.keys.iter().any(|k| names_column(&a, k));

@@ -104,6 +104,28 @@ fn parquet_files_sort_by_named_columns() {
     let s = g.sorting_columns().expect("sorting_columns");
     assert_eq!((s[1].column_idx, s[1].descending, s[1].nulls_first), (2, true, true));
 
+    // The row groups and codec as given.
+    let o = run(&[
+        "sort",
+        "-k",
+        "id",
+        "--row-group-size",
+        "700",
+        "--parquet-compression",
+        "zstd(3)",
+        "-o",
+        p(&out),
+        p(&pa),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&out).unwrap())
+        .unwrap()
+        .metadata()
+        .clone();
+    assert_eq!(md.row_groups()[0].num_rows(), 700);
+    assert!(matches!(md.row_groups()[0].column(0).compression(), parquet::basic::Compression::ZSTD(_)));
+    assert_eq!(ids(&out), (0..6000).collect::<Vec<i64>>());
+
     // Two inputs as one, -r, into the first input itself (replaced when
     // complete).
     let both = arrow_select::concat::concat_batches(&a.schema(), [&a, &b]).unwrap();
@@ -141,6 +163,12 @@ fn bad_table_sorts_exit_2_and_write_nothing() {
     let o = run(&["sort", "-k", "id", p(&input)]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("-o"), "{}", stderr(&o));
+    let o = run(&["sort", "--parquet-compression", "zip", "-o", p(&out), p(&input)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("zip") && !out.exists(), "{}", stderr(&o));
+    let o = run(&["sort", "--row-group-size", "9", p(&text)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("Parquet output"), "{}", stderr(&o));
     assert_eq!(std::fs::read(&input).unwrap(), before);
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
 }

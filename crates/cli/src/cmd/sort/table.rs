@@ -89,7 +89,13 @@ pub(super) fn run(a: &SortArgs, inputs: Vec<PathBuf>) -> anyhow::Result<ExitCode
         unique: a.unique,
         reverse: a.reverse,
         output_kind: TableKind::of_name(&output),
-        ..TableSort::default()
+        group_rows: a.row_group_size.map(|n| n as usize),
+        codec: a
+            .parquet_compression
+            .as_deref()
+            .map(emsort_table::parse_codec)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!(e))?,
     };
     let bar = Bar::new(a.quiet);
     let stats =
