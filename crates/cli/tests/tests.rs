@@ -170,3 +170,18 @@ pub fn wait_for_runs(tmp: &Path, n: usize) -> usize {
     }
     runs()
 }
+
+/// The bytes the binary under test maps from its file (the memory sizes of
+/// its ELF `PT_LOAD` segments): the address space it takes before `main`.
+pub fn image_bytes() -> u64 {
+    let b = std::fs::read(emsort_path()).expect("read the binary");
+    let u16_at = |o: usize| u16::from_le_bytes(b[o..o + 2].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+    assert_eq!(&b[..5], b"\x7fELF\x02", "a 64-bit ELF binary");
+    let (phoff, phentsize, phnum) = (u64_at(0x20) as usize, u16_at(0x36), u16_at(0x38));
+    (0..phnum)
+        .map(|i| phoff + i * phentsize)
+        .filter(|&h| u32::from_le_bytes(b[h..h + 4].try_into().unwrap()) == 1)
+        .map(|h| u64_at(h + 0x28))
+        .sum()
+}
