@@ -133,10 +133,12 @@ fn sort_tables<'py>(
             p.display()
         )));
     }
-    let plan = a.table_plan(py, emsort_table::row_bytes(inputs), spec.unique)?;
+    let tables = emsort_table::open_tables(inputs)
+        .map_err(|e| crate::error::sort_error(py, &crate::table::table_error(e)))?;
+    let plan = a.table_plan(py, emsort_table::row_bytes(&tables), spec.unique)?;
     let mut rows = (0u64, 0u64);
     let stats = worker::run(py, progress, |p, cancel| {
-        let s = emsort_table::sort_tables(&plan, inputs, output, &spec, p, cancel)
+        let s = emsort_table::sort_tables(&plan, &tables, output, &spec, p, cancel)
             .map_err(crate::table::table_error)?;
         rows = (s.rows_in, s.rows_out);
         Ok(s.sort)

@@ -30,9 +30,10 @@ mod sort;
 mod write;
 
 pub use key::TableKey;
-pub use read::TableKind;
+pub use read::{TableInput, TableKind};
 pub use sort::{
-    row_bytes, rows_order, sort_share, sort_tables, SortedBatches, TableSort, TableSorter, TableStats,
+    open_tables, row_bytes, rows_order, sort_share, sort_tables, SortedBatches, TableSort, TableSorter,
+    TableStats,
 };
 pub use write::parse_codec;
 

@@ -43,19 +43,20 @@ impl TableKind {
     }
 }
 
-/// One input table, opened: its schema and what its metadata tells.
-pub(crate) struct TableInput {
-    pub path: PathBuf,
-    pub kind: TableKind,
-    pub schema: SchemaRef,
+/// One input table, opened ([`crate::open_tables`]): its schema and what
+/// its metadata tells.
+pub struct TableInput {
+    pub(crate) path: PathBuf,
+    pub(crate) kind: TableKind,
+    pub(crate) schema: SchemaRef,
     /// Rows, when the metadata says.
-    pub rows: Option<u64>,
+    pub(crate) rows: Option<u64>,
     /// Uncompressed bytes of the data, when the metadata says.
-    pub bytes: Option<u64>,
+    pub(crate) bytes: Option<u64>,
     /// A Parquet file's codec (its first column chunk's).
-    pub codec: Option<Compression>,
+    pub(crate) codec: Option<Compression>,
     /// A Parquet file's rows per row group (its first group's).
-    pub group_rows: Option<usize>,
+    pub(crate) group_rows: Option<usize>,
     /// An Arrow IPC stream (not the file format).
     arrow_stream: bool,
 }
@@ -90,10 +91,10 @@ impl TableInput {
                 })
             }
             TableKind::Arrow => {
-                let mut magic = [0u8; 6];
-                let n = read_up_to(&mut file, &mut magic).map_err(|e| io_error("read", path, e))?;
+                let mut magic = Vec::with_capacity(6);
+                (&mut file).take(6).read_to_end(&mut magic).map_err(|e| io_error("read", path, e))?;
                 file.seek(SeekFrom::Start(0)).map_err(|e| io_error("read", path, e))?;
-                let stream = !(n == 6 && &magic == b"ARROW1");
+                let stream = magic != b"ARROW1";
                 let schema = if stream {
                     arrow_ipc::reader::StreamReader::try_new(BufReader::new(file), None)
                         .map_err(|e| bad(path, e))?
@@ -145,15 +146,4 @@ impl TableInput {
             ),
         })
     }
-}
-
-fn read_up_to(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
 }

@@ -61,18 +61,28 @@ pub fn sort_share(memory: u64) -> u64 {
     memory / 3 * 2
 }
 
-/// About how many bytes the framed rows of `inputs` take (their
-/// uncompressed size and 9 bytes a row, from the Parquet footers; an Arrow
-/// file's size), for a plan's input size; `None` if an input is not a
-/// table.
-pub fn row_bytes(inputs: &[PathBuf]) -> Option<u64> {
+/// Opens the tables `inputs` (Parquet or Arrow IPC, by their names),
+/// reading each one's schema and footer once; an input that is not a table
+/// is an error naming it.
+pub fn open_tables(inputs: &[PathBuf]) -> Result<Vec<TableInput>, TableError> {
     inputs
         .iter()
         .map(|p| {
-            let t = TableInput::open(p, TableKind::of_name(p)?).ok()?;
-            Some(t.bytes? + 9 * t.rows.unwrap_or(0))
+            let kind = TableKind::of_name(p).ok_or_else(|| TableError::Input {
+                path: p.clone(),
+                message: "not a table (.parquet, .arrow, .feather, .ipc, .arrows)".into(),
+            })?;
+            TableInput::open(p, kind)
         })
-        .sum()
+        .collect()
+}
+
+/// About how many bytes the framed rows of `tables` take (their
+/// uncompressed size and 9 bytes a row, from the Parquet footers; an Arrow
+/// file's size), for a plan's input size; `None` if a table's size is not
+/// known.
+pub fn row_bytes(tables: &[TableInput]) -> Option<u64> {
+    tables.iter().map(|t| Some(t.bytes? + 9 * t.rows.unwrap_or(0))).sum()
 }
 
 /// Bytes of the budget one batch of rows may take.
@@ -270,15 +280,15 @@ impl Converters {
     }
 }
 
-/// Sorts the tables `inputs` (Parquet or Arrow IPC, by their names) by
-/// `spec` into the table `output`, replaced atomically when complete. The
+/// Sorts the tables `inputs` ([`open_tables`]) by `spec` into the table
+/// `output`, replaced atomically when complete. The
 /// plan must order framed rows ([`rows_order`]); its memory should be
 /// [`sort_share`] of the budget. Reports to `progress` (the sorter's
 /// phases); `cancel` set stops it (an [`ErrorKind::Interrupted`] error;
 /// nothing is written).
 pub fn sort_tables(
     plan: &SortPlan,
-    inputs: &[PathBuf],
+    inputs: &[TableInput],
     output: &Path,
     spec: &TableSort,
     progress: &dyn Progress,
@@ -365,28 +375,18 @@ impl Progress for Events {
 
 fn sort_with(
     plan: &SortPlan,
-    inputs: &[PathBuf],
+    tables: &[TableInput],
     output: &Path,
     spec: &TableSort,
     progress: Arc<dyn Progress>,
     cancel: Arc<AtomicBool>,
 ) -> Result<TableStats, TableError> {
-    if inputs.is_empty() {
+    if tables.is_empty() {
         return Err(TableError::Key("no input table".into()));
     }
-    let tables = inputs
-        .iter()
-        .map(|p| {
-            let kind = TableKind::of_name(p).ok_or_else(|| TableError::Input {
-                path: p.clone(),
-                message: "not a table (.parquet, .arrow, .feather, .ipc, .arrows)".into(),
-            })?;
-            TableInput::open(p, kind)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let schema = common_schema(&tables)?;
+    let schema = common_schema(tables)?;
     let mut sorter = TableSorter::new(plan, schema.clone(), spec, progress, cancel.clone())?;
-    for t in &tables {
+    for t in tables {
         let width = match (t.bytes, t.rows) {
             (Some(b), Some(r)) if r > 0 => (b / r).max(1) as usize,
             _ => 64,

@@ -2,7 +2,7 @@
 //! comparator (a stable sort of row numbers by `LexicographicalComparator`,
 //! Arrow's own order, written apart from arrow-row's).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ use arrow_array::{
 use arrow_ord::sort::{LexicographicalComparator, SortColumn};
 use arrow_schema::SortOptions;
 use emsort_sort::{Format, SortPlan};
-use emsort_table::{rows_order, sort_tables, TableKey, TableKind, TableSort};
+use emsort_table::{open_tables, rows_order, TableKey, TableKind, TableSort, TableStats};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
@@ -147,7 +147,19 @@ fn plan(dir: &Path, memory: u64, unique: bool) -> SortPlan {
         .unwrap()
 }
 
-fn sort(inputs: &[&Path], out: &Path, spec: &TableSort, memory: u64, tmp: &Path) -> emsort_table::TableStats {
+/// `emsort_table::sort_tables` of the tables at `inputs` (opened first).
+fn sort_tables(
+    plan: &SortPlan,
+    inputs: &[PathBuf],
+    out: &Path,
+    spec: &TableSort,
+    p: &dyn emsort_io::Progress,
+    cancel: &AtomicBool,
+) -> Result<TableStats, emsort_table::TableError> {
+    emsort_table::sort_tables(plan, &open_tables(inputs)?, out, spec, p, cancel)
+}
+
+fn sort(inputs: &[&Path], out: &Path, spec: &TableSort, memory: u64, tmp: &Path) -> TableStats {
     let plan = plan(tmp, memory, spec.unique);
     let inputs: Vec<_> = inputs.iter().map(|p| p.to_path_buf()).collect();
     let stats =

@@ -373,26 +373,36 @@ fn full_disk_gives_exit_2_and_leaves_nothing() {
     // RLIMIT_FSIZE = 1 MiB stands in for a full disk. With -S 600K the runs
     // (256K) fit and the 4 MiB output does not; with -S 3M the first run
     // (1.4M, in the temp dir) does not, nor in one chunk buffer (2.8M,
-    // written as the merge of its sorted segments).
-    for (memory, buffers) in [("600K", "2"), ("3M", "2"), ("3M", "1")] {
-        let (d, tmp) = setup();
-        let input = d.path().join("in.u32");
-        gen(&["-n", "1M"], &input);
-        let out_dir = d.path().join("out");
-        std::fs::create_dir(&out_dir).unwrap();
-        let out = out_dir.join("sorted.u32");
-        let mut cmd = emsort();
-        cmd.args(["sort", "-q", "--format", "u32", "-S", memory, "--chunk-buffers", buffers, "-T", p(&tmp)]);
-        cmd.args([p(&input), "-o", p(&out)]);
-        crate::file_size_limit(&mut cmd, 1 << 20);
-        let o = cmd.output().unwrap();
-        assert_eq!(o.status.code(), Some(2), "{memory}: {}", stderr(&o));
-        let e = stderr(&o);
-        assert!(e.contains("file size limit exceeded"), "{memory}: {e}");
-        let culprit = if memory == "3M" { "run-000000" } else { "sorted.u32" };
-        assert!(e.contains(culprit), "{memory}: {e}");
-        assert!(entries(&out_dir).is_empty(), "{memory}: partial output: {:?}", entries(&out_dir));
-        assert!(entries(&tmp).is_empty(), "{memory}: left behind: {:?}", entries(&tmp));
+    // written as the merge of its sorted segments). Under the default I/O
+    // (one request at a time at this M) and the kinds `--io auto` chooses
+    // on a device (issue 38): the page cache through io_uring, whose writes
+    // io_uring's workers make, and O_DIRECT through io_uring.
+    for io in [None, Some("uring"), Some("uring-direct")] {
+        for (memory, buffers) in [("600K", "2"), ("3M", "2"), ("3M", "1")] {
+            let (d, tmp) = setup();
+            let input = d.path().join("in.u32");
+            gen(&["-n", "1M"], &input);
+            let out_dir = d.path().join("out");
+            std::fs::create_dir(&out_dir).unwrap();
+            let out = out_dir.join("sorted.u32");
+            let mut cmd = emsort();
+            cmd.args(["sort", "-q", "--format", "u32", "-S", memory, "--chunk-buffers", buffers]);
+            cmd.args(["-T", p(&tmp)]);
+            if let Some(io) = io {
+                cmd.args(["--io", io]);
+            }
+            cmd.args([p(&input), "-o", p(&out)]);
+            crate::file_size_limit(&mut cmd, 1 << 20);
+            let o = cmd.output().unwrap();
+            let case = format!("{io:?} -S {memory}");
+            assert_eq!(o.status.code(), Some(2), "{case}: {}", stderr(&o));
+            let e = stderr(&o);
+            assert!(e.contains("file size limit exceeded"), "{case}: {e}");
+            let culprit = if memory == "3M" { "run-000000" } else { "sorted.u32" };
+            assert!(e.contains(culprit), "{case}: {e}");
+            assert!(entries(&out_dir).is_empty(), "{case}: partial output: {:?}", entries(&out_dir));
+            assert!(entries(&tmp).is_empty(), "{case}: left behind: {:?}", entries(&tmp));
+        }
     }
 }
 
@@ -402,13 +412,18 @@ fn ctrl_c_or_sigterm_mid_sort_dies_of_the_signal_and_leaves_nothing() {
     let input = d.path().join("big.u32");
     gen(&["-n", "32M"], &input); // 128 MiB
     let out = d.path().join("sorted.u32");
-    // Two chunk buffers, and one read in sorted segments.
-    for (signal, code, buffers) in
-        [(libc::SIGINT, 130, "2"), (libc::SIGTERM, 143, "2"), (libc::SIGINT, 130, "1")]
-    {
+    // Two chunk buffers, and one read in sorted segments; the default I/O
+    // and the kinds `--io auto` chooses on a device (issue 38).
+    for (signal, code, buffers, io) in [
+        (libc::SIGINT, 130, "2", "auto"),
+        (libc::SIGTERM, 143, "2", "auto"),
+        (libc::SIGINT, 130, "1", "auto"),
+        (libc::SIGINT, 130, "2", "uring"),
+        (libc::SIGTERM, 143, "2", "uring-direct"),
+    ] {
         let child = emsort()
             .args(["sort", "-q", "--format", "u32", "-S", "4M", "--chunk-buffers", buffers, "-T", p(&tmp)])
-            .args([p(&input), "-o", p(&out)])
+            .args(["--io", io, p(&input), "-o", p(&out)])
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
@@ -418,11 +433,11 @@ fn ctrl_c_or_sigterm_mid_sort_dies_of_the_signal_and_leaves_nothing() {
         let o = child.wait_with_output().unwrap();
         assert!(
             crate::died_of(&o.status, signal) && code == 128 + signal,
-            "signal {signal}: {:?} {}",
+            "signal {signal}, --io {io}: {:?} {}",
             o.status,
             stderr(&o)
         );
-        assert!(entries(&tmp).is_empty(), "signal {signal}: left behind: {:?}", entries(&tmp));
+        assert!(entries(&tmp).is_empty(), "signal {signal}, --io {io}: left behind: {:?}", entries(&tmp));
         assert_eq!(entries(d.path()), ["big.u32", "tmp"]);
     }
 }

@@ -251,6 +251,8 @@ impl LineOrder {
         if o.tab.is_some() || o.csv {
             return Err("--jsonl lines have no fields: not with -t, --csv or --tsv".to_string());
         }
+        // jq orders strings by code point, whatever the locale.
+        let keyless = LineOrder::keyless(&o);
         let mut keys = o.json_keys;
         if keys.is_empty() {
             keys.push(JsonKey::default());
@@ -258,24 +260,7 @@ impl LineOrder {
         for k in &mut keys {
             k.reverse ^= o.global.reverse;
         }
-        Ok(LineOrder {
-            keys: Vec::new(),
-            tab: None,
-            csv: false,
-            fields_check: None,
-            // jq orders strings by code point, whatever the locale.
-            locale: None,
-            json: Some(keys),
-            rows: false,
-            reverse: o.global.reverse,
-            stable: o.stable,
-            unique: o.unique,
-            salt: o.salt,
-            complete: true,
-            plain: false,
-            fields: 0,
-            open_from: 0,
-        })
+        Ok(LineOrder { json: Some(keys), ..keyless })
     }
 
     /// The order of framed rows: their key bytes, reversed by a global
@@ -294,23 +279,30 @@ impl LineOrder {
                 "framed rows are ordered by the key each carries: no other key or field applies".to_string()
             );
         }
-        Ok(LineOrder {
+        Ok(LineOrder { rows: true, stable: true, ..LineOrder::keyless(&o) })
+    }
+
+    /// An order with no GNU key, field or locale, whose normalised key is
+    /// complete: what `--jsonl` and framed rows start from (each then sets
+    /// its own keys).
+    fn keyless(o: &OrderOptions) -> LineOrder {
+        LineOrder {
             keys: Vec::new(),
             tab: None,
             csv: false,
             fields_check: None,
-            locale: None,
             json: None,
-            rows: true,
+            rows: false,
             reverse: o.global.reverse,
-            stable: true,
+            stable: o.stable,
             unique: o.unique,
             salt: o.salt,
+            locale: None,
             complete: true,
             plain: false,
             fields: 0,
             open_from: 0,
-        })
+        }
     }
 
     /// Whether lines are framed rows (module `crate::rows`).

@@ -73,8 +73,9 @@ pub(super) fn run(a: &SortArgs, inputs: Vec<PathBuf>) -> anyhow::Result<ExitCode
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| anyhow::anyhow!(e))?;
     crate::interrupt::arm_watchdog();
-    let row_bytes = emsort_table::row_bytes(&inputs);
-    let (b, memory) = plan_builder(a, Format::Lines, method(a)?, row_bytes);
+    let tables = emsort_table::open_tables(&inputs)
+        .map_err(|e| anyhow::anyhow!(e).context(format!("cannot sort {}", names(&inputs))))?;
+    let (b, memory) = plan_builder(a, Format::Lines, method(a)?, emsort_table::row_bytes(&tables));
     let plan = b
         .memory(emsort_table::sort_share(memory))
         .line_order(emsort_table::rows_order(a.unique))
@@ -99,7 +100,7 @@ pub(super) fn run(a: &SortArgs, inputs: Vec<PathBuf>) -> anyhow::Result<ExitCode
     };
     let bar = Bar::new(a.quiet);
     let stats =
-        match emsort_table::sort_tables(&plan, &inputs, &output, &spec, &bar, crate::interrupt::flag()) {
+        match emsort_table::sort_tables(&plan, &tables, &output, &spec, &bar, crate::interrupt::flag()) {
             Ok(s) => s,
             Err(TableError::Sort(e)) => {
                 return Err(to_anyhow(e).context(format!("cannot sort {}", names(&inputs))))
