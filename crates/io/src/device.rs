@@ -9,21 +9,31 @@
 //! [`choose`] turns it into a [`IoDecision`]:
 //!
 //! - A device with a latency per request — the probing thread waits off the
-//!   CPU for more than half of the writes' time — gets `uring-direct`: no
-//!   copy through the page cache, and Q requests in flight so that the
-//!   device stays busy. Q comes from Little's law: the device serves
-//!   bandwidth × latency bytes at once, so a stream that alone keeps it
-//!   busy has ⌈bandwidth × latency / B⌉ requests of B bytes in flight, and
-//!   one more to submit while one completes ([`DeviceCost::queue_depth`]).
-//!   (Issue 38: the synchronous `direct` kind waited on a disk with 2.5 ms
-//!   per 1 MiB write at 41 % CPU.)
+//!   CPU for more than half of the writes' time — gets `O_DIRECT`: no copy
+//!   through the page cache. Where requests in flight raise its bandwidth
+//!   (one 1 MiB write at a time gets less than [`SERIAL_SHARE`] of the
+//!   bandwidth with 8 in flight), `uring-direct`, with Q requests in flight
+//!   so that the device stays busy. Q comes from Little's law: the device
+//!   serves bandwidth × latency bytes at once, so a stream that alone keeps
+//!   it busy has ⌈bandwidth × latency / B⌉ requests of B bytes in flight,
+//!   and one more to submit while one completes
+//!   ([`DeviceCost::queue_depth`]). (Issue 38: the synchronous `direct` kind
+//!   waited on a disk with 2.5 ms per 1 MiB write at 41 % CPU.) Where one
+//!   request at a time gets most of it, `direct`: a queue would add
+//!   io_uring's cost for little (a Zen 4 EPYC's disk, 0.6 ms and 1.8 GB/s
+//!   at queue depth 1, 2.1 GB/s with 8 in flight: 1 GiB of u32 in 2.5 s
+//!   with `direct`, 2.8 s with `uring-direct`).
 //! - Unless the runs fit under the kernel's background write-back
-//!   threshold ([`cache_room`]: 10 % of the available memory by default):
-//!   then they live in the page cache and are deleted before write-back
-//!   would take them to the device, and the sort gets `uring`, the page
-//!   cache through io_uring. (The matrix on an AVX2 AMD EPYC, 1 GiB of
+//!   threshold ([`cache_room`]: 10 % of the available memory by default)
+//!   and the device would take longer to write and read them than the page
+//!   cache takes the CPU to copy them ([`PAGE_CACHE_RATE`]): then they live
+//!   in the page cache and are deleted before write-back would take them to
+//!   the device, and the sort gets `uring`, the page cache through
+//!   io_uring. (The matrix on an AVX2 AMD EPYC, 0.7 GB/s writes, 1 GiB of
 //!   lines: `uring` 7.4–8.1 s, `uring-direct` 9.2–11.7 s; on an Intel Xeon
-//!   a page-cache kind was fastest on 7 of the 9 device inputs.)
+//!   a page-cache kind was fastest on 7 of the 9 device inputs. On the Zen 4
+//!   EPYC's 2 GB/s disk, the other way: 1 GiB of u32 in 4.0 s through the
+//!   page cache, 2.5 s with `direct`, of 100-byte records 3.4 s and 2.2 s.)
 //! - Memory (tmpfs, or a cache in front of the device) has no latency to
 //!   hide, and io_uring would add its own cost: `direct`, one request at a
 //!   time (1 GiB of lines on tmpfs: 4.1–4.5 s with `direct`, 4.7–5.0 s with
@@ -59,6 +69,21 @@ const QUEUED_WRITES: u32 = 8;
 /// The least and the most requests in flight [`DeviceCost::queue_depth`]
 /// gives a stream.
 pub const QUEUE_DEPTHS: (u32, u32) = (2, 8);
+
+/// Bytes per second the page cache moves runs at, in CPU time: what the
+/// sorts through it spent in the kernel beyond the same sorts with
+/// `O_DIRECT`, per byte written or read through it — 1.2 GB/s on an
+/// AVX-512 AMD EPYC (Zen 4, Linux 6.18: 1 GiB of u32, 2.9 s of system time
+/// against 0.4 s), 1.8 GB/s on an AVX2 one (Zen 2: 2.3 s against 0.7 s).
+/// A probe of a few megabytes does not tell it: writes into the page cache
+/// ran at 0.5 to 5 GB/s from one try to the next there, since what costs
+/// is the reclaim and the io_uring workers of a sort's gigabytes.
+pub const PAGE_CACHE_RATE: f64 = 1.5e9;
+
+/// One request at a time (`direct`) when it gets this share of the
+/// bandwidth with requests in flight: a queue would add io_uring's cost and
+/// gain little.
+pub const SERIAL_SHARE: f64 = 0.75;
 
 /// What a request costs on the device under a directory.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -145,6 +170,16 @@ impl DeviceCost {
         let in_flight = bw * self.latency.as_secs_f64() / block.max(1) as f64;
         let q = in_flight.ceil().min(u32::MAX as f64) as u32 + 1;
         q.clamp(QUEUE_DEPTHS.0, QUEUE_DEPTHS.1)
+    }
+
+    /// Whether requests in flight add enough to the device's bandwidth to
+    /// be worth a queue: one 1 MiB write at a time gets less than
+    /// [`SERIAL_SHARE`] of the bandwidth with 8 in flight
+    /// (true when that bandwidth is not known).
+    pub fn queue_pays(&self) -> bool {
+        let Some(queued) = self.write_bandwidth else { return true };
+        let serial = PROBE_BLOCK as f64 / self.latency.as_secs_f64().max(1e-9);
+        serial < SERIAL_SHARE * queued
     }
 
     /// The figures as the reasons and the devices file say them.
@@ -476,53 +511,117 @@ pub fn choose(
     };
     // The runs and the room the page cache has for them, where they fit.
     let cached_runs = runs_bytes.zip(cache_room()).filter(|(runs, room)| runs <= room);
-    let d = match cost {
-        Some(c) if c.is_memory() || in_memory(dir) => decision(
+    let d = decide(cost, in_memory(dir), cached_runs, source);
+    let d = IoDecision { why: format!("default: {}", d.why), ..d };
+    if cost.is_none() {
+        return IoDecision {
+            why: format!("{} (the temp dir {} could not be probed)", d.why, dir.display()),
+            ..d
+        };
+    }
+    IoDecision { cost, ..d }
+}
+
+/// The rule of [`choose`] (the module docs), from what was measured: the
+/// device's `cost` (by `source`), whether the directory is memory
+/// (`tmpfs`), and the runs and the page cache's room when they fit in it.
+pub fn decide(
+    cost: Option<DeviceCost>,
+    tmpfs: bool,
+    cached_runs: Option<(u64, u64)>,
+    source: &str,
+) -> IoDecision {
+    let q0 = StreamConfig::DEFAULT_QUEUE_DEPTH;
+    let decision = |kind, queue_depth, why: String| IoDecision { kind, queue_depth, why, cost };
+    let Some(c) = cost else {
+        return decision(
+            StreamKind::UringDirect,
+            q0,
+            format!("O_DIRECT through io_uring, Q = {q0} requests in flight per stream"),
+        );
+    };
+    if c.is_memory() || tmpfs {
+        return decision(
             StreamKind::Direct,
             q0,
             format!(
                 "{source} {}: {}, no device to wait for, so one request at a time",
                 c.describe(),
-                if in_memory(dir) { "tmpfs, memory" } else { "memory" }
+                if tmpfs { "tmpfs, memory" } else { "memory" }
             ),
-        ),
-        Some(c) if let Some((runs, room)) = cached_runs => {
-            decision(
+        );
+    }
+    if let Some((runs, room)) = cached_runs {
+        // The device's time to write the runs and read them back (reads
+        // taken at least as fast as writes: the probe reads back what it
+        // has just written, which some devices serve slower than a merge's
+        // reads), against the page cache's (PAGE_CACHE_RATE each way);
+        // without the device's bandwidths, the page cache.
+        let device = c.write_bandwidth.map(|w| {
+            let r = c.read_bandwidth.unwrap_or(w).max(w);
+            runs as f64 / w + runs as f64 / r
+        });
+        let copies = 2.0 * runs as f64 / PAGE_CACHE_RATE;
+        let costs = device.map_or(String::new(), |d| {
+            format!(
+                "; the device would take {d:.2} s to write and read them, the page cache {copies:.2} s of CPU \
+                 ({:.1} GB/s each way)",
+                PAGE_CACHE_RATE / 1e9
+            )
+        });
+        if device.is_none_or(|d| d > copies) {
+            return decision(
                 StreamKind::Uring,
                 q0,
                 format!(
                     "{source} {}: a device, but the runs ({}) fit under the kernel's background write-back \
-                     threshold ({}): they stay in the page cache and are gone before they need to reach the \
-                     device, so the page cache through io_uring, Q = {q0} requests in flight per stream",
+                     threshold ({}){costs}: they stay in the page cache and are gone before they need to reach \
+                     the device, so the page cache through io_uring, Q = {q0} requests in flight per stream",
                     c.describe(),
                     gib(runs),
                     gib(room),
                 ),
-            )
+            );
         }
-        Some(c) => {
-            let q = c.queue_depth(PROBE_BLOCK);
-            decision(
-                StreamKind::UringDirect,
-                q,
-                format!(
-                    "{source} {}: a device to keep busy, so O_DIRECT through io_uring, Q = {q} requests \
-                     of 1 MiB in flight per stream (bandwidth × latency / B, plus one)",
-                    c.describe()
-                ),
-            )
-        }
-        None => decision(
+        let why =
+            format!(", and the runs ({}) fit in the page cache{costs}: the device is the cheaper", gib(runs));
+        return direct_kind(c, source, &why, decision);
+    }
+    direct_kind(c, source, "", decision)
+}
+
+/// `O_DIRECT` on the device `c`: one request at a time where a queue
+/// gains little ([`DeviceCost::queue_pays`]), else Q in flight through
+/// io_uring.
+fn direct_kind(
+    c: DeviceCost,
+    source: &str,
+    runs: &str,
+    decision: impl Fn(StreamKind, u32, String) -> IoDecision,
+) -> IoDecision {
+    if c.queue_pays() {
+        let q = c.queue_depth(PROBE_BLOCK);
+        decision(
             StreamKind::UringDirect,
-            q0,
+            q,
             format!(
-                "O_DIRECT through io_uring, Q = {q0} requests in flight per stream (the temp dir {} could not be \
-                 probed)",
-                dir.display()
+                "{source} {}{runs}: a device to keep busy, so O_DIRECT through io_uring, Q = {q} requests of \
+                 1 MiB in flight per stream (bandwidth × latency / B, plus one)",
+                c.describe()
             ),
-        ),
-    };
-    IoDecision { cost, ..d }
+        )
+    } else {
+        decision(
+            StreamKind::Direct,
+            StreamConfig::DEFAULT_QUEUE_DEPTH,
+            format!(
+                "{source} {}{runs}: one request at a time already gets {:.0} % of the device's bandwidth with \
+                 requests in flight, so O_DIRECT one request at a time",
+                c.describe(),
+                (PROBE_BLOCK as f64 / c.latency.as_secs_f64().max(1e-9)) / c.write_bandwidth.unwrap_or(f64::MAX) * 100.0
+            ),
+        )
+    }
 }
 
 #[cfg(test)]
@@ -598,10 +697,50 @@ mod tests {
         // runs that fit: the page cache, through io_uring.
         let d = choose(Some(dir.path()), Some(u64::MAX), QUEUED_MEMORY, Some(&cache));
         assert_eq!(d.kind, StreamKind::UringDirect, "{}", d.why);
+        // Runs that fit: the page cache, unless its copies cost more than
+        // the device (measured here: either may hold on a given machine).
         if let Some(room) = cache_room().filter(|&r| r > 0) {
             let d = choose(Some(dir.path()), Some(room), QUEUED_MEMORY, Some(&cache));
-            assert_eq!(d.kind, StreamKind::Uring, "{}", d.why);
-            assert!(d.why.contains("write-back threshold"), "{}", d.why);
+            assert!(
+                d.why.contains("write-back threshold") || d.why.contains("fit in the page cache"),
+                "{}",
+                d.why
+            );
+            assert_eq!(d.kind == StreamKind::Uring, d.why.contains("write-back threshold"), "{}", d.why);
         }
+    }
+
+    /// The rule, on fixed figures: memory; runs that fit where the device
+    /// is slower than the page cache (the page cache) or faster (O_DIRECT);
+    /// a device whose queue pays (uring-direct) or not (direct); a missing
+    /// measurement.
+    #[test]
+    fn decide_weighs_the_device_against_the_page_cache() {
+        let gib = 1u64 << 30;
+        let room = Some((gib, 2 * gib));
+        let memory = DeviceCost { on_cpu: 0.9, ..cost(0.2, Some(5000.0)) };
+        assert_eq!(decide(Some(memory), false, room, "p").kind, StreamKind::Direct);
+        assert_eq!(decide(Some(cost(0.5, Some(900.0))), true, None, "p").kind, StreamKind::Direct);
+        // The issue's disk (2.5 ms, 0.87 GB/s, reads 1.74): 1.85 s to write
+        // and read 1 GiB, the page cache 1.43 s: the page cache.
+        let slow = cost(2.5, Some(870.0));
+        let d = decide(Some(slow), false, room, "p");
+        assert_eq!(d.kind, StreamKind::Uring, "{}", d.why);
+        assert!(d.why.contains("write-back threshold") && d.why.contains("1.85 s"), "{}", d.why);
+        // Zen 4's disk (0.59 ms, 2.1 GB/s, reads measured slower, 1.3 GB/s,
+        // taken as 2.1): 1.01 s: O_DIRECT, one request at a time (1.8 GB/s
+        // of 2.1 with 8 in flight).
+        let fast = DeviceCost { read_bandwidth: Some(1300e6), ..cost(0.59, Some(2130.0)) };
+        let d = decide(Some(fast), false, room, "p");
+        assert_eq!(d.kind, StreamKind::Direct, "{}", d.why);
+        assert!(d.why.contains("1.01 s") && d.why.contains("% of the device"), "{}", d.why);
+        // Runs that do not fit: O_DIRECT, queued where the queue pays.
+        let d = decide(Some(slow), false, None, "p");
+        assert_eq!((d.kind, d.queue_depth), (StreamKind::UringDirect, 4), "{}", d.why);
+        assert_eq!(decide(Some(fast), false, None, "p").kind, StreamKind::Direct);
+        // Without the device's bandwidths, runs that fit take the cache.
+        let unknown = cost(0.59, None);
+        assert_eq!(decide(Some(unknown), false, room, "p").kind, StreamKind::Uring);
+        assert_eq!(decide(None, false, room, "p").kind, StreamKind::UringDirect);
     }
 }

@@ -1131,8 +1131,9 @@ fn every_simd_level_sorts_numbers_alike() {
 }
 
 /// Issue 38: without `--io` the sort probes its temp dir and uses
-/// `uring-direct` (O_DIRECT with Q requests in flight) on a device
-/// (`uring`, the page cache, for runs it keeps until they are deleted),
+/// `uring-direct` (O_DIRECT with Q requests in flight) or `direct` on a
+/// device (`uring`, the page cache, for runs it keeps until they are
+/// deleted, on a device slower than the page cache),
 /// `direct` on memory, and says which, and why, in `--show-plan` and
 /// `--stats`; a kind asked for is used as asked, with no reason given;
 /// every kind gives the same bytes (lines against `LC_ALL=C sort`).

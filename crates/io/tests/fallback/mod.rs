@@ -83,9 +83,11 @@ impl DirectFlag for std::fs::OpenOptions {
 /// writes keep the thread on the CPU): `direct`, one request at a time; no
 /// probe (a sort without runs): `uring-direct`; a missing directory cannot
 /// be probed: `uring-direct`, and the reason says so; a directory on a
-/// device: `uring-direct` with Q from its bandwidth × latency (`uring`
-/// when the runs fit in the page cache's dirty room), or `direct` if the
-/// device answers as fast as memory.
+/// device: `uring-direct` with Q from its bandwidth × latency, or `direct`
+/// where one request at a time gets most of its bandwidth (`uring` when the
+/// runs fit in the page cache's dirty room and the device is slower than
+/// the page cache's copies), or `direct` if the device answers as fast as
+/// memory.
 #[test]
 fn the_sort_default_probes_the_temp_dir() {
     let dir = tmp();
@@ -105,10 +107,15 @@ fn the_sort_default_probes_the_temp_dir() {
         if d.kind == StreamKind::UringDirect {
             assert!((lo..=hi).contains(&d.queue_depth), "{}", d.why);
             assert!(d.why.contains("bandwidth × latency"), "{}", d.why);
-            // Runs the page cache keeps until they are deleted: the cache.
-            let d = device::choose(Some(dir.path()), Some(1 << 20), m, None);
-            assert_eq!(d.kind, StreamKind::Uring, "{}", d.why);
+        }
+        // Runs the page cache keeps until they are deleted: the cache, unless
+        // its copies cost more than the device (both measured here).
+        let d = device::choose(Some(dir.path()), Some(1 << 20), m, None);
+        if d.kind == StreamKind::Uring {
             assert!(d.why.contains("write-back threshold"), "{}", d.why);
+        } else {
+            // (A second probe may find memory where the first found a device.)
+            assert!(d.why.contains("fit in the page cache") || d.why.contains("memory"), "{}", d.why);
         }
         assert!(c.latency > std::time::Duration::ZERO && c.on_cpu >= 0.0);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
