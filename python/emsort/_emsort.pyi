@@ -27,6 +27,7 @@ __all__ = [
     "item_key_less",
     "item_size",
     "merge_files",
+    "parse_table_key",
     "partition_points",
     "read_array",
     "sort",
@@ -34,6 +35,8 @@ __all__ = [
     "sort_array_to_file",
     "sort_buffer",
     "sort_key",
+    "table_keys",
+    "table_ranges",
     "verify",
 ]
 
@@ -286,6 +289,37 @@ def sort_arrow(
     ``memory``; ``emsort.sort_arrow`` returns a ``pyarrow.RecordBatchReader`` of the
     sorted batches (this function, a :class:`SortedArrow`). Keys as ``emsort.sort``
     of a Parquet file takes them."""
+
+def parse_table_key(spec: str) -> Tuple[str, bool, bool]:
+    """A table's key ``NAME[:MODS]`` (as :func:`sort_arrow` and :func:`sort` of a Parquet
+    file take it) as ``(column, descending, nulls_first)``: MODS are ``asc``, ``desc``
+    (or ``r``), ``nulls_first``, ``nulls_last``, separated by commas; nulls go last
+    unless asked. ``ValueError`` for an unknown modifier or no name."""
+
+def table_keys(
+    data: Any, *, key: Union[str, Sequence[str], None] = None, reverse: bool = False
+) -> list[bytes]:
+    """The sort key of every row of Arrow data (an object with ``__arrow_c_stream__``):
+    bytes that compare (as ``bytes`` do) as :func:`sort_arrow` with the same ``key`` and
+    ``reverse`` orders the rows — arrow-row's encoding of the key columns, each with its
+    direction and null placement. Rows with equal keys have equal bytes; the same key
+    over the same column types encodes alike in every process. For samples, to choose
+    the boundaries of key ranges (``emsort.ray`` does)."""
+
+def table_ranges(
+    data: Any,
+    boundaries: Sequence[bytes],
+    *,
+    key: Union[str, Sequence[str], None] = None,
+    reverse: bool = False,
+) -> npt.NDArray[np.uint32]:
+    """For each row of Arrow data, the key range it falls in: the number of
+    ``boundaries`` (keys from :func:`table_keys`, in order) not after the row's key,
+    as ``bisect.bisect_right(boundaries, key)``; rows with equal keys share a range.
+
+    Raises:
+        ValueError: boundaries out of order, a key naming no column.
+    """
 
 def sort_array(a: npt.NDArray[Any], *, reverse: bool = False) -> None:
     """Sort a 1-D contiguous numpy array of numbers in place, with the GIL released.

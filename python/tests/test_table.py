@@ -159,20 +159,25 @@ def test_bad_keys_and_inputs(data, tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("source", ["table", "reader", "polars"])
+@pytest.mark.parametrize("source", ["table", "reader", "polars", "pandas"])
 def test_arrow_streams_sort_beyond_the_budget(data, tmp_path, source):
-    """A pyarrow Table, a RecordBatchReader of many batches, and a Polars frame sort into a
-    RecordBatchReader whose batches stream out, as DuckDB orders them, at a budget far below
-    the data."""
+    """A pyarrow Table, a RecordBatchReader of many batches, a Polars frame and a pandas
+    frame (its ``__arrow_c_stream__``) sort into a RecordBatchReader whose batches stream
+    out, as DuckDB orders them, at a budget far below the data."""
     _, t = data
     big = pa.concat_tables([t] * 6)  # 30,000 rows, ~3 MB
     if source == "table":
         obj = big
     elif source == "reader":
         obj = pa.RecordBatchReader.from_batches(big.schema, big.to_batches(max_chunksize=500))
-    else:
+    elif source == "polars":
         pl = pytest.importorskip("polars")
         obj = pl.from_arrow(big.drop_columns(["color"]))
+    else:
+        pytest.importorskip("pandas")
+        obj = big.select(["id", "int", "text", "float"]).to_pandas()
+        if not hasattr(obj, "__arrow_c_stream__"):
+            pytest.skip("this pandas has no __arrow_c_stream__")
     reader = emsort.sort_arrow(obj, key=["text", "int:desc"], memory="256K", temp_dirs=[tmp_path])
     assert isinstance(reader, pa.RecordBatchReader)
     batches = list(reader)

@@ -70,6 +70,9 @@ fn _emsort(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(files::gen, m)?)?;
     m.add_function(wrap_pyfunction!(files::verify, m)?)?;
     m.add_function(wrap_pyfunction!(table::sort_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(table::table_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(table::parse_table_key, m)?)?;
+    m.add_function(wrap_pyfunction!(table::table_ranges, m)?)?;
     m.add_class::<table::SortedArrow>()?;
     m.add_function(wrap_pyfunction!(array::sort_array, m)?)?;
     m.add_function(wrap_pyfunction!(array::sort_array_to_file, m)?)?;

@@ -32,8 +32,8 @@ mod write;
 pub use key::TableKey;
 pub use read::{TableInput, TableKind};
 pub use sort::{
-    open_tables, row_bytes, rows_order, sort_share, sort_tables, SortedBatches, TableSort, TableSorter,
-    TableStats,
+    open_tables, row_bytes, rows_order, sort_share, sort_tables, SortedBatches, TableKeys, TableSort,
+    TableSorter, TableStats,
 };
 pub use write::parse_codec;
 

@@ -166,19 +166,27 @@ fn resolve_keys(spec: &TableSort, schema: &Schema) -> Result<(Vec<TableKey>, Vec
     Ok((keys, fields))
 }
 
-/// The two row converters: the keys (in their order) and the rest.
-struct Converters {
-    key: RowConverter,
-    key_fields: Vec<usize>,
-    rest: Option<RowConverter>,
-    rest_fields: Vec<usize>,
+/// The keys of a table's rows as bytes that compare as the rows order
+/// (arrow-row's encoding of the key columns, each with its direction and
+/// null placement): what the sort orders framed rows by, and what a range
+/// partition of rows compares (`emsort.ray` cuts its key ranges with
+/// them). The same keys over the same column types encode alike in every
+/// process.
+pub struct TableKeys {
+    conv: RowConverter,
+    keys: Vec<TableKey>,
+    fields: Vec<usize>,
 }
 
-impl Converters {
-    fn new(schema: &Schema, keys: &[TableKey], key_fields: &[usize]) -> Result<Converters, TableError> {
+impl TableKeys {
+    /// The keys `spec` names (its `reverse` applied; none: every column)
+    /// over `schema`; an error names a missing column or one that cannot
+    /// be ordered.
+    pub fn new(schema: &Schema, spec: &TableSort) -> Result<TableKeys, TableError> {
+        let (keys, fields) = resolve_keys(spec, schema)?;
         let sort_fields: Vec<SortField> = keys
             .iter()
-            .zip(key_fields)
+            .zip(&fields)
             .map(|(k, &f)| {
                 SortField::new_with_options(
                     schema.field(f).data_type().clone(),
@@ -195,7 +203,38 @@ impl Converters {
                 )));
             }
         }
-        let key = RowConverter::new(sort_fields).map_err(|e| TableError::Key(e.to_string()))?;
+        let conv = RowConverter::new(sort_fields).map_err(|e| TableError::Key(e.to_string()))?;
+        Ok(TableKeys { conv, keys, fields })
+    }
+
+    /// The keys of `batch`'s rows (`batch` of the schema given to
+    /// [`TableKeys::new`]), one row each.
+    pub fn encode(&self, batch: &RecordBatch) -> Result<Rows, arrow_schema::ArrowError> {
+        self.conv.convert_columns(&self.fields.iter().map(|&i| batch.column(i).clone()).collect::<Vec<_>>())
+    }
+
+    /// The keys, each with its direction (`reverse` applied).
+    pub fn keys(&self) -> &[TableKey] {
+        &self.keys
+    }
+
+    /// The column of each key.
+    pub fn fields(&self) -> &[usize] {
+        &self.fields
+    }
+}
+
+/// The two row converters: the keys (in their order) and the rest.
+struct Converters {
+    key: TableKeys,
+    rest: Option<RowConverter>,
+    rest_fields: Vec<usize>,
+}
+
+impl Converters {
+    fn new(schema: &Schema, spec: &TableSort) -> Result<Converters, TableError> {
+        let key = TableKeys::new(schema, spec)?;
+        let key_fields = key.fields();
         let rest_fields: Vec<usize> =
             (0..schema.fields().len()).filter(|i| !key_fields.contains(i)).collect();
         let rest = if rest_fields.is_empty() {
@@ -216,7 +255,7 @@ impl Converters {
             }
             Some(RowConverter::new(f).map_err(|e| TableError::Key(e.to_string()))?)
         };
-        Ok(Converters { key, key_fields: key_fields.to_vec(), rest, rest_fields })
+        Ok(Converters { key, rest, rest_fields })
     }
 
     /// Appends `batch`'s rows to `out`, framed.
@@ -227,7 +266,7 @@ impl Converters {
         };
         let pick =
             |fields: &[usize]| fields.iter().map(|&i| batch.column(i).clone()).collect::<Vec<ArrayRef>>();
-        let keys = self.key.convert_columns(&pick(&self.key_fields)).map_err(bad)?;
+        let keys = self.key.encode(batch).map_err(bad)?;
         let rest: Option<Rows> = match &self.rest {
             Some(c) => Some(c.convert_columns(&pick(&self.rest_fields)).map_err(bad)?),
             None => None,
@@ -246,9 +285,12 @@ impl Converters {
             path: out.to_path_buf(),
             message: e.to_string(),
         };
-        let kp = self.key.parser();
-        let keys =
-            self.key.convert_rows(rows.iter().map(|r| kp.parse(emsort_sort::rows::key(r)))).map_err(bad)?;
+        let kp = self.key.conv.parser();
+        let keys = self
+            .key
+            .conv
+            .convert_rows(rows.iter().map(|r| kp.parse(emsort_sort::rows::key(r))))
+            .map_err(bad)?;
         let rest = match &self.rest {
             Some(c) => {
                 let p = c.parser();
@@ -257,7 +299,7 @@ impl Converters {
             None => Vec::new(),
         };
         let mut cols: Vec<Option<ArrayRef>> = vec![None; schema.fields().len()];
-        for (a, &f) in keys.into_iter().zip(&self.key_fields) {
+        for (a, &f) in keys.into_iter().zip(self.key.fields()) {
             cols[f].get_or_insert(a);
         }
         for (a, &f) in rest.into_iter().zip(&self.rest_fields) {
@@ -404,7 +446,7 @@ fn sort_with(
         group_bytes: ((sorter.memory / 6) as usize).max(1 << 20),
         codec: spec.codec.or(first.codec).unwrap_or_else(crate::write::default_codec),
     };
-    let (keys, key_fields) = (sorter.keys.clone(), sorter.conv.key_fields.clone());
+    let (keys, key_fields) = (sorter.conv.key.keys().to_vec(), sorter.conv.key.fields().to_vec());
     // An Arrow IPC file holds one dictionary per column for all its
     // batches; each sorted batch's would differ: such columns are written
     // as their values.
@@ -435,7 +477,6 @@ const STREAM: &str = "<arrow stream>";
 /// schema, then [`TableSorter::finish`] and pull the sorted batches.
 pub struct TableSorter {
     conv: Converters,
-    keys: Vec<TableKey>,
     schema: SchemaRef,
     sorter: Sorter,
     stage: Vec<u8>,
@@ -465,12 +506,10 @@ impl TableSorter {
             )
             .into());
         }
-        let (keys, key_fields) = resolve_keys(spec, &schema)?;
-        let conv = Converters::new(&schema, &keys, &key_fields)?;
+        let conv = Converters::new(&schema, spec)?;
         let memory = plan.memory() * 3 / 2;
         Ok(TableSorter {
             conv,
-            keys,
             schema,
             sorter: Sorter::with_progress(plan.clone(), progress, cancel.clone())?,
             stage: Vec::with_capacity(1 << 20),

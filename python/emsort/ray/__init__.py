@@ -19,12 +19,19 @@ does not list.
 Lines are the default format, ordered by the engine as ``LC_ALL=C sort`` orders them, with
 GNU sort's ordering options as keywords (those of :func:`emsort.sort`).
 
+Parquet files are sorted as tables, by columns, into ``part-NNNNN.parquet``; a
+``ray.data.Dataset`` too, into a Dataset over the sorted parts:
+
+>>> emsort.ray.sort("s3://bucket/events/", "sorted", key=["ts", "user:desc"])  # doctest: +SKIP
+>>> ds = emsort.ray.sort_dataset(ray.data.read_parquet("events/"), key="ts")   # doctest: +SKIP
+
 Command line: ``python -m emsort.ray sort --help``. Cluster set-up and limits:
 ``docs/ray.md``.
 """
 
 from ._formats import Format, parse_size
 from ._sort import EmsortRayError, expand_inputs, part_paths, read_manifest, sort, verify
+from ._table import read_sorted, sort_dataset
 
 __all__ = [
     "EmsortRayError",
@@ -33,6 +40,8 @@ __all__ = [
     "parse_size",
     "part_paths",
     "read_manifest",
+    "read_sorted",
     "sort",
+    "sort_dataset",
     "verify",
 ]

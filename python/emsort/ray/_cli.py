@@ -43,11 +43,16 @@ here, so --ignore-case has no short form, nor --human-numeric-sort). --csv cuts 
 inputs at record ends (a quoted field may hold newlines); with --header every part
 starts with the first input's header.
 
+Parquet inputs (.parquet, .pq; -f parquet) are sorted as tables, by columns: -k COLUMN
+with :asc, :desc, :nulls_first, :nulls_last (no -k: every column), -r, -u; inputs may be
+URIs pyarrow.fs reaches (s3://…); the parts are part-NNNNN.parquet.
+
 examples:
   python -m emsort.ray sort data/*.u32 -o sorted -f u32 --partitions 8 --memory-per-task 512M
   python -m emsort.ray sort sales/*.csv -o by-amount -t , -k 3,3n
   python -m emsort.ray sort export/*.csv -o by-amount --csv --header -k amount:nr
   python -m emsort.ray sort recs/ -o out -f rec:100:0:10 --address auto
+  python -m emsort.ray sort events/*.parquet -o by-ts -k ts -k user:desc
   python -m emsort.ray verify sorted
 """
 
@@ -116,8 +121,13 @@ def _parser() -> argparse.ArgumentParser:
         "-f",
         "--format",
         default="lines",
-        help="lines, u32, i32, u64, i64, f32, f64 or rec:SIZE:KEY_OFFSET:KEY_LEN (default lines, as emsort sort)",
+        help="lines, u32, i32, u64, i64, f32, f64, rec:SIZE:KEY_OFFSET:KEY_LEN or parquet (default lines, as emsort "
+        "sort; parquet for inputs named .parquet or .pq, sorted by columns: -k COLUMN[:desc,nulls_first])",
     )
+    s.add_argument("--compression", default=None, metavar="CODEC",
+                   help="Parquet inputs: the parts' codec (zstd, snappy, none …; default the first input's)")
+    s.add_argument("--row-group-size", type=int, default=None, metavar="ROWS",
+                   help="Parquet inputs: rows per row group of the parts (default the first input's)")
     s.add_argument("-p", "--partitions", type=int, default=None, metavar="P",
                    help="key ranges = merge tasks = output parts (default: the cluster's CPUs, "
                         "more if a range would exceed --memory-per-task)")
@@ -219,11 +229,22 @@ def main(argv=None) -> int:
 
     # Check the inputs before starting or joining a cluster: errors come fast.
     order = _order_kwargs(args)
+    table = {}
     try:
-        fmt, _, _, checked = _sort.check_settings(
-            args.format, args.reverse, order, args.memory_per_task, args.chunk_size
-        )
-        files = _sort.check_inputs(args.inputs, args.output, fmt, checked)[0]
+        from . import _table
+
+        if args.format == "parquet" or (args.format == "lines" and _table.is_table_input(args.inputs)):
+            # Tables: keys name columns; the sort checks the rest before any task runs.
+            _table.check_tables(args.inputs, args.output, args.key)  # before Ray starts
+            files = args.inputs
+            table = {"compression": args.compression, "row_group_size": args.row_group_size}
+        else:
+            if args.compression is not None or args.row_group_size is not None:
+                raise _sort.EmsortRayError("--compression and --row-group-size apply to Parquet inputs only")
+            fmt, _, _, checked = _sort.check_settings(
+                args.format, args.reverse, order, args.memory_per_task, args.chunk_size
+            )
+            files = _sort.check_inputs(args.inputs, args.output, fmt, checked)[0]
     except _sort.EmsortRayError as e:
         print(f"emsort.ray: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -246,6 +267,7 @@ def main(argv=None) -> int:
                 reader=args.reader,
                 max_retries=args.max_retries,
                 progress=_progress_printer(args.quiet),
+                **table,
                 **order,
             )
     except KeyboardInterrupt:

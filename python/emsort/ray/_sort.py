@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 
 MANIFEST = "_SUCCESS"
 _PART = "part-{:05d}"
-_PART_RE = re.compile(r"part-\d{5,}\Z")
+_PART_RE = re.compile(r"part-\d{5,}(?:\.parquet)?\Z")
 
 # How long a cleaner waits for the locks of cancelled or killed tasks to go (their workers
 # to exit) before it gives up on their files.
@@ -798,10 +798,18 @@ def sort(
     max_retries: int = 3,
     num_cpus_per_task: float = 1,
     progress: Optional[Callable[[str, int, int], None]] = None,
+    filesystem=None,
+    compression: Optional[str] = None,
+    row_group_size: Optional[int] = None,
     _kill=None,
     **options: Unpack[emsort.OrderOptions],
 ) -> dict:
     """Sorts ``inputs`` on the connected Ray cluster into ``output_dir/part-00000`` … .
+
+    Parquet inputs (``.parquet``, ``.pq``; ``format="parquet"``) are sorted as tables, by
+    columns: ``key="ts"`` or ``key=["ts", "user:desc,nulls_first"]`` (none: every column),
+    ``reverse``, ``unique``; the parts are ``part-NNNNN.parquet``, each a Parquet file
+    whose footer's ``sorting_columns`` say the order (see ``docs/ray.md``).
 
     Args:
         inputs: a file, a directory (its regular files), a glob pattern, or a list of
@@ -830,6 +838,12 @@ def sort(
         max_retries: Ray retries of a task whose worker died (exceptions are not retried).
         progress: ``progress(phase, done, total)`` with phase ``sample``, ``map``,
             ``merge``; called on the driver.
+        filesystem: Parquet inputs: the ``pyarrow.fs`` file system they are read from
+            (default: the local one, or the one a URI such as ``s3://bucket/data/``
+            names); the output directory is a path every node sees.
+        compression: Parquet output: the codec (``zstd``, ``snappy``, ``none`` …;
+            default the first input's).
+        row_group_size: Parquet output: rows per row group (default the first input's).
         **options: GNU sort's ordering options of lines (:class:`emsort.OrderOptions`), as
             :func:`emsort.sort` takes them (``key="3,3n", field_separator=","``): the
             parts in name order are what ``LC_ALL=C sort`` writes with those options.
@@ -859,6 +873,24 @@ def sort(
     for name in options:  # Python's own check, for a signature with every keyword in it
         if name not in emsort.OrderOptions.__annotations__:
             raise TypeError(f"sort() got an unexpected keyword argument '{name}'")
+    from . import _table
+
+    if format == "parquet" or (format == "lines" and _table.is_table_input(inputs)):
+        other = sorted(k for k, v in options.items() if k not in ("key", "unique") and v not in (None, False))
+        if other:
+            raise EmsortRayError(
+                f"{', '.join(other)} order{'s' if len(other) == 1 else ''} text lines, not tables: a table's "
+                "keys are key=\"COLUMN[:desc,nulls_first]\" (reverse and unique apply)"
+            )
+        return _table.sort_tables(
+            inputs, output_dir, key=options.get("key"), reverse=reverse, unique=bool(options.get("unique")),
+            partitions=partitions, memory_per_task=memory_per_task, chunk_size=chunk_size, samples=samples,
+            seed=seed, scratch_dir=scratch_dir, filesystem=filesystem, compression=compression,
+            row_group_size=row_group_size, max_retries=max_retries, num_cpus_per_task=num_cpus_per_task,
+            progress=progress, _kill=_kill,
+        )
+    if filesystem is not None or compression is not None or row_group_size is not None:
+        raise EmsortRayError("filesystem, compression and row_group_size apply to Parquet inputs only")
     fmt, memory, chunk, order = check_settings(format, reverse, options, memory_per_task, chunk_size)
     eol = _record_order(order).terminator if order is not None else None
     out_dir = os.path.abspath(os.fspath(output_dir))
@@ -1059,14 +1091,18 @@ def verify(output_dir, *, format: Optional[str] = None) -> dict:
         return _fail(0, str(e))
     except (ValueError, KeyError, TypeError) as e:
         return _fail(0, f"{os.path.join(out, MANIFEST)}: not a manifest ({type(e).__name__}: {e})")
-    try:
-        fmt = Format.parse(format or m["format"])
-    except ValueError as e:
-        raise EmsortRayError(str(e)) from None
     stray = sorted(set(os.listdir(out)) - set(names) - {MANIFEST})
     if stray:
         shown = ", ".join(stray[:10]) + (f" and {len(stray) - 10} more" if len(stray) > 10 else "")
         return _fail(0, f"{out}: {len(stray)} file(s) that are not parts listed by the manifest: {shown}")
+    if (format or m.get("format")) == "parquet":
+        from ._table import verify_tables
+
+        return verify_tables(out, m)
+    try:
+        fmt = Format.parse(format or m["format"])
+    except ValueError as e:
+        raise EmsortRayError(str(e)) from None
     reverse = bool(m.get("reverse"))
     # Lines: the engine's order of the manifest's options (`sort -c` on each part); with a
     # header, every part starts with it.
