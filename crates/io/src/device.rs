@@ -88,7 +88,8 @@ pub const SERIAL_SHARE: f64 = 0.75;
 /// What a request costs on the device under a directory.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DeviceCost {
-    /// The median time of one 1 MiB `O_DIRECT` write at queue depth 1.
+    /// The time of one 1 MiB `O_DIRECT` write at queue depth 1 (the
+    /// shortest of a probe's).
     pub latency: Duration,
     /// The share of the serial writes' time the writing thread was not
     /// blocked — on a CPU, or runnable and waiting for one (a loaded
@@ -104,17 +105,22 @@ pub struct DeviceCost {
 }
 
 impl DeviceCost {
-    /// A probe of a few milliseconds: 4 writes of 1 MiB one at a time, then
-    /// 8 at once through io_uring and the 8 read back at once, in an
-    /// unnamed file in `dir`, allocated
-    /// first (an `O_DIRECT` write past the end of an ext4 file waits under
-    /// the inode lock). `None` where that cannot be done (no such
-    /// directory, no `O_TMPFILE` or `O_DIRECT` there, no room).
+    /// A probe of a few tens of milliseconds: three rounds of 4 writes of
+    /// 1 MiB one at a time, then 8 at once through io_uring and the 8 read
+    /// back at once, in an unnamed file in `dir`, allocated first (an
+    /// `O_DIRECT` write past the end of an ext4 file waits under the inode
+    /// lock). `None` where that cannot be done (no such directory, no
+    /// `O_TMPFILE` or `O_DIRECT` there, no room). (One round's bandwidths
+    /// fell to half now and then on a busy machine, and one sort in three
+    /// of the Zen 4 EPYC's went through the page cache for it.)
     pub fn probe(dir: &Path) -> Option<DeviceCost> {
-        Self::measure(dir, 1)
+        Self::measure(dir, 3)
     }
 
-    /// `rounds` probes, the medians of their figures (`emsort calibrate`).
+    /// `rounds` probes: the shortest of their latencies and the highest of
+    /// their bandwidths — what the device reached, since other work on the
+    /// machine only slows a round — and the median of their shares on the
+    /// CPU (`emsort calibrate`).
     pub fn measure(dir: &Path, rounds: usize) -> Option<DeviceCost> {
         use rustix::fs::{FallocateFlags, Mode, OFlags};
         let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::DIRECT | OFlags::CLOEXEC;
@@ -143,12 +149,11 @@ impl DeviceCost {
                 }
             }
         }
-        let median_of = |v: &mut Vec<f64>| (!v.is_empty()).then(|| median_f(v));
         Some(DeviceCost {
-            latency: median(&mut latencies),
+            latency: latencies.iter().copied().min()?,
             on_cpu: median_f(&mut on_cpu),
-            write_bandwidth: median_of(&mut writes),
-            read_bandwidth: median_of(&mut reads),
+            write_bandwidth: highest(&writes),
+            read_bandwidth: highest(&reads),
         })
     }
 
@@ -296,9 +301,8 @@ fn gib(bytes: u64) -> String {
     format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v[v.len() / 2]
+fn highest(v: &[f64]) -> Option<f64> {
+    v.iter().copied().reduce(f64::max)
 }
 
 fn median_f(v: &mut [f64]) -> f64 {
