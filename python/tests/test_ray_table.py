@@ -252,3 +252,41 @@ def test_command_line_sorts_parquet(cluster, inputs, tmp_path):
     pq.write_table(pq.read_table(p).take(list(range(pq.ParquetFile(p).metadata.num_rows - 1, -1, -1))), p)
     r = cli("verify", out)
     assert r.returncode == 1 and "part-00001.parquet" in r.stdout, r.stdout
+
+
+def test_interrupted_sort_leaves_nothing(cluster, tmp_path):
+    """Ctrl-C (SIGINT) to ``python -m emsort.ray sort`` of Parquet while its merges run:
+    exit 130, and nothing of the run is left — no output directory (it made it), no
+    scratch directory, no temporary part."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    big = tmp_path / "big.parquet"
+    t = table(6000, 3)
+    pq.write_table(pa.concat_tables([t] * 25), big, row_group_size=5000)  # 150,000 rows
+    out = tmp_path / "out"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    p = subprocess.Popen(
+        [sys.executable, "-m", "emsort.ray", "sort", str(big), "-o", str(out), "-k", "text", "-k", "ts:desc",
+         "-p", "2", "-m", "256K", "--scratch-dir", str(scratch), "--address", cluster],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )
+    deadline = time.monotonic() + 90
+    try:
+        while not os.listdir(scratch):
+            assert p.poll() is None, f"the sort ended before any merge began: {p.communicate()[1]}"
+            assert time.monotonic() < deadline, "no merge began in 90 s"
+            time.sleep(0.002)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, err
+    assert "interrupted" in err
+    assert not out.exists(), os.listdir(out)
+    assert os.listdir(scratch) == []

@@ -481,7 +481,9 @@ pub(crate) fn write_reports(
     let mut per_profile = String::new();
     for r in records {
         let Some(dir) = r.results.as_ref().map(|d| out.join(d)) else { continue };
-        if !dir.join("raw.csv").exists() {
+        // A profile that failed before its first row may leave an empty
+        // raw.csv (no header): nothing of it to report or merge.
+        if !std::fs::metadata(dir.join("raw.csv")).is_ok_and(|m| m.len() > 0) {
             continue;
         }
         let summary = summary_from_csv(&dir)?;

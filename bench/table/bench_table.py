@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""Benchmark: sorting Parquet tables by columns — `emsort sort` against DuckDB and Polars.
+
+For each size the script writes a seeded Parquet file of mixed column types with DuckDB
+(`id` BIGINT, `cat` a low-cardinality VARCHAR, `user` a VARCHAR of 8–24 bytes, `ts`
+TIMESTAMP WITH TIME ZONE, `amount` DECIMAL(12,2), `score` DOUBLE, `ok` BOOLEAN, `day`
+DATE, `note` a VARCHAR of 0–60 bytes; about 10 % nulls in `user`, `amount` and `score`;
+row groups of 122880 rows, snappy), then, repetition by repetition (the tools' order
+rotating), on a cold page cache (root), sorts it by `cat, ts DESC, id` (a total order, so
+that every tool's output is the same rows in the same order) with:
+
+* `emsort`: `emsort sort IN -k cat -k ts:desc -k id -S M --parallel T -T DIR -o OUT`;
+* `duckdb`: `COPY (SELECT * FROM read_parquet(IN) ORDER BY cat, ts DESC, id) TO OUT
+  (FORMAT parquet)` after `SET memory_limit = M`, `SET threads = T`, `SET
+  temp_directory`;
+* `polars`: `pl.scan_parquet(IN).sort(...).sink_parquet(OUT)` with `POLARS_MAX_THREADS =
+  T` (Polars has no memory limit to set: its peak RSS is recorded beside the others').
+
+Each run is a child process timed from start to exit, with its peak RSS (`wait4`); a run
+that fails (out of memory, killed) is recorded as such with its message. In the first
+repetition every output is checked: its `id` column in order equals the oracle's (DuckDB's
+`ORDER BY` run with all the memory), and emsort's footer has `sorting_columns`.
+
+Writes `raw.csv` (one row per run), `machine.json` (CPU model and SIMD level, the work
+directory's file system and mount options, the disk's 1 MiB O_DIRECT QD 1 latency and
+QD 32 bandwidth from fio, versions, the commit) and `README.md` (medians, spread, ratios
+to emsort) to --out.
+
+    python3 bench/table/bench_table.py --quick          # 256 MiB, one M, 1 repetition
+    python3 bench/table/bench_table.py --sizes 1G,4G --memory 256M,64M --reps 3 \
+        --workdir target/table-bench --out bench/results/DATE-tables
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+KEYS = ["cat", "ts:desc", "id"]
+ORDER_BY = "cat, ts DESC, id"
+TOOLS = ["emsort", "duckdb", "polars"]
+
+
+def rel(path):
+    return None if path is None else os.path.relpath(os.path.abspath(path))
+
+
+def parse_size(s: str) -> int:
+    s = s.strip().upper()
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(s[-1:], 1)
+    return int(float(s[:-1] if s[-1:] in "KMG" else s) * mult)
+
+
+def drop_caches() -> None:
+    os.sync()
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+    except OSError as e:
+        print(f"warning: cannot drop caches: {e}", file=sys.stderr)
+
+
+def lit(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def make_input(path: str, size: int) -> int:
+    """Writes a Parquet file of about ``size`` bytes; returns its rows."""
+    import duckdb
+
+    def write(rows: int, to: str) -> None:
+        con = duckdb.connect()
+        con.execute("SET threads=2")
+        con.execute("SELECT setseed(0.42)")
+        con.execute(f"""
+            COPY (
+              SELECT i::BIGINT AS id,
+                     'cat-' || (hash(i * 7) % 37)::VARCHAR AS cat,
+                     CASE WHEN hash(i * 3) % 10 = 0 THEN NULL
+                          ELSE substr(md5(i::VARCHAR), 1, 8 + (hash(i) % 17)::INT) END AS "user",
+                     TIMESTAMPTZ '2024-01-01 00:00:00+00' + to_seconds((hash(i * 11) % 31536000)::BIGINT) AS ts,
+                     CASE WHEN hash(i * 5) % 10 = 0 THEN NULL
+                          ELSE ((hash(i * 13) % 2000000)::DECIMAL(12,2) / 100 - 10000)::DECIMAL(12,2) END AS amount,
+                     CASE WHEN hash(i * 17) % 10 = 0 THEN NULL ELSE (hash(i * 19) % 1000003) / 7.0 END AS score,
+                     hash(i * 23) % 2 = 0 AS ok,
+                     DATE '2020-01-01' + (hash(i * 29) % 2000)::INT AS day,
+                     repeat(chr(97 + (hash(i * 31) % 26)::INT), (hash(i * 37) % 61)::INT) AS note
+              FROM range({rows}) t(i)
+            ) TO {lit(to)} (FORMAT parquet, ROW_GROUP_SIZE 122880, COMPRESSION snappy)
+        """)
+        con.close()
+
+    probe = path + ".probe"
+    write(200_000, probe)
+    per_row = os.path.getsize(probe) / 200_000
+    os.unlink(probe)
+    rows = max(1, int(size / per_row))
+    write(rows, path)
+    return rows
+
+
+EMSORT = None  # the binary, set in main
+
+
+def command(tool: str, inp: str, out: str, memory: int, threads: int, tmp: str) -> tuple:
+    """The child's argv and environment."""
+    env = dict(os.environ)
+    if tool == "emsort":
+        # (A bare number is KiB to -S, as to GNU sort's: the bytes say b.)
+        argv = [EMSORT, "sort", inp, "-S", f"{memory}b", "--parallel", str(threads), "-T", tmp, "-o", out, "-q"]
+        for k in KEYS:
+            argv += ["-k", k]
+        return argv, env
+    if tool == "duckdb":
+        code = (
+            "import duckdb,sys; c=duckdb.connect(); "
+            f"c.execute(\"SET memory_limit='{memory // 1024}KiB'\"); c.execute('SET threads={threads}'); "
+            f"c.execute(\"SET temp_directory={lit(tmp)}\"); "
+            f"c.execute(\"COPY (SELECT * FROM read_parquet({lit(inp)}) ORDER BY {ORDER_BY}) TO {lit(out)} "
+            "(FORMAT parquet)\")"
+        )
+        return [sys.executable, "-c", code], env
+    if tool == "polars":
+        env["POLARS_MAX_THREADS"] = str(threads)
+        code = (
+            "import polars as pl; "
+            f"pl.scan_parquet({inp!r}).sort(['cat','ts','id'], descending=[False,True,False], nulls_last=True)"
+            f".sink_parquet({out!r})"
+        )
+        return [sys.executable, "-c", code], env
+    raise ValueError(tool)
+
+
+def run(argv, env) -> dict:
+    """Runs a child under GNU time, whose own child's peak RSS is the tool's alone (a child
+    forked from this Python process would count the pages it had before its exec)."""
+    fd, times = tempfile.mkstemp(prefix="time-", suffix=".txt")
+    os.close(fd)
+    t0 = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-o", times, "-f", "%M %U %S"] + argv, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seconds = time.perf_counter() - t0
+    with open(times) as f:
+        last = f.read().strip().splitlines()[-1].split()
+    os.unlink(times)
+    # The error itself: its first line naming an error, else the last line.
+    lines = [ln.strip() for ln in p.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    err = [ln for ln in lines if "Error" in ln or "Exception" in ln][:1] or lines[-1:]
+    return {
+        "seconds": seconds,
+        "exit": p.returncode,
+        "peak_rss_bytes": int(last[0]) * 1024,
+        "user_s": float(last[1]),
+        "system_s": float(last[2]),
+        "error": err[0][:300] if p.returncode and err else "",
+    }
+
+
+def ids(path: str):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path, columns=["id"]).column("id").to_numpy()
+
+
+def oracle(inp: str, out: str, tmp: str) -> None:
+    import duckdb
+
+    c = duckdb.connect()
+    c.execute(f"SET temp_directory={lit(tmp)}")
+    c.execute(f"COPY (SELECT id FROM read_parquet({lit(inp)}) ORDER BY {ORDER_BY}) TO {lit(out)} (FORMAT parquet)")
+    c.close()
+
+
+def fio_facts(workdir: str) -> dict:
+    """1 MiB O_DIRECT requests on the work directory: QD 1 read/write latency, QD 32
+    read/write bandwidth (fio, 3 s each)."""
+    if not shutil.which("fio"):
+        return {"fio": "not installed"}
+    out = {}
+    f = os.path.join(workdir, "fio.dat")
+    try:
+        for rw in ("read", "write"):
+            for qd in (1, 32):
+                r = subprocess.run(
+                    ["fio", "--name=p", f"--filename={f}", "--size=1G", "--bs=1M", "--direct=1",
+                     "--ioengine=io_uring", f"--iodepth={qd}", f"--rw={rw}", "--runtime=3", "--time_based",
+                     "--output-format=json"],
+                    capture_output=True, text=True,
+                )
+                if r.returncode:
+                    return {"fio": f"failed: {r.stderr.strip()[:200]}"}
+                j = json.loads(r.stdout)["jobs"][0][rw]
+                if qd == 1:
+                    out[f"qd1_{rw}_latency_ms"] = round(j["lat_ns"]["mean"] / 1e6, 3)
+                else:
+                    out[f"qd32_{rw}_mib_s"] = round(j["bw_bytes"] / (1 << 20), 1)
+    finally:
+        if os.path.exists(f):
+            os.unlink(f)
+    return out
+
+
+def machine(workdir: str) -> dict:
+    import duckdb
+    import polars
+    import pyarrow
+
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "")
+    flags = next((ln.split(":", 1)[1].split() for ln in open("/proc/cpuinfo") if ln.startswith("flags")), [])
+    simd = "avx512" if "avx512f" in flags and "avx512bw" in flags else "avx2" if "avx2" in flags else "scalar"
+    fam = {k: next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith(k)), None)
+           for k in ("cpu family", "model\t")}
+    mnt = subprocess.run(["findmnt", "-n", "-T", workdir, "-o", "SOURCE,FSTYPE,OPTIONS"], capture_output=True,
+                         text=True).stdout.split()
+    commit = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    return {
+        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "cpu": cpu,
+        "cpu_family": fam["cpu family"],
+        "cpu_model": fam["model\t"],
+        "simd": simd,
+        "nproc": os.cpu_count(),
+        "mem_total_kib": int(next(ln.split()[1] for ln in open("/proc/meminfo") if ln.startswith("MemTotal"))),
+        "kernel": platform.release(),
+        "workdir": rel(workdir),
+        "filesystem": {"source": mnt[0] if mnt else None, "type": mnt[1] if len(mnt) > 1 else None,
+                       "options": mnt[2] if len(mnt) > 2 else None},
+        "device": fio_facts(workdir),
+        "emsort": subprocess.run([EMSORT, "--version"], capture_output=True, text=True).stdout.strip(),
+        "emsort_bin": rel(EMSORT),
+        "commit": commit,
+        "duckdb": duckdb.__version__,
+        "polars": polars.__version__,
+        "pyarrow": pyarrow.__version__,
+        "python": platform.python_version(),
+        "command": " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]),
+    }
+
+
+def fmt_s(x) -> str:
+    return "—" if x is None else f"{x:.2f} s"
+
+
+def report(out_dir: str, rows: list, facts: dict) -> None:
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["size"], r["memory"], r["tool"]), []).append(r)
+    lines = [
+        "# Parquet sorted by columns: emsort, DuckDB, Polars (issue 42)",
+        "",
+        f"Command: `{facts['command']}`",
+        "",
+        f"Machine: {facts['cpu']} (family {facts['cpu_family']}, model {facts['cpu_model']}, SIMD {facts['simd']}), "
+        f"{facts['nproc']} CPUs, {facts['mem_total_kib'] // 1024} MiB; work directory on "
+        f"{facts['filesystem']['type']} ({facts['filesystem']['options']}); 1 MiB O_DIRECT: "
+        + ", ".join(f"{k} {v}" for k, v in facts["device"].items())
+        + f"; emsort {facts['commit'][:7]}, DuckDB {facts['duckdb']}, Polars {facts['polars']}.",
+        "",
+        f"Sort: `ORDER BY {ORDER_BY}` (emsort `-k {' -k '.join(KEYS)}`), cold cache, medians of the "
+        "repetitions; a ratio is the tool's median over emsort's (above 1: emsort is faster). "
+        "Polars has no memory limit: its peak RSS says what it took.",
+        "",
+        "| size | rows | M | tool | median | min–max | peak RSS | ratio to emsort | failed |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for size in sorted({r["size"] for r in rows}, key=parse_size):
+        for memory in sorted({r["memory"] for r in rows if r["size"] == size}, key=parse_size, reverse=True):
+            base = [r["seconds"] for r in groups.get((size, memory, "emsort"), []) if r["exit"] == 0]
+            em = statistics.median(base) if base else None
+            for tool in TOOLS:
+                rs = groups.get((size, memory, tool))
+                if not rs:
+                    continue
+                ok = [r["seconds"] for r in rs if r["exit"] == 0]
+                med = statistics.median(ok) if ok else None
+                rss = max(r["peak_rss_bytes"] for r in rs) / (1 << 20)
+                failed = [r for r in rs if r["exit"] != 0]
+                ratio = f"{med / em:.2f}" if med and em else "—"
+                why = f"{len(failed)}: {failed[0]['error']}" if failed else "0"
+                lines.append(
+                    f"| {size} | {rs[0]['rows']} | {memory if tool != 'polars' else '(none)'} | {tool} | {fmt_s(med)} | "
+                    f"{fmt_s(min(ok)) if ok else '—'}–{fmt_s(max(ok)) if ok else '—'} | {rss:.0f} MiB | {ratio} | {why} |"
+                )
+    lines += ["", "Files: `raw.csv` (one row per run), `machine.json`.", ""]
+    with open(os.path.join(out_dir, "README.md"), "w") as f:
+        f.write("\n".join(lines))
+
+
+def main() -> int:
+    global EMSORT
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1G")
+    ap.add_argument("--memory", default="256M,64M")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--workdir", default=os.path.join(REPO, "target", "table-bench"))
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--emsort-bin", default=os.path.join(REPO, "target", "release", "emsort"))
+    ap.add_argument("--quick", action="store_true", help="256 MiB, M = 64M, 1 repetition")
+    args = ap.parse_args()
+    if args.quick:
+        args.sizes, args.memory, args.reps = "256M", "64M", 1
+    EMSORT = os.path.abspath(args.emsort_bin)
+    tools = args.tools.split(",")
+    out_dir = args.out or os.path.join(REPO, "target", "table-bench-results")
+    os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(args.workdir, exist_ok=True)
+    facts = machine(args.workdir)
+    with open(os.path.join(out_dir, "machine.json"), "w") as f:
+        json.dump(facts, f, indent=1)
+    rows = []
+    for size in args.sizes.split(","):
+        inp = os.path.join(args.workdir, f"in-{size}.parquet")
+        n = make_input(inp, parse_size(size))
+        want = None
+        for memory in args.memory.split(","):
+            for rep in range(args.reps):
+                order = tools[rep % len(tools):] + tools[: rep % len(tools)]
+                for tool in order:
+                    out = os.path.join(args.workdir, f"out-{tool}.parquet")
+                    tmp = tempfile.mkdtemp(prefix="tmp-", dir=args.workdir)
+                    drop_caches()
+                    r = run(*command(tool, inp, out, parse_size(memory), args.threads, tmp))
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    r.update(size=size, rows=n, memory=memory, tool=tool, rep=rep, threads=args.threads, verified="")
+                    if r["exit"] == 0 and rep == 0:
+                        if want is None:
+                            o = os.path.join(args.workdir, "oracle.parquet")
+                            otmp = tempfile.mkdtemp(prefix="tmp-", dir=args.workdir)
+                            oracle(inp, o, otmp)
+                            shutil.rmtree(otmp, ignore_errors=True)
+                            want = ids(o)
+                            os.unlink(o)
+                        got = ids(out)
+                        r["verified"] = bool(len(got) == len(want) and (got == want).all())
+                        if not r["verified"]:
+                            print(f"MISMATCH: {tool} {size} {memory}", file=sys.stderr)
+                    if os.path.exists(out):
+                        os.unlink(out)
+                    rows.append(r)
+                    print(f"{size} {memory} rep {rep} {tool}: {r['seconds']:.2f} s exit {r['exit']} "
+                          f"rss {r['peak_rss_bytes'] >> 20} MiB {r['error']}", file=sys.stderr)
+        os.unlink(inp)
+    with open(os.path.join(out_dir, "raw.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    report(out_dir, rows, facts)
+    print(open(os.path.join(out_dir, "README.md")).read())
+    return 1 if any(r["verified"] is False for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
