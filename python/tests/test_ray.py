@@ -30,20 +30,6 @@ from emsort.ray import EmsortRayError, Format  # noqa: E402
 from emsort.ray import _cleanup, _sort  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    # Ray puts the driver's working directory on its workers' sys.path: started from the
-    # source tree (python/), the workers would import the uncompiled emsort/ there.
-    cwd = os.getcwd()
-    os.chdir(tmp_path_factory.mktemp("ray-driver"))
-    try:
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", object_store_memory=200 * 1024 * 1024)
-    finally:
-        os.chdir(cwd)
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
-
-
 # ---- helpers ------------------------------------------------------------------------------
 
 

@@ -24,23 +24,6 @@ from test_table import table  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    # As test_ray's: started outside the source tree, so that workers import the built
-    # emsort. One cluster per module (ray.init in a process that has one is an error).
-    if ray.is_initialized():
-        yield ray.get_runtime_context().gcs_address
-        return
-    cwd = os.getcwd()
-    os.chdir(tmp_path_factory.mktemp("ray-driver"))
-    try:
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", object_store_memory=200 * 1024 * 1024)
-    finally:
-        os.chdir(cwd)
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
     """Three Parquet files of one table's rows (several row groups each, one file empty),
     and the table."""

@@ -98,6 +98,8 @@ def _resolve(path: str, filesystem) -> tuple:
         try:
             return pafs.FileSystem.from_uri(path)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
+            # A URI pyarrow cannot parse, or whose scheme this pyarrow lacks (built
+            # without S3, say): bad input, named.
             raise EmsortRayError(f"{path}: {e}") from None
     return pafs.LocalFileSystem(), os.path.abspath(path)
 
