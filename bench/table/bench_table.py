@@ -34,41 +34,20 @@ to emsort) to --out.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
-import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from facts import drop_caches, machine as machine_facts, parse_size, rel, run, write_rows  # noqa: E402
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 KEYS = ["cat", "ts:desc", "id"]
 ORDER_BY = "cat, ts DESC, id"
 TOOLS = ["emsort", "duckdb", "polars"]
-
-
-def rel(path):
-    return None if path is None else os.path.relpath(os.path.abspath(path))
-
-
-def parse_size(s: str) -> int:
-    s = s.strip().upper()
-    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(s[-1:], 1)
-    return int(float(s[:-1] if s[-1:] in "KMG" else s) * mult)
-
-
-def drop_caches() -> None:
-    os.sync()
-    try:
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("3\n")
-    except OSError as e:
-        print(f"warning: cannot drop caches: {e}", file=sys.stderr)
 
 
 def lit(s: str) -> str:
@@ -142,31 +121,6 @@ def command(tool: str, inp: str, out: str, memory: int, threads: int, tmp: str) 
     raise ValueError(tool)
 
 
-def run(argv, env) -> dict:
-    """Runs a child under GNU time, whose own child's peak RSS is the tool's alone (a child
-    forked from this Python process would count the pages it had before its exec)."""
-    fd, times = tempfile.mkstemp(prefix="time-", suffix=".txt")
-    os.close(fd)
-    t0 = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-o", times, "-f", "%M %U %S"] + argv, env=env,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    seconds = time.perf_counter() - t0
-    with open(times) as f:
-        last = f.read().strip().splitlines()[-1].split()
-    os.unlink(times)
-    # The error itself: its first line naming an error, else the last line.
-    lines = [ln.strip() for ln in p.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
-    err = [ln for ln in lines if "Error" in ln or "Exception" in ln][:1] or lines[-1:]
-    return {
-        "seconds": seconds,
-        "exit": p.returncode,
-        "peak_rss_bytes": int(last[0]) * 1024,
-        "user_s": float(last[1]),
-        "system_s": float(last[2]),
-        "error": err[0][:300] if p.returncode and err else "",
-    }
-
-
 def ids(path: str):
     import pyarrow.parquet as pq
 
@@ -180,72 +134,6 @@ def oracle(inp: str, out: str, tmp: str) -> None:
     c.execute(f"SET temp_directory={lit(tmp)}")
     c.execute(f"COPY (SELECT id FROM read_parquet({lit(inp)}) ORDER BY {ORDER_BY}) TO {lit(out)} (FORMAT parquet)")
     c.close()
-
-
-def fio_facts(workdir: str) -> dict:
-    """1 MiB O_DIRECT requests on the work directory: QD 1 read/write latency, QD 32
-    read/write bandwidth (fio, 3 s each)."""
-    if not shutil.which("fio"):
-        return {"fio": "not installed"}
-    out = {}
-    f = os.path.join(workdir, "fio.dat")
-    try:
-        for rw in ("read", "write"):
-            for qd in (1, 32):
-                r = subprocess.run(
-                    ["fio", "--name=p", f"--filename={f}", "--size=1G", "--bs=1M", "--direct=1",
-                     "--ioengine=io_uring", f"--iodepth={qd}", f"--rw={rw}", "--runtime=3", "--time_based",
-                     "--output-format=json"],
-                    capture_output=True, text=True,
-                )
-                if r.returncode:
-                    return {"fio": f"failed: {r.stderr.strip()[:200]}"}
-                j = json.loads(r.stdout)["jobs"][0][rw]
-                if qd == 1:
-                    out[f"qd1_{rw}_latency_ms"] = round(j["lat_ns"]["mean"] / 1e6, 3)
-                else:
-                    out[f"qd32_{rw}_mib_s"] = round(j["bw_bytes"] / (1 << 20), 1)
-    finally:
-        if os.path.exists(f):
-            os.unlink(f)
-    return out
-
-
-def machine(workdir: str) -> dict:
-    import duckdb
-    import polars
-    import pyarrow
-
-    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "")
-    flags = next((ln.split(":", 1)[1].split() for ln in open("/proc/cpuinfo") if ln.startswith("flags")), [])
-    simd = "avx512" if "avx512f" in flags and "avx512bw" in flags else "avx2" if "avx2" in flags else "scalar"
-    fam = {k: next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith(k)), None)
-           for k in ("cpu family", "model\t")}
-    mnt = subprocess.run(["findmnt", "-n", "-T", workdir, "-o", "SOURCE,FSTYPE,OPTIONS"], capture_output=True,
-                         text=True).stdout.split()
-    commit = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    return {
-        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "cpu": cpu,
-        "cpu_family": fam["cpu family"],
-        "cpu_model": fam["model\t"],
-        "simd": simd,
-        "nproc": os.cpu_count(),
-        "mem_total_kib": int(next(ln.split()[1] for ln in open("/proc/meminfo") if ln.startswith("MemTotal"))),
-        "kernel": platform.release(),
-        "workdir": rel(workdir),
-        "filesystem": {"source": mnt[0] if mnt else None, "type": mnt[1] if len(mnt) > 1 else None,
-                       "options": mnt[2] if len(mnt) > 2 else None},
-        "device": fio_facts(workdir),
-        "emsort": subprocess.run([EMSORT, "--version"], capture_output=True, text=True).stdout.strip(),
-        "emsort_bin": rel(EMSORT),
-        "commit": commit,
-        "duckdb": duckdb.__version__,
-        "polars": polars.__version__,
-        "pyarrow": pyarrow.__version__,
-        "python": platform.python_version(),
-        "command": " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]),
-    }
 
 
 def fmt_s(x) -> str:
@@ -317,7 +205,12 @@ def main() -> int:
     out_dir = args.out or os.path.join(REPO, "target", "table-bench-results")
     os.makedirs(out_dir, exist_ok=True)
     os.makedirs(args.workdir, exist_ok=True)
-    facts = machine(args.workdir)
+    import duckdb
+    import polars
+    import pyarrow
+
+    facts = machine_facts(args.workdir, EMSORT, {"duckdb": duckdb.__version__, "polars": polars.__version__,
+                                                 "pyarrow": pyarrow.__version__})
     with open(os.path.join(out_dir, "machine.json"), "w") as f:
         json.dump(facts, f, indent=1)
     rows = []
@@ -353,10 +246,7 @@ def main() -> int:
                     print(f"{size} {memory} rep {rep} {tool}: {r['seconds']:.2f} s exit {r['exit']} "
                           f"rss {r['peak_rss_bytes'] >> 20} MiB {r['error']}", file=sys.stderr)
         os.unlink(inp)
-    with open(os.path.join(out_dir, "raw.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(os.path.join(out_dir, "raw.csv"), rows)
     report(out_dir, rows, facts)
     print(open(os.path.join(out_dir, "README.md")).read())
     return 1 if any(r["verified"] is False for r in rows) else 0

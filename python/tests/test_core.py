@@ -155,6 +155,39 @@ def test_sort_lines_like_c_sort(tmp_path):
     assert dst.read_bytes() == b"".join(line + b"\n" for line in sorted(lines, reverse=True))
 
 
+@pytest.mark.parametrize("compress", ["lz4", "zstd:3", "auto", "none"])
+def test_compressed_runs_sort_like_c_sort(tmp_path, compress):
+    rng = random.Random(9)
+    lines = [b"%d,w%d,%d" % (rng.randrange(1000), rng.randrange(40), i) for i in range(40_000)]
+    src, dst = tmp_path / "in.csv", tmp_path / "out.csv"
+    src.write_bytes(b"\n".join(lines) + b"\n")
+    stats = emsort.sort(src, dst, memory="256K", temp_dirs=[temp_dir(tmp_path)], compress=compress,
+                        field_separator=",", key="2,2")
+    want = sorted(lines, key=lambda l: (l.split(b",")[1], l))
+    assert dst.read_bytes() == b"".join(l + b"\n" for l in want)
+    c = stats["compression"]
+    if compress == "none":
+        assert c is None
+    elif compress == "auto":
+        assert c["chosen"] in ("none", "lz4", "zstd:1") and c["why"]
+    else:
+        assert c["chosen"] == compress and 0 < c["stored_written"] < c["raw_written"]
+        assert c["stored_read"] == c["stored_written"]
+    assert os.listdir(temp_dir(tmp_path)) == []
+
+
+def test_compress_refuses_what_it_does_not_know(tmp_path):
+    src = tmp_path / "in"
+    src.write_bytes(b"b\na\n")
+    for bad in ["gzip", "zstd:99", "lz5"]:
+        with pytest.raises(ValueError, match="zstd"):
+            emsort.sort(src, tmp_path / "out", compress=bad)
+    with emsort.Sorter("lines", memory="1M", compress="lz4") as s:
+        s.push(b"b\na\n")
+        s.finish()
+        assert [x for b in s for x in b] == [b"a", b"b"]
+
+
 def test_sort_in_place_and_options(tmp_path):
     a = random_numbers("u32", 50_000, seed=11)
     p = tmp_path / "data"

@@ -29,14 +29,14 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Sort a file larger than memory (numbers, records, text lines, CSV, JSON lines, Parquet or Arrow tables) with an external merge sort.
-    Sort(cmd::sort::SortArgs),
+    Sort(Box<cmd::sort::SortArgs>),
     /// Generate a seeded data file (binary numbers, records or text lines).
     Gen(cmd::gen::GenArgs),
     /// Check that a file is sorted (and, with --input, a permutation of the original).
     Verify(cmd::verify::VerifyArgs),
     /// Run an experiment campaign and write raw CSV, a summary, machine facts and plots.
     #[command(subcommand)]
-    Bench(cmd::bench::BenchCommand),
+    Bench(Box<cmd::bench::BenchCommand>),
     /// Run the main job on built-in data: generate, sort and verify 1 GiB of u32 in a temp directory.
     Demo(cmd::demo::DemoArgs),
     /// Replay a trace of read calls (file,offset,size) with each reader kind on a cold cache.
@@ -155,10 +155,10 @@ fn main() -> ExitCode {
     };
     let cli = Cli::parse_from(args);
     let result = match cli.command {
-        Command::Sort(a) => cmd::sort::run(a),
+        Command::Sort(a) => cmd::sort::run(*a),
         Command::Gen(a) => cmd::gen::run(a),
         Command::Verify(a) => cmd::verify::run(a),
-        Command::Bench(a) => cmd::bench::run(a),
+        Command::Bench(a) => cmd::bench::run(*a),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::GenTrace(a) => cmd::gen_trace::run(a),

@@ -15,6 +15,7 @@ mod cli {
     mod nothing_lost;
     mod replay;
     mod sort;
+    mod sort_compress;
     mod sort_csv;
     mod sort_jsonl;
     mod sort_locale;

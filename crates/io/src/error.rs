@@ -78,6 +78,10 @@ pub enum ErrorKind {
     /// not be started, or it failed; the path is the program, the text
     /// says what happened.
     Program(String),
+    /// A file the sort wrote itself reads back damaged (a compressed
+    /// temporary run cut short, or whose checksum does not match); the
+    /// text says what is wrong. Never a wrong result: the sort stops.
+    Corrupt(String),
     /// Any other system error; the string names the operation (`read`, `mmap`, …).
     Io(&'static str),
 }
@@ -191,7 +195,7 @@ impl fmt::Display for Error {
             ErrorKind::BadConfig { line: 0, reason } => write!(f, "{p}: {reason}")?,
             ErrorKind::BadConfig { line, reason } => write!(f, "{p}:{line}: {reason}")?,
             ErrorKind::BadInput { line, reason } => write!(f, "{p}:{line}: {reason}")?,
-            ErrorKind::Program(what) => write!(f, "{p}: {what}")?,
+            ErrorKind::Program(what) | ErrorKind::Corrupt(what) => write!(f, "{p}: {what}")?,
             ErrorKind::Io(op) => write!(f, "{p}: {op} failed")?,
         }
         if let Some(src) = self.extra_source() {

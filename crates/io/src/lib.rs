@@ -94,3 +94,5 @@ pub use stream::{
 pub use target::{input_size, open_into, write_into, IntoKind, OutputTarget};
 pub use temp::TempDir;
 pub use threads::spawn_scoped;
+/// Why this process may not use io_uring (`None` when it may).
+pub use uring::unavailable as uring_unavailable;

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use emsort_io::StreamKind;
 use emsort_sort::merge_policy::MergePolicy;
-use emsort_sort::{Format, SortPlan, SortPlanBuilder};
+use emsort_sort::{Compression, Format, SortPlan, SortPlanBuilder};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString};
@@ -111,6 +111,9 @@ pub(crate) struct PlanArgs<'a, 'py> {
     pub parallel: Option<usize>,
     pub reverse: bool,
     pub io: &'a str,
+    /// How temporary runs are stored: `auto` (the command line's default),
+    /// `none`, `lz4`, `zstd`, `zstd:LEVEL`.
+    pub compress: &'a str,
     pub block_size: Option<&'a Bound<'py, PyAny>>,
     pub policy: &'a str,
     /// GNU sort's ordering options of lines (`**order`; `reverse` is above).
@@ -165,6 +168,15 @@ impl PlanArgs<'_, '_> {
         let mut b: SortPlanBuilder = SortPlan::builder(format).memory(memory).policy(policy);
         // "auto": the command line's default, chosen by the plan.
         b = if self.io == "auto" { b.io_auto() } else { b.io(parse::<StreamKind>(self.io)?) };
+        b = b.compression(match Compression::parse(self.compress) {
+            Some(c) => c.map_err(PyValueError::new_err)?,
+            None => {
+                return Err(PyValueError::new_err(format!(
+                    "compress '{}': auto, none, lz4, zstd or zstd:LEVEL",
+                    self.compress
+                )))
+            }
+        });
         if let Some(d) = self.fan_in {
             b = b.fan_in(d);
         }

@@ -47,7 +47,11 @@ fn file_size(path: &std::path::Path) -> Option<u64> {
 /// memory and block_size: bytes or "256M" (memory also "25%"; default as
 /// the CLI: a quarter of the available RAM, at most twice the input + 16
 /// MiB). io: syscall, stdio, buffered, mmap, direct (O_DIRECT, buffered
-/// where refused, e.g. on tmpfs) or uring. progress: called as
+/// where refused, e.g. on tmpfs) or uring. compress: how temporary runs
+/// are stored: "auto" (the default, as the CLI: lz4 or zstd where a sample
+/// of the first run shows compression makes the sort faster on the measured
+/// device, else none), "none", "lz4", "zstd" or "zstd:LEVEL"; the
+/// statistics' "compression" says what was chosen. progress: called as
 /// progress(phase, done, total) at most 10 times a second and at the end of
 /// each phase ("run formation", "merge"; bytes).
 ///
@@ -56,8 +60,8 @@ fn file_size(path: &std::path::Path) -> Option<u64> {
 #[pyfunction]
 #[pyo3(signature = (
     input, output, *, format = "lines", memory = None, fan_in = None, temp_dirs = None,
-    parallel = None, reverse = false, io = "auto", block_size = None, policy = "optimal",
-    progress = None, **order
+    parallel = None, reverse = false, io = "auto", compress = "auto", block_size = None,
+    policy = "optimal", progress = None, **order
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sort<'py>(
@@ -71,6 +75,7 @@ pub(crate) fn sort<'py>(
     parallel: Option<usize>,
     reverse: bool,
     io: &str,
+    compress: &str,
     block_size: Option<&Bound<'py, PyAny>>,
     policy: &str,
     progress: Option<&Bound<'py, PyAny>>,
@@ -88,13 +93,26 @@ pub(crate) fn sort<'py>(
             parallel,
             reverse: false,
             io,
+            compress,
             block_size,
             policy,
             order,
         };
         return sort_tables(py, &a, spec, &[input], &output, progress);
     }
-    let a = PlanArgs { format, memory, fan_in, temp_dirs, parallel, reverse, io, block_size, policy, order };
+    let a = PlanArgs {
+        format,
+        memory,
+        fan_in,
+        temp_dirs,
+        parallel,
+        reverse,
+        io,
+        compress,
+        block_size,
+        policy,
+        order,
+    };
     let plan = a.plan(py, file_size(&input), Some(&input))?;
     let stats = worker::run(py, progress, |p, cancel| {
         emsort_sort::sort(&plan, vec![Source::Path(&input)], Sink::Path(&output), p, cancel)
@@ -152,8 +170,8 @@ fn sort_tables<'py>(
 #[pyfunction]
 #[pyo3(signature = (
     inputs, output, *, format = "lines", memory = None, reverse = false, temp_dirs = None,
-    progress = None, fan_in = None, parallel = None, io = "auto", block_size = None,
-    policy = "optimal", **order
+    progress = None, fan_in = None, parallel = None, io = "auto", compress = "auto",
+    block_size = None, policy = "optimal", **order
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn merge_files<'py>(
@@ -168,12 +186,25 @@ pub(crate) fn merge_files<'py>(
     fan_in: Option<usize>,
     parallel: Option<usize>,
     io: &str,
+    compress: &str,
     block_size: Option<&Bound<'py, PyAny>>,
     policy: &str,
     order: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let order = OrderArgs::from_kwargs("merge_files", order)?;
-    let a = PlanArgs { format, memory, fan_in, temp_dirs, parallel, reverse, io, block_size, policy, order };
+    let a = PlanArgs {
+        format,
+        memory,
+        fan_in,
+        temp_dirs,
+        parallel,
+        reverse,
+        io,
+        compress,
+        block_size,
+        policy,
+        order,
+    };
     let total: Option<u64> = inputs.iter().map(|p| file_size(p)).sum();
     let plan = a.plan(py, total, inputs.first().map(PathBuf::as_path))?;
     let stats =

@@ -131,7 +131,7 @@ fn busy() -> PyErr {
 /// iterate or write.
 ///
 /// Sorter(format="lines", *, memory=None, temp_dirs=None, parallel=None,
-/// reverse=False, io="auto", block_size=None, policy="optimal",
+/// reverse=False, io="auto", compress="auto", block_size=None, policy="optimal",
 /// fan_in=None, progress=None, **order): the options of `sort`, its
 /// ordering options for lines (emsort.OrderOptions) included (memory
 /// default: a quarter of the available RAM). push(data) any bytes-like
@@ -271,7 +271,8 @@ impl PySorter {
     #[new]
     #[pyo3(signature = (
         format = "lines", *, memory = None, temp_dirs = None, parallel = None, reverse = false,
-        io = "auto", block_size = None, policy = "optimal", fan_in = None, progress = None, **order
+        io = "auto", compress = "auto", block_size = None, policy = "optimal", fan_in = None,
+        progress = None, **order
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -282,6 +283,7 @@ impl PySorter {
         parallel: Option<usize>,
         reverse: bool,
         io: &str,
+        compress: &str,
         block_size: Option<&Bound<'_, PyAny>>,
         policy: &str,
         fan_in: Option<usize>,
@@ -290,8 +292,19 @@ impl PySorter {
     ) -> PyResult<Self> {
         worker::check_callback(progress)?;
         let order = OrderArgs::from_kwargs("Sorter.__new__", order)?;
-        let a =
-            PlanArgs { format, memory, fan_in, temp_dirs, parallel, reverse, io, block_size, policy, order };
+        let a = PlanArgs {
+            format,
+            memory,
+            fan_in,
+            temp_dirs,
+            parallel,
+            reverse,
+            io,
+            compress,
+            block_size,
+            policy,
+            order,
+        };
         // The input's size is not known: the default memory is a quarter
         // of the available RAM, as for `emsort sort` reading a pipe.
         let plan = a.plan(py, None, None)?;

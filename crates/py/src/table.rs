@@ -138,7 +138,7 @@ pub(crate) fn table_ranges<'py>(
 #[pyfunction]
 #[pyo3(signature = (
     data, *, key = None, unique = false, reverse = false, memory = None, temp_dirs = None,
-    parallel = None, io = "auto", block_size = None, progress = None
+    parallel = None, io = "auto", compress = "auto", block_size = None, progress = None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sort_arrow<'py>(
@@ -151,6 +151,7 @@ pub(crate) fn sort_arrow<'py>(
     temp_dirs: Option<&Bound<'py, PyAny>>,
     parallel: Option<usize>,
     io: &str,
+    compress: &str,
     block_size: Option<&Bound<'py, PyAny>>,
     progress: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<SortedArrow> {
@@ -165,6 +166,7 @@ pub(crate) fn sort_arrow<'py>(
         parallel,
         reverse: false,
         io,
+        compress,
         block_size,
         policy: "optimal",
         order: OrderArgs::default(),

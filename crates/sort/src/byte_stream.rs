@@ -9,17 +9,15 @@
 //! (emsort-io's) from `AlignedBuf::new` is a byte buffer aligned to 8, so any
 //! of its unit-aligned parts can be viewed as units.
 //!
-//! A temporary run written through a compress program is a
-//! [`CompressedWriter`] (a [`BlockSink`]) and read back as
-//! [`ByteInput::Decompressed`] (module `compress`).
+//! A compressed temporary run (module `compress`) is written through its
+//! codec's [`BlockSink`] and read back as [`ByteInput::Decoded`], through
+//! the codec's [`RunReader`].
 
 use std::path::Path;
 
 use emsort_io::{
     create_output_in, open_input, AnyInput, AnyOutput, Dest, InputStream, OutputStream, Result, StreamConfig,
 };
-
-use crate::compress::{CompressedWriter, DecompressedReader};
 
 /// The sort's byte buffers: emsort-io's, with `AlignedBuf::new(bytes)`
 /// aligned to 8.
@@ -30,9 +28,22 @@ pub(crate) enum ByteInput {
     U8(AnyInput<u8>),
     U32(AnyInput<u32>),
     U64(AnyInput<u64>),
-    /// A compressed run read through `PROG -d` (module `compress`): every
-    /// read fills the buffer but the last, so units stay whole.
-    Decompressed(Box<DecompressedReader>),
+    /// A compressed run read through its codec (module `compress`).
+    Decoded(Box<dyn RunReader>),
+}
+
+/// A compressed run read back (module `compress`): every read fills the
+/// buffer but the last, so units stay whole.
+pub(crate) trait RunReader: Send {
+    /// Fills `buf` (less only at the end); returns the bytes read, 0 at the end.
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
+    /// Stops reading.
+    fn close(&mut self) -> Result<()>;
+    /// Bytes of the file the reads so far are done with, where the file
+    /// is read in-process (see [`ByteInput::file_bytes_used`]).
+    fn file_bytes_used(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// An output stream written as bytes, a whole unit at a time.
@@ -59,7 +70,7 @@ impl ByteInput {
             ByteInput::U8(s) => s.read_into(buf)?,
             ByteInput::U32(s) => s.read_into(bytemuck::cast_slice_mut(buf))? * 4,
             ByteInput::U64(s) => s.read_into(bytemuck::cast_slice_mut(buf))? * 8,
-            ByteInput::Decompressed(r) => r.read(buf)?,
+            ByteInput::Decoded(r) => r.read(buf)?,
         })
     }
 
@@ -69,7 +80,17 @@ impl ByteInput {
             ByteInput::U8(s) => s.close(),
             ByteInput::U32(s) => s.close(),
             ByteInput::U64(s) => s.close(),
-            ByteInput::Decompressed(r) => r.close(),
+            ByteInput::Decoded(r) => r.close(),
+        }
+    }
+
+    /// Bytes of the file the reads so far are done with, where that is not
+    /// the bytes they returned (a compressed run's frames read and
+    /// decoded); `None` for a file read as it is.
+    pub fn file_bytes_used(&self) -> Option<u64> {
+        match self {
+            ByteInput::Decoded(r) => r.file_bytes_used(),
+            _ => None,
         }
     }
 }
@@ -82,15 +103,6 @@ pub(crate) trait BlockSink: Send {
     fn write(&mut self, bytes: &[u8]) -> Result<()>;
     /// Flushes and closes; errors (a full disk) show here at the latest.
     fn close(&mut self) -> Result<()>;
-}
-
-impl BlockSink for CompressedWriter {
-    fn write(&mut self, bytes: &[u8]) -> Result<()> {
-        CompressedWriter::write(self, bytes)
-    }
-    fn close(&mut self) -> Result<()> {
-        CompressedWriter::close(self)
-    }
 }
 
 impl ByteOutput {

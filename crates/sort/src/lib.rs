@@ -92,6 +92,7 @@ pub mod verify;
 mod write_behind;
 
 pub use codec::{line_spans, sort_in_memory, sort_items_in_place};
+pub use compress::Compression;
 pub use error::SortError;
 pub use fingerprint::Fingerprint;
 pub use format::{f32_key, f64_key, Format, RecordFormat};
@@ -117,4 +118,4 @@ pub use stats::ParallelDiskStats;
 pub fn sort_numbers<T: key::NumKey>(items: &mut [T], reverse: bool) {
     radix::sort_numbers(items, reverse);
 }
-pub use stats::{Bounds, SortStats};
+pub use stats::{Bounds, CompressionStats, SortStats};

@@ -49,9 +49,10 @@
 //! written (the tree breaks ties by run index); the merge does not need
 //! stability for correctness.
 //!
-//! With a compress program in the plan (GNU's `--compress-program`,
-//! module `compress`), the runs the sort made are read through `PROG -d`
-//! and a new run is written through `PROG`, in place of the streams.
+//! Compressed runs (module `compress`) are read through their codec —
+//! frames decoded by the read-ahead thread, or a program's `PROG -d` —
+//! and a new run is written through the codec the store chose, the
+//! frames compressed by the write-behind thread.
 //!
 //! The cancel flag is polled every 64 Ki numbers, and every round of records or lines.
 
@@ -60,9 +61,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use emsort_io::{Error, ErrorKind, Progress, Result};
 
-use crate::byte_stream::{BlockSink, ByteInput, ByteOutput};
+use crate::byte_stream::BlockSink;
 use crate::codec;
-use crate::compress::{CompressedWriter, DecompressedReader};
+use crate::compress::RunCodec;
 use crate::merge_items;
 use crate::multiway::{self, MergeKey};
 use crate::output::Output;
@@ -85,9 +86,8 @@ pub(crate) struct Moved {
 pub(crate) struct RunFile {
     /// Where it is.
     pub path: PathBuf,
-    /// Written through the plan's compress program (module `compress`):
-    /// read back through `PROG -d`.
-    pub compressed: bool,
+    /// How it is stored (module `compress`).
+    pub codec: RunCodec,
     /// The sort wrote it in order (a run it formed, or merged from such
     /// runs); a file given to `-m` may not be, and the merge checks it.
     pub sorted: bool,
@@ -98,7 +98,7 @@ pub(crate) struct RunFile {
     pub keyed: bool,
     /// The sort made it and removes it once merged: its disk space is
     /// freed as the merge reads it (module `read_ahead`). Never a caller's
-    /// file; never a compressed run (read through its decompressor).
+    /// file; never a run a compress program reads.
     pub free_behind: bool,
     /// Bytes at its start that are not items: a header (`-m --header`).
     pub skip: u64,
@@ -106,8 +106,8 @@ pub(crate) struct RunFile {
 
 /// Where a merge writes.
 pub(crate) enum Dest<'o, 'a> {
-    /// A new run (through the plan's compress program, if it has one).
-    Run(PathBuf),
+    /// A new run, stored with a codec.
+    Run(PathBuf, RunCodec),
     /// The sort's output (the last merge).
     Output(&'o Output<'a>),
 }
@@ -122,18 +122,17 @@ pub(crate) fn merge_runs(
     progress: &dyn Progress,
     cancel: &AtomicBool,
 ) -> Result<Moved> {
-    let block = plan.merge_block(inputs.len());
+    let framed =
+        inputs.iter().any(|r| r.codec.in_frames()) || matches!(&dest, Dest::Run(_, c) if c.in_frames());
+    let block = plan.merge_block_framed(inputs.len(), framed);
     // The output: a stream of b/2 fed by four write-behind blocks of b/8.
     let unit = plan.unit();
     let stream_block = (block / 2).max(unit);
     let (sink, name): (Box<dyn BlockSink + '_>, PathBuf) = match dest {
-        Dest::Run(p) => match plan.compress_program() {
-            Some(program) => (Box::new(CompressedWriter::create(program, &p)?), p),
-            None => {
-                let cfg = plan.stream_config(false).block_size(stream_block);
-                (Box::new(ByteOutput::create(&p, unit, &cfg)?), p)
-            }
-        },
+        Dest::Run(p, codec) => {
+            let cfg = plan.stream_config(false).block_size(stream_block);
+            (codec.create(&p, unit, &cfg)?, p)
+        }
         Dest::Output(o) => (o.open(stream_block)?, o.name().to_path_buf()),
     };
     let output = name.as_path();
@@ -198,18 +197,13 @@ impl<'s> Ctx<'_, 's> {
     }
 
     /// Opens the runs as streams of the format's unit with blocks of b/4
-    /// (compressed runs through `PROG -d`); read ahead in two blocks of
+    /// (compressed runs through their codec); read ahead in two blocks of
     /// b/4 each.
     fn open_runs(&self, inputs: &[RunFile]) -> Result<(Vec<read_ahead::Input>, usize)> {
         let unit = self.plan.unit();
         let b = self.block;
         let cfg = self.plan.stream_config(true).block_size((b / 4).max(unit));
-        let open = |r: &RunFile| match self.plan.compress_program().filter(|_| r.compressed) {
-            Some(program) => {
-                Ok(ByteInput::Decompressed(Box::new(DecompressedReader::open(program, &r.path)?)))
-            }
-            None => ByteInput::open(&r.path, unit, &cfg),
-        };
+        let open = |r: &RunFile| r.codec.open(&r.path, unit, &cfg);
         let runs = inputs
             .iter()
             .map(|r| {

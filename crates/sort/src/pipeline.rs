@@ -298,8 +298,13 @@ fn run_phases(
         formation_pass + merged.merged_bytes as f64 / input_bytes as f64
     };
     let merge = PhaseStats { seconds: merge_seconds, ..merged.phase };
-    let moved =
+    let mut moved =
         (run_formation.bytes_read + merge.bytes_read, run_formation.bytes_written + merge.bytes_written);
+    // Compressed runs move their stored bytes, not their items'.
+    if let Some(c) = &merged.compression {
+        moved.0 = (moved.0 + c.stored_read).saturating_sub(c.raw_read);
+        moved.1 = (moved.1 + c.stored_written).saturating_sub(c.raw_written);
+    }
     let bounds = Bounds::new(totals.seconds, &totals.rusage, plan.threads(), moved, plan.device_cost());
     Ok(SortStats {
         plan: PlanRecord::new(&plan, &derived),
@@ -317,6 +322,7 @@ fn run_phases(
         cpu_migrations: totals.cpu_migrations,
         parallel_disks: merged.parallel_disks,
         bounds,
+        compression: merged.compression,
     })
 }
 

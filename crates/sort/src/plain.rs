@@ -28,12 +28,12 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use emsort_io::{Error, ErrorKind, Progress, Result, TempDir};
 
 use crate::byte_stream::{BlockSink, ByteOutput};
-use crate::compress::CompressedWriter;
+use crate::compress::{Choice, Compression, RunCodec, Traffic};
 use crate::merge::{merge_runs, Dest, RunFile};
 use crate::merge_policy::{schedule, schedule_in_order};
 use crate::output::Output;
@@ -42,7 +42,7 @@ use crate::run_store::{MergeCtx, Merged, Order, RunStore, SortedChunk};
 use crate::source::Opened;
 
 /// A run on disk.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct Run {
     /// Where it is.
     pub path: PathBuf,
@@ -50,8 +50,8 @@ pub(crate) struct Run {
     pub bytes: u64,
     /// Whether the sort made it (and so removes it once merged).
     pub owned: bool,
-    /// Whether it was written through the plan's compress program.
-    pub compressed: bool,
+    /// How it is stored.
+    pub codec: RunCodec,
     /// Whether the sort wrote it in order (see [`RunFile::sorted`]).
     pub sorted: bool,
     /// Whether each line carries its key (see [`RunFile::keyed`]).
@@ -64,17 +64,17 @@ impl Run {
     /// A run at `path` of `bytes` bytes, not compressed, in no known order,
     /// its lines without keys.
     fn new(path: PathBuf, bytes: u64, owned: bool) -> Run {
-        Run { path, bytes, owned, compressed: false, sorted: false, keyed: false, skip: 0 }
+        Run { path, bytes, owned, codec: RunCodec::Plain, sorted: false, keyed: false, skip: 0 }
     }
 
     /// The run as a merge reads it.
     fn file(&self) -> RunFile {
         RunFile {
             path: self.path.clone(),
-            compressed: self.compressed,
+            codec: self.codec.clone(),
             sorted: self.sorted,
             keyed: self.keyed,
-            free_behind: self.owned && !self.compressed,
+            free_behind: self.owned && self.codec.frees_behind(),
             skip: self.skip,
         }
     }
@@ -90,6 +90,13 @@ pub(crate) struct PlainStore {
     prefix: &'static str,
     runs: Mutex<Vec<Run>>,
     next: AtomicUsize,
+    /// How its runs are stored: the plan's compression, `auto` decided at
+    /// the first run (module `compress`), and why.
+    codec: OnceLock<(RunCodec, Choice)>,
+    traffic: Arc<Traffic>,
+    /// The process's CPU time when the store was made (`auto` weighs the
+    /// CPU run formation needed until the first run).
+    cpu_at_start: f64,
 }
 
 impl PlainStore {
@@ -102,7 +109,62 @@ impl PlainStore {
             prefix,
             runs: Mutex::new(Vec::new()),
             next: AtomicUsize::new(0),
+            codec: OnceLock::new(),
+            traffic: Arc::new(Traffic::default()),
+            cpu_at_start: process_cpu(),
         }
+    }
+
+    /// How runs are stored: decided at the first run formed (`chunk`, whose
+    /// sample `auto` weighs), or at a merge's first new run (`-m` of more
+    /// files than d: no run to sample, so `auto` is none).
+    fn codec(&self, chunk: Option<&SortedChunk<'_>>) -> RunCodec {
+        let (codec, _) = self.codec.get_or_init(|| {
+            let plan = &self.plan;
+            let choice = match (plan.compression(), chunk) {
+                (Compression::Auto, Some(_)) if !plan.frames_fit() => Choice {
+                    compression: Compression::None,
+                    why: "none: M leaves each stream of a merge no room for compressed frames".into(),
+                    ratio: None,
+                },
+                (Compression::Auto, Some(chunk)) => {
+                    let cpu = (process_cpu() - self.cpu_at_start).max(0.0);
+                    let per_byte = cpu / chunk.data.len().max(1) as f64;
+                    let sample = chunk.sample(crate::compress::SAMPLE);
+                    // The probe of `--io auto` or `build` is skipped where no run
+                    // was expected (an input that nearly fits): measured now.
+                    let device = plan
+                        .device_cost()
+                        .or_else(|| emsort_io::device::DeviceCost::probe(plan.temp_dirs().first()?));
+                    crate::compress::choose(&sample, plan.run_frame(), device, per_byte, plan.threads())
+                }
+                (Compression::Auto, None) => Choice {
+                    compression: Compression::None,
+                    why: "none: a merge of sorted files forms no run to sample".into(),
+                    ratio: None,
+                },
+                (c, _) => Choice { compression: c.clone(), why: "asked for".into(), ratio: None },
+            };
+            (RunCodec::of(&choice.compression, plan.run_frame(), &self.traffic), choice)
+        });
+        codec.clone()
+    }
+
+    /// What the runs were stored as, for the statistics: `None` when no
+    /// compression was asked for, or no run written.
+    fn compression_stats(&self) -> Option<crate::stats::CompressionStats> {
+        let (_, choice) = self.codec.get().filter(|_| *self.plan.compression() != Compression::None)?;
+        let t = &self.traffic;
+        Some(crate::stats::CompressionStats {
+            requested: self.plan.compression().to_string(),
+            chosen: choice.compression.to_string(),
+            why: choice.why.clone(),
+            sample_ratio: choice.ratio,
+            raw_written: t.raw_written.load(Ordering::Relaxed),
+            raw_read: t.raw_read.load(Ordering::Relaxed),
+            stored_written: t.stored_written.load(Ordering::Relaxed),
+            stored_read: t.stored_read.load(Ordering::Relaxed),
+        })
     }
 
     /// A store whose runs are the sorted `inputs`, in their order (its
@@ -194,17 +256,12 @@ impl RunStore for PlainStore {
     fn write_run(&self, chunk: &SortedChunk<'_>, cancel: &AtomicBool) -> Result<u64> {
         let path = self.new_path()?;
         let block = run_block(&self.plan, chunk.order);
-        let out: Box<dyn BlockSink> = match self.plan.compress_program() {
-            Some(program) => Box::new(CompressedWriter::create(program, &path)?),
-            None => {
-                let cfg = self.plan.stream_config(false).block_size(block);
-                Box::new(ByteOutput::create(&path, self.plan.unit(), &cfg)?)
-            }
-        };
+        let codec = self.codec(Some(chunk));
+        let cfg = self.plan.stream_config(false).block_size(block);
+        let out: Box<dyn BlockSink> = codec.create(&path, self.plan.unit(), &cfg)?;
         let bytes = chunk.write(out, block, &path, cancel)?;
-        let compressed = self.plan.compress_program().is_some();
         let keyed = matches!(chunk.order, Order::KeyedLines(_));
-        let run = Run { compressed, sorted: true, keyed, ..Run::new(path, bytes, true) };
+        let run = Run { codec, sorted: true, keyed, ..Run::new(path, bytes, true) };
         self.runs.lock().unwrap_or_else(|e| e.into_inner()).push(run);
         Ok(bytes)
     }
@@ -310,6 +367,7 @@ impl crate::run_store::Merger for Plain {
             (merged.phase.bytes_read, merged.phase.bytes_written) = (moved.read, moved.written);
             (merged.merged_bytes, merged.merges, merged.order) = (total, 0, 1);
             merged.output_bytes = moved.written;
+            merged.compression = store.compression_stats();
             remove_owned(&runs)?;
             ctx.progress.finish_phase();
             return Ok(merged);
@@ -330,7 +388,7 @@ impl crate::run_store::Merger for Plain {
                 (Dest::Output(out), None)
             } else {
                 let p = store.new_path()?;
-                (Dest::Run(p.clone()), Some(p))
+                (Dest::Run(p.clone(), store.codec(None)), Some(p))
             };
             let moved = merge_runs(plan, ctx.pool, &files, dest, ctx.progress, ctx.cancel)?;
             merged.phase.bytes_read += moved.read;
@@ -340,8 +398,8 @@ impl crate::run_store::Merger for Plain {
             }
             remove_owned(&inputs)?;
             if let (true, Some(path)) = (squeezed, &new) {
-                let compressed = plan.compress_program().is_some();
-                let run = Run { compressed, sorted: true, ..Run::new(path.clone(), m.size, true) };
+                let run =
+                    Run { codec: store.codec(None), sorted: true, ..Run::new(path.clone(), m.size, true) };
                 let copied =
                     merge_runs(plan, ctx.pool, &[run.file()], Dest::Output(out), ctx.progress, ctx.cancel)?;
                 merged.phase.bytes_read += copied.read;
@@ -351,17 +409,17 @@ impl crate::run_store::Merger for Plain {
                 break;
             }
             debug_assert_eq!(m.output, first_new + k);
-            let compressed = plan.compress_program().is_some();
-            let sorted = inputs.iter().all(|r| r.sorted);
+            let (codec, sorted) = (store.codec(None), inputs.iter().all(|r| r.sorted));
             // A merge writes plain lines (the keys stay with run formation's
             // runs).
-            table.push(new.map(|path| Run { compressed, sorted, ..Run::new(path, m.size, true) }));
+            table.push(new.map(|path| Run { codec, sorted, ..Run::new(path, m.size, true) }));
         }
         ctx.progress.finish_phase();
         merged.merged_bytes = sched.merged;
         merged.levels = sched.levels;
         merged.merges = sched.merges.len();
         merged.order = sched.merges.iter().map(|m| m.inputs.len()).max().unwrap_or(0);
+        merged.compression = store.compression_stats();
         drop(store);
         Ok(merged)
     }
@@ -373,6 +431,12 @@ impl crate::run_store::Merger for Plain {
 fn output_fits(plan: &SortPlan, inputs: usize) -> bool {
     let per_stream = if plan.input_kind().queued() || plan.output_kind().queued() { 2 } else { 1 };
     (inputs as u64 + 1) * per_stream < emsort_io::rusage::free_descriptors()
+}
+
+/// The process's CPU time so far, user and system, in seconds.
+fn process_cpu() -> f64 {
+    emsort_io::rusage::Usage::now(emsort_io::rusage::Who::Process)
+        .map_or(0.0, |u| u.user_seconds + u.system_seconds)
 }
 
 /// Removes the runs the sort made (never a caller's file).

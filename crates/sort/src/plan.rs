@@ -90,12 +90,13 @@
 //! ```
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use emsort_io::device::{self, DeviceCache, DeviceCost};
 use emsort_io::{format_size, StreamConfig, StreamKind};
 
+use crate::compress::Compression;
 use crate::keys::LineOrder;
 use crate::merge_policy::{schedule, MergePolicy, Schedule};
 pub use crate::method::{Method, MethodKind, ParallelDisks, SrmOptions};
@@ -174,7 +175,7 @@ pub struct SortPlan {
     input_bytes: Option<u64>,
     method: Method,
     lines: Option<Arc<LineOrder>>,
-    compress: Option<PathBuf>,
+    compression: Compression,
     eol: u8,
     header: bool,
     chunk_buffers: Option<usize>,
@@ -247,7 +248,7 @@ impl SortPlan {
                 input_bytes: None,
                 method: Method::Plain,
                 lines: None,
-                compress: None,
+                compression: Compression::None,
                 eol: b'\n',
                 header: false,
                 chunk_buffers: None,
@@ -321,11 +322,52 @@ impl SortPlan {
     pub fn keeps_input_order(&self) -> bool {
         self.lines.as_ref().is_some_and(|l| l.keeps_input_order())
     }
-    /// The program temporary runs are compressed with (GNU sort's
-    /// `--compress-program`; module `compress`), if any.
-    pub fn compress_program(&self) -> Option<&Path> {
-        self.compress.as_deref()
+    /// How temporary runs are stored ([`SortPlanBuilder::compression`]).
+    pub fn compression(&self) -> &Compression {
+        &self.compression
     }
+    /// Raw bytes per frame of a compressed run (module `compress`): B, at
+    /// most M/256 (a small budget keeps small frames), within the codecs'
+    /// limits.
+    pub(crate) fn run_frame(&self) -> usize {
+        crate::compress::frame_bytes(self.block_size.min((self.memory / 256) as usize))
+    }
+    /// Memory a compressed stream holds beside its buffers: a raw frame
+    /// and a stored one; 0 where the plan compresses no run in frames.
+    fn frame_memory(&self) -> u64 {
+        match self.compression.may_use_frames() && self.method == Method::Plain {
+            true => crate::compress::frame_memory(self.run_frame()),
+            false => 0,
+        }
+    }
+    /// [`SortPlan::frame_memory`] for every stream of a merge: with a codec
+    /// asked for, counted in each stream's footprint (so in the least M);
+    /// with `auto`, which may choose none, not — `auto` compresses only
+    /// where the merges leave room for them ([`SortPlan::frames_fit`]).
+    fn stream_frame_memory(&self) -> u64 {
+        match self.compression {
+            Compression::Auto => 0,
+            _ => self.frame_memory(),
+        }
+    }
+    /// Whether the merges of compressed runs fit in M with their frames
+    /// (`auto` compresses only then): merges of at most d runs, or of the
+    /// runs expected when the input's size is known; each stream's share
+    /// ([`SortPlan::merge_block`]: of half of M, or Q blocks with io_uring)
+    /// must hold its buffers and its frames.
+    pub(crate) fn frames_fit(&self) -> bool {
+        let runs = self.derived().expected_runs.map_or(self.fan_in as u64, |u| u.min(self.fan_in as u64));
+        let streams = runs.max(2) + 1;
+        let f = self
+            .footprint(self.input_kind, self.block_size)
+            .max(self.footprint(self.output_kind, self.block_size));
+        let frames = self.frame_memory();
+        match self.input_kind.queued() || self.output_kind.queued() {
+            true => streams * (f + frames) <= self.memory,
+            false => self.memory / (2 * streams) >= f + frames,
+        }
+    }
+
     /// Why the stream kinds were chosen, when the plan chose them
     /// ([`SortPlanBuilder::io_auto`]).
     pub fn io_choice(&self) -> Option<&str> {
@@ -376,11 +418,12 @@ impl SortPlan {
     fn footprint(&self, kind: StreamKind, b: usize) -> u64 {
         let page = 4096;
         let b = b.max(self.unit()) as u64;
-        match kind {
-            StreamKind::Mmap | StreamKind::Direct => b.div_ceil(page) * page,
-            StreamKind::Uring | StreamKind::UringDirect => b * self.queue_depth.max(1) as u64,
-            _ => b,
-        }
+        self.stream_frame_memory()
+            + match kind {
+                StreamKind::Mmap | StreamKind::Direct => b.div_ceil(page) * page,
+                StreamKind::Uring | StreamKind::UringDirect => b * self.queue_depth.max(1) as u64,
+                _ => b,
+            }
     }
 
     /// Largest stream block of a merge (see [`SortPlan::merge_block`]).
@@ -397,11 +440,19 @@ impl SortPlan {
     /// 256 KiB / 512 KiB, and switches between runs 8 times less often.
     /// `io_uring` streams, whose footprint is Q blocks, keep B.
     pub fn merge_block(&self, k: usize) -> usize {
+        self.merge_block_framed(k, false)
+    }
+
+    /// [`SortPlan::merge_block`] of a merge that reads or writes compressed
+    /// runs (`framed`): the frames' buffers come out of each stream's share.
+    pub(crate) fn merge_block_framed(&self, k: usize, framed: bool) -> usize {
         let b = self.block_size.max(self.unit());
         if self.input_kind.queued() || self.output_kind.queued() {
             return b;
         }
-        let share = self.memory / (2 * (k as u64 + 1));
+        // A compressed run's frames take their memory from the stream's share.
+        let frames = if framed { self.frame_memory() } else { 0 };
+        let share = (self.memory / (2 * (k as u64 + 1))).saturating_sub(frames);
         if share < b as u64 {
             return b;
         }
@@ -448,7 +499,8 @@ impl SortPlan {
             Method::Plain => self.footprint(self.output_kind, self.block_size),
             _ => 2 * self.disk_dirs().len().max(1) as u64 * self.block_size as u64,
         };
-        self.footprint(self.input_kind, self.block_size) + run_output + carry
+        // A run compressed in frames (a codec, or `auto`): the writer's.
+        self.footprint(self.input_kind, self.block_size) + run_output + carry + self.frame_memory()
     }
 
     /// Whether run formation can sort a chunk in segments: binary numbers
@@ -652,17 +704,22 @@ impl SortPlan {
                 self.format
             )));
         }
-        if let Some(p) = &self.compress {
+        if let Compression::Program(p) = &self.compression {
             if p.as_os_str().is_empty() {
                 return Err(SortError::BadPlan("the compress program's name is empty".into()));
             }
-            if self.method != Method::Plain {
-                return Err(SortError::BadPlan(format!(
-                    "a compress program needs the plain merge (--method plain), not --method {}: \
-                     DSM and SRM stripe their runs in blocks over the disks",
-                    self.method.kind()
-                )));
-            }
+        }
+        if !matches!(self.compression, Compression::None | Compression::Auto) && self.method != Method::Plain
+        {
+            let what = match &self.compression {
+                Compression::Program(_) => "a compress program".to_string(),
+                c => format!("compressed runs (--compress={c})"),
+            };
+            return Err(SortError::BadPlan(format!(
+                "{what} need the plain merge (--method plain), not --method {}: \
+                 DSM and SRM stripe their runs in blocks over the disks",
+                self.method.kind()
+            )));
         }
         if self.fan_in < 2 {
             return Err(SortError::BadPlan(format!("fan-in d must be at least 2 (got {})", self.fan_in)));
@@ -895,12 +952,23 @@ impl SortPlanBuilder {
     /// Writes every temporary run through `program` (found on `PATH`, or a
     /// path; run with no argument, the run's bytes on its standard input,
     /// the run file as its standard output) and reads it back through
-    /// `program -d`, as GNU sort's `--compress-program` does. The plain
-    /// method only; the input, the output and the files of a merge are
-    /// never compressed. The program is started only when a run is
+    /// `program -d`, as GNU sort's `--compress-program` does:
+    /// [`Compression::Program`]. The program is started only when a run is
     /// written: a sort that makes a single run never runs it.
     pub fn compress_program(mut self, program: impl Into<PathBuf>) -> Self {
-        self.plan.compress = Some(program.into());
+        self.plan.compression = Compression::Program(program.into());
+        self
+    }
+    /// How temporary runs are stored (module `compress`; default
+    /// [`Compression::None`]): `Auto` decides at the first run whether a
+    /// codec makes the sort faster on the measured device, `Lz4` and
+    /// `Zstd` compress every run in checksummed frames, `Program` is GNU's
+    /// `--compress-program`. The plain method only (DSM and SRM refuse a
+    /// codec; `Auto` is none there); the input, the output and the files
+    /// of a merge are never compressed. With a codec or `Auto`, each
+    /// stream's memory counts its frames' buffers.
+    pub fn compression(mut self, c: Compression) -> Self {
+        self.plan.compression = c;
         self
     }
 
@@ -1005,6 +1073,11 @@ impl SortPlanBuilder {
             }
         } else if runs {
             plan.device_cost = cache.and_then(|c| c.lookup(&runs_dir)).map(|(c, _)| c);
+        }
+        // `auto` compression weighs the device's bandwidths: measured here
+        // when neither `--io auto` nor `emsort calibrate` did.
+        if runs && plan.compression == Compression::Auto && plan.method == Method::Plain {
+            plan.device_cost = plan.device_cost.or_else(|| DeviceCost::probe(&runs_dir));
         }
         plan.queue_depth = queue_depth.unwrap_or(StreamConfig::DEFAULT_QUEUE_DEPTH);
         let uring = plan.input_kind.queued() || plan.output_kind.queued();
@@ -1162,8 +1235,18 @@ impl fmt::Display for SortPlan {
                 )?;
             }
         }
-        if let Some(p) = &self.compress {
-            writeln!(f, "  compress          runs through {0}, read back through {0} -d", p.display())?;
+        match &self.compression {
+            Compression::None => {}
+            Compression::Program(p) => {
+                writeln!(f, "  compress          runs through {0}, read back through {0} -d", p.display())?
+            }
+            Compression::Auto => writeln!(
+                f,
+                "  compress          auto: decided at the first run from a sample of it (lz4, zstd:1 or none), \
+                 frames of {}",
+                human(self.run_frame() as u64)
+            )?,
+            c => writeln!(f, "  compress          {c}, frames of {}", human(self.run_frame() as u64))?,
         }
         writeln!(f, "  threads           {}", self.threads)?;
         let dirs: Vec<String> = self.temp_dirs.iter().map(|p| p.display().to_string()).collect();

@@ -159,7 +159,9 @@ pub(crate) fn start<'scope>(
         for (id, mut buf) in req_rx {
             let filled = streams[id].read(buf.bytes_mut()).map(|n| (buf, n));
             if let (Ok((_, n)), Some(tx)) = (&filled, &free_tx) {
-                read[id] += *n as u64;
+                // A compressed run frees the file bytes its decoded frames
+                // came from.
+                read[id] = streams[id].file_bytes_used().unwrap_or(read[id] + *n as u64);
                 let upto = read[id] / FREE_STEP * FREE_STEP;
                 if upto > freed[id] {
                     let _ = tx.send((id, freed[id], upto - freed[id]));

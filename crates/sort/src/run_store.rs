@@ -145,6 +145,35 @@ impl SortedChunk<'_> {
         }
     }
 
+    /// At most `bytes` bytes of the run this chunk makes, as it is written
+    /// (keyed lines with their keys), from a quarter into its order: what
+    /// `--compress=auto` compresses to decide (module `compress`).
+    pub fn sample(&self, bytes: usize) -> Vec<u8> {
+        let from_slice = |s: &[u8]| {
+            let start = s.len().saturating_sub(bytes) / 2;
+            s[start..(start + bytes).min(s.len())].to_vec()
+        };
+        match self.order {
+            Order::InPlace => return from_slice(self.data),
+            // The first sorted segment.
+            Order::Segments { ends, .. } => {
+                return from_slice(&self.data[..ends.first().copied().unwrap_or(0)])
+            }
+            _ => {}
+        }
+        let len = self.len();
+        let mut out = Vec::with_capacity(bytes.min(self.data.len() + 8 * len));
+        let mut n = len / 4;
+        while n < len && out.len() + self.item_len(n) <= bytes {
+            if let Order::KeyedLines(index) = self.order {
+                out.extend_from_slice(&index[n].0.to_be_bytes());
+            }
+            out.extend_from_slice(self.item(n));
+            n += 1;
+        }
+        out
+    }
+
     /// Items in the chunk.
     fn len(&self) -> usize {
         match self.order {
@@ -370,6 +399,9 @@ pub(crate) struct Merged {
     pub output_bytes: u64,
     /// DSM and SRM: their numbers.
     pub parallel_disks: Option<ParallelDiskStats>,
+    /// How the runs were stored (the plain store, when it compressed or
+    /// was asked to decide).
+    pub compression: Option<crate::stats::CompressionStats>,
 }
 
 /// Merges a store's runs into the output.

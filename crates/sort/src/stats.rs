@@ -266,6 +266,42 @@ pub struct SortStats {
     pub parallel_disks: Option<ParallelDiskStats>,
     /// The limits this sort could not beat, and which one binds.
     pub bounds: Bounds,
+    /// How its temporary runs were stored, when it wrote any with a
+    /// compression other than none asked for.
+    pub compression: Option<CompressionStats>,
+}
+
+/// How a sort's temporary runs were stored (module `compress`), part of
+/// [`SortStats`](SortStats::compression).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompressionStats {
+    /// What was asked for: `auto`, `lz4`, `zstd:LEVEL`, `program PROG`.
+    pub requested: String,
+    /// What the runs got: `none`, `lz4`, `zstd:LEVEL`, `program PROG`.
+    pub chosen: String,
+    /// Why (`auto`'s measurements and estimates).
+    pub why: String,
+    /// `auto`: the stored/raw ratio of the first run's sample with the
+    /// best codec.
+    pub sample_ratio: Option<f64>,
+    /// Bytes of runs before compression, written (built-in codecs).
+    pub raw_written: u64,
+    /// Bytes of runs before compression, read back (built-in codecs).
+    pub raw_read: u64,
+    /// Bytes written to the temporary files (built-in codecs).
+    pub stored_written: u64,
+    /// Bytes read from the temporary files (built-in codecs).
+    pub stored_read: u64,
+}
+
+impl CompressionStats {
+    /// Stored bytes over raw bytes written (1 when nothing was written).
+    pub fn ratio(&self) -> f64 {
+        match self.raw_written {
+            0 => 1.0,
+            raw => self.stored_written as f64 / raw as f64,
+        }
+    }
 }
 
 /// The two limits of a sort's time (issue 38), from what it did: the CPU

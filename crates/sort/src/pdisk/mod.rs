@@ -416,5 +416,6 @@ fn merge_striped(store: StripedStore, out: &Output<'_>, written: bool, ctx: &Mer
         order: merged.passes.iter().map(|p| p.order).max().unwrap_or(0),
         output_bytes: merged.passes.last().map_or(0, |p| p.bytes),
         parallel_disks: Some(parallel),
+        compression: None,
     })
 }

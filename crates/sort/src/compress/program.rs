@@ -25,6 +25,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use emsort_io::{Error, ErrorKind, Result};
 
+use crate::byte_stream::{BlockSink, RunReader};
+
 /// The error of a program that could not be started.
 fn cannot_run(program: &Path, args: &str, e: std::io::Error) -> Error {
     Error::new(ErrorKind::Program(format!("cannot run the compress program{args}: {e}")), program)
@@ -107,6 +109,24 @@ impl CompressedWriter {
             return Ok(());
         }
         reap(&mut self.child, &mut self.done, &self.program, "", &self.path)
+    }
+}
+
+impl BlockSink for CompressedWriter {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        CompressedWriter::write(self, bytes)
+    }
+    fn close(&mut self) -> Result<()> {
+        CompressedWriter::close(self)
+    }
+}
+
+impl RunReader for DecompressedReader {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        DecompressedReader::read(self, buf)
+    }
+    fn close(&mut self) -> Result<()> {
+        DecompressedReader::close(self)
     }
 }
 
