@@ -75,6 +75,45 @@ fn compressed_runs_give_gnu_sorts_output() {
     }
 }
 
+/// A budget below what the plan needs grows, as GNU's `-S` does, with
+/// the frames counted: `-S 1K` with a codec still gives GNU's output.
+#[test]
+fn a_tiny_budget_grows_for_compressed_runs() {
+    let (d, tmp) = setup();
+    let input = d.path().join("in.csv");
+    std::fs::write(&input, csv_lines(30_000, 17)).unwrap();
+    let (out, stats) = (d.path().join("out"), d.path().join("stats.json"));
+    for c in ["lz4", "zstd:2"] {
+        let opt = format!("--compress={c}");
+        let o = run(&[
+            "sort",
+            "-q",
+            "-S",
+            "1K",
+            "-t,",
+            "-k2,2",
+            "-k1,1n",
+            "-T",
+            p(&tmp),
+            &opt,
+            "--stats",
+            p(&stats),
+            p(&input),
+            "-o",
+            p(&out),
+        ]);
+        assert!(o.status.success(), "{c}: {}", stderr(&o));
+        assert!(
+            std::fs::read(&out).unwrap() == gnu(&["-t,", "-k2,2", "-k1,1n"], &input),
+            "{c}: differs from GNU sort"
+        );
+        let s = stats_of(&stats);
+        assert!(s["runs"].as_u64().unwrap() > 10, "{s}");
+        assert_eq!(s["compression"]["chosen"], c);
+        assert!(entries(&tmp).is_empty());
+    }
+}
+
 /// `--compress=gzip` is GNU's abbreviation of `--compress-program=gzip`;
 /// a codec beside a different program, a bad level, and a codec with
 /// DSM/SRM are refused with exit 2 before anything is written.
