@@ -73,6 +73,22 @@ fn large_buffers_to_mmap() {
     }
 }
 
+/// Before a table sort: blocks under 8 MiB from glibc's heap again. Arrow
+/// and Parquet allocate and free a batch's columns, a page's bytes and a
+/// row group's encoders (256 KiB – 8 MiB each) for every batch; mapping
+/// each afresh faulted in 6.5 M pages for 1 GiB of Parquet (17 s of system
+/// time in a 40 s sort, `-S 256M`), which the heap serves from memory it
+/// keeps (7 s faster; peak RSS 190 → 197 MiB there, 80 → 104 MiB at
+/// `-S 64M`). The sort's chunk buffers, larger, stay mapped.
+pub(crate) fn table_buffers_to_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter (glibc takes the
+    // main arena's lock); a block keeps the kind it was given when freed.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 8 << 20);
+    }
+}
+
 /// Started as `sort` (a link named so): GNU sort's program name in
 /// messages, the arguments are `emsort sort`'s, and `--quiet` is implied.
 static AS_SORT: AtomicBool = AtomicBool::new(false);

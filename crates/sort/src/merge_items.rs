@@ -243,6 +243,12 @@ impl<'a> Order<'a> {
     fn cmp(&self, a: &Head, b: &Head) -> Ordering {
         let c = self.codec;
         match a.prefix.cmp(&b.prefix) {
+            // Unequal `second`s decide as the whole comparison would (see
+            // `Head`): the bound, the cuts and the splits compare keys that
+            // share their first 8 bytes (a sort by a column of few values)
+            // without reading them. (For Parquet rows by `cat, ts DESC,
+            // id`, the full comparisons took a fifth of the merge.)
+            Ordering::Equal if a.second != b.second => return a.second.cmp(&b.second),
             // Keys of at most 8 bytes are their prefixes.
             Ordering::Equal if a.key_len == b.key_len && a.key_len <= 8 => Ordering::Equal,
             Ordering::Equal => c.cmp_keys(a.key(), b.key()),

@@ -14,8 +14,9 @@
 //! plan's M throughout: pushed bytes are copied into blocks of B and handed
 //! over one at a time (a push waits while run formation is busy), so the
 //! sorter holds at most M plus two blocks plus the documented overhead
-//! ([`crate::plan`]), however much is pushed. Pushed bytes may cut items
-//! anywhere; the sorter sees one stream. The sorted items come back in
+//! ([`crate::plan`]), however much is pushed (and, pulled by
+//! [`Sorted::blocks`], up to 16 blocks of the output made ahead). Pushed
+//! bytes may cut items anywhere; the sorter sees one stream. The sorted items come back in
 //! blocks of whole items ([`Sorted::blocks`]; lines with their `\n`).
 //!
 //! Dropping a `Sorter` or a `Sorted` before the end cancels the sort and
@@ -173,6 +174,19 @@ impl Sorter {
         Ok(())
     }
 
+    /// Adds the bytes of `block` as [`Sorter::push`] does, but hands the
+    /// vector itself over (after what is staged) rather than copying it
+    /// into blocks of B: for a caller that makes its items in blocks of
+    /// its own. The sorter then holds such a block in place of one of B.
+    pub fn push_vec(&mut self, block: Vec<u8>) -> Result<(), SortError> {
+        if block.len() < self.block / 2 {
+            return self.push(&block);
+        }
+        self.hand_over()?;
+        let tx = self.blocks.as_ref().expect("open until finish");
+        tx.send(block).map_err(|_| self.rest.failed())
+    }
+
     fn hand_over(&mut self) -> Result<(), SortError> {
         if self.stage.is_empty() {
             return Ok(());
@@ -198,6 +212,13 @@ impl Sorter {
     }
 }
 
+/// Blocks the last merge of [`Sorted::blocks`] may make ahead of its
+/// caller: a caller that takes them in bursts (a table sort decodes a
+/// batch of rows, then waits for the next) and a merge that makes them in
+/// rounds then wait less for each other (with one block ahead, a 1 GiB
+/// Parquet sort was 10 % slower).
+const BLOCKS_AHEAD: usize = 16;
+
 /// The sorted result of a [`Sorter`], ready for its last merge.
 pub struct Sorted {
     rest: Rest,
@@ -213,9 +234,11 @@ impl Sorted {
     }
 
     /// The sorted items in blocks of whole items, as the last merge makes
-    /// them; an error ends the iteration.
+    /// them; an error ends the iteration. The merge runs up to 16 blocks
+    /// (each of its write-behind blocks' size, B/8 for a merge of many
+    /// runs) ahead of the caller.
     pub fn blocks(mut self) -> Blocks {
-        let (tx, rx) = sync_channel::<Vec<u8>>(1);
+        let (tx, rx) = sync_channel::<Vec<u8>>(BLOCKS_AHEAD);
         let cut = self.rest.cut.take().expect("one choice");
         let sent = self.choose(Choice::Items(tx, cut));
         Blocks { rx, rest: self.rest, error: sent.err(), stats: None }

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::basic::Compression;
+use parquet::basic::{Compression, Encoding};
+use parquet::file::metadata::RowGroupMetaData;
+use parquet::schema::types::ColumnPath;
 
 use crate::TableError;
 
@@ -43,6 +45,9 @@ impl TableKind {
     }
 }
 
+/// A table's batches as they are read.
+pub type Batches = Box<dyn Iterator<Item = Result<RecordBatch, TableError>> + Send>;
+
 /// One input table, opened ([`crate::open_tables`]): its schema and what
 /// its metadata tells.
 pub struct TableInput {
@@ -57,8 +62,24 @@ pub struct TableInput {
     pub(crate) codec: Option<Compression>,
     /// A Parquet file's rows per row group (its first group's).
     pub(crate) group_rows: Option<usize>,
+    /// Whether each leaf column of a Parquet file is dictionary-encoded
+    /// (in its first row group); empty for Arrow files.
+    pub(crate) dictionary: Vec<(ColumnPath, bool)>,
     /// An Arrow IPC stream (not the file format).
     arrow_stream: bool,
+}
+
+/// Each column chunk of `group` and whether it is dictionary-encoded.
+fn dictionary_columns(group: &RowGroupMetaData) -> Vec<(ColumnPath, bool)> {
+    group
+        .columns()
+        .iter()
+        .map(|c| {
+            let dict = c.dictionary_page_offset().is_some()
+                || c.encodings().any(|e| matches!(e, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY));
+            (c.column_path().clone(), dict)
+        })
+        .collect()
 }
 
 fn bad(path: &Path, e: impl std::fmt::Display) -> TableError {
@@ -87,6 +108,7 @@ impl TableInput {
                     bytes: Some(groups.iter().map(|g| g.total_byte_size().max(0) as u64).sum()),
                     codec: groups.first().filter(|g| g.num_columns() > 0).map(|g| g.column(0).compression()),
                     group_rows: groups.first().map(|g| g.num_rows().max(1) as usize),
+                    dictionary: groups.first().map(dictionary_columns).unwrap_or_default(),
                     arrow_stream: false,
                 })
             }
@@ -110,6 +132,7 @@ impl TableInput {
                     bytes: std::fs::metadata(path).ok().map(|m| m.len()),
                     codec: None,
                     group_rows: None,
+                    dictionary: Vec::new(),
                     arrow_stream: stream,
                 })
             }
@@ -118,10 +141,7 @@ impl TableInput {
 
     /// The table's batches of at most `batch_rows` rows (an Arrow IPC
     /// file's batches as they were written).
-    pub fn batches(
-        &self,
-        batch_rows: usize,
-    ) -> Result<Box<dyn Iterator<Item = Result<RecordBatch, TableError>>>, TableError> {
+    pub fn batches(&self, batch_rows: usize) -> Result<Batches, TableError> {
         let path = self.path.clone();
         let file = File::open(&self.path).map_err(|e| io_error("open", &path, e))?;
         let err = move |e: arrow_schema::ArrowError| bad(&path, e);

@@ -85,9 +85,11 @@ pub fn row_bytes(tables: &[TableInput]) -> Option<u64> {
     tables.iter().map(|t| Some(t.bytes? + 9 * t.rows.unwrap_or(0))).sum()
 }
 
-/// Bytes of the budget one batch of rows may take.
+/// Bytes of the budget one batch of rows may take: M/24, at most 4 MiB
+/// (under the binary's 8 MiB threshold, so that its buffers come from the
+/// heap, and small enough that decoding and encoding overlap in pieces).
 fn batch_bytes(memory: u64) -> usize {
-    ((memory / 24) as usize).clamp(64 << 10, 64 << 20)
+    ((memory / 24) as usize).clamp(64 << 10, 4 << 20)
 }
 
 fn interrupted(path: &Path) -> TableError {
@@ -433,9 +435,8 @@ fn sort_with(
             (Some(b), Some(r)) if r > 0 => (b / r).max(1) as usize,
             _ => 64,
         };
-        for batch in t.batches((sorter.batch_bytes / width).clamp(1, 64 << 10))? {
-            sorter.push_from(&batch?, &t.path)?;
-        }
+        let batches = t.batches((sorter.batch_bytes / width).clamp(1, 64 << 10))?;
+        read_ahead(batches, &t.path, |batch| sorter.push_from(&batch, &t.path))?;
     }
     let rows_in = sorter.rows_in;
     let first = &tables[0];
@@ -445,6 +446,7 @@ fn sort_with(
         group_rows: spec.group_rows.or(first.group_rows).unwrap_or(1 << 20),
         group_bytes: ((sorter.memory / 6) as usize).max(1 << 20),
         codec: spec.codec.or(first.codec).unwrap_or_else(crate::write::default_codec),
+        dictionary: first.dictionary.clone(),
     };
     let (keys, key_fields) = (sorter.conv.key.keys().to_vec(), sorter.conv.key.fields().to_vec());
     // An Arrow IPC file holds one dictionary per column for all its
@@ -453,8 +455,8 @@ fn sort_with(
     let mut sorted = sorter.finish(kind == TableKind::Arrow)?;
     let target = AtomicFile::create(output)?;
     let file = target.file().try_clone().map_err(|e| crate::read::io_error("write", output, e))?;
-    let mut writer = TableWriter::new(file, output, sorted.schema(), &layout, &keys, &key_fields)?;
-    for batch in sorted.by_ref() {
+    let writer = TableWriter::new(file, output, sorted.schema(), &layout, &keys, &key_fields)?;
+    let batches = sorted.by_ref().map(|batch| {
         let batch = batch.map_err(|e| match e {
             TableError::Output { message, .. } => TableError::Output { path: output.to_path_buf(), message },
             e => e,
@@ -462,13 +464,94 @@ fn sort_with(
         if cancel.load(Ordering::Relaxed) {
             return Err(interrupted(output));
         }
-        writer.write(&batch, output)?;
-    }
+        Ok(batch)
+    });
+    write_behind(batches, writer, output)?;
     let stats = sorted.stats().cloned().ok_or_else(|| interrupted(output))?;
-    writer.finish(output)?;
     target.commit()?;
     Ok(TableStats { sort: stats, rows_in, rows_out: sorted.rows_out })
 }
+
+/// Feeds `batches` (of the table `path`) to `each` in their order,
+/// decoded on a thread of their own one batch ahead, so that decoding the
+/// table and framing its rows use two cores; the first error (of either)
+/// ends it.
+fn read_ahead(
+    batches: crate::read::Batches,
+    path: &Path,
+    mut each: impl FnMut(RecordBatch) -> Result<(), TableError>,
+) -> Result<(), TableError> {
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let decoder = emsort_io::spawn_scoped(s, "emsort-decode", path, move || {
+            for b in batches {
+                let failed = b.is_err();
+                if tx.send(b).is_err() || failed {
+                    return;
+                }
+            }
+        })?;
+        let mut result = Ok(());
+        for b in rx.iter() {
+            if let Err(e) = b.and_then(&mut each) {
+                result = Err(e);
+                break;
+            }
+        }
+        // A decoder blocked on a full channel ends when the channel does.
+        drop(rx);
+        decoder.join().map_err(|_| TableError::Input {
+            path: path.to_path_buf(),
+            message: "the decoding thread panicked".into(),
+        })?;
+        result
+    })
+}
+
+/// Writes `batches` through `writer` into `path` on a thread of its own,
+/// one batch behind, so that decoding sorted rows and encoding the table
+/// use two cores; the file is complete (footer written, flushed) when it
+/// returns `Ok`.
+fn write_behind(
+    batches: impl Iterator<Item = Result<RecordBatch, TableError>>,
+    mut writer: TableWriter,
+    path: &Path,
+) -> Result<(), TableError> {
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(1);
+        let encoder = emsort_io::spawn_scoped(s, "emsort-encode", path, move || {
+            for b in rx {
+                writer.write(&b, path)?;
+            }
+            Ok::<_, TableError>(writer)
+        })?;
+        let mut result = Ok(());
+        for b in batches {
+            match b {
+                // A closed channel: the encoder failed, and says why below.
+                Ok(b) => {
+                    if tx.send(b).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        drop(tx);
+        let writer = encoder.join().map_err(|_| TableError::Output {
+            path: path.to_path_buf(),
+            message: "the encoding thread panicked".into(),
+        })??;
+        result?;
+        writer.finish(path)
+    })
+}
+
+/// Bytes of framed rows handed to the sorter at a time (at least).
+const STAGE: usize = 1 << 20;
 
 /// The name batches pushed without a file are reported under.
 const STREAM: &str = "<arrow stream>";
@@ -512,7 +595,7 @@ impl TableSorter {
             conv,
             schema,
             sorter: Sorter::with_progress(plan.clone(), progress, cancel.clone())?,
-            stage: Vec::with_capacity(1 << 20),
+            stage: Vec::with_capacity(STAGE + STAGE / 2),
             rows_in: 0,
             memory,
             batch_bytes: batch_bytes(memory),
@@ -562,9 +645,9 @@ impl TableSorter {
             at += piece.num_rows();
             self.rows_in += piece.num_rows() as u64;
             self.conv.frame(&piece, &mut self.stage, path)?;
-            if self.stage.len() >= 1 << 20 {
-                self.sorter.push(&self.stage)?;
-                self.stage.clear();
+            if self.stage.len() >= STAGE {
+                let full = std::mem::replace(&mut self.stage, Vec::with_capacity(STAGE + STAGE / 2));
+                self.sorter.push_vec(full)?;
             }
         }
         Ok(())
@@ -573,7 +656,7 @@ impl TableSorter {
     /// Ends the input; the sorted batches follow, each of about M/24 bytes
     /// of rows (`hydrate`: dictionary columns as their values).
     pub fn finish(mut self, hydrate: bool) -> Result<SortedBatches, TableError> {
-        self.sorter.push(&self.stage)?;
+        self.sorter.push_vec(std::mem::take(&mut self.stage))?;
         let sorted = self.sorter.finish()?;
         let schema = if hydrate { hydrated(&self.schema) } else { self.schema.clone() };
         Ok(SortedBatches {

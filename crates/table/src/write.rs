@@ -12,6 +12,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::SortingColumn;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::{TableError, TableKey, TableKind};
 
@@ -25,6 +26,10 @@ pub(crate) struct Layout {
     /// written (the memory bound).
     pub group_bytes: usize,
     pub codec: Compression,
+    /// Leaf columns dictionary-encoded (true) or not, as the input's were;
+    /// a column not listed: the writer's default (tried, given up on a
+    /// dictionary larger than a page).
+    pub dictionary: Vec<(ColumnPath, bool)>,
 }
 
 /// A Parquet codec by name: `uncompressed`, `snappy`, `lz4`, `lz4_raw`,
@@ -110,7 +115,11 @@ impl TableWriter {
                         })
                     })
                     .collect::<Vec<_>>();
-                let props = WriterProperties::builder()
+                let mut props = WriterProperties::builder();
+                for (column, on) in &layout.dictionary {
+                    props = props.set_column_dictionary_enabled(column.clone(), *on);
+                }
+                let props = props
                     .set_compression(layout.codec)
                     .set_max_row_group_row_count(Some(layout.group_rows.max(1)))
                     .set_max_row_group_bytes(Some(layout.group_bytes.max(1)))
