@@ -73,20 +73,26 @@ fn large_buffers_to_mmap() {
     }
 }
 
-/// Before a table sort: blocks under 8 MiB from glibc's heap again. Arrow
-/// and Parquet allocate and free a batch's columns, a page's bytes and a
-/// row group's encoders (256 KiB – 8 MiB each) for every batch; mapping
-/// each afresh faulted in 6.5 M pages for 1 GiB of Parquet (17 s of system
-/// time in a 40 s sort, `-S 256M`), which the heap serves from memory it
-/// keeps (7 s faster; peak RSS 190 → 197 MiB there, 80 → 104 MiB at
-/// `-S 64M`). The sort's chunk buffers, larger, stay mapped.
-pub(crate) fn table_buffers_to_heap() {
+/// Before a table sort of budget `memory`: blocks under M/16 (at most
+/// 8 MiB, at least the usual 256 KiB) from glibc's heap again. Arrow and
+/// Parquet allocate and free a batch's columns (a batch is at most M/24),
+/// a page's bytes and a row group's encoders (256 KiB – 8 MiB each) for
+/// every batch; mapping each afresh faulted in 6.5 M pages for 1 GiB of
+/// Parquet (17 s of system time in a 40 s sort, `-S 256M`), which the heap
+/// serves from memory it keeps. Measured on that file: `-S 256M` 8 MiB
+/// 17.2 s, 4 MiB 20.4 s (229 and 221 MiB resident); `-S 64M` 4 MiB 22.3 s
+/// (106 MiB), 8 MiB 25.6 s (126 MiB), 256 KiB 25.9 s (90 MiB). The sort's
+/// chunk buffers, larger, stay mapped.
+pub(crate) fn table_buffers_to_heap(memory: u64) {
+    let threshold = (memory / 16).clamp(256 << 10, 8 << 20) as i32;
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets an allocator parameter (glibc takes the
     // main arena's lock); a block keeps the kind it was given when freed.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 8 << 20);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, threshold);
     }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = threshold;
 }
 
 /// Started as `sort` (a link named so): GNU sort's program name in

@@ -99,7 +99,7 @@ pub(super) fn run(a: &SortArgs, inputs: Vec<PathBuf>) -> anyhow::Result<ExitCode
             .map_err(|e| anyhow::anyhow!(e))?,
     };
     let bar = Bar::new(a.quiet);
-    crate::table_buffers_to_heap();
+    crate::table_buffers_to_heap(memory);
     let stats =
         match emsort_table::sort_tables(&plan, &tables, &output, &spec, &bar, crate::interrupt::flag()) {
             Ok(s) => s,
