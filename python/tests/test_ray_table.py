@@ -133,10 +133,41 @@ def test_every_column_and_a_pyarrow_file_system(cluster, inputs, tmp_path):
     assert part_ids(out2, 2) == duckdb_order(paths, "int NULLS LAST")
 
 
+def test_a_directory_of_parquet_files_is_a_table_input(cluster, inputs, tmp_path):
+    """A directory whose files are Parquet is sorted as tables without ``format=`` (its
+    files in name order, a hidden or ``_``-named file aside); one holding anything else is
+    not taken for tables."""
+    paths, t = inputs
+    src = tmp_path / "dataset"
+    src.mkdir()
+    for p in paths:
+        (src / p.name).write_bytes(p.read_bytes())
+    (src / "_SUCCESS").write_text("")
+    (src / ".hidden").write_text("x")
+    out = tmp_path / "out"
+    m = er.sort(str(src), out, key=["color:nulls_first", "ts:desc"], partitions=2, memory_per_task="512K")
+    assert m["format"] == "parquet"
+    assert part_ids(out, 2) == duckdb_order(paths, "color NULLS FIRST, ts DESC NULLS LAST")
+    (src / "notes.txt").write_text("b\na\n")
+    assert not er._table.is_table_input(str(src))
+
+
+def test_a_dead_drivers_shuffle_is_removed_by_the_next_sort(cluster, inputs, tmp_path):
+    """A shuffle directory whose driver is gone (its lock free) is removed by the next
+    sort into that output directory; the sort's own shuffle is gone when it ends."""
+    paths, _ = inputs
+    out = tmp_path / "out"
+    stale = out / ".emsort-shuffle-0badcafe-x1y2z3"
+    stale.mkdir(parents=True)
+    (stale / "m000000-r000000-00000000.arrow").write_bytes(b"ARROW1")
+    er.sort([str(p) for p in paths], out, key="int", partitions=2, memory_per_task="512K")
+    assert part_ids(out, 2) == duckdb_order(paths, "int NULLS LAST")
+
+
 @pytest.mark.parametrize("phase,index", [("map", 1), ("merge", 1)])
 def test_killed_worker_is_retried(cluster, inputs, tmp_path, phase, index):
-    """The first attempt of one task SIGKILLs its worker (a merge after writing part of its
-    ``.part-*.tmp``); Ray retries it and the output is complete and correct, with nothing
+    """The first attempt of one task SIGKILLs its worker (a map after writing one of its
+    files, a merge after writing part of its ``.part-*.tmp``); Ray retries it and the output is complete and correct, with nothing
     of the dead attempt left."""
     paths, _ = inputs
     marker = tmp_path / "killed"

@@ -23,6 +23,8 @@ Names (``N`` is a part number of 5 or more digits):
                                             ``.part-N.tmp``
 ``SCRATCH/emsort-ray-part-N-JOB-XXXXXXXX/``  an external merge's blocks and runs, the
                                             directory locked by the merge attempt
+``OUTDIR/.emsort-shuffle-JOB-XXXXXXXX/``    a sort of tables' map outputs (Arrow IPC
+                                            files), the directory locked by the driver
 ==========================================  ===============================================
 
 A creator locks right after creating and then checks that the path still names the
@@ -47,11 +49,13 @@ from typing import Iterable, List, Optional, Tuple
 
 MANIFEST_TMP = "._SUCCESS.tmp"
 SCRATCH_PREFIX = "emsort-ray-part-"
+SHUFFLE_PREFIX = ".emsort-shuffle-"
 
 _PART_TMP_RE = re.compile(r"\.part-(\d{5,})\.tmp\Z")
 # `.NAME.emsort-PID-SEQ.tmp`, NAME being `part-N` (merges into the part) or `.part-N.tmp`
 _RUST_TMP_RE = re.compile(r"\.(?:part-(\d{5,})|\.part-(\d{5,})\.tmp)\.emsort-\d+-\d+\.tmp\Z")
 _SCRATCH_RE = re.compile(re.escape(SCRATCH_PREFIX) + r"\d{5,}-")
+_SHUFFLE_RE = re.compile(re.escape(SHUFFLE_PREFIX) + r"[0-9a-f]+-[^/]+\Z")
 
 _BUSY = errno.EWOULDBLOCK
 _POLL_S = 0.05
@@ -68,7 +72,8 @@ def part_tmp_name(index: int) -> str:
 
 def is_temporary(name: str) -> bool:
     """Whether ``name`` is one of the temporary names emsort.ray uses in an output directory."""
-    return name == MANIFEST_TMP or bool(_PART_TMP_RE.match(name) or _RUST_TMP_RE.match(name))
+    return name == MANIFEST_TMP or bool(_PART_TMP_RE.match(name) or _RUST_TMP_RE.match(name)
+                                        or _SHUFFLE_RE.match(name))
 
 
 def still_names(path: str, fd: int) -> bool:
@@ -168,7 +173,8 @@ def _sweep_output_once(out_dir: str, keep: Iterable[str]) -> List[str]:
     except FileNotFoundError:
         return busy
     keep = set(keep)
-    rust, ours = [], []
+    rust, ours, shuffles = [], [], []
+    uid = os.geteuid()
     for name in names:
         if name in keep:
             continue
@@ -177,6 +183,13 @@ def _sweep_output_once(out_dir: str, keep: Iterable[str]) -> List[str]:
             rust.append((name, part_tmp_name(int(m.group(1) or m.group(2)))))
         elif name == MANIFEST_TMP or _PART_TMP_RE.match(name):
             ours.append(name)
+        elif _SHUFFLE_RE.match(name):
+            try:
+                st = os.stat(os.path.join(out_dir, name), follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == uid:  # else not one we made
+                shuffles.append(name)
     # emsort.merge_files' files first, each under its merge attempt's lock: before the
     # Rust side locks its own files, the attempt's lock is what says it is alive.
     for name, owner in rust:
@@ -193,6 +206,8 @@ def _sweep_output_once(out_dir: str, keep: Iterable[str]) -> List[str]:
                 os.close(owner_fd)
     for name in ours:
         busy.extend(_remove_if_stale(out_dir, name, directory=False))
+    for name in shuffles:
+        busy.extend(_remove_if_stale(out_dir, name, directory=True))
     return busy
 
 

@@ -674,6 +674,33 @@ def _cancel_each(refs: list, force: bool) -> None:
             ray.cancel(r, force=force)
 
 
+def job_facts(partitions, map_tasks, chunk, memory, samples, boundaries, parts, map_stats, times) -> dict:
+    """The manifest's fields every sort on Ray writes: its plan, its parts, its timings
+    (``times``: the start and the phases' seconds) and the versions."""
+    t_start, t_sample, t_map, t_merge = times
+    return {
+        "partitions": partitions,
+        "map_tasks": map_tasks,
+        "chunk_size": chunk,
+        "memory_per_task": memory,
+        "samples": int(samples),
+        "boundaries": [b.hex() for b in boundaries],
+        "parts": parts,
+        "external_merges": sum(1 for p in parts if p["external"]),
+        "timings": {
+            "sample_s": t_sample,
+            "map_s": t_map,
+            "merge_s": t_merge,
+            "total_s": time.perf_counter() - t_start,
+            "map_read_s": sum(s["read_s"] for s in map_stats),
+            "map_partition_s": sum(s["partition_s"] for s in map_stats),
+            "merge_task_s": sum(p["seconds"] for p in parts),
+        },
+        "ray_version": ray.__version__,
+        "emsort_version": getattr(emsort, "__version__", None),
+    }
+
+
 class _Job:
     """One sort's hold on its output directory: its lock, its tasks, its cleanup.
 
@@ -690,6 +717,7 @@ class _Job:
         self.created = created
         self.token = secrets.token_hex(4)  # in scratch names: this job's directories
         self.refs: list = []
+        self.shuffle: Optional[tuple] = None  # (path, fd holding its lock)
         self.lock_path = os.path.join(out_dir, _cleanup.MANIFEST_TMP)
         try:
             self.fd = _cleanup.create_locked(self.lock_path, wait=1.0)
@@ -734,6 +762,27 @@ class _Job:
         if remove:
             self._remove_dir()
 
+    def shuffle_dir(self) -> str:
+        """``OUTDIR/.emsort-shuffle-JOB-XXXXXXXX/``, made on first use: map tasks write
+        their outputs there as files (a sort of tables), every node seeing it as it sees
+        the output. The driver holds its lock until the job ends and then removes it."""
+        if self.shuffle is None:
+            self.shuffle = _cleanup.make_scratch_dir(self.out_dir, f"{_cleanup.SHUFFLE_PREFIX}{self.token}-")
+        return self.shuffle[0]
+
+    def _remove_shuffle(self) -> None:
+        if self.shuffle is None:
+            return
+        path, fd = self.shuffle
+        try:
+            for _ in range(3):  # a straggler's file may appear while it goes
+                shutil.rmtree(path, ignore_errors=True)
+                if not os.path.lexists(path):
+                    break
+        finally:
+            os.close(fd)
+            self.shuffle = None
+
     def track(self, refs) -> None:
         """Tasks to cancel if the job fails (one return of each task is enough)."""
         self.refs.extend(refs)
@@ -758,6 +807,7 @@ class _Job:
         directory if the job created it and it is empty."""
         if self.fd is None:
             return
+        self._remove_shuffle()
         _cleanup.sweep_output(self.out_dir, keep=[_cleanup.MANIFEST_TMP], wait=_LOCK_WAIT_S)
         _cleanup.sweep_scratch(self.scratch_root, job=self.token, wait=_LOCK_WAIT_S)
         self._remove_output()
@@ -771,6 +821,7 @@ class _Job:
     def commit(self, manifest: dict) -> None:
         """Removes what killed task attempts left, then writes the manifest and renames it
         to ``_SUCCESS``: the directory looks complete only when it is."""
+        self._remove_shuffle()
         busy = _cleanup.sweep_output(self.out_dir, keep=[_cleanup.MANIFEST_TMP], wait=_LOCK_WAIT_S)
         if busy:
             raise EmsortRayError(f"{self.out_dir}: files still locked by running processes: {', '.join(busy)}")
@@ -988,33 +1039,16 @@ def sort(
             "format": fmt.spec,
             "reverse": bool(reverse),
             "order": _manifest_order(order),
-            "partitions": partitions,
             "items": items,
             "bytes": total_bytes,
             "inputs": [{"path": os.path.abspath(p), "bytes": s} for p, s in zip(files, sizes)],
-            "map_tasks": len(chunks),
-            "chunk_size": chunk,
-            "memory_per_task": memory,
-            "samples": int(k),
-            "boundaries": [b.hex() for b in boundaries],
             # With `header`: every part starts with this record (an empty part holds it
             # alone), so that each part is a CSV file of its own; items count records.
             "header": header.hex() if header is not None else None,
-            "parts": parts,
-            "external_merges": sum(1 for p in parts if p["external"]),
-            "timings": {
-                "sample_s": t_sample,
-                "map_s": t_map,
-                "merge_s": t_merge,
-                "total_s": time.perf_counter() - t_start,
-                "map_read_s": sum(s["read_s"] for s in map_stats),
-                "map_sort_s": sum(s["sort_s"] for s in map_stats),
-                "map_partition_s": sum(s["partition_s"] for s in map_stats),
-                "merge_task_s": sum(p["seconds"] for p in parts),
-            },
-            "ray_version": ray.__version__,
-            "emsort_version": getattr(emsort, "__version__", None),
+            **job_facts(partitions, len(chunks), chunk, memory, k, boundaries, parts, map_stats,
+                        (t_start, t_sample, t_map, t_merge)),
         }
+        manifest["timings"]["map_sort_s"] = sum(s["sort_s"] for s in map_stats)
         job.commit(manifest)
         return manifest
     except BaseException:

@@ -8,9 +8,10 @@ The shape of :mod:`emsort.ray._sort`'s sort, over rows of Parquet files in place
    ``partitions - 1`` boundaries at even quantiles.
 2. **map** — one task per chunk of whole row groups (at most ``chunk_size`` bytes of
    uncompressed data, one row group at least) reads them, finds each row's key range
-   (``emsort.table_ranges``) and returns one Arrow table per range as a separate Ray
-   object, the rows of each in their input order.
-3. **merge** — one task per key range receives the matching table of every map task,
+   (``emsort.table_ranges``) and writes one Arrow IPC file per range, the rows of each in
+   their input order, into the job's shuffle directory inside the output directory; it
+   returns their names only, so the object store never holds the table.
+3. **merge** — one task per key range reads the matching file of every map task,
    sorts their rows with ``emsort.sort_arrow`` within ``memory_per_task`` (spilling to a
    scratch directory beyond it, stable: equal keys keep the input order) and writes
    ``part-NNNNN.parquet`` (the footer's ``sorting_columns`` say the order) under a
@@ -28,6 +29,7 @@ from __future__ import annotations
 import glob
 import os
 import random
+import secrets
 import shutil
 import socket
 import tempfile
@@ -52,6 +54,7 @@ from ._sort import (
     _remove_own,
     _wait_all,
     check_inputs_outside,
+    job_facts,
     read_manifest,
 )
 
@@ -64,7 +67,18 @@ def is_table_input(inputs) -> bool:
     files)."""
     items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
     names = [os.fspath(i) for i in items]
-    return bool(names) and all(n.rstrip("/").endswith(TABLE_SUFFIXES) for n in names)
+    return bool(names) and all(_names_tables(n) for n in names)
+
+
+def _names_tables(name: str) -> bool:
+    """A name with a table suffix, or a local directory whose visible files all have one
+    (at least one)."""
+    if name.rstrip("/").endswith(TABLE_SUFFIXES):
+        return True
+    if "://" in name or not os.path.isdir(name):
+        return False
+    files = [e.name for e in os.scandir(name) if e.is_file() and not e.name.startswith((".", "_"))]
+    return bool(files) and all(f.endswith(TABLE_SUFFIXES) for f in files)
 
 
 def _keys(key) -> list:
@@ -148,14 +162,15 @@ def _open(fs, path: str) -> pq.ParquetFile:
 
 
 def _footers(tables: list) -> tuple:
-    """Each input's row groups (rows, uncompressed bytes) and the schema all share
-    (fields equal by name and type, a field nullable in any is nullable)."""
-    schema, first, groups = None, None, []
+    """The schema all inputs share (fields equal by name and type, a field nullable in
+    any is nullable), each input's row groups (rows, uncompressed bytes) and the first
+    input's footer."""
+    schema, first, first_md, groups = None, None, None, []
     for fs, path in tables:
         md = _open(fs, path).metadata
         s = md.schema.to_arrow_schema()
         if schema is None:
-            schema, first = s, path
+            schema, first, first_md = s, path, md
         else:
             same = [f.name for f in s] == [f.name for f in schema] and all(
                 f.type == g.type for f, g in zip(s, schema)
@@ -168,12 +183,12 @@ def _footers(tables: list) -> tuple:
                 [f.with_nullable(f.nullable or g.nullable) for f, g in zip(schema, s)], metadata=schema.metadata
             )
         groups.append([(md.row_group(i).num_rows, md.row_group(i).total_byte_size) for i in range(md.num_row_groups)])
-    return schema, groups
+    return schema, groups, first_md
 
 
 def check_tables(inputs, output_dir, key, filesystem=None) -> tuple:
     """The tables ``inputs`` name, checked before any task runs: ``(tables, schema,
-    row groups, keys)`` — each a Parquet file (:func:`expand_tables`), none that the
+    row groups, keys, the first input's footer)`` — each a Parquet file (:func:`expand_tables`), none that the
     sort would delete, all of one schema, every key naming a column of it (keys as
     ``(column, descending, nulls_first)``). Raises :class:`EmsortRayError` naming the
     input or key at fault."""
@@ -184,12 +199,12 @@ def check_tables(inputs, output_dir, key, filesystem=None) -> tuple:
     tables = expand_tables(inputs, filesystem)
     local = [p for fs, p in tables if isinstance(fs, pafs.LocalFileSystem)]
     check_inputs_outside(local, os.path.abspath(os.fspath(output_dir)))
-    schema, groups = _footers(tables)
+    schema, groups, first = _footers(tables)
     names = [f.name for f in schema]
     for name, _, _ in parsed:
         if name not in names:
             raise EmsortRayError(f"key {name}: no such column (the columns: {', '.join(names)})")
-    return tables, schema, groups, parsed
+    return tables, schema, groups, parsed, first
 
 
 def _plan_chunks(groups: list, chunk: int) -> list:
@@ -238,9 +253,12 @@ def _table_sample_task(fs, path: str, groups: list, n: int, seed: int, key: list
 
 
 @ray.remote
-def _table_map_task(fs, path, groups, boundaries, key, reverse, schema, index, kill):
-    """Reads row groups ``groups`` of one file and cuts their rows into one table per key
-    range (in range order), each in the input order."""
+def _table_map_task(fs, path, groups, boundaries, key, reverse, schema, index, shuffle, kill):
+    """Reads row groups ``groups`` of one file, cuts their rows into one table per key
+    range (each in the input order) and writes each non-empty one as an Arrow IPC file in
+    ``shuffle``; returns ``{"files": [(path, rows, bytes) or None per range], "stats"}``.
+    The names carry a token of this attempt: a retried attempt writes files of its own,
+    and the merges read those its result names."""
     t0 = time.perf_counter()
     # The schema the inputs share (a column nullable in one is nullable in all), with
     # its metadata: the merges' readers take the blocks' batches as of one schema.
@@ -250,10 +268,17 @@ def _table_map_task(fs, path, groups, boundaries, key, reverse, schema, index, k
     ranges = emsort.table_ranges(t, boundaries, key=key or None, reverse=reverse)
     order = np.argsort(ranges, kind="stable")
     counts = np.bincount(ranges, minlength=nparts)
-    _maybe_kill(kill, "map", index)
-    # Each block is a table of its own (take copies): a slice would carry the whole
-    # chunk's buffers into the object store.
-    blocks = [t.take(part) for part in np.split(order, np.cumsum(counts)[:-1])]
+    attempt = secrets.token_hex(4)
+    files = []
+    for r, part in enumerate(np.split(order, np.cumsum(counts)[:-1])):
+        if not len(part):
+            files.append(None)
+            continue
+        name = os.path.join(shuffle, f"m{index:06d}-r{r:06d}-{attempt}.arrow")
+        with pa.OSFile(name, "wb") as sink, pa.ipc.new_file(sink, schema) as w:
+            w.write_table(t.take(part))
+        files.append((name, len(part), os.path.getsize(name)))
+        _maybe_kill(kill, "map", index)  # a dead attempt leaves a file behind
     stats = {
         "index": index,
         "path": path,
@@ -264,13 +289,22 @@ def _table_map_task(fs, path, groups, boundaries, key, reverse, schema, index, k
         "partition_s": time.perf_counter() - t1,
         "node": socket.gethostname(),
     }
-    return (*blocks, stats)
+    return {"files": files, "stats": stats}
+
+
+def _blocks(files: list):
+    """The record batches of the map outputs ``files``, in order (memory-mapped: the
+    pages come from the page cache as the sort reads them)."""
+    for name, _, _ in files:
+        reader = pa.ipc.open_file(pa.memory_map(name))
+        for i in range(reader.num_record_batches):
+            yield reader.get_batch(i)
 
 
 @ray.remote
-def _table_merge_task(index, out_dir, schema, key, reverse, unique, memory, scratch_dir, job, kill, layout, *blocks):
-    """Sorts the rows of one key range into ``out_dir/part-NNNNN.parquet`` (every part is
-    a Parquet file, an empty one too).
+def _table_merge_task(index, out_dir, schema, key, reverse, unique, memory, scratch_dir, job, kill, layout, files):
+    """Sorts the rows of one key range (the map outputs ``files``, in input order) into
+    ``out_dir/part-NNNNN.parquet`` (every part is a Parquet file, an empty one too).
 
     As the merge of bytes (:func:`emsort.ray._sort._merge_task`): the attempt holds the
     lock of ``.part-NNNNN.tmp`` from start to end and writes the part into it, renamed
@@ -284,7 +318,7 @@ def _table_merge_task(index, out_dir, schema, key, reverse, unique, memory, scra
     scratch_root = scratch_dir or tempfile.gettempdir()
     _cleanup.sweep_scratch(scratch_root)
     fd = _cleanup.create_locked(tmp, wait=_LOCK_WAIT_S)
-    rows_in = sum(b.num_rows for b in blocks)
+    rows_in = sum(rows for _, rows, _ in files)
     try:
         os.ftruncate(fd, 0)
         scratch, sfd = _cleanup.make_scratch_dir(scratch_root, f"{_cleanup.SCRATCH_PREFIX}{index:05d}-{job}-")
@@ -296,8 +330,7 @@ def _table_merge_task(index, out_dir, schema, key, reverse, unique, memory, scra
                     f.flush()
 
                 _maybe_kill(kill, "merge", index, before=partial_output)
-                batches = (b for t in blocks for b in t.to_batches())
-                reader = pa.RecordBatchReader.from_batches(schema, batches)
+                reader = pa.RecordBatchReader.from_batches(schema, _blocks(files))
                 ordered = emsort.sort_arrow(
                     reader, key=key or None, unique=unique, reverse=reverse, memory=memory, temp_dirs=[scratch]
                 )
@@ -324,8 +357,8 @@ def _table_merge_task(index, out_dir, schema, key, reverse, unique, memory, scra
         "rows": rows,
         "rows_in": rows_in,
         "bytes": os.path.getsize(final),
-        "blocks": len(blocks),
-        "external": sum(int(b.nbytes) for b in blocks) > memory,
+        "blocks": len(files),
+        "external": sum(nbytes for _, _, nbytes in files) > memory,
         "seconds": time.perf_counter() - t0,
         "node": socket.gethostname(),
     }
@@ -368,13 +401,12 @@ def sort_tables(
     if memory <= 0 or chunk <= 0:
         raise EmsortRayError("memory_per_task and chunk_size must be positive")
     out_dir = os.path.abspath(os.fspath(output_dir))
-    tables, schema, groups, parsed = check_tables(inputs, out_dir, keys, filesystem)
+    tables, schema, groups, parsed, first = check_tables(inputs, out_dir, keys, filesystem)
     names = [f.name for f in schema]
     # The order the parts are written in, for the footers: every column ascending when no
     # key is given (as the sort orders them), each direction flipped by `reverse`.
     order = parsed or [(n, False, False) for n in names]
     order = [(n, d ^ bool(reverse), nf) for n, d, nf in order]
-    first = _open(*tables[0]).metadata
     codec = compression
     if codec is None:
         # The first input's (pyarrow's names for Parquet's codecs), else zstd.
@@ -425,32 +457,34 @@ def sort_tables(
         boundaries = [pool[i * k // partitions] for i in range(1, partitions)] if k else [b""] * (partitions - 1)
         t_sample = time.perf_counter() - t0
 
-        # 2. map
+        # 2. map: each chunk's rows cut by range into files of the job's shuffle directory
+        #    (the object store carries only their names: it never holds the table)
         t0 = time.perf_counter()
         chunks = _plan_chunks(groups, chunk)
         bref = ray.put(boundaries)
         sref = ray.put(schema)
+        shuffle = job.shuffle_dir()
         map_refs = []
         for i, (t, gs) in enumerate(chunks):
             fs, path = tables[t]
-            refs = _table_map_task.options(num_returns=partitions + 1, **opts).remote(
-                fs, path, gs, bref, keys, reverse, sref, i, _kill
+            map_refs.append(
+                _table_map_task.options(**opts).remote(fs, path, gs, bref, keys, reverse, sref, i, shuffle, _kill)
             )
-            map_refs.append(refs)
-            job.track([refs[-1]])
+        job.track(map_refs)
+        mapped_out = _wait_all(map_refs, "map", progress, "a map task")
+        map_stats = [m["stats"] for m in mapped_out]
+        t_map = time.perf_counter() - t0
 
-        # 3. merge (submitted now: Ray starts each one when its blocks exist)
+        # 3. merge: one task per range over its files, in input order
+        t1 = time.perf_counter()
         merge_refs = [
             _table_merge_task.options(**opts).remote(
                 r, out_dir, sref, keys, reverse, unique, memory, scratch_dir, job.token, _kill, layout,
-                *[m[r] for m in map_refs]
+                [m["files"][r] for m in mapped_out if m["files"][r] is not None],
             )
             for r in range(partitions)
         ]
         job.track(merge_refs)
-        map_stats = _wait_all([m[-1] for m in map_refs], "map", progress, "a map task")
-        t_map = time.perf_counter() - t0
-        t1 = time.perf_counter()
         parts = _wait_all(merge_refs, "merge", progress, "a merge task")
         t_merge = time.perf_counter() - t1
         del map_refs, merge_refs
@@ -467,7 +501,6 @@ def sort_tables(
             "reverse": bool(reverse),
             "unique": bool(unique),
             "order": [{"column": n, "descending": d, "nulls_first": nf} for n, d, nf in order],
-            "partitions": partitions,
             "items": rows,
             "rows": rows,
             "bytes": total_bytes,
@@ -475,26 +508,10 @@ def sort_tables(
                 {"path": p, "filesystem": type(fs).__name__, "rows": sum(r for r, _ in gs)}
                 for (fs, p), gs in zip(tables, groups)
             ],
-            "map_tasks": len(chunks),
-            "chunk_size": chunk,
-            "memory_per_task": memory,
-            "samples": int(k),
-            "boundaries": [b.hex() for b in boundaries],
             "compression": codec,
             "row_group_size": layout["row_group_size"],
-            "parts": [dict(p, items=p["rows"]) for p in parts],
-            "external_merges": sum(1 for p in parts if p["external"]),
-            "timings": {
-                "sample_s": t_sample,
-                "map_s": t_map,
-                "merge_s": t_merge,
-                "total_s": time.perf_counter() - t_start,
-                "map_read_s": sum(s["read_s"] for s in map_stats),
-                "map_partition_s": sum(s["partition_s"] for s in map_stats),
-                "merge_task_s": sum(p["seconds"] for p in parts),
-            },
-            "ray_version": ray.__version__,
-            "emsort_version": getattr(emsort, "__version__", None),
+            **job_facts(partitions, len(chunks), chunk, memory, k, boundaries,
+                        [dict(p, items=p["rows"]) for p in parts], map_stats, (t_start, t_sample, t_map, t_merge)),
         }
         job.commit(manifest)
         return manifest
