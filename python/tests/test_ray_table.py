@@ -236,6 +236,22 @@ def test_sort_dataset_returns_the_sorted_rows(cluster, inputs, tmp_path):
     assert er.verify(out)["ok"]
 
 
+@pytest.mark.parametrize("phase", ["map", "merge"])
+def test_sort_dataset_with_a_worker_killed(cluster, inputs, tmp_path, phase):
+    """The Dataset path with the first attempt of one task killed (SIGKILL of its worker):
+    Ray retries it; the Dataset out holds DuckDB's rows in order, nothing else is left."""
+    paths, _ = inputs
+    marker = tmp_path / "killed"
+    out = tmp_path / "sorted"
+    ds = ray.data.read_parquet([str(p) for p in paths])
+    got = er.sort_dataset(ds, key=["float:desc", "id"], output_dir=out, partitions=3, memory_per_task="256K",
+                          chunk_size="64K", _kill=(phase, 1, str(marker)))
+    assert marker.read_text().startswith(f"{phase} 1 pid ")
+    assert [r["id"] for r in got.take_all()] == duckdb_order(paths, "float DESC NULLS LAST, id")
+    assert sorted(os.listdir(tmp_path)) == ["killed", "sorted"]
+    assert er.verify(out)["ok"]
+
+
 def test_command_line_sorts_parquet(cluster, inputs, tmp_path):
     """``python -m emsort.ray sort *.parquet -k …``: the parts in DuckDB's order, verified;
     a key naming no column and a missing input are bad input (exit 2, named); a damaged
