@@ -58,13 +58,16 @@ pub(crate) struct Run {
     pub keyed: bool,
     /// Bytes of a header at its start (see [`RunFile::skip`]).
     pub skip: u64,
+    /// The length of its longest item, when known (0: no longer than a
+    /// block, as far as the sort knows).
+    pub longest: u64,
 }
 
 impl Run {
     /// A run at `path` of `bytes` bytes, not compressed, in no known order,
     /// its lines without keys.
     fn new(path: PathBuf, bytes: u64, owned: bool) -> Run {
-        Run { path, bytes, owned, codec: RunCodec::Plain, sorted: false, keyed: false, skip: 0 }
+        Run { path, bytes, owned, codec: RunCodec::Plain, sorted: false, keyed: false, skip: 0, longest: 0 }
     }
 
     /// The run as a merge reads it.
@@ -261,7 +264,7 @@ impl RunStore for PlainStore {
         let out: Box<dyn BlockSink> = codec.create(&path, self.plan.unit(), &cfg)?;
         let bytes = chunk.write(out, block, &path, cancel)?;
         let keyed = matches!(chunk.order, Order::KeyedLines(_));
-        let run = Run { codec, sorted: true, keyed, ..Run::new(path, bytes, true) };
+        let run = Run { codec, sorted: true, keyed, longest: chunk.longest(), ..Run::new(path, bytes, true) };
         self.runs.lock().unwrap_or_else(|e| e.into_inner()).push(run);
         Ok(bytes)
     }
@@ -348,10 +351,13 @@ impl crate::run_store::Merger for Plain {
         let plan = ctx.plan;
         let runs = std::mem::take(&mut *store.runs.lock().unwrap_or_else(|e| e.into_inner()));
         let sizes: Vec<u64> = runs.iter().map(|r| r.bytes).collect();
+        // Items longer than a block (wide table rows) are gathered whole by
+        // each run's reader: fewer runs at a time then.
+        let fan_in = plan.fan_in_for_items(runs.iter().map(|r| r.longest).max().unwrap_or(0));
         let sched = if plan.keeps_input_order() {
-            schedule_in_order(&sizes, plan.fan_in())
+            schedule_in_order(&sizes, fan_in)
         } else {
-            schedule(&sizes, plan.fan_in(), plan.policy())
+            schedule(&sizes, fan_in, plan.policy())
         };
         let total: u64 = sizes.iter().sum();
         if sched.merges.is_empty() {

@@ -530,6 +530,18 @@ impl SortPlan {
         }
     }
 
+    /// The fan-in for runs whose longest item is `longest` bytes: d as the
+    /// plan says, fewer when that item is longer than a block, since each
+    /// run's reader then gathers it whole (into a buffer of up to twice its
+    /// size, as the buffer grows): d + 1 such streams stay within M.
+    pub(crate) fn fan_in_for_items(&self, longest: u64) -> usize {
+        if longest <= self.block_size as u64 {
+            return self.fan_in;
+        }
+        let per_stream = self.derived().stream_buffer + 2 * longest;
+        ((self.memory / per_stream).saturating_sub(1) as usize).clamp(2, self.fan_in.max(2))
+    }
+
     /// Every number that follows from the plan.
     pub fn derived(&self) -> Derived {
         let f = self
@@ -1538,5 +1550,19 @@ mod tests {
         assert_eq!((p.block_size, p.fan_in), (1 << 20, 64));
         let r = SortPlan::builder("rec:100:0:10".parse().unwrap()).memory(1 << 20).build().unwrap();
         assert_eq!(r.unit(), 4);
+    }
+
+    #[test]
+    fn items_longer_than_a_block_shrink_the_fan_in() {
+        let p = SortPlan::builder(Format::Lines).memory(64 << 20).build().unwrap();
+        let (b, d) = (p.block_size as u64, p.fan_in);
+        assert_eq!(p.fan_in_for_items(0), d);
+        assert_eq!(p.fan_in_for_items(b), d);
+        // Each of d + 1 streams: its buffer and twice the longest item.
+        let f = p.derived().stream_buffer;
+        let d2 = p.fan_in_for_items(3 << 20);
+        assert!(d2 < d && (d2 as u64 + 1) * (f + (6 << 20)) <= 64 << 20, "{d2}");
+        assert!((d2 as u64 + 2) * (f + (6 << 20)) > 64 << 20, "{d2}: not the most that fits");
+        assert_eq!(p.fan_in_for_items(1 << 30), 2, "never below 2");
     }
 }

@@ -91,6 +91,18 @@ impl SortedChunk<'_> {
         }
     }
 
+    /// The length of its longest item as written (a keyed line with its
+    /// key).
+    pub fn longest(&self) -> u64 {
+        let extra = match self.order {
+            Order::Lines(_) => 1,
+            Order::KeyedLines(_) => KEY_BYTES as u64 + 1,
+            _ => return self.format.item_size().map_or(0, |s| s as u64),
+        };
+        let (Order::Lines(index) | Order::KeyedLines(index)) = self.order else { unreachable!() };
+        index.iter().map(|e| e.2 as u64).max().map_or(0, |l| l + extra)
+    }
+
     /// The length of the `n`-th item in order as written (a keyed line
     /// with its key).
     #[inline]

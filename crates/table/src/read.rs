@@ -139,6 +139,39 @@ impl TableInput {
         }
     }
 
+    /// Rows per batch for decoded batches of about `bytes`: the width the
+    /// metadata gives (uncompressed bytes per row), or that of the first
+    /// rows decoded when it is more than twice as wide (a dictionary-encoded
+    /// column's values take their size only once decoded).
+    pub(crate) fn batch_rows(&self, bytes: usize) -> Result<usize, TableError> {
+        let meta = match (self.bytes, self.rows) {
+            (Some(b), Some(r)) if r > 0 => (b / r).max(1) as usize,
+            _ => 64,
+        };
+        let mut width = meta;
+        if self.kind == TableKind::Parquet {
+            let file = File::open(&self.path).map_err(|e| io_error("open", &self.path, e))?;
+            let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&self.path, e))?;
+            if let Some(g) = b.metadata().row_groups().iter().position(|g| g.num_rows() > 0) {
+                let probe = (bytes / meta / 8).clamp(1, 256);
+                let mut r = b
+                    .with_row_groups(vec![g])
+                    .with_batch_size(probe)
+                    .with_limit(probe)
+                    .build()
+                    .map_err(|e| bad(&self.path, e))?;
+                if let Some(batch) = r.next() {
+                    let batch = batch.map_err(|e| bad(&self.path, e))?;
+                    let decoded = batch.get_array_memory_size() / batch.num_rows().max(1);
+                    if decoded > 2 * meta {
+                        width = decoded;
+                    }
+                }
+            }
+        }
+        Ok((bytes / width).clamp(1, 64 << 10))
+    }
+
     /// The table's batches of at most `batch_rows` rows (an Arrow IPC
     /// file's batches as they were written).
     pub fn batches(&self, batch_rows: usize) -> Result<Batches, TableError> {

@@ -431,11 +431,7 @@ fn sort_with(
     let schema = common_schema(tables)?;
     let mut sorter = TableSorter::new(plan, schema.clone(), spec, progress, cancel.clone())?;
     for t in tables {
-        let width = match (t.bytes, t.rows) {
-            (Some(b), Some(r)) if r > 0 => (b / r).max(1) as usize,
-            _ => 64,
-        };
-        let batches = t.batches((sorter.batch_bytes / width).clamp(1, 64 << 10))?;
+        let batches = t.batches(t.batch_rows(sorter.batch_bytes)?)?;
         read_ahead(batches, &t.path, |batch| sorter.push_from(&batch, &t.path))?;
     }
     let rows_in = sorter.rows_in;

@@ -33,8 +33,12 @@ fn table(n: usize, seed: u64) -> RecordBatch {
     RecordBatch::try_from_iter(cols).unwrap()
 }
 
+/// Writes `batch` as Parquet with row groups of 1500 rows.
 fn write(batch: &RecordBatch, path: &Path) {
-    let props = WriterProperties::builder().set_max_row_group_row_count(Some(1500)).build();
+    write_with(batch, path, WriterProperties::builder().set_max_row_group_row_count(Some(1500)).build());
+}
+
+fn write_with(batch: &RecordBatch, path: &Path, props: WriterProperties) {
     let mut w =
         ArrowWriter::try_new(std::fs::File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
     w.write(batch).unwrap();
@@ -195,10 +199,7 @@ fn each_columns_dictionary_encoding_follows_the_input() {
             .set_max_row_group_row_count(Some(1500))
             .set_column_dictionary_enabled(col, false)
             .build();
-        let mut w = ArrowWriter::try_new(std::fs::File::create(&input).unwrap(), batch.schema(), Some(props))
-            .unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
+        write_with(&batch, &input, props);
         let given = dictionaries(&input);
         assert_eq!(given.iter().filter(|&&on| !on).count(), 1, "{given:?}");
         let o =
@@ -236,4 +237,111 @@ fn a_damaged_row_group_read_ahead_is_exit_2_with_nothing_written() {
     assert_eq!(std::fs::read(&out).unwrap(), b"kept\n", "the output was touched");
     assert_eq!(std::fs::read(&input).unwrap(), bytes);
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "temporary files left");
+}
+
+/// A table of `n` rows: `id`, a key `k` (random) and a payload `p` of
+/// `width` bytes per row, one of `distinct` values (each the row's id
+/// repeated) or, with `distinct` 0, bytes of its own.
+fn wide_table(n: usize, width: usize, distinct: usize) -> RecordBatch {
+    let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut r = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let k = Int64Array::from((0..n).map(|_| (r() >> 2) as i64).collect::<Vec<_>>());
+    let mut payload = |i: usize| {
+        let v = if distinct == 0 { i } else { i % distinct };
+        let mut s = format!("{v:08}-").repeat(width / 9 + 1);
+        s.truncate(width);
+        if distinct == 0 {
+            // Bytes that do not compress.
+            let noise: String = (0..width / 2).map(|_| (b'a' + (r() % 26) as u8) as char).collect();
+            s.replace_range(..width / 2, &noise);
+        }
+        s
+    };
+    let p: StringArray = (0..n).map(|i| Some(payload(i))).collect();
+    let id = Int64Array::from((0..n as i64).collect::<Vec<_>>());
+    RecordBatch::try_from_iter(vec![
+        ("id", Arc::new(id) as ArrayRef),
+        ("k", Arc::new(k) as ArrayRef),
+        ("p", Arc::new(p) as ArrayRef),
+    ])
+    .unwrap()
+}
+
+#[test]
+fn wide_rows_stay_within_memory_plus_overhead() {
+    // docs/commands.md: a table sort's peak RSS is about M + 40 MiB, plus
+    // the input's largest page (compressed and decoded). Rows of 64 KiB
+    // whose values a dictionary holds (a batch sized by the encoded width
+    // held 1024 of them: 64 MiB), and rows of 3 MiB, longer than a block
+    // (each run's reader gathers one whole: the merge's fan-in shrinks).
+    const M: u64 = 24 << 20;
+    const OVERHEAD: u64 = 48 << 20;
+    let (d, tmp) = setup();
+    let tiny = d.path().join("tiny.parquet");
+    write(&table(10, 1), &tiny);
+    let tiny_stats = d.path().join("tiny.json");
+    let o =
+        run(&["sort", "-k", "id", p(&tiny), "-o", p(&d.path().join("t.parquet")), "--stats", p(&tiny_stats)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tiny_json: serde_json::Value = serde_json::from_slice(&std::fs::read(&tiny_stats).unwrap()).unwrap();
+    let image = tiny_json["peak_rss_bytes"].as_u64().unwrap();
+    for (n, width, distinct) in [(1600, 64 << 10, 7), (40, 3 << 20, 0)] {
+        let batch = wide_table(n, width, distinct);
+        let input = d.path().join("wide.parquet");
+        // Pages of about 1 MiB (a row per page when wider).
+        let props = WriterProperties::builder()
+            .set_write_batch_size(1)
+            .set_data_page_size_limit(1 << 20)
+            .set_dictionary_page_size_limit(8 << 20)
+            .build();
+        write_with(&batch, &input, props);
+        let out = d.path().join("out.parquet");
+        let stats = d.path().join("stats.json");
+        let o = run(&[
+            "sort",
+            "-k",
+            "k",
+            "-S",
+            "24M",
+            "-T",
+            p(&tmp),
+            "-o",
+            p(&out),
+            "--stats",
+            p(&stats),
+            p(&input),
+        ]);
+        assert!(o.status.success(), "{width}: {}", stderr(&o));
+        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        let rss = json["peak_rss_bytes"].as_u64().unwrap();
+        assert!(json["runs"].as_u64().unwrap() > 2, "{width}: {json}");
+        assert!(
+            rss <= M + OVERHEAD + image,
+            "rows of {width} B: peak RSS {rss} > M {M} + {OVERHEAD} + the binary's {image}"
+        );
+        assert_eq!(ids(&out), oracle(&batch, &[("k", false, false)]), "rows of {width} B");
+        // Every row's payload came through whole.
+        let sorted: Vec<RecordBatch> =
+            ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&out).unwrap())
+                .unwrap()
+                .build()
+                .unwrap()
+                .map(|b| b.unwrap())
+                .collect();
+        let want = batch.column(2).as_any().downcast_ref::<StringArray>().unwrap();
+        for b in &sorted {
+            let (id, got) = (
+                b.column(0).as_any().downcast_ref::<Int64Array>().unwrap(),
+                b.column(2).as_any().downcast_ref::<StringArray>().unwrap(),
+            );
+            for i in 0..b.num_rows() {
+                assert_eq!(got.value(i), want.value(id.value(i) as usize), "row {}", id.value(i));
+            }
+        }
+    }
 }
