@@ -296,7 +296,7 @@ pub struct SortArgs {
     /// Cap on SRM's merge order R [default: the smallest R that gives the fewest passes within M].
     #[arg(long, value_name = "R", value_parser = clap::value_parser!(usize), help_heading = "emsort's options")]
     srm_max_order: Option<usize>,
-    /// Write the statistics (runs, passes, bytes and seconds per phase, peak RSS, context switches, page faults) as JSON.
+    /// Write the statistics (runs, passes, bytes and seconds per phase, peak RSS, context switches, page faults) as JSON (`-`: standard output, when -o names a file).
     #[arg(long, value_name = "FILE.json", help_heading = "emsort's options")]
     stats: Option<PathBuf>,
     /// Print the sort plan (M, d, B, run length, runs, passes) on standard error before sorting.
@@ -1054,8 +1054,17 @@ fn is_broken_pipe(e: &SortError) -> bool {
 /// Refuses a `--stats` file that is an input or the output of the sort: the
 /// statistics written at the end would replace the data (`--stats big.txt`,
 /// a slip of argument order, would lose the input). Checked before the sort.
+/// `--stats -` is standard output, refused when the sorted output goes there.
 fn refuse_stats_over(stats: &Path, inputs: &[PathBuf], output: Option<&Path>) -> anyhow::Result<()> {
     use std::os::unix::fs::MetadataExt;
+    if stats.as_os_str() == "-" {
+        if output.is_none_or(|o| o.as_os_str() == "-") {
+            anyhow::bail!(
+                "--stats -: standard output carries the sorted output (give -o FILE, or name a file)"
+            );
+        }
+        return Ok(());
+    }
     let Ok(s) = std::fs::metadata(stats) else { return Ok(()) };
     let same = |p: &Path| std::fs::metadata(p).is_ok_and(|m| (m.dev(), m.ino()) == (s.dev(), s.ino()));
     let role = if inputs.iter().any(|p| p.as_os_str() != "-" && same(p)) {
@@ -1071,10 +1080,18 @@ fn refuse_stats_over(stats: &Path, inputs: &[PathBuf], output: Option<&Path>) ->
     )
 }
 
+/// Writes the statistics as JSON to `path` (`-`: standard output).
 fn write_stats(path: &std::path::Path, stats: &SortStats) -> anyhow::Result<()> {
-    let json = serde_json::to_string_pretty(stats)?;
-    std::fs::write(path, json + "\n")
-        .with_context(|| format!("cannot write the statistics to {}", path.display()))
+    use std::io::Write as _;
+    let json = serde_json::to_string_pretty(stats)? + "\n";
+    if path.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(json.as_bytes())
+            .and_then(|()| out.flush())
+            .context("cannot write the statistics to standard output");
+    }
+    std::fs::write(path, json).with_context(|| format!("cannot write the statistics to {}", path.display()))
 }
 
 fn summary(s: &SortStats) {

@@ -1242,3 +1242,25 @@ fn stats_never_replace_an_input_or_the_output() {
     assert!(std::fs::read_to_string(&stats).unwrap().starts_with('{'));
     assert!(entries(&tmp).is_empty());
 }
+
+#[test]
+fn stats_dash_is_standard_output_when_the_output_is_a_file() {
+    let (d, tmp) = setup();
+    let input = d.path().join("in.txt");
+    std::fs::write(&input, "b\na\nc\n").unwrap();
+    let out = d.path().join("out.txt");
+    let o = run(&["sort", "-q", "-T", p(&tmp), p(&input), "-o", p(&out), "--stats", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["input_bytes"], 6);
+    assert_eq!(std::fs::read(&out).unwrap(), b"a\nb\nc\n");
+    // The sorted output on standard output too: refused before sorting,
+    // GNU's exit status for bad usage, nothing written, no file "-".
+    let o = run(&["sort", "-T", p(&tmp), p(&input), "--stats", "-"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    assert!(stderr(&o).contains("--stats -"), "{}", stderr(&o));
+    let mut names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["in.txt", "out.txt", "tmp"]);
+}
