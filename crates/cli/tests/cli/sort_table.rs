@@ -345,3 +345,40 @@ fn wide_rows_stay_within_memory_plus_overhead() {
         }
     }
 }
+
+#[test]
+fn a_table_sort_stopped_by_a_signal_or_a_full_file_leaves_nothing() {
+    use std::process::Stdio;
+    let (d, tmp) = setup();
+    let input = d.path().join("big.parquet");
+    write(&table(600_000, 11), &input);
+    let out = d.path().join("out.parquet");
+    std::fs::write(&out, "kept\n").unwrap();
+    // Ctrl-C and SIGTERM once run formation has written runs: the sort dies
+    // of the signal (130, 143), the old output untouched, -T empty.
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let child = crate::emsort()
+            .args(["sort", "-q", "-k", "group", "-k", "score:desc", "-S", "1M", "-T", p(&tmp)])
+            .args([p(&input), "-o", p(&out)])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        assert!(crate::wait_for_runs(&tmp, 2) >= 2, "no run appeared");
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let o = child.wait_with_output().unwrap();
+        assert!(crate::died_of(&o.status, signal), "signal {signal}: {:?} {}", o.status, stderr(&o));
+        assert!(crate::entries(&tmp).is_empty(), "signal {signal}: left behind: {:?}", crate::entries(&tmp));
+        assert_eq!(std::fs::read(&out).unwrap(), b"kept\n", "signal {signal}: the output was touched");
+    }
+    // A file that cannot grow past 256 KiB (RLIMIT_FSIZE: a full disk's
+    // error on write): exit 2 naming the run, nothing left, the output kept.
+    let mut cmd = crate::emsort();
+    cmd.args(["sort", "-q", "-k", "group", "-S", "1M", "-T", p(&tmp), p(&input), "-o", p(&out)]);
+    crate::file_size_limit(&mut cmd, 256 << 10);
+    let o = cmd.output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("file size limit exceeded"), "{}", stderr(&o));
+    assert!(crate::entries(&tmp).is_empty(), "left behind: {:?}", crate::entries(&tmp));
+    assert_eq!(std::fs::read(&out).unwrap(), b"kept\n", "the output was touched");
+    assert_eq!(crate::entries(d.path()), ["big.parquet", "out.parquet", "tmp"]);
+}
