@@ -155,6 +155,8 @@ fn sort_tables<'py>(
         .map_err(|e| crate::error::sort_error(py, &crate::table::table_error(e)))?;
     let plan = a.table_plan(py, emsort_table::row_bytes(&tables), spec.unique)?;
     let mut rows = (0u64, 0u64);
+    // The sort's whole budget (the plan's memory is its merge sort's 2/3).
+    let _heap = crate::alloc::table_blocks_to_heap(plan.memory() / 2 * 3);
     let stats = worker::run(py, progress, |p, cancel| {
         let s = emsort_table::sort_tables(&plan, &tables, output, &spec, p, cancel)
             .map_err(crate::table::table_error)?;
