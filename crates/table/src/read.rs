@@ -4,13 +4,20 @@
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::basic::{Compression, Encoding};
+use parquet::errors::ParquetError;
 use parquet::file::metadata::RowGroupMetaData;
+use parquet::file::reader::{ChunkReader, Length};
 use parquet::schema::types::ColumnPath;
 
 use crate::TableError;
@@ -45,6 +52,80 @@ impl TableKind {
     }
 }
 
+/// A table file opened once, read through its descriptor by every reader
+/// of it (the footer, the width probe, the batches): each reads at its own
+/// position (`pread`), so that readers share no file offset and the file is
+/// never looked up by its name again.
+#[derive(Clone)]
+struct TableFile(Arc<File>);
+
+impl TableFile {
+    fn open(path: &Path) -> Result<TableFile, TableError> {
+        Ok(TableFile(Arc::new(File::open(path).map_err(|e| io_error("open", path, e))?)))
+    }
+
+    /// A reader from byte `at` on.
+    fn at(&self, at: u64) -> At {
+        At { file: self.0.clone(), at }
+    }
+}
+
+/// A reader of a [`TableFile`] at a position of its own.
+struct At {
+    file: Arc<File>,
+    at: u64,
+}
+
+impl Read for At {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read_at(buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for At {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        let to = match pos {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => self.file.metadata()?.len().checked_add_signed(d),
+            SeekFrom::Current(d) => self.at.checked_add_signed(d),
+        };
+        self.at = to.ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "seek to a negative or overflowing position",
+            )
+        })?;
+        Ok(self.at)
+    }
+}
+
+impl Length for TableFile {
+    fn len(&self) -> u64 {
+        self.0.metadata().map(|m| m.len()).unwrap_or(0)
+    }
+}
+
+impl ChunkReader for TableFile {
+    type T = BufReader<At>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        Ok(BufReader::new(self.at(start)))
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        let mut buf = Vec::with_capacity(length);
+        let read = self.at(start).take(length as u64).read_to_end(&mut buf)?;
+        if read != length {
+            return Err(ParquetError::EOF(format!(
+                "expected to read {length} bytes at {start}, read only {read}"
+            )));
+        }
+        Ok(buf.into())
+    }
+}
+
 /// A table's batches as they are read.
 pub type Batches = Box<dyn Iterator<Item = Result<RecordBatch, TableError>> + Send>;
 
@@ -53,6 +134,9 @@ pub type Batches = Box<dyn Iterator<Item = Result<RecordBatch, TableError>> + Se
 pub struct TableInput {
     pub(crate) path: PathBuf,
     pub(crate) kind: TableKind,
+    file: TableFile,
+    /// A Parquet file's footer, read once.
+    parquet: Option<ArrowReaderMetadata>,
     pub(crate) schema: SchemaRef,
     /// Rows, when the metadata says.
     pub(crate) rows: Option<u64>,
@@ -92,51 +176,63 @@ pub(crate) fn io_error(what: &'static str, path: &Path, e: std::io::Error) -> Ta
 }
 
 impl TableInput {
-    /// Opens `path` as a table of `kind`.
+    /// Opens `path` as a table of `kind`, reading its footer or schema.
     pub fn open(path: &Path, kind: TableKind) -> Result<TableInput, TableError> {
-        let mut file = File::open(path).map_err(|e| io_error("open", path, e))?;
+        let file = TableFile::open(path)?;
         match kind {
             TableKind::Parquet => {
-                let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(path, e))?;
-                let md = b.metadata();
+                let meta =
+                    ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| bad(path, e))?;
+                let md = meta.metadata();
                 let groups = md.row_groups();
                 Ok(TableInput {
                     path: path.to_path_buf(),
                     kind,
-                    schema: b.schema().clone(),
+                    schema: meta.schema().clone(),
                     rows: Some(md.file_metadata().num_rows().max(0) as u64),
                     bytes: Some(groups.iter().map(|g| g.total_byte_size().max(0) as u64).sum()),
                     codec: groups.first().filter(|g| g.num_columns() > 0).map(|g| g.column(0).compression()),
                     group_rows: groups.first().map(|g| g.num_rows().max(1) as usize),
                     dictionary: groups.first().map(dictionary_columns).unwrap_or_default(),
                     arrow_stream: false,
+                    parquet: Some(meta),
+                    file,
                 })
             }
             TableKind::Arrow => {
                 let mut magic = Vec::with_capacity(6);
-                (&mut file).take(6).read_to_end(&mut magic).map_err(|e| io_error("read", path, e))?;
-                file.seek(SeekFrom::Start(0)).map_err(|e| io_error("read", path, e))?;
+                file.at(0).take(6).read_to_end(&mut magic).map_err(|e| io_error("read", path, e))?;
                 let stream = magic != b"ARROW1";
                 let schema = if stream {
-                    arrow_ipc::reader::StreamReader::try_new(BufReader::new(file), None)
+                    arrow_ipc::reader::StreamReader::try_new(BufReader::new(file.at(0)), None)
                         .map_err(|e| bad(path, e))?
                         .schema()
                 } else {
-                    arrow_ipc::reader::FileReader::try_new(file, None).map_err(|e| bad(path, e))?.schema()
+                    arrow_ipc::reader::FileReader::try_new(file.at(0), None)
+                        .map_err(|e| bad(path, e))?
+                        .schema()
                 };
                 Ok(TableInput {
                     path: path.to_path_buf(),
                     kind,
                     schema,
                     rows: None,
-                    bytes: std::fs::metadata(path).ok().map(|m| m.len()),
+                    bytes: file.0.metadata().ok().map(|m| m.len()),
                     codec: None,
                     group_rows: None,
                     dictionary: Vec::new(),
                     arrow_stream: stream,
+                    parquet: None,
+                    file,
                 })
             }
         }
+    }
+
+    /// A reader of the Parquet file's batches, from the footer read at open.
+    fn parquet_reader(&self) -> Option<ParquetRecordBatchReaderBuilder<TableFile>> {
+        let meta = self.parquet.clone()?;
+        Some(ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), meta))
     }
 
     /// Rows per batch for decoded batches of about `bytes`: the width the
@@ -149,9 +245,7 @@ impl TableInput {
             _ => 64,
         };
         let mut width = meta;
-        if self.kind == TableKind::Parquet {
-            let file = File::open(&self.path).map_err(|e| io_error("open", &self.path, e))?;
-            let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&self.path, e))?;
+        if let Some(b) = self.parquet_reader() {
             if let Some(g) = b.metadata().row_groups().iter().position(|g| g.num_rows() > 0) {
                 let probe = (bytes / meta / 8).clamp(1, 256);
                 let mut r = b
@@ -176,24 +270,21 @@ impl TableInput {
     /// file's batches as they were written).
     pub fn batches(&self, batch_rows: usize) -> Result<Batches, TableError> {
         let path = self.path.clone();
-        let file = File::open(&self.path).map_err(|e| io_error("open", &path, e))?;
         let err = move |e: arrow_schema::ArrowError| bad(&path, e);
-        Ok(match (self.kind, self.arrow_stream) {
-            (TableKind::Parquet, _) => Box::new(
-                ParquetRecordBatchReaderBuilder::try_new(file)
-                    .map_err(|e| bad(&self.path, e))?
-                    .with_batch_size(batch_rows.max(1))
+        Ok(match (self.parquet_reader(), self.arrow_stream) {
+            (Some(b), _) => Box::new(
+                b.with_batch_size(batch_rows.max(1))
                     .build()
                     .map_err(|e| bad(&self.path, e))?
                     .map(move |b| b.map_err(&err)),
             ),
-            (TableKind::Arrow, true) => Box::new(
-                arrow_ipc::reader::StreamReader::try_new(BufReader::new(file), None)
+            (None, true) => Box::new(
+                arrow_ipc::reader::StreamReader::try_new(BufReader::new(self.file.at(0)), None)
                     .map_err(|e| bad(&self.path, e))?
                     .map(move |b| b.map_err(&err)),
             ),
-            (TableKind::Arrow, false) => Box::new(
-                arrow_ipc::reader::FileReader::try_new(file, None)
+            (None, false) => Box::new(
+                arrow_ipc::reader::FileReader::try_new(self.file.at(0), None)
                     .map_err(|e| bad(&self.path, e))?
                     .map(move |b| b.map_err(&err)),
             ),

@@ -292,3 +292,56 @@ fn several_inputs_and_kinds() {
     assert!(e.to_string().contains("x.parquet"), "{e}");
     assert!(!out.exists());
 }
+
+/// An input is read through the descriptor it was opened with: tables
+/// replaced under their names after `open_tables` (another file renamed
+/// over each: a Parquet file, an Arrow file, an Arrow stream) are still
+/// sorted as they were opened.
+#[test]
+fn inputs_are_read_as_opened_not_by_name_again() {
+    let d = tempfile::tempdir().unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let (a, b) = (table(1500, 3), table(700, 4));
+    let pa = d.path().join("a.parquet");
+    write_parquet(&a, &pa, 400);
+    let pb = d.path().join("b.arrow");
+    let mut w =
+        arrow_ipc::writer::FileWriter::try_new(std::fs::File::create(&pb).unwrap(), &b.schema()).unwrap();
+    w.write(&b).unwrap();
+    w.finish().unwrap();
+    let pc = d.path().join("c.arrows");
+    let mut w =
+        arrow_ipc::writer::StreamWriter::try_new(std::fs::File::create(&pc).unwrap(), &b.schema()).unwrap();
+    w.write(&b.slice(100, 300)).unwrap();
+    w.finish().unwrap();
+    let inputs = [pa.clone(), pb.clone(), pc.clone()];
+    let opened = open_tables(&inputs).unwrap();
+    // Other rows of the same schema under the same names.
+    let other = table(900, 99);
+    for p in &inputs {
+        let new = d.path().join("new");
+        if p == &pa {
+            write_parquet(&other, &new, 300);
+        } else {
+            let f = std::fs::File::create(&new).unwrap();
+            let mut w = arrow_ipc::writer::FileWriter::try_new(f, &other.schema()).unwrap();
+            w.write(&other).unwrap();
+            w.finish().unwrap();
+        }
+        std::fs::rename(&new, p).unwrap();
+    }
+    let keys = vec![TableKey::parse("id").unwrap()];
+    let spec = TableSort { keys: keys.clone(), ..TableSort::default() };
+    let out = d.path().join("out.parquet");
+    let plan = plan(&tmp, 256 << 10, false);
+    emsort_table::sort_tables(&plan, &opened, &out, &spec, &emsort_io::NoProgress, &AtomicBool::new(false))
+        .unwrap();
+    let all = arrow_select::concat::concat_batches(&a.schema(), [&a, &b, &b.slice(100, 300)]).unwrap();
+    let (got, _) = read_parquet(&out);
+    let want = oracle(&all, &keys, false);
+    let color = got.schema().index_of("color").unwrap();
+    let mut cols = want.columns().to_vec();
+    cols[color] = arrow_cast::cast(&cols[color], got.schema().field(color).data_type()).unwrap();
+    assert!(got.columns() == cols.as_slice(), "the rows of the tables as opened");
+}
