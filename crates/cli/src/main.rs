@@ -83,16 +83,26 @@ fn large_buffers_to_mmap() {
 /// 17.2 s, 4 MiB 20.4 s (229 and 221 MiB resident); `-S 64M` 4 MiB 22.3 s
 /// (106 MiB), 8 MiB 25.6 s (126 MiB), 256 KiB 25.9 s (90 MiB). The sort's
 /// chunk buffers, larger, stay mapped.
+///
+/// The heap keeps up to M/8 (1–64 MiB) of free memory at its top instead
+/// of glibc's fixed 128 KiB (fixed once the threshold above is set): the
+/// 1.5 MiB blocks of framed rows and the batches' buffers, freed on one
+/// thread and made again on another, went back to the system and were
+/// faulted in again — 1.1 M page faults in the same sort. Measured
+/// (`GLIBC_TUNABLES=glibc.malloc.trim_threshold`, 64 MiB, 5 pairs): 0.22 M
+/// faults, system time 7.1 → 4.4 s, wall 0.92×, peak RSS 213 → 223 MiB.
 pub(crate) fn table_buffers_to_heap(memory: u64) {
     let threshold = (memory / 16).clamp(256 << 10, 8 << 20) as i32;
+    let trim = (memory / 8).clamp(1 << 20, 64 << 20) as i32;
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter (glibc takes the
+    // SAFETY: mallopt only sets allocator parameters (glibc takes the
     // main arena's lock); a block keeps the kind it was given when freed.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, threshold);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, trim);
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    let _ = threshold;
+    let _ = (threshold, trim);
 }
 
 /// Started as `sort` (a link named so): GNU sort's program name in
