@@ -131,3 +131,31 @@ def machine(workdir: str, emsort: str, versions: dict) -> dict:
         "python": platform.python_version(),
         "command": " ".join([os.path.relpath(sys.argv[0])] + sys.argv[1:]),
     }
+
+
+def machine_line(facts: dict, versions: str) -> str:
+    """The README's machine sentence: CPU and SIMD level, memory, the work directory's file system
+    and mount options, the disk's fio figures, the commit, then `versions` (the peers')."""
+    return (
+        f"Machine: {facts['cpu']} (family {facts['cpu_family']}, model {facts['cpu_model']}, "
+        f"SIMD {facts['simd']}), {facts['nproc']} CPUs, {facts['mem_total_kib'] // 1024} MiB; work directory on "
+        f"{facts['filesystem']['type']} ({facts['filesystem']['options']}); 1 MiB O_DIRECT: "
+        + ", ".join(f"{k} {v}" for k, v in facts["device"].items())
+        + f"; emsort {facts['commit'][:7]}, {versions}."
+    )
+
+
+def spread(rs: list) -> dict:
+    """Of one group's runs (dicts with `seconds`, `exit`, `error`): the median, min and max of the
+    runs that finished (None when none did) and the failures as the table's cell (`0`, or their
+    count and the first one's message)."""
+    import statistics
+
+    ok = [r["seconds"] for r in rs if r["exit"] == 0]
+    failed = [r for r in rs if r["exit"] != 0]
+    return {
+        "median": statistics.median(ok) if ok else None,
+        "min": min(ok) if ok else None,
+        "max": max(ok) if ok else None,
+        "failed": f"{len(failed)}: {failed[0]['error']}" if failed else "0",
+    }

@@ -42,7 +42,6 @@ import json
 import os
 import re
 import shutil
-import statistics
 import sys
 import tempfile
 import threading
@@ -52,7 +51,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "table"))
 from bench_table import ORDER_BY, KEYS, ids, lit, make_input, oracle  # noqa: E402
-from facts import drop_caches, machine as machine_facts, parse_size, rel, run, write_rows  # noqa: E402
+from facts import drop_caches, machine as machine_facts, machine_line, parse_size, rel, run, spread, write_rows  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 ENGINES = ["emsort-ray", "emsort-dataset", "ray-data", "single"]
@@ -174,11 +173,8 @@ def report(out_dir: str, rows: list, facts: dict) -> None:
         "",
         f"Command: `{facts['command']}`",
         "",
-        f"Machine: {facts['cpu']} (family {facts['cpu_family']}, model {facts['cpu_model']}, SIMD {facts['simd']}), "
-        f"{facts['nproc']} CPUs, {facts['mem_total_kib'] // 1024} MiB; work directory on "
-        f"{facts['filesystem']['type']} ({facts['filesystem']['options']}); 1 MiB O_DIRECT: "
-        + ", ".join(f"{k} {v}" for k, v in facts["device"].items())
-        + f"; emsort {facts['commit'][:7]}, Ray {facts['ray']}, pyarrow {facts['pyarrow']}, DuckDB {facts['duckdb']}. "
+        machine_line(facts, f"Ray {facts['ray']}, pyarrow {facts['pyarrow']}, DuckDB {facts['duckdb']}")
+        + " "
         f"Ray cluster: `ray.init(num_cpus={facts['ray_cpus']})`, object store "
         f"{facts['ray_object_store_bytes'] // (1 << 20)} MiB.",
         "",
@@ -195,24 +191,22 @@ def report(out_dir: str, rows: list, facts: dict) -> None:
     by = {}
     for r in rows:
         by.setdefault(r["engine"], []).append(r)
-    base = [r["seconds"] for r in by.get("emsort-ray", []) if r["exit"] == 0]
-    em = statistics.median(base) if base else None
+    em = spread(by.get("emsort-ray", []))["median"]
     for engine in ENGINES:
         rs = by.get(engine)
         if not rs:
             continue
-        ok = [r["seconds"] for r in rs if r["exit"] == 0]
-        med = statistics.median(ok) if ok else None
-        failed = [r for r in rs if r["exit"] != 0]
+        sp = spread(rs)
+        med, lo, hi = sp["median"], sp["min"], sp["max"]
         store = [r["store_peak_mib"] for r in rs if r["store_peak_mib"] != ""]
         spilled = [r["spilled_mib"] for r in rs if r["spilled_mib"] != ""]
         ver = {str(r["verified"]) for r in rs if r["verified"] != ""}
-        why = f"{len(failed)}: {failed[0]['error']}" if failed else "0"
         lines.append(
             f"| {engine} | {f'{med:.2f} s' if med else '—'} | "
-            f"{f'{min(ok):.2f}–{max(ok):.2f} s' if ok else '—'} | {f'{med / em:.2f}' if med and em else '—'} | "
+            f"{f'{lo:.2f}–{hi:.2f} s' if med else '—'} | "
+            f"{f'{med / em:.2f}' if med and em else '—'} | "
             f"{f'{max(store):.0f} MiB' if store else '(no Ray)'} | {f'{max(spilled):.0f} MiB' if spilled else '—'} | "
-            f"{why} | {'/'.join(sorted(ver)) or '—'} |"
+            f"{sp['failed']} | {'/'.join(sorted(ver)) or '—'} |"
         )
     lines += ["", "Files: `raw.csv` (one row per run), `machine.json`.", ""]
     with open(os.path.join(out_dir, "README.md"), "w") as f:

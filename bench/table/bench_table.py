@@ -27,7 +27,7 @@ QD 32 bandwidth from fio, versions, the commit) and `README.md` (medians, spread
 to emsort) to --out.
 
     python3 bench/table/bench_table.py --quick          # 256 MiB, one M, 1 repetition
-    python3 bench/table/bench_table.py --sizes 1G,4G --memory 256M,64M --reps 3 \
+    python3 bench/table/bench_table.py --sizes 1G,4G --memory 256M,64M --reps 3,1 \
         --workdir target/table-bench --out bench/results/DATE-tables
 """
 
@@ -37,13 +37,12 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from facts import drop_caches, machine as machine_facts, parse_size, rel, run, write_rows  # noqa: E402
+from facts import drop_caches, machine as machine_facts, machine_line, parse_size, rel, run, spread, write_rows  # noqa: E402
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 KEYS = ["cat", "ts:desc", "id"]
 ORDER_BY = "cat, ts DESC, id"
@@ -149,11 +148,7 @@ def report(out_dir: str, rows: list, facts: dict) -> None:
         "",
         f"Command: `{facts['command']}`",
         "",
-        f"Machine: {facts['cpu']} (family {facts['cpu_family']}, model {facts['cpu_model']}, SIMD {facts['simd']}), "
-        f"{facts['nproc']} CPUs, {facts['mem_total_kib'] // 1024} MiB; work directory on "
-        f"{facts['filesystem']['type']} ({facts['filesystem']['options']}); 1 MiB O_DIRECT: "
-        + ", ".join(f"{k} {v}" for k, v in facts["device"].items())
-        + f"; emsort {facts['commit'][:7]}, DuckDB {facts['duckdb']}, Polars {facts['polars']}.",
+        machine_line(facts, f"DuckDB {facts['duckdb']}, Polars {facts['polars']}"),
         "",
         f"Sort: `ORDER BY {ORDER_BY}` (emsort `-k {' -k '.join(KEYS)}`), cold cache, medians of the "
         "repetitions; a ratio is the tool's median over emsort's (above 1: emsort is faster). "
@@ -164,21 +159,18 @@ def report(out_dir: str, rows: list, facts: dict) -> None:
     ]
     for size in sorted({r["size"] for r in rows}, key=parse_size):
         for memory in sorted({r["memory"] for r in rows if r["size"] == size}, key=parse_size, reverse=True):
-            base = [r["seconds"] for r in groups.get((size, memory, "emsort"), []) if r["exit"] == 0]
-            em = statistics.median(base) if base else None
+            em = spread(groups.get((size, memory, "emsort"), []))["median"]
             for tool in TOOLS:
                 rs = groups.get((size, memory, tool))
                 if not rs:
                     continue
-                ok = [r["seconds"] for r in rs if r["exit"] == 0]
-                med = statistics.median(ok) if ok else None
+                sp = spread(rs)
+                med = sp["median"]
                 rss = max(r["peak_rss_bytes"] for r in rs) / (1 << 20)
-                failed = [r for r in rs if r["exit"] != 0]
                 ratio = f"{med / em:.2f}" if med and em else "—"
-                why = f"{len(failed)}: {failed[0]['error']}" if failed else "0"
                 lines.append(
                     f"| {size} | {rs[0]['rows']} | {memory if tool != 'polars' else '(none)'} | {tool} | {fmt_s(med)} | "
-                    f"{fmt_s(min(ok)) if ok else '—'}–{fmt_s(max(ok)) if ok else '—'} | {rss:.0f} MiB | {ratio} | {why} |"
+                    f"{fmt_s(sp['min'])}–{fmt_s(sp['max'])} | {rss:.0f} MiB | {ratio} | {sp['failed']} |"
                 )
     lines += ["", "Files: `raw.csv` (one row per run), `machine.json`.", ""]
     with open(os.path.join(out_dir, "README.md"), "w") as f:
@@ -191,7 +183,8 @@ def main() -> int:
     ap.add_argument("--sizes", default="1G")
     ap.add_argument("--memory", default="256M,64M")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", default="3",
+                    help="repetitions: one count, or one per size (--sizes 1G,4G --reps 3,1)")
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--workdir", default=os.path.join(REPO, "target", "table-bench"))
     ap.add_argument("--out", default=None)
@@ -199,7 +192,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="256 MiB, M = 64M, 1 repetition")
     args = ap.parse_args()
     if args.quick:
-        args.sizes, args.memory, args.reps = "256M", "64M", 1
+        args.sizes, args.memory, args.reps = "256M", "64M", "1"
     EMSORT = os.path.abspath(args.emsort_bin)
     tools = args.tools.split(",")
     out_dir = args.out or os.path.join(REPO, "target", "table-bench-results")
@@ -214,12 +207,18 @@ def main() -> int:
     with open(os.path.join(out_dir, "machine.json"), "w") as f:
         json.dump(facts, f, indent=1)
     rows = []
-    for size in args.sizes.split(","):
+    sizes = args.sizes.split(",")
+    reps = [int(r) for r in args.reps.split(",")]
+    if len(reps) == 1:
+        reps *= len(sizes)
+    if len(reps) != len(sizes):
+        ap.error(f"--reps: {len(reps)} counts for {len(sizes)} sizes")
+    for size, size_reps in zip(sizes, reps):
         inp = os.path.join(args.workdir, f"in-{size}.parquet")
         n = make_input(inp, parse_size(size))
         want = None
         for memory in args.memory.split(","):
-            for rep in range(args.reps):
+            for rep in range(size_reps):
                 order = tools[rep % len(tools):] + tools[: rep % len(tools)]
                 for tool in order:
                     out = os.path.join(args.workdir, f"out-{tool}.parquet")
