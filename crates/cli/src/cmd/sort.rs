@@ -897,6 +897,17 @@ fn plan_builder(
         Some(kind) => b.io(kind),
         None => b.io_auto(),
     };
+    // The streams experiment's slowest kind sorts, but one system call per
+    // element made a 1 GiB Parquet sort run for more than 10 minutes.
+    if a.io.0 == Some(emsort_io::StreamKind::Syscall) && !crate::as_sort() {
+        eprintln!(
+            "{}: warning: --io syscall makes a system call for every {} (the streams experiment's \
+             slowest kind, there to be measured): a large sort takes many times longer than with \
+             the default, --io auto",
+            crate::program(),
+            if format == Format::Lines { "byte" } else { "item" }
+        );
+    }
     if let Some(q) = a.queue_depth {
         b = b.queue_depth(q);
     }
