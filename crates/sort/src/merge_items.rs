@@ -322,8 +322,9 @@ pub(crate) fn merge(
     // safe to emit: those no later than the bound, the earliest of the
     // windows' last indexed items. The bound moves only when a window is
     // indexed anew or ends, so it is found again only then (a binary
-    // search per window, every round, was a twentieth of a merge of 55
-    // runs whose rounds the output block cuts short).
+    // search per window every round took 4.4 % of a 1 GiB Parquet sort's
+    // CPU, 55 runs; 2.6 % so, its 135-byte rows refilling some window in
+    // most rounds).
     let mut safe: Vec<usize> = Vec::new();
     let mut moved = Moved::default();
     // -u: the last line written, which the next one must differ from.
