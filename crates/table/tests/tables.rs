@@ -108,6 +108,21 @@ fn write_parquet(batch: &RecordBatch, path: &Path, group_rows: usize) {
     w.close().unwrap();
 }
 
+fn write_arrow_file(batch: &RecordBatch, path: &Path) {
+    let mut w = arrow_ipc::writer::FileWriter::try_new(std::fs::File::create(path).unwrap(), &batch.schema())
+        .unwrap();
+    w.write(batch).unwrap();
+    w.finish().unwrap();
+}
+
+fn write_arrow_stream(batch: &RecordBatch, path: &Path) {
+    let mut w =
+        arrow_ipc::writer::StreamWriter::try_new(std::fs::File::create(path).unwrap(), &batch.schema())
+            .unwrap();
+    w.write(batch).unwrap();
+    w.finish().unwrap();
+}
+
 fn read_parquet(path: &Path) -> (RecordBatch, parquet::file::metadata::ParquetMetaData) {
     let b = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(path).unwrap()).unwrap();
     let md = b.metadata().as_ref().clone();
@@ -230,15 +245,9 @@ fn several_inputs_and_kinds() {
     let pa = d.path().join("a.parquet");
     write_parquet(&a, &pa, 500);
     let pb = d.path().join("b.arrow");
-    let mut w =
-        arrow_ipc::writer::FileWriter::try_new(std::fs::File::create(&pb).unwrap(), &b.schema()).unwrap();
-    w.write(&b).unwrap();
-    w.finish().unwrap();
+    write_arrow_file(&b, &pb);
     let pc = d.path().join("c.arrows");
-    let mut w =
-        arrow_ipc::writer::StreamWriter::try_new(std::fs::File::create(&pc).unwrap(), &b.schema()).unwrap();
-    w.write(&b.slice(0, 100)).unwrap();
-    w.finish().unwrap();
+    write_arrow_stream(&b.slice(0, 100), &pc);
     let all = arrow_select::concat::concat_batches(&a.schema(), [&a, &b, &b.slice(0, 100)]).unwrap();
     let keys = vec![TableKey::parse("text").unwrap(), TableKey::parse("int:r").unwrap()];
     let out = d.path().join("out.arrow");
@@ -306,15 +315,9 @@ fn inputs_are_read_as_opened_not_by_name_again() {
     let pa = d.path().join("a.parquet");
     write_parquet(&a, &pa, 400);
     let pb = d.path().join("b.arrow");
-    let mut w =
-        arrow_ipc::writer::FileWriter::try_new(std::fs::File::create(&pb).unwrap(), &b.schema()).unwrap();
-    w.write(&b).unwrap();
-    w.finish().unwrap();
+    write_arrow_file(&b, &pb);
     let pc = d.path().join("c.arrows");
-    let mut w =
-        arrow_ipc::writer::StreamWriter::try_new(std::fs::File::create(&pc).unwrap(), &b.schema()).unwrap();
-    w.write(&b.slice(100, 300)).unwrap();
-    w.finish().unwrap();
+    write_arrow_stream(&b.slice(100, 300), &pc);
     let inputs = [pa.clone(), pb.clone(), pc.clone()];
     let opened = open_tables(&inputs).unwrap();
     // Other rows of the same schema under the same names.
@@ -324,10 +327,7 @@ fn inputs_are_read_as_opened_not_by_name_again() {
         if p == &pa {
             write_parquet(&other, &new, 300);
         } else {
-            let f = std::fs::File::create(&new).unwrap();
-            let mut w = arrow_ipc::writer::FileWriter::try_new(f, &other.schema()).unwrap();
-            w.write(&other).unwrap();
-            w.finish().unwrap();
+            write_arrow_file(&other, &new);
         }
         std::fs::rename(&new, p).unwrap();
     }
