@@ -19,10 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* strtold on TEXT (LEN bytes, read up to its first NUL) into *X, whose
-   bytes are zeroed first (GNU compares NaNs by memcmp), in locale LOC
-   (strtold_l) or, when LOC is null, the process's (strtold); returns how
-   many bytes it read, 0 when none. */
+/* strtold on TEXT (LEN bytes, read up to its first NUL) into *X, in
+   locale LOC (strtold_l) or, when LOC is null, the process's (strtold);
+   returns how many bytes it read, 0 when none. */
 static size_t read_number (char const *text, size_t len, long double *x,
                            locale_t loc)
 {
@@ -33,7 +32,6 @@ static size_t read_number (char const *text, size_t len, long double *x,
   memcpy (s, text, len);
   s[len] = '\0';
   char *end;
-  memset (x, 0, sizeof *x);
   *x = loc ? strtold_l (s, &end, loc) : strtold (s, &end);
   size_t n = end - s;
   if (s != stack)
@@ -53,12 +51,17 @@ size_t emsort_general_form (char const *text, size_t len, unsigned char *out,
     }
   if (isnan (x))
     {
-      long double y;
-      memset (&y, 0, sizeof y);
-      y = x;
+      /* GNU sort 9.1 zeroes a long double, stores strtold's NaN in it and
+         memcmp's the bytes.  Only the format's own bytes are copied here:
+         storing x86's 80-bit long double writes 10 of its 16 bytes, and a
+         compiler may drop a memset before a store to the whole object, so
+         the rest would be whatever the stack held (two reads of one "nan"
+         then differed).  The padding is written as the zeros GNU meant. */
+      size_t bytes = LDBL_MANT_DIG == 64 ? 10 : sizeof x;
       out[0] = 1;
-      memcpy (out + 1, &y, sizeof y);
-      return 1 + sizeof y;
+      memcpy (out + 1, &x, bytes);
+      memset (out + 1 + bytes, 0, sizeof x - bytes);
+      return 1 + sizeof x;
     }
   out[0] = 2;
   if (x == 0)

@@ -27,7 +27,7 @@
 //! | `-n` | class (`01` −, `02` zero, `03` +), decimal exponent E of 0.d₁d₂…×10^E (`80+E`), digits as nibbles d+1 ended by a 0 nibble; all but the class inverted when negative | `12.5` → `03 82 23 60`; `-0`, `abc`, `+5` → `02` |
 //! | `-h` | `08` + the unit's order (K 1 … Y 8, negated for negative numbers), then the `-n` form | `2K` → `09 03 81 30` |
 //! | `-M` | one byte: 0 unknown, 1 January … 12 December | ` feb` → `02` |
-//! | `-g` | `strtold`'s value: `00` not a number, `01` NaN + its bytes, `02` then sign class and binary exponent + mantissa | `1e3` → `02 02 …` |
+//! | `-g` | `strtold`'s value: `00` not a number, `01` NaN + its long double's bytes (padding zeroed; GNU 9.1 memcmps them), `02` then sign class and binary exponent + mantissa | `1e3` → `02 02 …` |
 //! | `-V`, `-R` | none: the comparator decides | |
 //! | `--jsonl` `.path` | the value's form in jq's order (module `crate::json`): class `01` null … `07` object, then the order-preserving double, the string's unescaped bytes ended by `00 00`, elements/members ended by `00` | `"ab"` → `05 61 62 00 00`; `[1]` → `06 04 BF F0 … 00` |
 //! | `--jsonl` `.path:n` | `02` + the double for a number or a string holding one; `01` otherwise | `"12"` → `02 C0 28 …` |
