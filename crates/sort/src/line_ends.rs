@@ -14,7 +14,7 @@
 /// The bit mask of the bytes of `block` (at most 64) equal to `eol`: bit
 /// `i` set when `block[i] == eol`.
 #[inline]
-fn mask(block: &[u8], eol: u8) -> u64 {
+pub(crate) fn mask(block: &[u8], eol: u8) -> u64 {
     #[cfg(target_arch = "x86_64")]
     if block.len() == 64 {
         // SAFETY: SSE2 is part of the x86-64 baseline; the four unaligned
