@@ -48,9 +48,9 @@ pub(crate) fn scan_ends(data: &[u8], sep: u8, state: &mut u64, end: &mut dyn FnM
     let (mut st, mut at) = (*state, 0);
     while at + 64 <= data.len() {
         let block = &data[at..at + 64];
-        match Block::parse(block, sep, st) {
+        match Block::parse(block, !0, sep, st) {
             Some(b) => {
-                let mut ends = b.ends;
+                let mut ends = b.newlines;
                 while ends != 0 {
                     if !end(at + ends.trailing_zeros() as usize) {
                         *state = START;
@@ -58,7 +58,7 @@ pub(crate) fn scan_ends(data: &[u8], sep: u8, state: &mut u64, end: &mut dyn FnM
                     }
                     ends &= ends - 1;
                 }
-                st = b.state_after;
+                st = b.state_after();
             }
             None => {
                 if !scan_scalar(block, sep, &mut st, &mut |p| end(at + p)) {
@@ -85,38 +85,54 @@ pub(crate) fn scan_ends(data: &[u8], sep: u8, state: &mut u64, end: &mut dyn FnM
 /// one of these, so checking them finds every block the masks would get
 /// wrong ([`Block::parse`] gives `None`).
 struct Block {
-    /// The newlines outside quotes: the records' ends.
-    ends: u64,
-    /// The parse state after the block's last byte.
-    state_after: u64,
+    /// Bytes inside quotes (an opening quote is, its closing one not).
+    inside: u64,
+    /// Quotes that open and that close a quoted field by the parity; an
+    /// opening one right after a closing one is `""`'s second quote.
+    open: u64,
+    close: u64,
+    after_close: u64,
+    /// Separators and newlines outside quotes.
+    seps: u64,
+    newlines: u64,
 }
 
 impl Block {
-    fn parse(block: &[u8], sep: u8, state: u64) -> Option<Block> {
-        let (quotes, newlines, seps) = masks(block, sep);
+    /// The parse of `block` from parse state `state`; `valid`: the bits of
+    /// its bytes (a short block is padded after them).
+    fn parse(block: &[u8], valid: u64, sep: u8, state: u64) -> Option<Block> {
+        let quotes = mask(block, QUOTE) & valid;
         let inside_before_block = u64::from(state == QUOTED);
-        // Bit i: inside quotes after byte i (an opening quote is inside).
         let inside = prefix_xor(quotes) ^ inside_before_block.wrapping_neg();
         let before = inside << 1 | inside_before_block;
         let (open, close) = (quotes & !before, quotes & before);
-        // (A separator or newline inside quotes is never right before an
-        // opening quote, nor the last byte outside them: no mask needed.)
-        let breaks = seps | newlines;
-        let field_start = breaks << 1 | u64::from(state == START);
+        let seps = mask(block, sep) & valid & !before;
+        let newlines = mask(block, b'\n') & valid & !before;
+        let field_start = (seps | newlines) << 1 | u64::from(state == START);
         let after_close = close << 1 | u64::from(state == QUOTE_IN_QUOTED);
-        if open & !(field_start | after_close) != 0 {
-            return None;
-        }
-        let state_after = if inside >> 63 != 0 {
+        (open & !(field_start | after_close) == 0).then_some(Block {
+            inside,
+            open,
+            close,
+            after_close,
+            seps,
+            newlines,
+        })
+    }
+
+    /// The parse state after the block's last byte (of a short block: its
+    /// last valid byte's, or `FIELD` for `START` and `QUOTE_IN_QUOTED`,
+    /// which only [`unquote_by_masks`]'s last block ends in).
+    fn state_after(&self) -> u64 {
+        if self.inside >> 63 != 0 {
             QUOTED
-        } else if close >> 63 != 0 {
+        } else if self.close >> 63 != 0 {
             QUOTE_IN_QUOTED
-        } else if breaks >> 63 != 0 {
+        } else if (self.seps | self.newlines) >> 63 != 0 {
             START
         } else {
             FIELD
-        };
-        Some(Block { ends: newlines & !inside, state_after })
+        }
     }
 }
 
@@ -127,12 +143,6 @@ fn prefix_xor(mut x: u64) -> u64 {
         x ^= x << shift;
     }
     x
-}
-
-/// The bit masks of a 64-byte block's quotes, newlines and separators.
-#[inline]
-fn masks(block: &[u8], sep: u8) -> (u64, u64, u64) {
-    (mask(block, QUOTE), mask(block, b'\n'), mask(block, sep))
 }
 
 /// The byte-wise parse, from `*state` to the end of `data` (then in
@@ -350,10 +360,7 @@ fn unquote_by_masks(record: &[u8], sep: u8, upto: usize, ends: &mut Vec<usize>, 
     text.clear();
     ends.clear();
     text.reserve(record.len());
-    // Carried from block to block: inside quotes, after a closing quote,
-    // at a field's start (the record's first byte is).
-    let (mut inside_in, mut close_in, mut start_in) = (0u64, 0u64, 1u64);
-    let mut pad = [0u8; 64];
+    let (mut state, mut pad) = (START, [0u8; 64]);
     for chunk in record.chunks(64) {
         let (block, valid) = if chunk.len() == 64 {
             (chunk, !0)
@@ -361,20 +368,14 @@ fn unquote_by_masks(record: &[u8], sep: u8, upto: usize, ends: &mut Vec<usize>, 
             pad[..chunk.len()].copy_from_slice(chunk);
             (&pad[..], (1u64 << chunk.len()) - 1)
         };
-        let (quotes, seps) = (mask(block, QUOTE) & valid, mask(block, sep) & valid);
-        let inside = prefix_xor(quotes) ^ inside_in.wrapping_neg();
-        let before = inside << 1 | inside_in;
-        let (open, close) = (quotes & !before, quotes & before);
-        let breaks = seps & !before;
-        let after_close = close << 1 | close_in;
-        if open & !(breaks << 1 | start_in | after_close) != 0 {
+        let Some(b) = Block::parse(block, valid, sep, state) else {
             return false;
-        }
+        };
         // The bytes between dropped quotes are copied as they are; a
         // separator outside quotes is a byte of the text too, whose place
         // `ends` records.
-        let dropped = (open & !after_close) | close;
-        let (mut events, mut from) = (dropped | breaks, 0);
+        let dropped = (b.open & !b.after_close) | b.close;
+        let (mut events, mut from) = (dropped | b.seps, 0);
         while events != 0 {
             let i = events.trailing_zeros() as usize;
             if dropped >> i & 1 != 0 {
@@ -386,12 +387,10 @@ fn unquote_by_masks(record: &[u8], sep: u8, upto: usize, ends: &mut Vec<usize>, 
             events &= events - 1;
         }
         text.extend_from_slice(&chunk[from..]);
-        // (Past a short block's last byte no bit is set: the carry is
-        // that byte's.)
-        (inside_in, close_in, start_in) = (inside >> 63, close >> 63, breaks >> 63);
+        state = b.state_after();
     }
     // A record ends outside quotes, else csv-core says what it holds.
-    inside_in == 0
+    state != QUOTED
 }
 
 /// [`fields`] by `csv-core`'s parse.
