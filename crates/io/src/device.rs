@@ -109,10 +109,16 @@ impl DeviceCost {
     /// 1 MiB one at a time, then 8 at once through io_uring and the 8 read
     /// back at once, in an unnamed file in `dir`, allocated first (an
     /// `O_DIRECT` write past the end of an ext4 file waits under the inode
-    /// lock). `None` where that cannot be done (no such directory, no
-    /// `O_TMPFILE` or `O_DIRECT` there, no room). (One round's bandwidths
-    /// fell to half now and then on a busy machine, and one sort in three
-    /// of the Zen 4 EPYC's went through the page cache for it.)
+    /// lock). Each round writes blocks no round wrote before, as a sort
+    /// writes its runs into new files: the Zen 4 EPYC's virtual disk took
+    /// rewrites of the same 4 MiB at 1.7–2.1 GB/s, with 8 in flight, where
+    /// fio wrote a new file at 0.75–1.2 GB/s, and the probe that rewrote
+    /// chose `direct` where `uring` sorted 1 GiB of lines 1.29× faster
+    /// (`bench/results/2026-12-06r-matrix-zen4`). `None` where that cannot
+    /// be done (no such directory, no `O_TMPFILE` or `O_DIRECT` there, no
+    /// room). (One round's bandwidths fell to half now and then on a busy
+    /// machine, and one sort in three of the Zen 4 EPYC's went through the
+    /// page cache for it.)
     pub fn probe(dir: &Path) -> Option<DeviceCost> {
         Self::measure(dir, 3)
     }
@@ -126,25 +132,27 @@ impl DeviceCost {
         let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::DIRECT | OFlags::CLOEXEC;
         let fd = rustix::fs::open(dir, flags, Mode::from_raw_mode(0o600)).ok()?;
         let serial_bytes = SERIAL_WRITES * PROBE_BLOCK as u64;
-        let len = serial_bytes + QUEUED_WRITES as u64 * PROBE_BLOCK as u64;
-        rustix::fs::fallocate(&fd, FallocateFlags::empty(), 0, len).ok()?;
+        let round_bytes = serial_bytes + QUEUED_WRITES as u64 * PROBE_BLOCK as u64;
+        let rounds = rounds.max(1);
+        rustix::fs::fallocate(&fd, FallocateFlags::empty(), 0, round_bytes * rounds as u64).ok()?;
         let mut buf = AlignedBuf::with_align(QUEUED_WRITES as usize * PROBE_BLOCK, 4096);
         let (mut latencies, mut on_cpu) = (Vec::new(), Vec::new());
         let (mut writes, mut reads) = (Vec::new(), Vec::new());
-        for _ in 0..rounds.max(1) {
+        for round in 0..rounds as u64 {
+            let at = round * round_bytes;
             let (wall0, cpu0) = (Instant::now(), thread_cpu());
             for i in 0..SERIAL_WRITES {
                 let t = Instant::now();
                 let block = &buf.bytes()[..PROBE_BLOCK];
-                if rustix::io::pwrite(&fd, block, i * PROBE_BLOCK as u64).ok()? != PROBE_BLOCK {
+                if rustix::io::pwrite(&fd, block, at + i * PROBE_BLOCK as u64).ok()? != PROBE_BLOCK {
                     return None;
                 }
                 latencies.push(t.elapsed());
             }
             on_cpu.push((thread_cpu() - cpu0).as_secs_f64() / wall0.elapsed().as_secs_f64().max(1e-9));
-            if let Some(w) = queued(&fd, &mut buf, serial_bytes, false) {
+            if let Some(w) = queued(&fd, &mut buf, at + serial_bytes, false) {
                 writes.push(w);
-                if let Some(r) = queued(&fd, &mut buf, serial_bytes, true) {
+                if let Some(r) = queued(&fd, &mut buf, at + serial_bytes, true) {
                     reads.push(r);
                 }
             }
