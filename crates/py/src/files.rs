@@ -153,7 +153,7 @@ fn sort_tables<'py>(
     }
     let tables = emsort_table::open_tables(inputs)
         .map_err(|e| crate::error::sort_error(py, &crate::table::table_error(e)))?;
-    let plan = a.table_plan(py, emsort_table::row_bytes(&tables), spec.unique)?;
+    let plan = a.table_plan(py, emsort_table::row_bytes(&tables, &spec), spec.unique)?;
     let mut rows = (0u64, 0u64);
     // The sort's whole budget (the plan's memory is its merge sort's 2/3).
     let _heap = crate::alloc::table_blocks_to_heap(plan.memory() / 2 * 3);

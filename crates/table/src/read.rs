@@ -245,25 +245,29 @@ impl TableInput {
             _ => 64,
         };
         let mut width = meta;
-        if let Some(b) = self.parquet_reader() {
-            if let Some(g) = b.metadata().row_groups().iter().position(|g| g.num_rows() > 0) {
-                let probe = (bytes / meta / 8).clamp(1, 256);
-                let mut r = b
-                    .with_row_groups(vec![g])
-                    .with_batch_size(probe)
-                    .with_limit(probe)
-                    .build()
-                    .map_err(|e| bad(&self.path, e))?;
-                if let Some(batch) = r.next() {
-                    let batch = batch.map_err(|e| bad(&self.path, e))?;
-                    let decoded = batch.get_array_memory_size() / batch.num_rows().max(1);
-                    if decoded > 2 * meta {
-                        width = decoded;
-                    }
-                }
+        if let Some(batch) = self.sample((bytes / meta / 8).clamp(1, 256))? {
+            let decoded = batch.get_array_memory_size() / batch.num_rows().max(1);
+            if decoded > 2 * meta {
+                width = decoded;
             }
         }
         Ok((bytes / width).clamp(1, 64 << 10))
+    }
+
+    /// A Parquet table's first `rows` rows (of its first row group with
+    /// any), decoded; `None` for an Arrow file or a table without rows.
+    pub(crate) fn sample(&self, rows: usize) -> Result<Option<RecordBatch>, TableError> {
+        let Some(b) = self.parquet_reader() else { return Ok(None) };
+        let Some(g) = b.metadata().row_groups().iter().position(|g| g.num_rows() > 0) else {
+            return Ok(None);
+        };
+        let mut r = b
+            .with_row_groups(vec![g])
+            .with_batch_size(rows.max(1))
+            .with_limit(rows.max(1))
+            .build()
+            .map_err(|e| bad(&self.path, e))?;
+        r.next().transpose().map_err(|e| bad(&self.path, e))
     }
 
     /// The table's batches of at most `batch_rows` rows (an Arrow IPC

@@ -75,16 +75,6 @@ pub(super) fn run(a: &SortArgs, inputs: Vec<PathBuf>) -> anyhow::Result<ExitCode
     crate::interrupt::arm_watchdog();
     let tables = emsort_table::open_tables(&inputs)
         .map_err(|e| anyhow::anyhow!(e).context(format!("cannot sort {}", names(&inputs))))?;
-    let (b, memory) = plan_builder(a, Format::Lines, method(a)?, emsort_table::row_bytes(&tables));
-    let plan = b
-        .memory(emsort_table::sort_share(memory))
-        .line_order(emsort_table::rows_order(a.unique))
-        .build()
-        .map_err(to_anyhow)
-        .context("cannot plan the sort")?;
-    if a.show_plan {
-        eprint!("{plan}");
-    }
     let spec = TableSort {
         keys,
         unique: a.unique,
@@ -98,6 +88,16 @@ pub(super) fn run(a: &SortArgs, inputs: Vec<PathBuf>) -> anyhow::Result<ExitCode
             .transpose()
             .map_err(|e| anyhow::anyhow!(e))?,
     };
+    let (b, memory) = plan_builder(a, Format::Lines, method(a)?, emsort_table::row_bytes(&tables, &spec));
+    let plan = b
+        .memory(emsort_table::sort_share(memory))
+        .line_order(emsort_table::rows_order(a.unique))
+        .build()
+        .map_err(to_anyhow)
+        .context("cannot plan the sort")?;
+    if a.show_plan {
+        eprint!("{plan}");
+    }
     let bar = Bar::new(a.quiet);
     crate::table_buffers_to_heap(memory);
     let stats =
