@@ -10,8 +10,9 @@
 //! columns as `arrow-row` writes them — bytes whose memcmp order is the
 //! Arrow order asked for (descending, nulls first or last, floats in total
 //! order, decimals, timestamps, strings, dictionaries by their values) and
-//! prefix-free — then its other columns, also as `arrow-row` rows, only to
-//! be written again. The engine sorts them as it sorts text lines with
+//! prefix-free — then its other columns, only to be written again: values
+//! of fixed width, booleans, strings and binaries as their bytes (module
+//! `payload`), the rest as `arrow-row` rows. The engine sorts them as it sorts text lines with
 //! normalised keys (stably: equal keys keep their input order; `-u` keeps
 //! the first of each), and the output is decoded back into batches of the
 //! input's schema.
@@ -25,6 +26,7 @@
 #![deny(missing_docs)]
 
 mod key;
+mod payload;
 mod read;
 mod sort;
 mod write;

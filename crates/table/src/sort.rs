@@ -13,6 +13,7 @@ use emsort_sort::keys::{LineOrder, OrderOptions};
 use emsort_sort::{rows, SortPlan, SortStats, Sorter};
 use parquet::basic::Compression;
 
+use crate::payload::Payload;
 use crate::read::{TableInput, TableKind};
 use crate::write::{Layout, TableWriter};
 use crate::{TableError, TableKey};
@@ -86,10 +87,11 @@ const SAMPLE_BYTES: usize = 1 << 20;
 /// for a plan's input size: a Parquet table's rows times the width of its
 /// first rows framed as the sort frames them (up to 4096 of them, 1 MiB; the
 /// footer's uncompressed size does not tell it, as `arrow-row` widens
-/// values — 9 bytes for an `i64`, 17 for a decimal, strings in blocks of 8
-/// and 32 bytes — while Parquet narrows them: the benchmark's 1 GiB table
-/// said 1.6 GB and framed 3.5 GB, and the plan took runs larger than the
-/// page cache's room for ones that fit in it). Where that cannot be done,
+/// keys — 9 bytes for an `i64`, strings in blocks of 8 and 32 bytes — and
+/// frames add 9 bytes a row, while Parquet narrows values: the benchmark's
+/// 1 GiB table said 1.6 GB and framed 3.5 GB (2.9 GB since the payload is
+/// compact), and the plan took runs larger than the page cache's room for
+/// ones that fit in it). Where that cannot be done,
 /// and for an Arrow file, its uncompressed size and 9 bytes a row (an
 /// Arrow file's size). `None` if a table's size is not known.
 pub fn row_bytes(tables: &[TableInput], spec: &TableSort) -> Option<u64> {
@@ -251,38 +253,20 @@ impl TableKeys {
     }
 }
 
-/// The two row converters: the keys (in their order) and the rest.
+/// The keys' row converter (in their order) and the payload of the
+/// other columns.
 struct Converters {
     key: TableKeys,
-    rest: Option<RowConverter>,
-    rest_fields: Vec<usize>,
+    payload: Payload,
 }
 
 impl Converters {
     fn new(schema: &Schema, spec: &TableSort) -> Result<Converters, TableError> {
         let key = TableKeys::new(schema, spec)?;
         let key_fields = key.fields();
-        let rest_fields: Vec<usize> =
-            (0..schema.fields().len()).filter(|i| !key_fields.contains(i)).collect();
-        let rest = if rest_fields.is_empty() {
-            None
-        } else {
-            let f: Vec<SortField> =
-                rest_fields.iter().map(|&i| SortField::new(schema.field(i).data_type().clone())).collect();
-            if let Some(bad) = f
-                .iter()
-                .zip(&rest_fields)
-                .find(|(s, _)| !RowConverter::supports_fields(std::slice::from_ref(*s)))
-            {
-                return Err(TableError::Key(format!(
-                    "column {} of type {} cannot be carried through the sort",
-                    schema.field(*bad.1).name(),
-                    schema.field(*bad.1).data_type()
-                )));
-            }
-            Some(RowConverter::new(f).map_err(|e| TableError::Key(e.to_string()))?)
-        };
-        Ok(Converters { key, rest, rest_fields })
+        let rest: Vec<usize> = (0..schema.fields().len()).filter(|i| !key_fields.contains(i)).collect();
+        let payload = Payload::new(schema, &rest).map_err(TableError::Key)?;
+        Ok(Converters { key, payload })
     }
 
     /// Appends `batch`'s rows to `out`, framed.
@@ -291,16 +275,13 @@ impl Converters {
             path: path.to_path_buf(),
             message: e.to_string(),
         };
-        let pick =
-            |fields: &[usize]| fields.iter().map(|&i| batch.column(i).clone()).collect::<Vec<ArrayRef>>();
         let keys = self.key.encode(batch).map_err(bad)?;
-        let rest: Option<Rows> = match &self.rest {
-            Some(c) => Some(c.convert_columns(&pick(&self.rest_fields)).map_err(bad)?),
-            None => None,
-        };
+        let rest = self.payload.encoding(batch).map_err(bad)?;
+        let mut payload = Vec::new();
         for i in 0..batch.num_rows() {
-            let payload: &[u8] = rest.as_ref().map_or(&[], |r| r.row(i).data());
-            rows::frame(keys.row(i).data(), payload, out)
+            payload.clear();
+            rest.encode_row(i, &mut payload);
+            rows::frame(keys.row(i).data(), &payload, out)
                 .map_err(|m| TableError::Input { path: path.to_path_buf(), message: m })?;
         }
         Ok(())
@@ -318,18 +299,13 @@ impl Converters {
             .conv
             .convert_rows(rows.iter().map(|r| kp.parse(emsort_sort::rows::key(r))))
             .map_err(bad)?;
-        let rest = match &self.rest {
-            Some(c) => {
-                let p = c.parser();
-                c.convert_rows(rows.iter().map(|r| p.parse(emsort_sort::rows::payload(r)))).map_err(bad)?
-            }
-            None => Vec::new(),
-        };
+        let payloads: Vec<&[u8]> = rows.iter().map(|r| emsort_sort::rows::payload(r)).collect();
+        let rest = self.payload.decode(&payloads).map_err(bad)?;
         let mut cols: Vec<Option<ArrayRef>> = vec![None; schema.fields().len()];
         for (a, &f) in keys.into_iter().zip(self.key.fields()) {
             cols[f].get_or_insert(a);
         }
-        for (a, &f) in rest.into_iter().zip(&self.rest_fields) {
+        for (f, a) in rest {
             cols[f] = Some(a);
         }
         let cols = cols
