@@ -711,8 +711,11 @@ mod tests {
         assert_eq!(d.kind, StreamKind::UringDirect, "{}", d.why);
         // Runs that fit: the page cache, unless its copies cost more than
         // the device (measured here: either may hold on a given machine).
-        if let Some(room) = cache_room().filter(|&r| r > 0) {
-            let d = choose(Some(dir.path()), Some(room), QUEUED_MEMORY, Some(&cache));
+        // Half the room: it follows the memory available, which other
+        // tests running beside this one move (runs of exactly the room
+        // measured here once did not fit in the room `choose` measured).
+        if let Some(room) = cache_room().filter(|&r| r > 1) {
+            let d = choose(Some(dir.path()), Some(room / 2), QUEUED_MEMORY, Some(&cache));
             assert!(
                 d.why.contains("write-back threshold") || d.why.contains("fit in the page cache"),
                 "{}",
