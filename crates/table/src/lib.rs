@@ -7,15 +7,15 @@
 //! ```
 //!
 //! Each row becomes one framed row (module `emsort_sort::rows`): its key
-//! columns as `arrow-row` writes them — bytes whose memcmp order is the
-//! Arrow order asked for (descending, nulls first or last, floats in total
-//! order, decimals, timestamps, strings, dictionaries by their values) and
-//! prefix-free — then its other columns, only to be written again: values
-//! of fixed width, booleans, strings and binaries as their bytes (module
-//! `payload`), the rest as `arrow-row` rows. The engine sorts them as it sorts text lines with
-//! normalised keys (stably: equal keys keep their input order; `-u` keeps
-//! the first of each), and the output is decoded back into batches of the
-//! input's schema.
+//! columns as `arrow-row` writes them — bytes whose memcmp order is the Arrow
+//! order asked for (descending, nulls first or last, floats in total order,
+//! decimals, timestamps, strings, dictionaries by their values) and prefix-free
+//! — then its other columns, only to be written again: values of fixed width,
+//! booleans, strings and binaries as their bytes (module `payload`), the rest
+//! as `arrow-row` rows. The engine sorts them as it sorts text lines with
+//! normalised keys (stably: equal keys keep their input order; `-u` keeps the
+//! first of each), and the output is decoded back into batches of the input's
+//! schema.
 //!
 //! Memory: the merge sort gets two thirds of the budget M ([`sort_share`]);
 //! a batch being read or written holds about M/24 of rows (and as much

@@ -83,17 +83,16 @@ pub fn open_tables(inputs: &[PathBuf]) -> Result<Vec<TableInput>, TableError> {
 const SAMPLE_ROWS: usize = 4096;
 const SAMPLE_BYTES: usize = 1 << 20;
 
-/// About how many bytes the framed rows of `tables` sorted by `spec` take,
-/// for a plan's input size: a Parquet table's rows times the width of its
-/// first rows framed as the sort frames them (up to 4096 of them, 1 MiB; the
-/// footer's uncompressed size does not tell it, as `arrow-row` widens
-/// keys — 9 bytes for an `i64`, strings in blocks of 8 and 32 bytes — and
-/// frames add 9 bytes a row, while Parquet narrows values: the benchmark's
-/// 1 GiB table said 1.6 GB and framed 3.5 GB (2.9 GB since the payload is
-/// compact), and the plan took runs larger than the page cache's room for
-/// ones that fit in it). Where that cannot be done,
-/// and for an Arrow file, its uncompressed size and 9 bytes a row (an
-/// Arrow file's size). `None` if a table's size is not known.
+/// About how many bytes the framed rows of `tables` sorted by `spec` take, for
+/// a plan's input size: a Parquet table's rows times the width of its first
+/// rows framed as the sort frames them (up to 4096 of them, 1 MiB; the footer's
+/// uncompressed size does not tell it, as `arrow-row` widens keys — 9 bytes for
+/// an `i64`, strings in blocks of 8 and 32 bytes — and frames add 9 bytes a
+/// row, while Parquet narrows values: the benchmark's 1 GiB table said 1.6 GB
+/// and framed 3.5 GB (2.9 GB since the payload is compact), and the plan took
+/// runs larger than the page cache's room for ones that fit in it). Where that
+/// cannot be done, and for an Arrow file, its uncompressed size and 9 bytes a
+/// row (an Arrow file's size). `None` if a table's size is not known.
 pub fn row_bytes(tables: &[TableInput], spec: &TableSort) -> Option<u64> {
     let conv = common_schema(tables).ok().and_then(|s| Converters::new(&s, spec).ok());
     tables
