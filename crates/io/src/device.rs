@@ -28,8 +28,13 @@
 //!   and the device would take longer to write and read them than the page
 //!   cache takes the CPU to copy them ([`PAGE_CACHE_RATE`]): then they live
 //!   in the page cache and are deleted before write-back would take them to
-//!   the device, and the sort gets `uring`, the page cache through
-//!   io_uring. (The matrix on an AVX2 AMD EPYC, 0.7 GB/s writes, 1 GiB of
+//!   the device, and the runs get `uring`, the page cache through io_uring,
+//!   while the input and output files, which come from and go to the device
+//!   whatever the runs do, keep the device's `O_DIRECT` kind
+//!   ([`IoDecision::files_kind`]: a cold read through the page cache cost
+//!   the Zen 4 EPYC 1.8 s of CPU per GiB, where the VM's freed memory goes
+//!   back to its host — 1 GiB of lines 5.9–7.2 s with every stream through
+//!   the cache, 3.5–6.6 s with the files direct). (The matrix on an AVX2 AMD EPYC, 0.7 GB/s writes, 1 GiB of
 //!   lines: `uring` 7.4–8.1 s, `uring-direct` 9.2–11.7 s; on an Intel Xeon
 //!   a page-cache kind was fastest on 7 of the 9 device inputs. On the Zen 4
 //!   EPYC's 2 GB/s disk, the other way: 1 GiB of u32 in 4.0 s through the
@@ -463,8 +468,13 @@ fn parse_line(line: &str) -> Option<(String, DeviceCost, u64, PathBuf)> {
 /// asked for none ([`choose`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct IoDecision {
-    /// The kind for reading and writing.
+    /// The kind for reading and writing the runs (and the files, unless
+    /// `files_kind` says otherwise).
     pub kind: StreamKind,
+    /// The kind for the user's input and output files where it is not
+    /// `kind`: runs kept in the page cache (`uring`) leave the files, which
+    /// must come from and go to the device anyway, to `O_DIRECT`.
+    pub files_kind: Option<StreamKind>,
     /// Requests in flight per stream (`uring-direct`), else the default.
     pub queue_depth: u32,
     /// Why, for `--show-plan` and `--stats`.
@@ -487,6 +497,7 @@ pub fn choose(
 ) -> IoDecision {
     let decision = |kind, queue_depth, why: String| IoDecision {
         kind,
+        files_kind: None,
         queue_depth,
         why: format!("default: {why}"),
         cost: None,
@@ -544,7 +555,8 @@ pub fn decide(
     source: &str,
 ) -> IoDecision {
     let q0 = StreamConfig::DEFAULT_QUEUE_DEPTH;
-    let decision = |kind, queue_depth, why: String| IoDecision { kind, queue_depth, why, cost };
+    let decision =
+        |kind, queue_depth, why: String| IoDecision { kind, files_kind: None, queue_depth, why, cost };
     let Some(c) = cost else {
         return decision(
             StreamKind::UringDirect,
@@ -582,18 +594,26 @@ pub fn decide(
             )
         });
         if device.is_none_or(|d| d > copies) {
-            return decision(
+            // The files are read from and written to the device whatever
+            // the runs do: through the page cache they would only add its
+            // copies (a cold input read through it cost 1.8 s of CPU per
+            // GiB on the Zen 4 EPYC, against 0.1 s for blocks just freed).
+            let files = direct_kind(c, source, "", decision).kind;
+            let d = decision(
                 StreamKind::Uring,
                 q0,
                 format!(
                     "{source} {}: a device, but the runs ({}) fit under the kernel's background write-back \
                      threshold ({}){costs}: they stay in the page cache and are gone before they need to reach \
-                     the device, so the page cache through io_uring, Q = {q0} requests in flight per stream",
+                     the device, so the runs go through the page cache with io_uring, and the input and output \
+                     files, which come from and go to the device in any case, through {files} (O_DIRECT); \
+                     Q = {q0} requests in flight per stream",
                     c.describe(),
                     gib(runs),
                     gib(room),
                 ),
             );
+            return IoDecision { files_kind: Some(files), ..d };
         }
         let why =
             format!(", and the runs ({}) fit in the page cache{costs}: the device is the cheaper", gib(runs));
@@ -742,12 +762,14 @@ mod tests {
         let d = decide(Some(slow), false, room, "p");
         assert_eq!(d.kind, StreamKind::Uring, "{}", d.why);
         assert!(d.why.contains("write-back threshold") && d.why.contains("1.85 s"), "{}", d.why);
+        // The files, which reach the device in any case, bypass the cache.
+        assert_eq!(d.files_kind, Some(StreamKind::UringDirect), "{}", d.why);
         // Zen 4's disk (0.59 ms, 2.1 GB/s, reads measured slower, 1.3 GB/s,
         // taken as 2.1): 1.01 s: O_DIRECT, one request at a time (1.8 GB/s
         // of 2.1 with 8 in flight).
         let fast = DeviceCost { read_bandwidth: Some(1300e6), ..cost(0.59, Some(2130.0)) };
         let d = decide(Some(fast), false, room, "p");
-        assert_eq!(d.kind, StreamKind::Direct, "{}", d.why);
+        assert_eq!((d.kind, d.files_kind), (StreamKind::Direct, None), "{}", d.why);
         assert!(d.why.contains("1.01 s") && d.why.contains("% of the device"), "{}", d.why);
         // Runs that do not fit: O_DIRECT, queued where the queue pays.
         let d = decide(Some(slow), false, None, "p");

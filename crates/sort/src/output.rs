@@ -173,7 +173,7 @@ impl<'a> Output<'a> {
             kind,
             name,
             unit: plan.unit(),
-            cfg: plan.stream_config(false),
+            cfg: plan.file_config(false),
             temp_root,
             cancel,
             header: HeaderSlot::default(),

@@ -167,6 +167,7 @@ pub struct SortPlan {
     block_size: usize,
     input_kind: StreamKind,
     output_kind: StreamKind,
+    files_kind: Option<StreamKind>,
     queue_depth: u32,
     reverse: bool,
     policy: MergePolicy,
@@ -240,6 +241,7 @@ impl SortPlan {
                 block_size: 0,
                 input_kind: StreamKind::Buffered,
                 output_kind: StreamKind::Buffered,
+                files_kind: None,
                 queue_depth: 0,
                 reverse: false,
                 policy: MergePolicy::Optimal,
@@ -295,6 +297,12 @@ impl SortPlan {
         input_kind: StreamKind;
         /// Stream kind that writes the runs and the output.
         output_kind: StreamKind;
+        /// Stream kind of the user's input and output files where it is not
+        /// [`SortPlan::input_kind`] / [`SortPlan::output_kind`]: `--io auto`
+        /// keeping the runs in the page cache sends the files, which come
+        /// from and go to the device in any case, through `O_DIRECT`
+        /// (of the same footprint per stream, so M's accounting holds).
+        files_kind: Option<StreamKind>;
         /// io_uring queue depth Q (`uring` streams only).
         queue_depth: u32;
         /// What the device under the runs' directory costs, when it was
@@ -407,11 +415,21 @@ impl SortPlan {
         }
     }
 
-    /// The stream configuration for reading (`input`) or writing.
+    /// The stream configuration for reading (`input`) or writing runs.
     pub fn stream_config(&self, input: bool) -> StreamConfig {
         StreamConfig::new(if input { self.input_kind } else { self.output_kind })
             .block_size(self.block_size)
             .queue_depth(self.queue_depth)
+    }
+
+    /// The stream configuration for reading the user's input files
+    /// (`input`) or writing the output file: [`SortPlan::stream_config`]
+    /// of [`SortPlan::files_kind`] where the plan has one.
+    pub fn file_config(&self, input: bool) -> StreamConfig {
+        match self.files_kind {
+            Some(kind) => StreamConfig { kind, ..self.stream_config(input) },
+            None => self.stream_config(input),
+        }
     }
 
     /// Bytes one stream of `kind` buffers with block size `b`.
@@ -1070,7 +1088,7 @@ impl SortPlanBuilder {
                 plan.memory,
                 cache.as_ref(),
             );
-            (plan.input_kind, plan.output_kind) = (d.kind, d.kind);
+            (plan.input_kind, plan.output_kind, plan.files_kind) = (d.kind, d.kind, d.files_kind);
             queue_depth = queue_depth.or(Some(d.queue_depth));
             (plan.io_choice, plan.device_cost) = (Some(d.why), d.cost);
             // A ring costs each stream one descriptor more: where the limit
@@ -1079,6 +1097,7 @@ impl SortPlanBuilder {
             if d.kind.queued() && descriptor_streams(true) < 3 {
                 let kind = if d.kind.bypasses_cache() { StreamKind::Direct } else { StreamKind::Buffered };
                 (plan.input_kind, plan.output_kind) = (kind, kind);
+                plan.files_kind = d.files_kind.map(|_| StreamKind::Direct);
                 plan.io_choice = plan.io_choice.map(|why| {
                     format!("{why}; {kind} instead of {}: too few descriptors for io_uring's rings", d.kind)
                 });
@@ -1193,9 +1212,10 @@ impl fmt::Display for SortPlan {
         writeln!(f, "  block size B      {}", sz(self.block_size as u64))?;
         writeln!(
             f,
-            "  streams           input {}, output {} (F = {} buffered per stream{})",
+            "  streams           input {}, output {}{} (F = {} buffered per stream{})",
             self.input_kind,
             self.output_kind,
+            self.files_kind.map_or(String::new(), |k| format!("; the input and output files {k}")),
             human(d.stream_buffer),
             if self.input_kind.queued() || self.output_kind.queued() {
                 format!(", Q = {}", self.queue_depth)

@@ -169,7 +169,7 @@ impl<'a> Input<'a> {
             format: plan.format(),
             eol: plan.eol(),
             unit: plan.unit(),
-            cfg: plan.stream_config(true),
+            cfg: plan.file_config(true),
             known,
             read: 0,
             ends: Some(codec::for_plan(plan))

@@ -40,10 +40,14 @@ pub struct PlanRecord {
     pub fan_in: usize,
     /// Block size B in bytes.
     pub block_size: usize,
-    /// Input stream kind.
+    /// Input stream kind (of the runs, and of the input files unless
+    /// `files_kind`).
     pub input_kind: String,
-    /// Output stream kind.
+    /// Output stream kind (of the runs, and of the output file unless
+    /// `files_kind`).
     pub output_kind: String,
+    /// The input and output files' kind where it is not the runs'.
+    pub files_kind: Option<String>,
     /// Why the kinds were chosen, when they were not asked for (`--io`).
     pub io_choice: Option<String>,
     /// Descending order.
@@ -80,6 +84,7 @@ impl PlanRecord {
             block_size: plan.block_size(),
             input_kind: plan.input_kind().to_string(),
             output_kind: plan.output_kind().to_string(),
+            files_kind: plan.files_kind().map(|k| k.to_string()),
             io_choice: plan.io_choice().map(str::to_string),
             reverse: plan.reverse(),
             policy: plan.policy().to_string(),

@@ -1242,7 +1242,8 @@ fn io_syscall_sorts_with_a_warning() {
 /// slow disk (2.5 ms a 1 MiB write, 870 MB/s written and 1780 MB/s read
 /// with 8 in flight: slower than the page cache's copies), the
 /// default kind is the page cache (`uring`) while the runs fit under the
-/// kernel's background write-back threshold, and O_DIRECT with a queue
+/// kernel's background write-back threshold (the input and output files
+/// `uring-direct`), and O_DIRECT with a queue
 /// (`uring-direct`, Q by Little's law) once they outgrow it. The inputs are
 /// sparse files (zeros, no disk); each sort is stopped by SIGTERM once its
 /// plan is out and leaves nothing behind.
@@ -1300,6 +1301,10 @@ fn the_default_io_kind_leaves_the_page_cache_when_the_runs_outgrow_it() {
         unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
         let status = child.wait().unwrap();
         assert!(plan.contains(&format!("input {kind}, output {kind}")), "{bytes} bytes: {plan}");
+        // Runs in the page cache; the files, which reach the device in any
+        // case, with O_DIRECT.
+        let files = plan.contains("; the input and output files uring-direct (");
+        assert_eq!(files, kind == "uring", "{bytes} bytes: {plan}");
         assert!(plan.contains("emsort calibrate measured") && plan.contains(why), "{bytes} bytes: {plan}");
         if kind == "uring-direct" {
             // 870 MB/s × 2.5 ms = 2.2 MB in flight: three 1 MiB requests, and one more.
