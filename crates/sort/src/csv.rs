@@ -333,7 +333,10 @@ pub(crate) fn has_quote(record: &[u8]) -> bool {
 /// The text of `record`'s fields (without its newline and CR): their
 /// values, unquoted as `csv-core` reads them, joined by `sep` into `text`.
 /// `ends` gets the separators' positions in that text, up to `upto` of
-/// them, as `keys`' `split_fields` gives them for `-t`.
+/// them, as `keys`' `split_fields` gives them for `-t`. With `rest`
+/// false, the keys need nothing past the `upto`-th separator, and the text
+/// may end there (a key on the second of six columns reads a third of
+/// the record).
 ///
 /// A record whose quotes are all syntax is unquoted from bit masks
 /// ([`unquote_by_masks`]); any other goes through `csv-core`.
@@ -341,11 +344,12 @@ pub(crate) fn fields<'a>(
     record: &[u8],
     sep: u8,
     upto: usize,
+    rest: bool,
     ends: &mut Vec<usize>,
     text: &'a mut Vec<u8>,
     room: &mut Unquote,
 ) -> &'a [u8] {
-    if unquote_by_masks(record, sep, upto, ends, text) {
+    if unquote_by_masks(record, sep, upto, rest, ends, text) {
         return text;
     }
     fields_by_csv_core(record, sep, upto, ends, text, room)
@@ -355,8 +359,17 @@ pub(crate) fn fields<'a>(
 /// rewritten) when some quote is a byte of its field, or the record ends
 /// inside quotes. Opening and closing quotes are dropped, but the second
 /// quote of `""` inside a quoted field (which the parity sees as opening
-/// right after a closing one) is the value's quote.
-fn unquote_by_masks(record: &[u8], sep: u8, upto: usize, ends: &mut Vec<usize>, text: &mut Vec<u8>) -> bool {
+/// right after a closing one) is the value's quote. Without `rest`, the
+/// text ends at the `upto`-th separator (outside quotes: the fields
+/// before it are whole).
+fn unquote_by_masks(
+    record: &[u8],
+    sep: u8,
+    upto: usize,
+    rest: bool,
+    ends: &mut Vec<usize>,
+    text: &mut Vec<u8>,
+) -> bool {
     text.clear();
     ends.clear();
     text.reserve(record.len());
@@ -383,6 +396,10 @@ fn unquote_by_masks(record: &[u8], sep: u8, upto: usize, ends: &mut Vec<usize>, 
                 from = i + 1;
             } else if ends.len() < upto {
                 ends.push(text.len() + i - from);
+                if !rest && ends.len() == upto {
+                    text.extend_from_slice(&chunk[from..i]);
+                    return true;
+                }
             }
             events &= events - 1;
         }
@@ -560,7 +577,7 @@ mod tests {
             prop_assert_eq!(&got, &want);
             let (mut start, mut room, mut text, mut seps) = (0, Unquote::default(), Vec::new(), Vec::new());
             for (&e, rec) in got.iter().zip(&records) {
-                let t = fields(&data[start..e], b',', usize::MAX, &mut seps, &mut text, &mut room).to_vec();
+                let t = fields(&data[start..e], b',', usize::MAX, true, &mut seps, &mut text, &mut room).to_vec();
                 let mut from = 0;
                 for (i, f) in rec.iter().enumerate() {
                     let to = seps.get(i).copied().unwrap_or(t.len());
@@ -578,15 +595,19 @@ mod tests {
 
         /// The masks unquote a record as csv-core does, whenever they
         /// take it (a trailing CR stays a byte of the last field here: the
-        /// keys cut it before), for any count of separators asked for.
+        /// keys cut it before), for any count of separators asked for;
+        /// without the rest, up to the last separator asked for.
         #[test]
-        fn masks_unquote_as_csv_core(data in prop_oneof![exportish(), csvish()], upto in prop_oneof![0usize..4, Just(usize::MAX)]) {
+        fn masks_unquote_as_csv_core(data in prop_oneof![exportish(), csvish()], upto in prop_oneof![0usize..4, Just(usize::MAX)], rest: bool) {
             let (mut room, mut start) = (Unquote::default(), 0);
             let (mut text, mut seps, mut want_text, mut want_seps) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for e in ends(&data, data.len()).into_iter().chain([data.len()]) {
                 let record = &data[start..e];
-                if unquote_by_masks(record, b',', upto, &mut seps, &mut text) {
+                if unquote_by_masks(record, b',', upto, rest, &mut seps, &mut text) {
                     fields_by_csv_core(record, b',', upto, &mut want_seps, &mut want_text, &mut room);
+                    if !rest && upto > 0 && want_seps.len() == upto {
+                        want_text.truncate(want_seps[upto - 1]);
+                    }
                     prop_assert_eq!(&text, &want_text, "{:?}", String::from_utf8_lossy(record));
                     prop_assert_eq!(&seps, &want_seps);
                 }
@@ -609,7 +630,7 @@ mod tests {
             ("\"open,c", None),
         ] {
             let (mut text, mut seps) = (Vec::new(), Vec::new());
-            let took = unquote_by_masks(record.as_bytes(), b',', 9, &mut seps, &mut text);
+            let took = unquote_by_masks(record.as_bytes(), b',', 9, true, &mut seps, &mut text);
             assert_eq!(took.then_some(&text[..]), want.map(str::as_bytes), "{record:?}");
         }
     }
@@ -628,7 +649,7 @@ mod tests {
             let (mut start, mut want, mut counts) = (0, Ok(()), Vec::new());
             let (mut room, mut text, mut seps) = (Unquote::default(), Vec::new(), Vec::new());
             for &e in &ends {
-                fields(&data[start..e], b',', usize::MAX, &mut seps, &mut text, &mut room);
+                fields(&data[start..e], b',', usize::MAX, true, &mut seps, &mut text, &mut room);
                 let line = 1 + data[..start].iter().filter(|&&b| b == b'\n').count() as u64;
                 counts.push(seps.len() + 1);
                 if want.is_ok() && seps.len() + 1 != counts[0] {
@@ -651,7 +672,7 @@ mod tests {
         let data = b"1,\"a,b\nc\",x\n2,ab\"c,\"d\"\"e\"\r\n\"\"\"\",z\n";
         assert_eq!(ends(data, 3), vec![11, 26, 33]);
         let (mut room, mut text, mut seps) = (Unquote::default(), Vec::new(), Vec::new());
-        let t = fields(&data[12..25], b',', 9, &mut seps, &mut text, &mut room);
+        let t = fields(&data[12..25], b',', 9, true, &mut seps, &mut text, &mut room);
         assert_eq!((t, seps.as_slice()), (&b"2,ab\"c,d\"e"[..], &[1, 6][..]));
         assert_eq!(unended(ends_state(b"1,\"open\n")), Some(unended(QUOTED).unwrap()));
         assert_eq!(unended(ends_state(b"1,\"closed\"")), None);

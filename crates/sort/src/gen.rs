@@ -1021,7 +1021,7 @@ mod tests {
             (0, crate::csv::Unquote::default(), Vec::new(), Vec::new());
         let mut spanning = 0;
         for &e in &ends {
-            crate::csv::fields(&data[start..e], b',', usize::MAX, &mut seps, &mut text, &mut room);
+            crate::csv::fields(&data[start..e], b',', usize::MAX, true, &mut seps, &mut text, &mut room);
             assert_eq!(seps.len(), 5, "{:?}", String::from_utf8_lossy(&data[start..e]));
             spanning += usize::from(data[start..e].contains(&b'\n'));
             start = e + 1;

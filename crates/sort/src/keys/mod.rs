@@ -148,6 +148,10 @@ pub struct LineOrder {
     plain: bool,
     /// Fields of a line to split to place every key.
     fields: usize,
+    /// Whether a key may reach past the last of those fields' separators
+    /// (one running to the line's end, or a character position): else a
+    /// CSV record is unquoted only up to it.
+    rest: bool,
     /// The first `-V`/`-R` key (`keys.len()` when none): where the
     /// normalised key ends.
     open_from: usize,
@@ -211,6 +215,7 @@ impl LineOrder {
         // normalised key is the whole line's form.
         let plain = keys.is_empty() && !o.locale.as_ref().is_some_and(Locale::collates);
         let fields = keys.iter().map(field::fields_needed).max().unwrap_or(0);
+        let rest = keys.iter().any(|k| k.eword.is_none() || k.echar != 0);
         Ok(LineOrder {
             keys,
             tab: if o.csv { o.tab.or(Some(b',')) } else { o.tab },
@@ -226,6 +231,7 @@ impl LineOrder {
             complete,
             plain,
             fields,
+            rest,
             open_from,
         })
     }
@@ -301,6 +307,7 @@ impl LineOrder {
             complete: true,
             plain: false,
             fields: 0,
+            rest: true,
             open_from: 0,
         }
     }
@@ -386,7 +393,7 @@ impl LineOrder {
     pub fn columns(&self, record: &[u8]) -> Vec<Vec<u8>> {
         SCRATCH.with(|s| {
             let s = &mut *s.borrow_mut();
-            let all = LineOrder { fields: usize::MAX, ..self.clone() };
+            let all = LineOrder { fields: usize::MAX, rest: true, ..self.clone() };
             let text = all.split(record, &mut s.ends_a, &mut s.fields_a, &mut s.csv);
             // `-t` gives the separators' places, blanks each field's end.
             let last = self.tab.map(|_| text.len());
@@ -469,7 +476,7 @@ impl LineOrder {
             Some(sep) => {
                 let record = line.strip_suffix(b"\r").unwrap_or(line);
                 if crate::csv::has_quote(record) {
-                    return crate::csv::fields(record, sep, self.fields, ends, text, room);
+                    return crate::csv::fields(record, sep, self.fields, self.rest, ends, text, room);
                 }
                 record
             }
