@@ -323,6 +323,7 @@ fn run_phases(
         parallel_disks: merged.parallel_disks,
         bounds,
         compression: merged.compression,
+        runs_io: merged.runs_io,
     })
 }
 

@@ -96,6 +96,11 @@ pub(crate) struct PlainStore {
     /// How its runs are stored: the plan's compression, `auto` decided at
     /// the first run (module `compress`), and why.
     codec: OnceLock<(RunCodec, Choice)>,
+    /// The plan the runs are written and read with: the store's own, but
+    /// where `--io auto` kept the runs in the page cache, decided again at
+    /// the first run from the CPU the sort needed
+    /// ([`emsort_io::device::runs_stay_cached`]), with why.
+    runs_plan: OnceLock<(SortPlan, Option<String>)>,
     traffic: Arc<Traffic>,
     /// The process's CPU time when the store was made (`auto` weighs the
     /// CPU run formation needed until the first run).
@@ -113,6 +118,7 @@ impl PlainStore {
             runs: Mutex::new(Vec::new()),
             next: AtomicUsize::new(0),
             codec: OnceLock::new(),
+            runs_plan: OnceLock::new(),
             traffic: Arc::new(Traffic::default()),
             cpu_at_start: process_cpu(),
         }
@@ -131,8 +137,7 @@ impl PlainStore {
                     ratio: None,
                 },
                 (Compression::Auto, Some(chunk)) => {
-                    let cpu = (process_cpu() - self.cpu_at_start).max(0.0);
-                    let per_byte = cpu / chunk.data.len().max(1) as f64;
+                    let per_byte = self.cpu_per_byte(chunk);
                     let sample = chunk.sample(crate::compress::SAMPLE);
                     // The probe of `--io auto` or `build` is skipped where no run
                     // was expected (an input that nearly fits): measured now.
@@ -151,6 +156,34 @@ impl PlainStore {
             (RunCodec::of(&choice.compression, plan.run_frame(), &self.traffic), choice)
         });
         codec.clone()
+    }
+
+    /// The CPU seconds the sort has needed per byte of `chunk` (its first
+    /// run's), over all its threads.
+    fn cpu_per_byte(&self, chunk: &SortedChunk<'_>) -> f64 {
+        (process_cpu() - self.cpu_at_start).max(0.0) / chunk.data.len().max(1) as f64
+    }
+
+    /// The plan runs are written and read with (see `runs_plan`): decided
+    /// at the first run formed (`chunk`), or the store's at a merge's first
+    /// new run (`-m`: no run formed).
+    fn runs_plan(&self, chunk: Option<&SortedChunk<'_>>) -> &SortPlan {
+        let (plan, _) = self.runs_plan.get_or_init(|| {
+            let plan = &self.plan;
+            let (Some(files), Some(chunk), Some(cost)) = (plan.files_kind(), chunk, plan.device_cost())
+            else {
+                return (plan.clone(), None);
+            };
+            let (stay, why) =
+                emsort_io::device::runs_stay_cached(&cost, self.cpu_per_byte(chunk), plan.threads());
+            if stay {
+                let why = format!("{}: the runs stay in the page cache: {why}", plan.output_kind());
+                return (plan.clone(), Some(why));
+            }
+            let why = format!("{files}: the runs go to the device as the files do: {why}");
+            (plan.with_run_kind(files), Some(why))
+        });
+        plan
     }
 
     /// What the runs were stored as, for the statistics: `None` when no
@@ -258,9 +291,10 @@ impl PlainStore {
 impl RunStore for PlainStore {
     fn write_run(&self, chunk: &SortedChunk<'_>, cancel: &AtomicBool) -> Result<u64> {
         let path = self.new_path()?;
-        let block = run_block(&self.plan, chunk.order);
+        let plan = self.runs_plan(Some(chunk));
+        let block = run_block(plan, chunk.order);
         let codec = self.codec(Some(chunk));
-        let cfg = self.plan.stream_config(false).block_size(block);
+        let cfg = plan.stream_config(false).block_size(block);
         let out: Box<dyn BlockSink> = codec.create(&path, self.plan.unit(), &cfg)?;
         let bytes = chunk.write(out, block, &path, cancel)?;
         let keyed = matches!(chunk.order, Order::KeyedLines(_));
@@ -348,7 +382,10 @@ impl crate::run_store::Merger for Plain {
         if written {
             return Ok(merged);
         }
-        let plan = ctx.plan;
+        // The runs' streams as the first run decided them.
+        let runs_plan = store.runs_plan(None).clone();
+        merged.runs_io = store.runs_plan.get().and_then(|(_, why)| why.clone());
+        let plan = &runs_plan;
         let runs = std::mem::take(&mut *store.runs.lock().unwrap_or_else(|e| e.into_inner()));
         let sizes: Vec<u64> = runs.iter().map(|r| r.bytes).collect();
         // Items longer than a block (wide table rows) are gathered whole by

@@ -422,6 +422,15 @@ impl SortPlan {
             .queue_depth(self.queue_depth)
     }
 
+    /// This plan with `kind` for the runs' streams (the files keep
+    /// theirs): where the first run finds the runs better on the device
+    /// than in the page cache (module `plain`). A kind of no larger
+    /// footprint per stream than the plan's, so M's accounting holds.
+    pub(crate) fn with_run_kind(&self, kind: StreamKind) -> SortPlan {
+        let files = self.files_kind.or(Some(self.input_kind));
+        SortPlan { input_kind: kind, output_kind: kind, files_kind: files, ..self.clone() }
+    }
+
     /// The stream configuration for reading the user's input files
     /// (`input`) or writing the output file: [`SortPlan::stream_config`]
     /// of [`SortPlan::files_kind`] where the plan has one.

@@ -414,6 +414,9 @@ pub(crate) struct Merged {
     /// How the runs were stored (the plain store, when it compressed or
     /// was asked to decide).
     pub compression: Option<crate::stats::CompressionStats>,
+    /// The runs' stream kind where the first run decided it, and why (the
+    /// plain store: `--io auto`'s runs in the page cache weighed again).
+    pub runs_io: Option<String>,
 }
 
 /// Merges a store's runs into the output.

@@ -274,6 +274,10 @@ pub struct SortStats {
     /// How its temporary runs were stored, when it wrote any with a
     /// compression other than none asked for.
     pub compression: Option<CompressionStats>,
+    /// Where `--io auto` kept the runs in the page cache: the kind the
+    /// first run chose for them after weighing the CPU the sort needed
+    /// against the device (kept, or the files' `O_DIRECT` kind), and why.
+    pub runs_io: Option<String>,
 }
 
 /// How a sort's temporary runs were stored (module `compress`), part of

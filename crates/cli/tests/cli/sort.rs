@@ -1317,6 +1317,49 @@ fn the_default_io_kind_leaves_the_page_cache_when_the_runs_outgrow_it() {
     }
 }
 
+/// Runs the default put in the page cache (a devices file says the temp
+/// dir is a slow disk) are weighed again at the first run against the CPU
+/// the sort needed: the statistics say which kind they got and why, and
+/// the output is `LC_ALL=C sort`'s either way, the runs written and read
+/// with the kind chosen, the files with O_DIRECT.
+#[test]
+fn the_first_run_weighs_the_page_cache_against_the_cpu() {
+    let (d, tmp) = setup();
+    let config = d.path().join("config");
+    let slow = emsort_io::device::DeviceCost {
+        latency: Duration::from_micros(2500),
+        on_cpu: 0.02,
+        write_bandwidth: Some(870e6),
+        read_bandwidth: Some(1780e6),
+    };
+    let mut devices = emsort_io::device::DeviceCache::default();
+    if !devices.insert(&tmp, slow) {
+        return; // a temp dir without a device of its own (tmpfs): no page cache to weigh
+    }
+    if emsort_io::uring_unavailable().is_some() {
+        return;
+    }
+    devices.save(&config.join("emsort").join("devices")).unwrap();
+    let (input, out, stats) = (d.path().join("in.txt"), d.path().join("out.txt"), d.path().join("s.json"));
+    gen(&["--format", "lines", "--bytes", "150M"], &input);
+    let o = emsort()
+        .env("XDG_CONFIG_HOME", &config)
+        .args(["sort", "-S", "128M", "-T", p(&tmp), "--stats", p(&stats), p(&input), "-o", p(&out)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(s["plan"]["files_kind"], "uring-direct", "{s}");
+    let why = s["runs_io"].as_str().unwrap_or_else(|| panic!("runs_io: {s}"));
+    assert!(
+        why.starts_with("uring: the runs stay") || why.starts_with("uring-direct: the runs go to the device"),
+        "{why}"
+    );
+    assert!(why.contains("CPU s/GiB") && why.contains("870 MB/s"), "{why}");
+    assert!(std::fs::read(&out).unwrap() == gnu_sort(&input, false), "output differs from LC_ALL=C sort");
+    assert!(entries(&tmp).is_empty(), "temporary files left");
+}
+
 /// `--stats FILE` never replaces what the sort reads or writes: FILE an
 /// input or the output is refused before the sort (exit 2, the file named),
 /// and both files keep their bytes; another FILE is written as asked.

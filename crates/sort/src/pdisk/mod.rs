@@ -417,5 +417,6 @@ fn merge_striped(store: StripedStore, out: &Output<'_>, written: bool, ctx: &Mer
         output_bytes: merged.passes.last().map_or(0, |p| p.bytes),
         parallel_disks: Some(parallel),
         compression: None,
+        runs_io: None,
     })
 }
