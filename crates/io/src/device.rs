@@ -34,9 +34,12 @@
 //!   ([`IoDecision::files_kind`]: a cold read through the page cache cost
 //!   the Zen 4 EPYC 1.8 s of CPU per GiB, where the VM's freed memory goes
 //!   back to its host — 1 GiB of lines 5.9–7.2 s with every stream through
-//!   the cache, 3.5–6.6 s with the files direct). (The matrix on an AVX2 AMD EPYC, 0.7 GB/s writes, 1 GiB of
-//!   lines: `uring` 7.4–8.1 s, `uring-direct` 9.2–11.7 s; on an Intel Xeon
-//!   a page-cache kind was fastest on 7 of the 9 device inputs. On the Zen 4
+//!   the cache, 3.5–6.6 s with the files direct). A sort's first run
+//!   weighs the runs' place again against the CPU the sort needs
+//!   ([`runs_stay_cached`]). (The matrix on an AVX2 AMD EPYC, 0.7 GB/s
+//!   writes, 1 GiB of lines: `uring` 7.4–8.1 s, `uring-direct` 9.2–11.7 s;
+//!   on an Intel Xeon a page-cache kind was fastest on 7 of the 9 device
+//!   inputs. On the Zen 4
 //!   EPYC's 2 GB/s disk, the other way: 1 GiB of u32 in 4.0 s through the
 //!   page cache, 2.5 s with `direct`, of 100-byte records 3.4 s and 2.2 s.)
 //! - Memory (tmpfs, or a cache in front of the device) has no latency to

@@ -1237,6 +1237,26 @@ fn io_syscall_sorts_with_a_warning() {
     assert!(o.status.success() && !stderr(&o).contains("warning"), "{}", stderr(&o));
 }
 
+/// A config directory in `dir` whose `emsort calibrate` devices file says
+/// the device under `tmp` is issue 38's slow disk (2.5 ms a 1 MiB write,
+/// 870 MB/s written and 1780 MB/s read with 8 in flight); `None` when
+/// `tmp` has no device of its own (tmpfs).
+fn slow_disk_config(dir: &Path, tmp: &Path) -> Option<std::path::PathBuf> {
+    let config = dir.join("config");
+    let slow = emsort_io::device::DeviceCost {
+        latency: Duration::from_micros(2500),
+        on_cpu: 0.02,
+        write_bandwidth: Some(870e6),
+        read_bandwidth: Some(1780e6),
+    };
+    let mut devices = emsort_io::device::DeviceCache::default();
+    if !devices.insert(tmp, slow) {
+        return None;
+    }
+    devices.save(&config.join("emsort").join("devices")).unwrap();
+    Some(config)
+}
+
 /// Issue 38, end to end past the page cache's room: with `emsort
 /// calibrate`'s devices file saying the temp dir's device is the issue's
 /// slow disk (2.5 ms a 1 MiB write, 870 MB/s written and 1780 MB/s read
@@ -1251,16 +1271,7 @@ fn io_syscall_sorts_with_a_warning() {
 fn the_default_io_kind_leaves_the_page_cache_when_the_runs_outgrow_it() {
     use std::io::BufRead;
     let (d, tmp) = setup();
-    let config = d.path().join("config");
-    let slow = emsort_io::device::DeviceCost {
-        latency: Duration::from_micros(2500),
-        on_cpu: 0.02,
-        write_bandwidth: Some(870e6),
-        read_bandwidth: Some(1780e6),
-    };
-    let mut devices = emsort_io::device::DeviceCache::default();
-    assert!(devices.insert(&tmp, slow), "the temp dir has a device of its own");
-    devices.save(&config.join("emsort").join("devices")).unwrap();
+    let config = slow_disk_config(d.path(), &tmp).expect("the temp dir has a device of its own");
     let room = emsort_io::device::cache_room().expect("/proc tells the background write-back threshold");
     let input = d.path().join("in.u32");
     let out = d.path().join("out.u32");
@@ -1325,21 +1336,12 @@ fn the_default_io_kind_leaves_the_page_cache_when_the_runs_outgrow_it() {
 #[test]
 fn the_first_run_weighs_the_page_cache_against_the_cpu() {
     let (d, tmp) = setup();
-    let config = d.path().join("config");
-    let slow = emsort_io::device::DeviceCost {
-        latency: Duration::from_micros(2500),
-        on_cpu: 0.02,
-        write_bandwidth: Some(870e6),
-        read_bandwidth: Some(1780e6),
-    };
-    let mut devices = emsort_io::device::DeviceCache::default();
-    if !devices.insert(&tmp, slow) {
+    let Some(config) = slow_disk_config(d.path(), &tmp) else {
         return; // a temp dir without a device of its own (tmpfs): no page cache to weigh
-    }
+    };
     if emsort_io::uring_unavailable().is_some() {
         return;
     }
-    devices.save(&config.join("emsort").join("devices")).unwrap();
     let (input, out, stats) = (d.path().join("in.txt"), d.path().join("out.txt"), d.path().join("s.json"));
     gen(&["--format", "lines", "--bytes", "150M"], &input);
     let o = emsort()
