@@ -34,9 +34,11 @@
 //!    pivot j+1 and not before pivot j, so the parts' outputs are
 //!    consecutive pieces of the output block and need no further merging.
 //!    Each thread merges its part through a loser tree ([`HeadTree`],
-//!    whose matches compare the heads' 8-byte prefixes, then the next 8
-//!    bytes of the comparison, and call the full comparison only when
-//!    those are equal) straight into its piece:
+//!    whose matches compare the heads' 8-byte prefixes, then the next 16
+//!    bytes of the comparison 8 at a time, and call the full comparison
+//!    only when those are equal; a long normalised key is followed by
+//!    its line's first 8 bytes when those break its ties) straight into
+//!    its piece:
 //!    every item is copied once, from its run's block into the output
 //!    block.
 //! 4. With `-u`, each part leaves out a line equal to the one it wrote
@@ -84,6 +86,8 @@ struct Head {
     /// ([`Codec::second`]). Equal prefixes and unequal `second`s order two
     /// heads as [`Order::cmp`] would.
     second: u64,
+    /// The 8 bytes after those ([`Codec::third`]), alike.
+    third: u64,
     ptr: *const u8,
     len: usize,
     key: *const u8,
@@ -134,28 +138,38 @@ struct Order<'a> {
     normalised: bool,
     /// [`Codec::bytewise_lines`]: heads taken inline.
     bytewise: Option<u64>,
+    /// [`Codec::bytewise_tie`]: a normalised key longer than 8 bytes is
+    /// followed by its raw key's first 8 bytes.
+    tie_bytes: Option<bool>,
 }
 
 impl<'a> Order<'a> {
     fn new(codec: &'a dyn Codec) -> Order<'a> {
-        Order { codec, normalised: codec.normalises(), bytewise: codec.bytewise_lines() }
+        let normalised = codec.normalises();
+        let tie_bytes = codec.bytewise_tie().filter(|_| normalised);
+        Order { codec, normalised, bytewise: codec.bytewise_lines(), tie_bytes }
     }
 
     /// The head of `item` of run `run`: its key is a part of the item, or
     /// none yet when keys are normalised ([`Order::normalise`] writes it).
     #[inline(always)]
     fn head(&self, item: &[u8], run: u32) -> Head {
-        let (key, prefix, second) = match (self.normalised, self.bytewise) {
-            (true, _) => (&item[..0], 0, 0),
+        let (key, prefix, second, third) = match (self.normalised, self.bytewise) {
+            (true, _) => (&item[..0], 0, 0, 0),
             (false, Some(mask)) => {
                 let raw = &item[..item.len() - 1];
-                (raw, prefix(raw) ^ mask, prefix(raw.get(8..).unwrap_or_default()) ^ mask)
+                let at = |n: usize| prefix(raw.get(n..).unwrap_or_default()) ^ mask;
+                (raw, at(0), at(8), at(16))
             }
-            (false, None) => self.codec.head_of(item),
+            (false, None) => {
+                let (key, prefix, second) = self.codec.head_of(item);
+                (key, prefix, second, self.codec.third(key))
+            }
         };
         Head {
             prefix,
             second,
+            third,
             ptr: item.as_ptr(),
             len: item.len(),
             key: key.as_ptr(),
@@ -173,6 +187,7 @@ impl<'a> Order<'a> {
         Head {
             prefix: self.codec.key_prefix(key),
             second: self.codec.second(key, self.codec.raw_key(line)),
+            third: self.codec.third(key),
             ptr: line.as_ptr(),
             len: line.len(),
             key: key.as_ptr(),
@@ -208,6 +223,18 @@ impl<'a> Order<'a> {
             // (padding never changes how prefix-free keys compare).
             if room.key.len() - from < KEY_BYTES {
                 room.key.resize(from + KEY_BYTES, 0);
+            } else if let Some(reverse) = self.tie_bytes {
+                // A long key, followed by what breaks its ties (the raw
+                // key's first 8 bytes, inverted under `-r`, zero-padded
+                // before): heads of equal keys are then told apart by
+                // their `second`s or the keys' comparison (a sort by a
+                // column of few values compares equal keys all the time:
+                // for a CSV export by name, the ties took a third of the
+                // merge). The keys are prefix-free, so no key's extension
+                // changes how it compares with another key. A key of at
+                // most 8 bytes is left as keyed runs carry it.
+                let p = prefix(raw);
+                room.key.extend_from_slice(&if reverse { !p } else { p }.to_be_bytes());
             }
             *end = room.key.len();
         }
@@ -217,6 +244,7 @@ impl<'a> Order<'a> {
             let key = &room.key[start..end];
             h.prefix = c.key_prefix(key);
             h.second = c.second(key, h.raw(c));
+            h.third = c.third(key);
             h.key = key.as_ptr();
             h.key_len = key.len();
             start = end;
@@ -249,6 +277,7 @@ impl<'a> Order<'a> {
             // without reading them. (For Parquet rows by `cat, ts DESC,
             // id`, the full comparisons took a fifth of the merge.)
             Ordering::Equal if a.second != b.second => return a.second.cmp(&b.second),
+            Ordering::Equal if a.third != b.third => return a.third.cmp(&b.third),
             // Keys of at most 8 bytes are their prefixes.
             Ordering::Equal if a.key_len == b.key_len && a.key_len <= 8 => Ordering::Equal,
             Ordering::Equal => c.cmp_keys(a.key(), b.key()),
@@ -625,19 +654,21 @@ fn merge_part(part: &[&[Head]], out: &mut [u8], order: &Order, unique: bool) -> 
 }
 
 /// The heads of a part's slices in the crate's loser tree
-/// ([`LoserTree`]), each match played on the heads' 8-byte prefixes and
-/// their [`Head::second`]s, kept in the tree as the entry `(prefix,
-/// second, source)` (both ordered as the codec orders keys): integer
-/// comparisons decide a match unless both are equal, and only then is the
-/// full [`Order::cmp`] called (for `-t, -k3,3n` on a CSV, whose amounts
-/// repeat, `second` — the line's first bytes — spares most of those
-/// calls). (A general loser tree that called the comparison closure out of
+/// ([`LoserTree`]), each match played on the heads' 8-byte prefixes,
+/// their [`Head::second`]s and [`Head::third`]s, kept in the tree as the
+/// entry `(prefix, second, third, source)` (all ordered as the codec
+/// orders keys): integer comparisons decide a match unless all are equal,
+/// and only then is the full [`Order::cmp`] called (for `-t, -k3,3n` on a
+/// CSV, whose amounts repeat, `second` — the line's first bytes — spares
+/// most of those calls; the heads a merge compares are neighbours in the
+/// order, which share long prefixes: for a CSV export by name, `third`
+/// spared most of the rest). (A general loser tree that called the comparison closure out of
 /// line for every match took half the merge's time for lines.)
 /// An exhausted source holds the largest prefix and loses to every live
 /// one; ties of the full order go to the lower source, the earlier run.
 struct HeadTree<'p, 'a> {
     heads: Heads<'p, 'a>,
-    tree: LoserTree<(u64, u64, u32)>,
+    tree: LoserTree<Entry>,
 }
 
 /// The sources of a [`HeadTree`] and where each stands.
@@ -649,12 +680,15 @@ struct Heads<'p, 'a> {
 }
 
 /// A [`HeadTree`]'s entry when there is no source.
-const NO_HEAD: (u64, u64, u32) = (u64::MAX, u64::MAX, u32::MAX);
+const NO_HEAD: Entry = (u64::MAX, u64::MAX, u64::MAX, u32::MAX);
+
+/// A [`HeadTree`]'s entry: a head's prefix, second and third, its source.
+type Entry = (u64, u64, u64, u32);
 
 impl<'p, 'a> HeadTree<'p, 'a> {
     fn new(part: &'p [&'a [Head]], order: &'p Order<'p>) -> Self {
         let heads = Heads { part, pos: vec![0; part.len()], order };
-        let leaves: Vec<(u64, u64, u32)> = (0..part.len()).map(|s| heads.entry(s)).collect();
+        let leaves: Vec<Entry> = (0..part.len()).map(|s| heads.entry(s)).collect();
         let tree = LoserTree::new(&leaves, NO_HEAD, |a, b| heads.beats(a, b));
         HeadTree { heads, tree }
     }
@@ -663,7 +697,7 @@ impl<'p, 'a> HeadTree<'p, 'a> {
     /// path); `None` once every source is exhausted.
     #[inline]
     fn pop(&mut self) -> Option<&'a Head> {
-        let s = self.tree.winner().2 as usize;
+        let s = self.tree.winner().3 as usize;
         let h = &mut self.heads;
         let head = h.part.get(s)?.get(h.pos[s])?;
         h.pos[s] += 1;
@@ -677,24 +711,26 @@ impl<'p, 'a> HeadTree<'p, 'a> {
 impl Heads<'_, '_> {
     /// Source `s`'s entry for its current head.
     #[inline]
-    fn entry(&self, s: usize) -> (u64, u64, u32) {
-        let (key, second) = match self.part[s].get(self.pos[s]) {
-            Some(h) => (h.prefix, h.second),
-            None => (u64::MAX, u64::MAX),
-        };
-        (key, second, s as u32)
+    fn entry(&self, s: usize) -> Entry {
+        match self.part[s].get(self.pos[s]) {
+            Some(h) => (h.prefix, h.second, h.third, s as u32),
+            None => (u64::MAX, u64::MAX, u64::MAX, s as u32),
+        }
     }
 
     /// Whether entry `a` wins its match against `b`.
     #[inline(always)]
-    fn beats(&self, a: (u64, u64, u32), b: (u64, u64, u32)) -> bool {
+    fn beats(&self, a: Entry, b: Entry) -> bool {
         if a.0 != b.0 {
             return a.0 < b.0;
         }
         if a.1 != b.1 {
             return a.1 < b.1;
         }
-        self.tie(a.2 as usize, b.2 as usize)
+        if a.2 != b.2 {
+            return a.2 < b.2;
+        }
+        self.tie(a.3 as usize, b.3 as usize)
     }
 
     /// Equal prefixes (or an exhausted source): the full order.
@@ -1231,7 +1267,7 @@ mod tests {
         /// order) and with exhausted sources.
         #[test]
         fn head_tree_merges_like_a_sort(runs in prop::collection::vec(
-                prop::collection::vec(prop::collection::vec(b'a'..b'c', 0..12), 0..40), 0..7),
+                prop::collection::vec(prop::collection::vec(b'a'..b'c', 0..30), 0..40), 0..7),
                 reverse: bool) {
             let codec = crate::codec::of(crate::Format::Lines, reverse, b'\n', None);
             let order = Order::new(&*codec);
@@ -1257,6 +1293,62 @@ mod tests {
             let mut out = vec![0u8; want.len()];
             prop_assert_eq!(merge_part(&part, &mut out, &order, false), want.len());
             prop_assert_eq!(out, want);
+        }
+
+        /// Heads of normalised keys (`-t, -k1,1`, text or numbers, with
+        /// `-r`, `-s`) merge like GNU's comparator, whose ties between
+        /// equal keys of more than 8 bytes the keys' extensions decide
+        /// ([`Order::normalise`]), and keys that share their first 16 or
+        /// 24 bytes (`third`, then the full order).
+        #[test]
+        fn normalised_heads_merge_like_the_comparator(runs in prop::collection::vec(
+                prop::collection::vec((prop::collection::vec(b'a'..b'c', 0..26),
+                                       prop::collection::vec(b'0'..b'2', 0..20)), 0..40), 0..6),
+                numeric: bool, reverse: bool, stable: bool) {
+            use crate::keys::{Key, LineOrder, OrderOptions};
+            let mut key = Key::parse("1,1").unwrap();
+            key.numeric = numeric;
+            let mut o = OrderOptions { keys: vec![key], tab: Some(b','), stable, ..Default::default() };
+            o.global.reverse = reverse;
+            let lo = LineOrder::new(o).unwrap();
+            let codec = crate::codec::of(crate::Format::Lines, reverse, b'\n', Some(&lo));
+            let order = Order::new(&*codec);
+            let line = |(k, v): &(Vec<u8>, Vec<u8>)| {
+                let k = if numeric { k.iter().map(|&b| b - b'a' + b'0').collect() } else { k.clone() };
+                [k, b",".to_vec(), v.clone(), b"\n".to_vec()].concat()
+            };
+            let cmp = |a: &Vec<u8>, b: &Vec<u8>| lo.compare(&a[..a.len() - 1], &b[..b.len() - 1]);
+            let runs: Vec<Vec<Vec<u8>>> = runs
+                .iter()
+                .map(|r| {
+                    let mut r: Vec<Vec<u8>> = r.iter().map(line).collect();
+                    r.sort_by(cmp);
+                    r
+                })
+                .collect();
+            let blocks: Vec<Vec<u8>> = runs.iter().map(|r| block(r)).collect();
+            let mut rooms: Vec<KeyRoom> = Vec::new();
+            let hs: Vec<Vec<Head>> = blocks
+                .iter()
+                .enumerate()
+                .map(|(n, b)| {
+                    let mut hs: Vec<Head> = heads(b, &order).into_iter().map(|h| Head { run: n as u32, ..h }).collect();
+                    for chunk in hs.chunks_mut(KEY_CHUNK) {
+                        rooms.push(KeyRoom::default());
+                        order.normalise(chunk, rooms.last_mut().unwrap());
+                    }
+                    hs
+                })
+                .collect();
+            let part: Vec<&[Head]> = hs.iter().map(|h| h.as_slice()).collect();
+            // Equal lines keep the runs' order (a stable sort of the runs
+            // one after another).
+            let mut all: Vec<Vec<u8>> = runs.concat();
+            all.sort_by(cmp);
+            let want: Vec<u8> = all.concat();
+            let mut out = vec![0u8; want.len()];
+            prop_assert_eq!(merge_part(&part, &mut out, &order, false), want.len());
+            prop_assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&want));
         }
 
         /// Cutting keeps a prefix of the merged order within the cap, and

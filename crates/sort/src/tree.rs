@@ -10,7 +10,7 @@
 //! - numbers ([`crate::multiway`] at the scalar SIMD level): the key packed
 //!   with its source ([`Packed`], `key << 32 | source`, or 64 for 64-bit keys), so a match is one
 //!   integer comparison; an exhausted source is all ones;
-//! - records and lines ([`crate::merge_items`]): `(prefix, second, source)`,
+//! - records and lines ([`crate::merge_items`]): `(prefix, second, third, source)`,
 //!   integer comparisons first and the full order only when they tie;
 //! - DSM and SRM ([`crate::pdisk`]) and SRM's forecasting heap: the
 //!   source index itself, `beats` reading the heads the merge keeps.
