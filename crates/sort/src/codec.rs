@@ -35,7 +35,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::chunk_sort::{self, Entry, KeyRoom};
-use crate::key::{bytes_cmp, prefix};
+use crate::key::prefix;
 use crate::keys::{LineOrder, Scratch};
 use crate::line_ends::each_line_end;
 use crate::multiway::MergeKey;
@@ -174,12 +174,11 @@ pub(crate) trait Codec: Send + Sync {
         self.key_prefix(key.get(8..).unwrap_or_default())
     }
 
-    /// The 8 bytes of the comparison after [`Codec::second`]'s, ordered
-    /// alike: a key's bytes 16 to 24. Items whose prefixes and `second`s
-    /// are equal and `third`s unequal compare as their `third`s do.
-    #[inline]
-    fn third(&self, key: &[u8]) -> u64 {
-        self.key_prefix(key.get(16..).unwrap_or_default())
+    /// `Some(mask)` when [`Codec::key_prefix`] is [`prefix`] XOR `mask`
+    /// (all ones: descending), for any slice of a key: a merge then orders
+    /// a key's bytes 16 to 24 so too, inline.
+    fn key_mask(&self) -> Option<u64> {
+        None
     }
 
     /// The raw key of a whole item with its prefix and [`Codec::second`],
@@ -705,6 +704,10 @@ impl Codec for Records {
         prefix(key) ^ self.mask
     }
 
+    fn key_mask(&self) -> Option<u64> {
+        Some(self.mask)
+    }
+
     #[inline]
     fn cmp_keys(&self, a: &[u8], b: &[u8]) -> Ordering {
         bytewise(a, b, self.reverse)
@@ -858,16 +861,13 @@ impl Codec for Lines {
         (!self.normalised).then_some(if self.reverse { u64::MAX } else { 0 })
     }
 
-    /// Normalised keys are short (and never reversed: their bytes are):
-    /// compared inline (`memcmp` was a tenth of the merge of a CSV export
-    /// by name); lines with `memcmp`.
+    fn key_mask(&self) -> Option<u64> {
+        Some(if self.reverse { u64::MAX } else { 0 })
+    }
+
     #[inline]
     fn cmp_keys(&self, a: &[u8], b: &[u8]) -> Ordering {
-        if self.normalised {
-            bytes_cmp(a, b)
-        } else {
-            bytewise(a, b, self.reverse)
-        }
+        bytewise(a, b, self.reverse)
     }
 
     #[inline]

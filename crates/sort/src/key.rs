@@ -31,7 +31,6 @@
 //! assert!((-0.0f32).key() < 0.0f32.key());
 //! ```
 
-use std::cmp::Ordering;
 use std::ops::Not;
 
 use emsort_io::Element;
@@ -137,37 +136,12 @@ pub fn prefix(key: &[u8]) -> u64 {
     }
 }
 
-/// `a` against `b` bytewise, 8 bytes at a time: for keys of a few dozen
-/// bytes (normalised keys in a merge), without a call to `memcmp`.
-#[inline]
-pub fn bytes_cmp(a: &[u8], b: &[u8]) -> Ordering {
-    let n = a.len().min(b.len());
-    let mut i = 0;
-    while i + 8 <= n {
-        let (x, y) = (prefix(&a[i..]), prefix(&b[i..]));
-        if x != y {
-            return x.cmp(&y);
-        }
-        i += 8;
-    }
-    // Fewer than 8 bytes left in one of them: zero-padded, equal tails
-    // mean the shorter is a prefix of the longer.
-    prefix(&a[i..]).cmp(&prefix(&b[i..])).then(a.len().cmp(&b.len()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
 
     proptest! {
-        #[test]
-        fn bytes_cmp_is_slice_order(a in prop::collection::vec(prop::sample::select(vec![0u8, 1, 0xff]), 0..40),
-                                    b in prop::collection::vec(prop::sample::select(vec![0u8, 1, 0xff]), 0..40)) {
-            prop_assert_eq!(bytes_cmp(&a, &b), a.cmp(&b));
-            prop_assert_eq!(bytes_cmp(&a, &a), std::cmp::Ordering::Equal);
-        }
-
         #[test]
         fn keys_order_like_the_numbers(a: i64, b: i64, x: f64, y: f64) {
             prop_assert_eq!(a.cmp(&b), a.key().cmp(&b.key()));
