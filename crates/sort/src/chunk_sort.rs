@@ -220,7 +220,7 @@ pub(crate) fn lines(
     // -s/-u): whole lines bytewise, by their first 8 bytes before the rest,
     // each line read once and fetched ahead (the group's lines lie all over
     // the chunk; `-t, -k3,3n` on a CSV puts half its lines in such groups).
-    let last_resort_only = lo.complete() && !lo.keeps_input_order() && lo.bytewise_last_resort();
+    let last_resort_only = lo.ties_bytewise();
     let ties = |g: &mut [Entry]| {
         if last_resort_only {
             // The group's key (its prefix: keys of at most 8 bytes end in

@@ -829,7 +829,7 @@ impl Codec for Lines {
 
     fn bytewise_tie(&self) -> Option<bool> {
         let o = self.order.as_ref().filter(|_| self.normalised)?;
-        (o.complete() && !o.keeps_input_order() && o.bytewise_last_resort()).then_some(o.reverse())
+        o.ties_bytewise().then_some(o.reverse())
     }
 
     /// A normalised key of at most 8 bytes is whole in its prefix: equal

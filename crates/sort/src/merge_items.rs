@@ -281,27 +281,31 @@ impl<'a> Order<'a> {
     #[inline]
     fn cmp(&self, a: &Head, b: &Head) -> Ordering {
         let c = self.codec;
-        match a.prefix.cmp(&b.prefix) {
-            // Unequal `second`s decide as the whole comparison would (see
-            // `Head`): the bound, the cuts and the splits compare keys that
-            // share their first 8 bytes (a sort by a column of few values)
-            // without reading them. (For Parquet rows by `cat, ts DESC,
-            // id`, the full comparisons took a fifth of the merge.)
-            Ordering::Equal if a.second != b.second => return a.second.cmp(&b.second),
-            Ordering::Equal if self.third(a) != self.third(b) => return self.third(a).cmp(&self.third(b)),
+        // Unequal `second`s decide as the whole comparison would (see
+        // `Head`): the bound, the cuts and the splits compare keys that
+        // share their first 8 bytes (a sort by a column of few values)
+        // without reading them. (For Parquet rows by `cat, ts DESC, id`,
+        // the full comparisons took a fifth of the merge.)
+        let o = a.prefix.cmp(&b.prefix).then(a.second.cmp(&b.second));
+        if o.is_ne() {
+            return o;
+        }
+        let o = self.third(a).cmp(&self.third(b));
+        if o.is_ne() {
+            return o;
+        }
+        let o = if a.key_len == b.key_len && a.key_len <= 8 {
             // Keys of at most 8 bytes are their prefixes.
-            Ordering::Equal if a.key_len == b.key_len && a.key_len <= 8 => Ordering::Equal,
+            Ordering::Equal
+        } else if a.key_len >= 24 && b.key_len >= 24 && self.key_mask.is_some() {
             // Equal prefixes, seconds and thirds: keys of 24 bytes or more
             // share their first 24 (and only those keys are long enough
             // for the skip to pay: words in a locale, whose keys repeat).
-            Ordering::Equal if a.key_len >= 24 && b.key_len >= 24 && self.key_mask.is_some() => {
-                c.cmp_keys(&a.key()[24..], &b.key()[24..])
-            }
-            Ordering::Equal => c.cmp_keys(a.key(), b.key()),
-            o => o,
-        }
-        .then_with(|| c.tie(a.raw(c), b.raw(c)))
-        .then(a.run.cmp(&b.run))
+            c.cmp_keys(&a.key()[24..], &b.key()[24..])
+        } else {
+            c.cmp_keys(a.key(), b.key())
+        };
+        o.then_with(|| c.tie(a.raw(c), b.raw(c))).then(a.run.cmp(&b.run))
     }
 }
 

@@ -358,6 +358,13 @@ impl LineOrder {
         self.collation().is_none()
     }
 
+    /// Whether lines with equal whole keys are ordered by the bytewise
+    /// last resort alone: no `-V`/`-R` key, no `-s`/`-u`, no collating
+    /// locale.
+    pub fn ties_bytewise(&self) -> bool {
+        self.complete() && !self.keeps_input_order() && self.bytewise_last_resort()
+    }
+
     /// The keys after inheritance.
     pub fn keys(&self) -> &[Key] {
         &self.keys
