@@ -222,10 +222,11 @@ pub(crate) fn lines(
     // the chunk; `-t, -k3,3n` on a CSV puts half its lines in such groups).
     let last_resort_only = lo.ties_bytewise();
     let ties = |g: &mut [Entry]| {
+        // The group's key (its prefix: keys of at most 8 bytes end in the
+        // first window), put back after for a run that carries it: the
+        // sorts below may use the prefixes.
+        let key = g[0].0;
         if last_resort_only {
-            // The group's key (its prefix: keys of at most 8 bytes end in
-            // the first window), put back after for a run that carries it.
-            let key = g[0].0;
             for i in 0..g.len() {
                 if let Some(ahead) = g.get(i + 8) {
                     radix::prefetch(text[ahead.1 as usize..].as_ptr());
@@ -242,7 +243,11 @@ pub(crate) fn lines(
             return;
         }
         if lo.collates() && g.len() > 2 {
+            // Sorts by the lines' own first 8 bytes on the way.
             collated_ties(g, text, lo);
+            if keyed && !long {
+                g.iter_mut().for_each(|e| e.0 = key);
+            }
         } else {
             g.sort_unstable_by(|a, b| lo.compare_equal_forms(line(a), line(b)).then(a.1.cmp(&b.1)));
         }

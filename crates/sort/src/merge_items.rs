@@ -399,6 +399,9 @@ pub(crate) fn merge(
             safe.extend(live.iter().map(|s| s.partition_point(|h| !order.before(&bound, h))));
         }
         debug_assert_eq!(safe.len(), live.len());
+        // The bound's own window holds it, unless a run is out of order:
+        // then nothing would be written, round after round.
+        assert!(safe.iter().any(|&c| c > 0), "merge: a run is not in the merge's order");
         counts.clear();
         counts.extend_from_slice(&safe);
         let want = selected_bytes(&live, &counts);

@@ -316,6 +316,53 @@ fn sorts_as_gnu_sort_in_each_locale() {
     assert!(failures.is_empty(), "{} cases differ from GNU sort:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// Keys of at most 8 bytes (a number) in a collating locale, shared by
+/// thousands of lines of each chunk (groups larger than the radix's small
+/// groups), through several runs that carry their keys: the runs' keys
+/// must be the keys, not the lines' first bytes the ties were sorted by
+/// (the merge of such runs had found nothing in order and spun for ever).
+#[test]
+fn keyed_runs_of_large_tied_groups_merge_in_a_locale() {
+    need_locales();
+    let (d, tmp) = setup();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut data = Vec::new();
+    for _ in 0..120_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let word = WORDS[(x % 40) as usize];
+        data.extend_from_slice(format!("{},{word}\n", (x >> 32) % 4).as_bytes());
+    }
+    let file = d.path().join("in");
+    std::fs::write(&file, &data).unwrap();
+    for opts in [&["-t,", "-k1,1n"][..], &["-t,", "-k1,1n", "-r"], &["-t,", "-k1,1"]] {
+        let want = gnu("en_US.UTF-8", opts, &file);
+        let out = d.path().join("out");
+        let mut child = emsort()
+            .env("LC_ALL", "en_US.UTF-8")
+            .args(["sort", "-q", "-S", "4M", "-T", p(&tmp), "-o", p(&out)])
+            .args(opts)
+            .arg(&file)
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(120) {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("sort {opts:?} ran past 120 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert!(status.success(), "sort {opts:?}: {status}");
+        assert!(std::fs::read(&out).unwrap() == want.stdout, "sort {opts:?} differs from GNU sort");
+    }
+}
+
 /// `--debug`: the locale's line, its number warnings and the annotation,
 /// as GNU prints them (stderr then stdout).
 #[test]
