@@ -202,6 +202,16 @@ impl<'a> Input<'a> {
         self.read
     }
 
+    /// The offset in its file of the next byte a read returns (0 where the
+    /// source is not a file, or the current one has ended): reads of whole
+    /// blocks start at offsets that are multiples of the block.
+    pub fn offset_in_file(&self) -> u64 {
+        match self.parts.get(self.cur) {
+            Some(Part::File { size, .. }) if self.part_bytes < *size => self.part_bytes,
+            _ => 0,
+        }
+    }
+
     /// A name for errors: the current source's.
     pub fn name(&self) -> PathBuf {
         part_name(&self.parts, self.cur)
