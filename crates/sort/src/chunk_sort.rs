@@ -237,23 +237,20 @@ pub(crate) fn lines(
             g.sort_unstable_by(|a, b| {
                 a.0.cmp(&b.0).then_with(|| lo.last_resort(line(a), line(b))).then(a.1.cmp(&b.1))
             });
-            if keyed && !long {
-                g.iter_mut().for_each(|e| e.0 = key);
-            }
-            return;
-        }
-        if lo.collates() && g.len() > 2 {
-            // Sorts by the lines' own first 8 bytes on the way.
-            collated_ties(g, text, lo);
-            if keyed && !long {
-                g.iter_mut().for_each(|e| e.0 = key);
-            }
         } else {
-            g.sort_unstable_by(|a, b| lo.compare_equal_forms(line(a), line(b)).then(a.1.cmp(&b.1)));
+            if lo.collates() && g.len() > 2 {
+                // Sorts by the lines' own first 8 bytes on the way.
+                collated_ties(g, text, lo);
+            } else {
+                g.sort_unstable_by(|a, b| lo.compare_equal_forms(line(a), line(b)).then(a.1.cmp(&b.1)));
+            }
+            // Equal normalised keys: equal lines unless a -V/-R key tells
+            // them apart.
+            mark_repeats(g, &|a, b| lo.complete() || lo.compare_equal_forms(a, b).is_eq());
         }
-        // Equal normalised keys: equal lines unless a -V/-R key tells them
-        // apart.
-        mark_repeats(g, &|a, b| lo.complete() || lo.compare_equal_forms(a, b).is_eq());
+        if keyed && !long {
+            g.iter_mut().for_each(|e| e.0 = key);
+        }
     };
     let deep = |g: &mut [Entry]| {
         g.sort_unstable_by(|a, b| lo.compare(line(a), line(b)).then(a.1.cmp(&b.1)));

@@ -86,7 +86,7 @@ impl Primary {
         // locale's data.
         let item = |i| unsafe { libc::nl_langinfo_l(i, h) };
         let nrules = item(NRULES) as usize as u32 as usize;
-        let p = Primary {
+        let mut p = Primary {
             nrules,
             rulesets: item(RULESETS) as *const u8,
             table: item(TABLEMB) as *const i32,
@@ -107,7 +107,6 @@ impl Primary {
         {
             return None;
         }
-        let mut p = p;
         p.fill_fast();
         let mut out = Vec::new();
         for text in sample() {
