@@ -522,11 +522,8 @@ impl Reader<'_, '_> {
                 }
                 // Whole units from files (len stays a multiple there);
                 // streams may return any count. Reads end where the file's
-                // blocks do, so that after the first (the rest of a block
-                // the chunk before left in the stream) an `O_DIRECT` input
-                // reads whole blocks straight into the chunk (see `start`
-                // in `run`: asked for B bytes from wherever the chunk
-                // began, every read straddled two blocks and was copied).
+                // blocks do, so that an `O_DIRECT` input reads whole blocks
+                // straight into the chunk (see `start` in `run`).
                 let ask = read_len(self.input.offset_in_file(), self.block, self.unit, room - fill.len);
                 let from = fill.len - at;
                 let n = self.input.read(&mut tail[from..from + ask])?;
@@ -685,14 +682,6 @@ mod tests {
     use crate::source::Source;
     use crate::Format;
 
-    /// The reader cuts chunks at the plan's terminator only (NUL under
-    /// `-z`, where newlines are bytes of a line), or where the codec's
-    /// parse says an item ends (not at a quoted newline), carries the rest
-    /// across chunk boundaries, ends a last line that lacks its terminator
-    /// with one, grows the buffer for a line longer than a chunk, and
-    /// indexes each chunk's lines as they arrive — whatever the indexing
-    /// step — exactly as one pass over the chunk would (by the lines'
-    /// first 8 bytes, or their keys').
     /// After the first read of each chunk (the rest of the block the
     /// chunk before left in the stream), every read of a chunk asks for
     /// a whole block at an offset that is a multiple of the block, and
@@ -733,6 +722,14 @@ mod tests {
         }
     }
 
+    /// The reader cuts chunks at the plan's terminator only (NUL under
+    /// `-z`, where newlines are bytes of a line), or where the codec's
+    /// parse says an item ends (not at a quoted newline), carries the rest
+    /// across chunk boundaries, ends a last line that lacks its terminator
+    /// with one, grows the buffer for a line longer than a chunk, and
+    /// indexes each chunk's lines as they arrive — whatever the indexing
+    /// step — exactly as one pass over the chunk would (by the lines'
+    /// first 8 bytes, or their keys').
     #[test]
     fn the_reader_cuts_chunks_at_the_terminator_and_indexes_them() {
         use crate::keys::{Key, OrderOptions};
