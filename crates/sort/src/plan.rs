@@ -122,6 +122,11 @@ macro_rules! setters {
 /// position.
 pub const INDEX_ENTRY_BYTES: u64 = 16;
 
+/// Where run formation puts a chunk's data in its buffer: at addresses
+/// congruent to their file offsets modulo this (module `run_formation`),
+/// and what chunks of numbers are a multiple of.
+pub(crate) const DATA_ALIGN: u64 = 4096;
+
 /// The most records, or bytes of text, in one run: the index keeps 32-bit
 /// record numbers and line offsets.
 pub const MAX_CHUNK_ITEMS: u64 = u32::MAX as u64;
@@ -597,9 +602,14 @@ impl SortPlan {
                 Format::Rec(r) => {
                     (cap / (r.size as u64 + INDEX_ENTRY_BYTES)).min(MAX_CHUNK_ITEMS) * r.size as u64
                 }
+                // Whole pages where a chunk holds more than one: every
+                // chunk then starts at a page of the file, and its data at
+                // a page of memory, so that a `direct` run is written from
+                // where its sorted numbers lie, without a copy.
                 fmt => {
                     let s = fmt.item_size().expect("fixed-size format") as u64;
-                    cap / s * s
+                    let unit = if cap >= DATA_ALIGN && DATA_ALIGN.is_multiple_of(s) { DATA_ALIGN } else { s };
+                    cap / unit * unit
                 }
             }
         };
@@ -1369,6 +1379,28 @@ mod tests {
         assert!(msg.contains("needs at least 9M"), "{msg}");
         assert!(plan(Format::U32, 9 << 20, 8, 1 << 20).is_ok());
         assert!(matches!(plan(Format::U32, 1 << 30, 1, 1 << 20), Err(SortError::BadPlan(_))));
+    }
+
+    /// A chunk of numbers holds whole pages where it holds more than one
+    /// (every chunk then starts at a page of its file, so that its run is
+    /// written from where it lies), else whole numbers.
+    #[test]
+    fn chunks_of_numbers_are_whole_pages() {
+        let mut small = 0;
+        for (format, size) in [(Format::U32, 4), (Format::U64, 8), (Format::F64, 8)] {
+            for m in [5 << 10, 7 << 10, 64 << 10, 1 << 20, (5 << 20) + 12_345, 256 << 20, (300 << 20) + 4] {
+                let p = SortPlan::builder(format).memory(m).fan_in(2).block_size(512).chunk_buffers(2);
+                let d = p.build().unwrap().derived();
+                let run = d.run_bytes;
+                let whole = if d.chunk_bytes >= DATA_ALIGN { DATA_ALIGN } else { size };
+                small += usize::from(whole == size);
+                assert!(
+                    run > 0 && run.is_multiple_of(whole) && run + whole > d.chunk_bytes,
+                    "{format:?} M={m}: {run}"
+                );
+            }
+        }
+        assert!(small > 0, "no chunk below a page was tried");
     }
 
     #[test]

@@ -630,7 +630,7 @@ struct Fill {
 
 /// Where a chunk's reads land in its buffer: at addresses congruent to
 /// their file offsets modulo this (see [`Reader::run`]).
-const DATA_ALIGN: usize = 4096;
+const DATA_ALIGN: usize = crate::plan::DATA_ALIGN as usize;
 
 /// Where the data of a chunk whose buffer starts at address `addr` begins
 /// (`carried` bytes of the chunk before first), so that the byte after

@@ -30,7 +30,9 @@
 //! # Output
 //!
 //! Elements are copied into the buffer; a full block is written with one
-//! `write(2)`. At `close` a partial last block of p bytes is zero-padded to
+//! `write(2)`. Whole blocks handed over at the buffer's alignment while the
+//! buffer is empty are written from the caller's memory, one `write(2)`
+//! each, without the copy. At `close` a partial last block of p bytes is zero-padded to
 //! a multiple of the offset alignment and written, then the file is trimmed
 //! with `ftruncate` to its exact length (only when padding was written).
 //! Writing S bytes costs ⌈S/B⌉ writes, plus one `ftruncate` when S is not a
@@ -310,16 +312,22 @@ impl<T: Element> DirectOutput<T> {
 
     /// Writes the first `len` bytes of the buffer (an aligned length).
     fn flush(&mut self, len: usize) -> Result<()> {
-        let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
-        let r = write_all_retry(file, &self.buf.bytes()[..len], &mut self.counts);
+        let buf = std::mem::take(&mut self.buf);
+        let r = self.write_from(&buf.bytes()[..len]);
+        self.buf = buf;
         self.filled = 0;
-        match r {
+        r
+    }
+
+    /// Writes `block` (aligned, of an aligned length) from where it is.
+    fn write_from(&mut self, block: &[u8]) -> Result<()> {
+        let file = self.file.as_ref().ok_or_else(|| Error::new(ErrorKind::Closed, &self.path))?;
+        match write_all_retry(file, block, &mut self.counts) {
             Ok(()) => {
-                self.flushed += len as u64;
+                self.flushed += block.len() as u64;
                 Ok(())
             }
             Err(e) => {
-                // A failed stream accepts nothing more.
                 self.file = None;
                 Err(Error::from_io("write", &self.path, e))
             }
@@ -372,6 +380,16 @@ impl<T: Element> OutputStream<T> for DirectOutput<T> {
             return Err(Error::new(ErrorKind::Closed, &self.path));
         }
         let mut bytes = as_bytes(xs);
+        let block = self.info.block_size;
+        // Whole blocks at the buffer's alignment go out from the caller's
+        // memory, one write each, as they would from the buffer.
+        while self.filled == 0
+            && bytes.len() >= block
+            && (bytes.as_ptr() as usize).is_multiple_of(self.buf.align())
+        {
+            self.write_from(&bytes[..block])?;
+            bytes = &bytes[block..];
+        }
         while !bytes.is_empty() {
             let p = self.filled;
             let take = (self.info.block_size - p).min(bytes.len());
@@ -427,6 +445,34 @@ mod tests {
         assert!(!o_direct_refused(&other));
         let enoent = Error::from_io("open", "x", std::io::Error::from_raw_os_error(libc::ENOENT));
         assert!(!o_direct_refused(&enoent));
+    }
+
+    /// Whole blocks handed over at the buffer's alignment while it is
+    /// empty are written from where they lie: the stream's own buffer
+    /// holds none of their bytes, one write each; what is not a whole
+    /// block, or not aligned, goes through the buffer; the file holds
+    /// every byte in order either way.
+    #[test]
+    fn aligned_whole_blocks_are_written_without_a_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x");
+        let cfg = StreamConfig::new(StreamKind::Direct).block_size(8192);
+        let mut out = DirectOutput::<u8>::create(&p, &cfg).unwrap();
+        let b = out.info().block_size;
+        let mut src = AlignedBuf::with_align(3 * b + 100, 4096);
+        for (i, x) in src.bytes_mut().iter_mut().enumerate() {
+            *x = (i % 251) as u8 + 1;
+        }
+        let src = &src.bytes()[..3 * b + 100];
+        out.write_all(&src[..2 * b]).unwrap();
+        assert!(out.buf.bytes().iter().all(|&x| x == 0), "a whole aligned block was copied");
+        assert_eq!((out.filled, out.counts.write), (0, 2));
+        // Not at the alignment: through the buffer.
+        out.write_all(&src[2 * b..2 * b + 1]).unwrap();
+        out.write_all(&src[2 * b + 1..]).unwrap();
+        assert_eq!(out.filled, 100);
+        out.close().unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), src);
     }
 
     /// `O_DIRECT` really is on the descriptor (the kernel's view, from
