@@ -602,7 +602,7 @@ impl SortPlan {
                 Format::Rec(r) => {
                     (cap / (r.size as u64 + INDEX_ENTRY_BYTES)).min(MAX_CHUNK_ITEMS) * r.size as u64
                 }
-                // Whole pages where a chunk holds more than one: every
+                // Whole pages where a chunk holds one or more: every
                 // chunk then starts at a page of the file, and its data at
                 // a page of memory, so that a `direct` run is written from
                 // where its sorted numbers lie, without a copy.
@@ -1381,7 +1381,7 @@ mod tests {
         assert!(matches!(plan(Format::U32, 1 << 30, 1, 1 << 20), Err(SortError::BadPlan(_))));
     }
 
-    /// A chunk of numbers holds whole pages where it holds more than one
+    /// A chunk of numbers holds whole pages where it holds one or more
     /// (every chunk then starts at a page of its file, so that its run is
     /// written from where it lies), else whole numbers.
     #[test]

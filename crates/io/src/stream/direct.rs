@@ -32,9 +32,10 @@
 //! Elements are copied into the buffer; a full block is written with one
 //! `write(2)`. Whole blocks handed over at the buffer's alignment while the
 //! buffer is empty are written from the caller's memory, one `write(2)`
-//! each, without the copy. At `close` a partial last block of p bytes is zero-padded to
-//! a multiple of the offset alignment and written, then the file is trimmed
-//! with `ftruncate` to its exact length (only when padding was written).
+//! each, without the copy. At `close` a partial last block of p bytes is
+//! zero-padded to a multiple of the offset alignment and written, then the
+//! file is trimmed with `ftruncate` to its exact length (only when padding
+//! was written).
 //! Writing S bytes costs ⌈S/B⌉ writes, plus one `ftruncate` when S is not a
 //! multiple of the offset alignment.
 //!
@@ -328,6 +329,7 @@ impl<T: Element> DirectOutput<T> {
                 Ok(())
             }
             Err(e) => {
+                // A failed stream accepts nothing more.
                 self.file = None;
                 Err(Error::from_io("write", &self.path, e))
             }
