@@ -40,6 +40,39 @@ pub fn frame(key: &[u8], payload: &[u8], out: &mut Vec<u8>) -> Result<(), String
     Ok(())
 }
 
+/// Appends `lens.len()` rows to `out`, row `i` of key `key(i)` (as for
+/// [`frame`]) and a payload of `lens[i]` zero bytes, for the caller to
+/// write in place; each `lens[i]` becomes where its row's payload starts
+/// in `out`. Fails when a row is 4 GiB or more (nothing appended).
+pub fn frame_blank<'k>(
+    key: impl Fn(usize) -> &'k [u8],
+    lens: &mut [usize],
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    let mut total = 0;
+    for (i, &len) in lens.iter().enumerate() {
+        let n = 4 + key(i).len() + len;
+        if u32::try_from(n).is_err() {
+            return Err(format!("a row of {n} bytes: 4 GiB is the most"));
+        }
+        total += 4 + n + 1;
+    }
+    let mut at = out.len();
+    out.resize(at + total, 0);
+    for (i, len) in lens.iter_mut().enumerate() {
+        let k = key(i);
+        let n = 4 + k.len() + *len;
+        out[at..at + 4].copy_from_slice(&(n as u32).to_le_bytes());
+        out[at + 4..at + HEAD].copy_from_slice(&(k.len() as u32).to_le_bytes());
+        out[at + HEAD..at + HEAD + k.len()].copy_from_slice(k);
+        let payload = at + HEAD + k.len();
+        at += 4 + n + 1;
+        out[at - 1] = b'\n';
+        *len = payload;
+    }
+    Ok(())
+}
+
 /// The length of the whole row at the start of `data` (with its
 /// terminator), if its length is there.
 #[inline]
@@ -118,6 +151,32 @@ mod tests {
             ends.push(data.len() - 1);
         }
         (data, ends)
+    }
+
+    /// Rows framed blank and their payloads written in place are the rows
+    /// `frame` makes, appended after what `out` held.
+    #[test]
+    fn blank_frames_filled_in_place_are_frames() {
+        let mut next = crate::simd_sort::tests::xorshift(5);
+        let rows: Vec<(Vec<u8>, Vec<u8>)> = (0..300)
+            .map(|_| {
+                let key = (0..next() % 40).map(|_| next() as u8).collect();
+                let payload = (0..next() % 90).map(|_| next() as u8).collect();
+                (key, payload)
+            })
+            .collect();
+        let mut want = b"before".to_vec();
+        for (k, p) in &rows {
+            frame(k, p, &mut want).unwrap();
+        }
+        let mut got = b"before".to_vec();
+        let mut starts: Vec<usize> = rows.iter().map(|(_, p)| p.len()).collect();
+        frame_blank(|i| &rows[i].0, &mut starts, &mut got).unwrap();
+        for ((_, p), &s) in rows.iter().zip(&starts) {
+            assert!(got[s..s + p.len()].iter().all(|&b| b == 0));
+            got[s..s + p.len()].copy_from_slice(p);
+        }
+        assert_eq!(got, want);
     }
 
     /// Rows' ends are found whatever the pieces they are read in, and each

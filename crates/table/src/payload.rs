@@ -17,10 +17,11 @@
 //! a row with its six payload columns so, 116 bytes this way (issue 42).
 
 use arrow_array::{make_array, Array, ArrayRef, RecordBatch};
-use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow_data::ArrayData;
 use arrow_row::{RowConverter, Rows, SortField};
 use arrow_schema::{ArrowError, DataType, Schema};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// How a compact column's values are written.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -51,9 +52,12 @@ pub(crate) struct Payload {
     compact: Vec<(usize, DataType, Kind)>,
     /// The other payload columns' converter and field indices.
     rest: Option<(RowConverter, Vec<usize>)>,
+    /// Each compact column's mean bytes a value in the last batch decoded
+    /// (for strings and binaries: the room the next one reserves).
+    value_bytes: Vec<AtomicUsize>,
 }
 
-/// A batch's payload columns as [`Payload::encode_row`] reads them.
+/// A batch's payload columns as [`Encoding::write`] reads them.
 pub(crate) struct Encoding<'a> {
     data: Vec<ArrayData>,
     rest: Option<Rows>,
@@ -89,7 +93,7 @@ impl Payload {
             }
             Some((RowConverter::new(sort).map_err(|e| e.to_string())?, rest))
         };
-        Ok(Payload { compact, rest })
+        Ok(Payload { value_bytes: compact.iter().map(|_| AtomicUsize::new(0)).collect(), compact, rest })
     }
 
     fn null_bytes(&self) -> usize {
@@ -111,87 +115,346 @@ impl Payload {
 
     /// The payload columns of the rows whose payloads are `rows`, each with
     /// its field index; an error where a payload is cut short or a value
-    /// is not of its type (a damaged run).
+    /// is not of its type (a damaged run). Decoded a column at a time over
+    /// [`DECODE_ROWS`] rows at a time (which stay in the cache meanwhile).
     pub(crate) fn decode(&self, rows: &[&[u8]]) -> Result<Vec<(usize, ArrayRef)>, ArrowError> {
         let n = rows.len();
-        let short = || ArrowError::InvalidArgumentError("a framed row's payload is cut short".into());
-        let mut builders: Vec<Builder> = self.compact.iter().map(|(_, _, k)| Builder::new(*k, n)).collect();
-        let mut rests: Vec<&[u8]> = Vec::with_capacity(if self.rest.is_some() { n } else { 0 });
         let nb = self.null_bytes();
-        for row in rows {
-            let nulls = row.get(..nb).ok_or_else(short)?;
-            let mut at = nb;
-            for (j, b) in builders.iter_mut().enumerate() {
-                let null = nulls[j / 8] & (1 << (j % 8)) != 0;
-                at = b.push(row, at, null).ok_or_else(short)?;
-            }
-            if self.rest.is_some() {
-                rests.push(&row[at..]);
-            } else if at != row.len() {
-                return Err(ArrowError::InvalidArgumentError("a framed row's payload is too long".into()));
+        if rows.iter().any(|r| r.len() < nb) {
+            return Err(short());
+        }
+        let mut cols: Vec<Column> = self
+            .compact
+            .iter()
+            .zip(&self.value_bytes)
+            .map(|((_, _, k), hint)| Column::new(*k, n, hint.load(Ordering::Relaxed)))
+            .collect();
+        // Where each row's next value starts.
+        let mut at = vec![nb; n];
+        for (rows, at) in rows.chunks(DECODE_ROWS).zip(at.chunks_mut(DECODE_ROWS)) {
+            for (j, c) in cols.iter_mut().enumerate() {
+                c.take(rows, at, j)?;
             }
         }
         let mut out = Vec::with_capacity(self.compact.len() + self.rest.as_ref().map_or(0, |r| r.1.len()));
-        for ((f, t, _), b) in self.compact.iter().zip(builders) {
-            out.push((*f, b.finish(t, n)?));
+        for (((f, t, _), c), hint) in self.compact.iter().zip(cols).zip(&self.value_bytes) {
+            hint.store(c.values.len() / n.max(1), Ordering::Relaxed);
+            out.push((*f, c.finish(t, n)?));
         }
-        if let Some((c, fields)) = &self.rest {
-            let p = c.parser();
-            let arrays = c.convert_rows(rests.iter().map(|r| p.parse(r)))?;
-            out.extend(fields.iter().copied().zip(arrays));
+        match &self.rest {
+            Some((c, fields)) => {
+                let p = c.parser();
+                let arrays = c.convert_rows(rows.iter().zip(&at).map(|(r, &a)| p.parse(&r[a..])))?;
+                out.extend(fields.iter().copied().zip(arrays));
+            }
+            None => {
+                if rows.iter().zip(&at).any(|(r, &a)| a != r.len()) {
+                    return Err(ArrowError::InvalidArgumentError(
+                        "a framed row's payload is too long".into(),
+                    ));
+                }
+            }
         }
         Ok(out)
     }
 }
 
-impl Encoding<'_> {
-    /// Appends row `i`'s payload to `out`.
-    pub(crate) fn encode_row(&self, i: usize, out: &mut Vec<u8>) {
-        let nb = self.payload.null_bytes();
-        let start = out.len();
-        out.resize(start + nb, 0);
-        for (j, (d, (_, _, kind))) in self.data.iter().zip(&self.payload.compact).enumerate() {
-            if d.is_null(i) {
-                out[start + j / 8] |= 1 << (j % 8);
-                continue;
+/// Rows [`Payload::decode`] decodes a column of before the next column.
+const DECODE_ROWS: usize = 128;
+
+/// One compact column's values as they are decoded.
+struct Column {
+    kind: Kind,
+    /// Validity bits, 64 rows a word.
+    valid: Vec<u64>,
+    any_null: bool,
+    /// Fixed-width values, or the bytes of strings and binaries.
+    values: Vec<u8>,
+    /// A boolean column's values, 64 rows a word.
+    bits: Vec<u64>,
+    offsets: Vec<i64>,
+}
+
+impl Column {
+    /// A column of `n` values of `kind`, strings and binaries of about
+    /// `mean` bytes each (the last batch's).
+    fn new(kind: Kind, n: usize, mean: usize) -> Column {
+        let values = match kind {
+            Kind::Fixed(w) => Vec::with_capacity(w * n),
+            Kind::Bytes { .. } => Vec::with_capacity(mean * n + mean * n / 16),
+            Kind::Bool => Vec::new(),
+        };
+        let mut offsets = Vec::new();
+        if let Kind::Bytes { .. } = kind {
+            offsets.reserve(n + 1);
+            offsets.push(0);
+        }
+        Column {
+            kind,
+            valid: Vec::with_capacity(n.div_ceil(64)),
+            any_null: false,
+            values,
+            bits: Vec::with_capacity(if kind == Kind::Bool { n.div_ceil(64) } else { 0 }),
+            offsets,
+        }
+    }
+
+    /// Takes this column's (the `j`th compact one's) value of each of
+    /// `rows`, which starts at `at` (moved past it).
+    fn take(&mut self, rows: &[&[u8]], at: &mut [usize], j: usize) -> Result<(), ArrowError> {
+        let (byte, bit) = (j / 8, 1u8 << (j % 8));
+        // Validity a word of 64 rows at a time (`rows` are whole words
+        // but for the batch's last).
+        for rows in rows.chunks(64) {
+            let mut word = 0u64;
+            for (k, r) in rows.iter().enumerate() {
+                word |= u64::from(r[byte] & bit == 0) << k;
             }
+            self.any_null |= word != u64::MAX >> (64 - rows.len());
+            self.valid.push(word);
+        }
+        let null = |r: &[u8]| r[byte] & bit != 0;
+        match self.kind {
+            Kind::Fixed(w) => match w {
+                1 => take_fixed::<1>(&mut self.values, rows, at, null),
+                2 => take_fixed::<2>(&mut self.values, rows, at, null),
+                4 => take_fixed::<4>(&mut self.values, rows, at, null),
+                8 => take_fixed::<8>(&mut self.values, rows, at, null),
+                16 => take_fixed::<16>(&mut self.values, rows, at, null),
+                _ => {
+                    for (r, a) in rows.iter().zip(at) {
+                        if null(r) {
+                            self.values.resize(self.values.len() + w, 0);
+                        } else {
+                            self.values.extend_from_slice(r.get(*a..*a + w).ok_or_else(short)?);
+                            *a += w;
+                        }
+                    }
+                    Ok(())
+                }
+            },
+            Kind::Bool => {
+                for (rows, at) in rows.chunks(64).zip(at.chunks_mut(64)) {
+                    let mut word = 0u64;
+                    for (k, (r, a)) in rows.iter().zip(at).enumerate() {
+                        if !null(r) {
+                            word |= u64::from(*r.get(*a).ok_or_else(short)? != 0) << k;
+                            *a += 1;
+                        }
+                    }
+                    self.bits.push(word);
+                }
+                Ok(())
+            }
+            Kind::Bytes { .. } => {
+                for (r, a) in rows.iter().zip(at) {
+                    if !null(r) {
+                        let (len, from) = read_leb128(r, *a).ok_or_else(short)?;
+                        let end =
+                            usize::try_from(len).ok().and_then(|l| from.checked_add(l)).ok_or_else(short)?;
+                        self.values.extend_from_slice(r.get(from..end).ok_or_else(short)?);
+                        *a = end;
+                    }
+                    self.offsets.push(self.values.len() as i64);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The array of type `t` of the `n` values taken.
+    fn finish(self, t: &DataType, n: usize) -> Result<ArrayRef, ArrowError> {
+        let nulls =
+            self.any_null.then(|| NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(self.valid), 0, n)));
+        let buffers = match self.kind {
+            Kind::Fixed(_) => vec![Buffer::from_vec(self.values)],
+            Kind::Bool => vec![Buffer::from_vec(self.bits)],
+            Kind::Bytes { large: true } => {
+                vec![Buffer::from_vec(self.offsets), Buffer::from_vec(self.values)]
+            }
+            Kind::Bytes { large: false } => {
+                if i32::try_from(self.values.len()).is_err() {
+                    return Err(ArrowError::InvalidArgumentError("2 GiB of values in one batch".into()));
+                }
+                let offsets: Vec<i32> = self.offsets.iter().map(|&o| o as i32).collect();
+                vec![Buffer::from_vec(offsets), Buffer::from_vec(self.values)]
+            }
+        };
+        // Validated: the bytes come from a temporary file.
+        let data = ArrayData::builder(t.clone()).len(n).buffers(buffers).nulls(nulls).build()?;
+        Ok(make_array(data))
+    }
+}
+
+impl Encoding<'_> {
+    /// Adds each row's payload length to `lens` (one per row of the batch).
+    pub(crate) fn add_lens(&self, lens: &mut [usize]) {
+        let nb = self.payload.null_bytes();
+        lens.iter_mut().for_each(|l| *l += nb);
+        for (d, (_, _, kind)) in self.data.iter().zip(&self.payload.compact) {
+            let nulls = d.nulls();
+            let valid = |i: usize| nulls.is_none_or(|n| n.is_valid(i));
             match *kind {
-                Kind::Fixed(w) => {
-                    let at = (d.offset() + i) * w;
-                    out.extend_from_slice(&d.buffers()[0].as_slice()[at..at + w]);
-                }
-                Kind::Bool => {
-                    let bits = d.buffers()[0].as_slice();
-                    let k = d.offset() + i;
-                    out.push((bits[k / 8] >> (k % 8)) & 1);
-                }
+                Kind::Fixed(w) => each_valid(lens, 0, valid, |_, l| *l += w),
+                Kind::Bool => each_valid(lens, 0, valid, |_, l| *l += 1),
                 Kind::Bytes { large } => {
-                    let (a, b) = if large {
-                        let o = d.buffer::<i64>(0);
-                        (o[i] as usize, o[i + 1] as usize)
-                    } else {
-                        let o = d.buffer::<i32>(0);
-                        (o[i] as usize, o[i + 1] as usize)
-                    };
-                    leb128(out, (b - a) as u64);
-                    out.extend_from_slice(&d.buffers()[1].as_slice()[a..b]);
+                    let span = spans(d, large);
+                    each_valid(lens, 0, valid, |i, l| {
+                        let (a, b) = span(i);
+                        *l += leb128_len((b - a) as u64) + (b - a);
+                    })
                 }
             }
         }
         if let Some(r) = &self.rest {
-            out.extend_from_slice(r.row(i).data());
+            lens.iter_mut().enumerate().for_each(|(i, l)| *l += r.row(i).data().len());
+        }
+    }
+
+    /// Writes each row's payload into `out` at `starts` (one per row of
+    /// the batch, each with the room [`Encoding::add_lens`] gave, zeroed),
+    /// a column at a time; `starts` end where the payloads do.
+    pub(crate) fn write(&self, out: &mut [u8], starts: &mut [usize], from: usize) {
+        let nb = self.payload.null_bytes();
+        let firsts = starts.to_vec();
+        starts.iter_mut().for_each(|s| *s += nb);
+        for (j, (d, (_, _, kind))) in self.data.iter().zip(&self.payload.compact).enumerate() {
+            if let Some(n) = d.nulls() {
+                for (i, &f) in firsts.iter().enumerate() {
+                    if n.is_null(from + i) {
+                        out[f + j / 8] |= 1 << (j % 8);
+                    }
+                }
+            }
+            let nulls = d.nulls();
+            let valid = |i: usize| nulls.is_none_or(|n| n.is_valid(i));
+            match *kind {
+                Kind::Fixed(w) => {
+                    let values = &d.buffers()[0].as_slice()[d.offset() * w..];
+                    match w {
+                        1 => put_fixed::<1>(values, out, starts, from, valid),
+                        2 => put_fixed::<2>(values, out, starts, from, valid),
+                        4 => put_fixed::<4>(values, out, starts, from, valid),
+                        8 => put_fixed::<8>(values, out, starts, from, valid),
+                        16 => put_fixed::<16>(values, out, starts, from, valid),
+                        32 => put_fixed::<32>(values, out, starts, from, valid),
+                        _ => each_valid(starts, from, valid, |i, s| {
+                            out[*s..*s + w].copy_from_slice(&values[i * w..(i + 1) * w]);
+                            *s += w;
+                        }),
+                    }
+                }
+                Kind::Bool => {
+                    let bits = d.buffers()[0].as_slice();
+                    let o = d.offset();
+                    each_valid(starts, from, valid, |i, s| {
+                        let k = o + i;
+                        out[*s] = (bits[k / 8] >> (k % 8)) & 1;
+                        *s += 1;
+                    })
+                }
+                Kind::Bytes { large } => {
+                    let span = spans(d, large);
+                    let values = d.buffers()[1].as_slice();
+                    each_valid(starts, from, valid, |i, s| {
+                        let (a, b) = span(i);
+                        *s = put_leb128(out, *s, (b - a) as u64);
+                        out[*s..*s + b - a].copy_from_slice(&values[a..b]);
+                        *s += b - a;
+                    })
+                }
+            }
+        }
+        if let Some(r) = &self.rest {
+            for (i, s) in starts.iter_mut().enumerate() {
+                let row = r.row(from + i).data();
+                out[*s..*s + row.len()].copy_from_slice(row);
+                *s += row.len();
+            }
+        }
+    }
+
+    /// Each row's payload, written as [`crate::sort`] frames them: a
+    /// column at a time over `chunk` rows at a time (tests).
+    #[cfg(test)]
+    pub(crate) fn payloads(&self, chunk: usize) -> Vec<Vec<u8>> {
+        let mut lens = vec![0; self.rows()];
+        self.add_lens(&mut lens);
+        let mut starts: Vec<usize> = lens.iter().scan(0, |t, l| Some(std::mem::replace(t, *t + l))).collect();
+        let firsts = starts.clone();
+        let mut all = vec![0u8; lens.iter().sum()];
+        for (k, starts) in starts.chunks_mut(chunk).enumerate() {
+            self.write(&mut all, starts, k * chunk);
+        }
+        assert_eq!(starts.iter().zip(&firsts).map(|(s, f)| s - f).collect::<Vec<_>>(), lens);
+        firsts.iter().zip(&lens).map(|(&f, &l)| all[f..f + l].to_vec()).collect()
+    }
+
+    #[cfg(test)]
+    fn rows(&self) -> usize {
+        self.data.first().map(ArrayData::len).or(self.rest.as_ref().map(Rows::num_rows)).unwrap_or(0)
+    }
+}
+
+/// Calls `f` with each row's index and item of `items` whose value is
+/// valid.
+#[inline(always)]
+fn each_valid<T>(
+    items: &mut [T],
+    from: usize,
+    valid: impl Fn(usize) -> bool,
+    mut f: impl FnMut(usize, &mut T),
+) {
+    for (i, t) in (from..).zip(items.iter_mut()) {
+        if valid(i) {
+            f(i, t);
         }
     }
 }
 
-fn leb128(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+/// Copies each valid row's value of `W` bytes (of `values`, the array's
+/// values from its offset on) to `out` at its start.
+#[inline(always)]
+fn put_fixed<const W: usize>(
+    values: &[u8],
+    out: &mut [u8],
+    starts: &mut [usize],
+    from: usize,
+    valid: impl Fn(usize) -> bool,
+) {
+    each_valid(starts, from, valid, |i, s| {
+        let v: &[u8; W] = values[i * W..i * W + W].try_into().expect("W bytes");
+        out[*s..*s + W].copy_from_slice(v);
+        *s += W;
+    })
 }
 
+/// Where value `i` of a string or binary array lies in its values buffer.
+fn spans(d: &ArrayData, large: bool) -> impl Fn(usize) -> (usize, usize) + '_ {
+    let (small, big) = if large { (&[][..], d.buffer::<i64>(0)) } else { (d.buffer::<i32>(0), &[][..]) };
+    move |i| {
+        if large {
+            (big[i] as usize, big[i + 1] as usize)
+        } else {
+            (small[i] as usize, small[i + 1] as usize)
+        }
+    }
+}
+
+fn leb128_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// Writes `v` as LEB128 at `out[at..]`; returns where it ends.
+fn put_leb128(out: &mut [u8], mut at: usize, mut v: u64) -> usize {
+    while v >= 0x80 {
+        out[at] = v as u8 | 0x80;
+        v >>= 7;
+        at += 1;
+    }
+    out[at] = v as u8;
+    at + 1
+}
 /// The value of a LEB128 length at `row[at..]` and where it ends.
 fn read_leb128(row: &[u8], mut at: usize) -> Option<(u64, usize)> {
     let mut v = 0u64;
@@ -206,97 +469,30 @@ fn read_leb128(row: &[u8], mut at: usize) -> Option<(u64, usize)> {
     None
 }
 
-/// One compact column's values as they are decoded.
-struct Builder {
-    kind: Kind,
-    nulls: BooleanBufferBuilder,
-    any_null: bool,
-    values: Vec<u8>,
-    bits: BooleanBufferBuilder,
-    offsets: Vec<i64>,
+/// A framed row's payload that ends before its values do.
+fn short() -> ArrowError {
+    ArrowError::InvalidArgumentError("a framed row's payload is cut short".into())
 }
 
-impl Builder {
-    fn new(kind: Kind, n: usize) -> Builder {
-        let values = match kind {
-            Kind::Fixed(w) => Vec::with_capacity(w * n),
-            _ => Vec::new(),
-        };
-        let mut offsets = Vec::new();
-        if let Kind::Bytes { .. } = kind {
-            offsets.reserve(n + 1);
-            offsets.push(0);
-        }
-        Builder {
-            kind,
-            nulls: BooleanBufferBuilder::new(n),
-            any_null: false,
-            values,
-            bits: BooleanBufferBuilder::new(if kind == Kind::Bool { n } else { 0 }),
-            offsets,
+/// Appends to `values` the value of `W` bytes of each of `rows` that
+/// `null` says is not null, each at `at` (moved past it), zeros for a null.
+#[inline(always)]
+fn take_fixed<const W: usize>(
+    values: &mut Vec<u8>,
+    rows: &[&[u8]],
+    at: &mut [usize],
+    null: impl Fn(&[u8]) -> bool,
+) -> Result<(), ArrowError> {
+    for (r, a) in rows.iter().zip(at) {
+        if null(r) {
+            values.extend_from_slice(&[0; W]);
+        } else {
+            let v: &[u8; W] = r.get(*a..*a + W).ok_or_else(short)?.try_into().expect("W bytes");
+            values.extend_from_slice(v);
+            *a += W;
         }
     }
-
-    /// Takes the value at `row[at..]` (none when `null`); returns where it
-    /// ends, `None` where the row does.
-    #[inline]
-    fn push(&mut self, row: &[u8], at: usize, null: bool) -> Option<usize> {
-        self.nulls.append(!null);
-        self.any_null |= null;
-        match self.kind {
-            Kind::Fixed(w) => {
-                if null {
-                    self.values.resize(self.values.len() + w, 0);
-                    Some(at)
-                } else {
-                    self.values.extend_from_slice(row.get(at..at + w)?);
-                    Some(at + w)
-                }
-            }
-            Kind::Bool => {
-                if null {
-                    self.bits.append(false);
-                    Some(at)
-                } else {
-                    self.bits.append(*row.get(at)? != 0);
-                    Some(at + 1)
-                }
-            }
-            Kind::Bytes { .. } => {
-                if null {
-                    self.offsets.push(self.values.len() as i64);
-                    return Some(at);
-                }
-                let (len, at) = read_leb128(row, at)?;
-                let end = at.checked_add(usize::try_from(len).ok()?)?;
-                self.values.extend_from_slice(row.get(at..end)?);
-                self.offsets.push(self.values.len() as i64);
-                Some(end)
-            }
-        }
-    }
-
-    /// The array of type `t` of the `n` values taken.
-    fn finish(mut self, t: &DataType, n: usize) -> Result<ArrayRef, ArrowError> {
-        let nulls = self.any_null.then(|| NullBuffer::new(self.nulls.finish()));
-        let buffers = match self.kind {
-            Kind::Fixed(_) => vec![Buffer::from_vec(self.values)],
-            Kind::Bool => vec![self.bits.finish().into_inner()],
-            Kind::Bytes { large: true } => {
-                vec![Buffer::from_vec(self.offsets), Buffer::from_vec(self.values)]
-            }
-            Kind::Bytes { large: false } => {
-                let offsets =
-                    self.offsets.iter().map(|&o| i32::try_from(o)).collect::<Result<Vec<i32>, _>>().map_err(
-                        |_| ArrowError::InvalidArgumentError("2 GiB of values in one batch".into()),
-                    )?;
-                vec![Buffer::from_vec(offsets), Buffer::from_vec(self.values)]
-            }
-        };
-        // Validated: the bytes come from a temporary file.
-        let data = ArrayData::builder(t.clone()).len(n).buffers(buffers).nulls(nulls).build()?;
-        Ok(make_array(data))
-    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -399,13 +595,9 @@ mod tests {
             let p = Payload::new(&b.schema(), &fields).unwrap();
             assert!(p.rest.is_some() && !p.compact.is_empty());
             let enc = p.encoding(&b).unwrap();
-            let rows: Vec<Vec<u8>> = (0..b.num_rows())
-                .map(|i| {
-                    let mut v = Vec::new();
-                    enc.encode_row(i, &mut v);
-                    v
-                })
-                .collect();
+            // Written in chunks of any size, the payloads are the same.
+            let rows = enc.payloads(b.num_rows());
+            assert_eq!(enc.payloads(37 * seed as usize), rows);
             let slices: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
             let got = p.decode(&slices).unwrap();
             assert_eq!(got.len(), fields.len());
@@ -423,8 +615,7 @@ mod tests {
             let compact_only: Vec<usize> = fields.iter().copied().filter(|&f| f < 9).collect();
             let p = Payload::new(&b.schema(), &compact_only).unwrap();
             let enc = p.encoding(&b).unwrap();
-            let mut v = Vec::new();
-            enc.encode_row(3, &mut v);
+            let v = enc.payloads(64).swap_remove(3);
             assert!(p.decode(&[&v[..v.len() - 1]]).is_err());
             assert!(p.decode(&[&v[..]]).is_ok());
         }

@@ -252,6 +252,10 @@ impl TableKeys {
     }
 }
 
+/// Rows whose payloads [`Converters::frame`] writes a column at a time
+/// before the next rows (which stay in the cache meanwhile).
+const FRAME_ROWS: usize = 128;
+
 /// The keys' row converter (in their order) and the payload of the
 /// other columns.
 struct Converters {
@@ -276,12 +280,14 @@ impl Converters {
         };
         let keys = self.key.encode(batch).map_err(bad)?;
         let rest = self.payload.encoding(batch).map_err(bad)?;
-        let mut payload = Vec::new();
-        for i in 0..batch.num_rows() {
-            payload.clear();
-            rest.encode_row(i, &mut payload);
-            rows::frame(keys.row(i).data(), &payload, out)
-                .map_err(|m| TableError::Input { path: path.to_path_buf(), message: m })?;
+        // The rows' frames with room for their payloads, then the payloads
+        // written into them a column at a time.
+        let mut starts = vec![0; batch.num_rows()];
+        rest.add_lens(&mut starts);
+        rows::frame_blank(|i| keys.row(i).data(), &mut starts, out)
+            .map_err(|m| TableError::Input { path: path.to_path_buf(), message: m })?;
+        for (k, starts) in starts.chunks_mut(FRAME_ROWS).enumerate() {
+            rest.write(out, starts, k * FRAME_ROWS);
         }
         Ok(())
     }
