@@ -247,7 +247,7 @@ impl PySorter {
     }
 
     /// One block of sorted items as a Python object.
-    fn block<'py>(&self, py: Python<'py>, block: Vec<u8>) -> PyResult<Bound<'py, PyAny>> {
+    fn block<'py>(&self, py: Python<'py>, block: emsort_sort::Block) -> PyResult<Bound<'py, PyAny>> {
         match self.format {
             Format::Lines => {
                 let spans = emsort_sort::line_spans(&block, self.eol, self.order.as_ref());
@@ -255,11 +255,11 @@ impl PySorter {
             }
             Format::Rec(r) => {
                 let n = block.len() / r.size;
-                Ok(PyArray1::from_vec(py, block).reshape([n, r.size])?.into_any())
+                Ok(PyArray1::from_vec(py, block.into_vec()).reshape([n, r.size])?.into_any())
             }
             f => {
                 let num = Num::of_format(f).expect("a number format");
-                PyArray1::from_vec(py, block).call_method1("view", (num.descr(py),))
+                PyArray1::from_vec(py, block.into_vec()).call_method1("view", (num.descr(py),))
             }
         }
     }

@@ -103,6 +103,25 @@ pub(crate) trait BlockSink: Send {
     fn write(&mut self, bytes: &[u8]) -> Result<()>;
     /// Flushes and closes; errors (a full disk) show here at the latest.
     fn close(&mut self) -> Result<()>;
+    /// Writes the first `len` bytes of `buf` and gives `buf` back for
+    /// reuse, or keeps it (a reader's channel lends it on, and it comes
+    /// back through `back` once read); [`BlockSink::write`] unless the
+    /// sink [keeps blocks](BlockSink::keeps_blocks).
+    fn write_block(
+        &mut self,
+        buf: AlignedBuf,
+        len: usize,
+        back: &std::sync::mpsc::Sender<AlignedBuf>,
+    ) -> Result<Option<AlignedBuf>> {
+        let _ = back;
+        self.write(&buf.bytes()[..len])?;
+        Ok(Some(buf))
+    }
+    /// Whether [`BlockSink::write_block`] may keep the blocks it is given
+    /// (their writer then takes new ones when none has come back).
+    fn keeps_blocks(&self) -> bool {
+        false
+    }
 }
 
 impl ByteOutput {

@@ -97,7 +97,7 @@ pub use error::SortError;
 pub use fingerprint::Fingerprint;
 pub use format::{f32_key, f64_key, Format, RecordFormat};
 pub use method::{Method, MethodKind, ParallelDisks, SrmOptions};
-pub use output::{Sink, STDOUT_NAME};
+pub use output::{Block, Sink, STDOUT_NAME};
 pub use pipeline::{merge_files, merge_into, merge_sources, sort, sort_file};
 pub use plan::{Derived, SortPlan, SortPlanBuilder};
 pub use sorter::{Blocks, Sorted, Sorter};

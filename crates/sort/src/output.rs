@@ -11,19 +11,19 @@
 //! | a character or block device, a FIFO ([`OutputTarget::WriteInto`]) | written into as the result is produced; a FIFO is opened (waiting for its reader, cancellably) only when the first sorted byte is ready |
 //! | a file this user may write but not replace | the result goes to a temporary file first and is copied in only when complete (so a failure never leaves it truncated) |
 //! | [`Sink::Stdout`], [`Sink::Writer`] | written as produced |
-//! | a channel ([`crate::Sorter`]'s iterator) | blocks of whole items |
+//! | a channel ([`crate::Sorter`]'s iterator) | blocks of whole items: the write-behind's own blocks, lent to the reader and given back when it drops them ([`Block`]); only an item two blocks share is copied |
 //!
 //! Errors about the output name it, never its temporary file.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::mpsc::{Receiver, Sender, SyncSender};
 use std::sync::{Mutex, OnceLock};
 
 use emsort_io::{AtomicFile, Dest, Error, ErrorKind, IntoKind, OutputTarget, Place, Result, TempDir};
 
-use crate::byte_stream::{BlockSink, ByteInput, ByteOutput};
+use crate::byte_stream::{AlignedBuf, BlockSink, ByteInput, ByteOutput};
 use crate::plan::SortPlan;
 
 /// Where the sorted data goes.
@@ -45,7 +45,55 @@ pub const STDOUT_NAME: &str = "<standard output>";
 pub(crate) type HeaderSlot = std::sync::Arc<OnceLock<Vec<u8>>>;
 
 /// Blocks of whole items for a reader in another thread.
-pub(crate) type ItemBlocks = SyncSender<Vec<u8>>;
+pub(crate) type ItemBlocks = SyncSender<Block>;
+
+/// A block of whole sorted items ([`crate::Blocks`]): the last merge's own
+/// output buffer, lent to the reader and given back to the merge when
+/// dropped (no copy), or bytes of its own (an item that straddled two of
+/// the merge's blocks, the output of a sort without a merge).
+pub struct Block(Held);
+
+enum Held {
+    Owned(Vec<u8>),
+    Lent { buf: Option<AlignedBuf>, len: usize, back: Sender<AlignedBuf> },
+}
+
+impl Block {
+    /// The block's bytes as a `Vec` (copied when lent).
+    pub fn into_vec(mut self) -> Vec<u8> {
+        match &mut self.0 {
+            Held::Owned(v) => std::mem::take(v),
+            Held::Lent { .. } => self.to_vec(),
+        }
+    }
+}
+
+#[cfg(test)]
+impl Block {
+    /// Whether the block is one of the merge's own buffers.
+    pub(crate) fn is_lent(&self) -> bool {
+        matches!(self.0, Held::Lent { .. })
+    }
+}
+
+impl std::ops::Deref for Block {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            Held::Owned(v) => v,
+            Held::Lent { buf, len, .. } => &buf.as_ref().expect("held until dropped").bytes()[..*len],
+        }
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if let Held::Lent { buf, back, .. } = &mut self.0 {
+            // A merge that has ended no longer takes it: it is freed.
+            let _ = buf.take().map(|b| back.send(b));
+        }
+    }
+}
 
 /// Where the whole items of a block end: called with the block and where
 /// its bytes not seen before start, returns the length of its whole items
@@ -424,6 +472,10 @@ impl ChannelSink<'_> {
         if block.is_empty() {
             return Ok(());
         }
+        self.send_block(Block(Held::Owned(block)))
+    }
+
+    fn send_block(&mut self, block: Block) -> Result<()> {
         self.tx.send(block).map_err(|_| Error::new(ErrorKind::Interrupted, self.name))
     }
 }
@@ -442,5 +494,28 @@ impl BlockSink for ChannelSink<'_> {
     fn close(&mut self) -> Result<()> {
         let rest = std::mem::take(&mut self.carry);
         self.send(rest)
+    }
+    /// A block that starts an item is lent to the reader as it is, its
+    /// whole items (the rest, an item it cuts, is carried); else copied.
+    fn write_block(
+        &mut self,
+        buf: AlignedBuf,
+        len: usize,
+        back: &Sender<AlignedBuf>,
+    ) -> Result<Option<AlignedBuf>> {
+        if !self.carry.is_empty() || len > self.block {
+            self.write(&buf.bytes()[..len])?;
+            return Ok(Some(buf));
+        }
+        let whole = (self.cut)(&buf.bytes()[..len], 0);
+        self.carry.extend_from_slice(&buf.bytes()[whole..len]);
+        if whole == 0 {
+            return Ok(Some(buf));
+        }
+        self.send_block(Block(Held::Lent { buf: Some(buf), len: whole, back: back.clone() }))?;
+        Ok(None)
+    }
+    fn keeps_blocks(&self) -> bool {
+        true
     }
 }

@@ -50,7 +50,7 @@ use std::thread::JoinHandle;
 use emsort_io::{Error, ErrorKind, NoProgress, Progress};
 
 use crate::codec;
-use crate::output::{Choice, ItemCut, Output};
+use crate::output::{Block, Choice, ItemCut, Output};
 use crate::pipeline::{remove_stale, run, Work};
 use crate::source::Input;
 use crate::{SortError, SortPlan, SortStats};
@@ -236,9 +236,10 @@ impl Sorted {
     /// The sorted items in blocks of whole items, as the last merge makes
     /// them; an error ends the iteration. The merge runs up to 16 blocks
     /// (each of its write-behind blocks' size, B/8 for a merge of many
-    /// runs) ahead of the caller.
+    /// runs) ahead of the caller. A block is the merge's own buffer, lent
+    /// (given back when dropped: drop it once read).
     pub fn blocks(mut self) -> Blocks {
-        let (tx, rx) = sync_channel::<Vec<u8>>(BLOCKS_AHEAD);
+        let (tx, rx) = sync_channel::<Block>(BLOCKS_AHEAD);
         let cut = self.rest.cut.take().expect("one choice");
         let sent = self.choose(Choice::Items(tx, cut));
         Blocks { rx, rest: self.rest, error: sent.err(), stats: None }
@@ -252,7 +253,7 @@ impl Sorted {
 
 /// The sorted items of a [`Sorted`], block by block.
 pub struct Blocks {
-    rx: Receiver<Vec<u8>>,
+    rx: Receiver<Block>,
     rest: Rest,
     error: Option<SortError>,
     stats: Option<SortStats>,
@@ -266,7 +267,7 @@ impl Blocks {
 }
 
 impl Iterator for Blocks {
-    type Item = Result<Vec<u8>, SortError>;
+    type Item = Result<Block, SortError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if let Some(e) = self.error.take() {

@@ -17,10 +17,14 @@
 //! [`WriteBehind::spare`], so every block but the last holds whole stream
 //! units even when an item straddles two blocks. The writer's error
 //! (a full disk) surfaces at the next block handed over, or at
-//! [`WriteBehind::finish`].
+//! [`WriteBehind::finish`]. A sink that keeps the blocks it is given (a
+//! reader's channel: [`BlockSink::keeps_blocks`]) lends them on instead of
+//! copying them, and they come back when the reader drops them; the filler
+//! then makes a new block when none has come back yet (the reader's
+//! channel bounds how many are out).
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender, TryRecvError};
 use std::thread::{Scope, ScopedJoinHandle};
 
 use emsort_io::{Error, ErrorKind, Result};
@@ -40,6 +44,10 @@ pub(crate) struct WriteBehind<'scope> {
     writer: Option<ScopedJoinHandle<'scope, Result<()>>>,
     path: PathBuf,
     written: u64,
+    /// The sink keeps the blocks it is given (a reader's channel, which
+    /// gives each back once read): a new block is made when none has come
+    /// back, and the reader's channel bounds how many are out.
+    lends: bool,
 }
 
 impl<'scope> WriteBehind<'scope> {
@@ -58,10 +66,12 @@ impl<'scope> WriteBehind<'scope> {
         for _ in 1..BLOCKS {
             let _ = empty_tx.send(AlignedBuf::new(cap));
         }
+        let lends = out.keeps_blocks();
         let writer = emsort_io::spawn_scoped(scope, "emsort-write", path, move || {
             for (buf, len) in full_rx {
-                out.write(&buf.bytes()[..len])?;
-                let _ = empty_tx.send(buf);
+                if let Some(buf) = out.write_block(buf, len, &empty_tx)? {
+                    let _ = empty_tx.send(buf);
+                }
             }
             out.close()
         })?;
@@ -74,6 +84,7 @@ impl<'scope> WriteBehind<'scope> {
             writer: Some(writer),
             path: path.to_path_buf(),
             written: 0,
+            lends,
         })
     }
 
@@ -130,7 +141,16 @@ impl<'scope> WriteBehind<'scope> {
 
     /// Sends the current block to the writer and takes the free one.
     fn hand_over(&mut self) -> Result<()> {
-        let Ok(fresh) = self.empty_rx.recv() else { return Err(self.writer_error()) };
+        let fresh = if self.lends {
+            match self.empty_rx.try_recv() {
+                Ok(b) => b,
+                Err(TryRecvError::Empty) => AlignedBuf::new(self.cap),
+                Err(TryRecvError::Disconnected) => return Err(self.writer_error()),
+            }
+        } else {
+            let Ok(b) = self.empty_rx.recv() else { return Err(self.writer_error()) };
+            b
+        };
         let full = std::mem::replace(&mut self.block, fresh);
         let tx = self.full_tx.as_ref().expect("open until finish");
         if tx.send((full, self.len)).is_err() {

@@ -706,7 +706,7 @@ impl Iterator for SortedBatches {
     fn next(&mut self) -> Option<Self::Item> {
         // Blocks of sorted rows held until a batch is full, and the rows as
         // (block, offset, length).
-        let (mut held, mut spans): (Vec<Vec<u8>>, Vec<Span>) = (Vec::new(), Vec::new());
+        let (mut held, mut spans): (Vec<emsort_sort::Block>, Vec<Span>) = (Vec::new(), Vec::new());
         let mut held_bytes = 0;
         while held_bytes < self.batch_bytes {
             let Some(block) = self.blocks.next() else { break };

@@ -493,6 +493,40 @@ fn a_single_pushed_run_comes_back_in_blocks_of_b() {
 }
 
 #[test]
+fn merged_lines_come_back_in_the_merges_own_blocks() {
+    // The last merge lends its output blocks to the reader (no copy) and
+    // makes more when the reader keeps them all: every block whole lines,
+    // together the sorted input.
+    let d = tempfile::tempdir().unwrap();
+    let plan = SortPlan::builder(Format::Lines)
+        .memory(64 << 10)
+        .block_size(1024)
+        .temp_dir(d.path())
+        .build()
+        .unwrap();
+    let mut x = 7u64;
+    let text: Vec<u8> = (0..40_000)
+        .flat_map(|_| {
+            let n = xorshift(&mut x);
+            let mut line = format!("{:x}", n >> (n % 50)).into_bytes();
+            line.push(b'\n');
+            line
+        })
+        .collect();
+    let mut sorter = crate::Sorter::new(plan).unwrap();
+    for piece in text.chunks(1000) {
+        sorter.push(piece).unwrap();
+    }
+    let mut blocks = sorter.finish().unwrap().blocks();
+    let kept: Vec<crate::Block> = blocks.by_ref().map(Result::unwrap).collect();
+    assert!(blocks.stats().expect("statistics").runs > 2);
+    assert!(kept.iter().all(|b| b.ends_with(b"\n")), "blocks of whole lines");
+    let lent = kept.iter().filter(|b| b.is_lent()).count();
+    assert!(kept.len() > 8 && lent * 10 >= kept.len() * 9, "{lent} of {} blocks lent", kept.len());
+    assert_eq!(kept.iter().flat_map(|b| b.iter().copied()).collect::<Vec<u8>>(), sorted_lines_of(&[&text]));
+}
+
+#[test]
 fn pushed_lines_go_to_a_file_and_a_dropped_sorter_leaves_nothing() {
     let d = tempfile::tempdir().unwrap();
     let tmp = d.path().join("tmp");
