@@ -280,6 +280,15 @@ impl AtomicFile {
         &self.file
     }
 
+    /// A writer of the result from the file's start, through a duplicate
+    /// of its descriptor, that hands what it writes to the disk as it goes
+    /// ([`WriteBack`]): the sync at [`commit`](AtomicFile::commit) then
+    /// waits for the last few MiB rather than the whole file.
+    pub fn writer(&self) -> Result<WriteBack> {
+        let file = self.file.try_clone().map_err(|e| Error::from_io("write", self.place.path(), e))?;
+        Ok(WriteBack::new(file))
+    }
+
     /// The final path (the target with symbolic links followed), for
     /// messages.
     pub fn target(&self) -> PathBuf {
@@ -469,6 +478,89 @@ impl Drop for AtomicFile {
     }
 }
 
+/// A file written in order from its current offset whose pages are handed
+/// to the disk as they are written: every [`WriteBack::STEP`] bytes it
+/// starts the write-back of the step just written (`sync_file_range` with
+/// `SYNC_FILE_RANGE_WRITE`) and waits for the step before it. Left to the
+/// kernel, the dirty pages of an output smaller than its background
+/// threshold (a tenth of the free memory) wait for the final `fsync`: the
+/// 1 GiB Parquet output of a table sort spent its last 0.58 s there
+/// (`strace`), the disk idle until then. The wait bounds the dirty pages
+/// to two steps, and slows the writer only when the disk is slower than it.
+/// The syncs are hints: a file system that refuses them is written as
+/// usual, and the final `fsync` reports any error.
+#[derive(Debug)]
+pub struct WriteBack {
+    file: File,
+    /// How far the writes have reached.
+    at: u64,
+    /// The end of the ranges whose write-back has been started, and of
+    /// those waited for.
+    started: u64,
+    waited: u64,
+}
+
+impl WriteBack {
+    /// Bytes between two calls of `sync_file_range`.
+    pub const STEP: u64 = 8 << 20;
+
+    /// Writes into `file` from its current offset.
+    pub fn new(mut file: File) -> WriteBack {
+        use std::io::Seek;
+        let start = file.stream_position().unwrap_or(0);
+        WriteBack { file, at: start, started: start, waited: start }
+    }
+
+    /// The file written.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    fn sync_range(&self, from: u64, to: u64, flags: libc::c_uint) {
+        // SAFETY: a plain system call on a descriptor this writer owns.
+        unsafe {
+            libc::sync_file_range(
+                self.file.as_raw_fd(),
+                from as libc::off64_t,
+                (to - from) as libc::off64_t,
+                flags,
+            );
+        }
+    }
+
+    /// Starts the write-back of what was written since the last call and
+    /// waits for the step before it.
+    fn hand_over(&mut self) {
+        self.sync_range(self.started, self.at, libc::SYNC_FILE_RANGE_WRITE);
+        if self.waited < self.started {
+            self.sync_range(
+                self.waited,
+                self.started,
+                libc::SYNC_FILE_RANGE_WAIT_BEFORE
+                    | libc::SYNC_FILE_RANGE_WRITE
+                    | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+            );
+        }
+        self.waited = self.started;
+        self.started = self.at;
+    }
+}
+
+impl std::io::Write for WriteBack {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.at += n as u64;
+        if self.at - self.started >= Self::STEP {
+            self.hand_over();
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,6 +575,35 @@ mod tests {
 
     fn write(a: &AtomicFile, bytes: &[u8]) {
         a.file().write_all(bytes).unwrap();
+    }
+
+    #[test]
+    fn write_back_writes_every_byte_in_place_and_hands_them_over_as_it_goes() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("out.bin");
+        let a = AtomicFile::create(&target).unwrap();
+        write(&a, b"header:");
+        let mut w = a.writer().unwrap();
+        assert_eq!(w.at, 7);
+        let mut want = b"header:".to_vec();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        while want.len() < 3 * WriteBack::STEP as usize + 12345 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let chunk: Vec<u8> = (0..(x % (1 << 20)) as usize).map(|i| (i as u64 ^ x) as u8).collect();
+            w.write_all(&chunk).unwrap();
+            want.extend_from_slice(&chunk);
+            // Everything written but the last step's worth has been handed
+            // over, and all but the last two steps waited for.
+            assert!(w.waited <= w.started && w.started <= w.at && w.at == want.len() as u64);
+            assert!(w.at - w.started < WriteBack::STEP, "{} {}", w.at, w.started);
+        }
+        assert!(w.waited >= WriteBack::STEP, "write-back of the first steps waited for: {}", w.waited);
+        w.flush().unwrap();
+        drop(w);
+        a.commit().unwrap();
+        assert!(std::fs::read(&target).unwrap() == want);
     }
 
     #[test]

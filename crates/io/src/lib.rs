@@ -70,7 +70,7 @@ pub mod test_util;
 mod threads;
 mod uring;
 
-pub use atomic::{resolve_links, AtomicFile};
+pub use atomic::{resolve_links, AtomicFile, WriteBack};
 pub use buf::AlignedBuf;
 pub use config::{StreamConfig, StreamInfo, StreamKind};
 pub use counts::SyscallCounts;

@@ -456,7 +456,7 @@ fn sort_with(
     // as their values.
     let mut sorted = sorter.finish(kind == TableKind::Arrow)?;
     let target = AtomicFile::create(output)?;
-    let file = target.file().try_clone().map_err(|e| crate::read::io_error("write", output, e))?;
+    let file = target.writer()?;
     let writer = TableWriter::new(file, output, sorted.schema(), &layout, &keys, &key_fields)?;
     let batches = sorted.by_ref().map(|batch| {
         let batch = batch.map_err(|e| match e {

@@ -2,7 +2,6 @@
 //! (`sorting_columns`), or an Arrow IPC file, written batch by batch into
 //! an open file (the caller's [`emsort_io::AtomicFile`]).
 
-use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 
@@ -13,6 +12,8 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::SortingColumn;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
+
+use emsort_io::WriteBack;
 
 use crate::{TableError, TableKey, TableKind};
 
@@ -57,8 +58,8 @@ pub(crate) fn default_codec() -> Compression {
 }
 
 pub(crate) enum TableWriter {
-    Parquet(Box<ArrowWriter<BufWriter<File>>>),
-    Arrow(Box<arrow_ipc::writer::FileWriter<BufWriter<File>>>),
+    Parquet(Box<ArrowWriter<BufWriter<WriteBack>>>),
+    Arrow(Box<arrow_ipc::writer::FileWriter<BufWriter<WriteBack>>>),
 }
 
 fn bad(path: &Path, e: impl std::fmt::Display) -> TableError {
@@ -88,7 +89,7 @@ impl TableWriter {
     /// A writer of `schema`'s rows sorted by `keys` (at `key_fields`) into
     /// `file` (named `path` in messages).
     pub fn new(
-        file: File,
+        file: WriteBack,
         path: &Path,
         schema: SchemaRef,
         layout: &Layout,
