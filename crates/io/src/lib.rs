@@ -26,7 +26,8 @@
 //!   `sort -S` takes them.
 //! - **Nothing lost**: outputs written beside their target and renamed
 //!   when complete, keeping the target's mode, owner and attributes
-//!   ([`AtomicFile`]); outputs that are devices or FIFOs written into
+//!   ([`AtomicFile`]; [`WriteBack`] hands a page-cache output to the disk
+//!   as it is written, so the commit's `fsync` is short); outputs that are devices or FIFOs written into
 //!   ([`OutputTarget`]); inputs of unknown size read to their end
 //!   ([`input_size`]); temporary directories ([`TempDir`]) and files that
 //!   the next run removes when their process was killed ([`temp`]).
