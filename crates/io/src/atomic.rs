@@ -528,6 +528,18 @@ impl WriteBack {
         }
     }
 
+    /// Counts `n` more bytes written after the last ones through another
+    /// descriptor of the file (a stream of the sort's output), and hands
+    /// them to the disk as [`Write::write`](std::io::Write::write) would.
+    /// Bytes a stream still holds in its own buffer are handed over with
+    /// the next step, whose wait starts any write-back not yet started.
+    pub fn wrote(&mut self, n: u64) {
+        self.at += n;
+        if self.at - self.started >= Self::STEP {
+            self.hand_over();
+        }
+    }
+
     /// Starts the write-back of what was written since the last call and
     /// waits for the step before it.
     fn hand_over(&mut self) {
@@ -549,10 +561,7 @@ impl WriteBack {
 impl std::io::Write for WriteBack {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.file.write(buf)?;
-        self.at += n as u64;
-        if self.at - self.started >= Self::STEP {
-            self.hand_over();
-        }
+        self.wrote(n as u64);
         Ok(n)
     }
 

@@ -21,7 +21,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, SyncSender};
 use std::sync::{Mutex, OnceLock};
 
-use emsort_io::{AtomicFile, Dest, Error, ErrorKind, IntoKind, OutputTarget, Place, Result, TempDir};
+use emsort_io::{
+    AtomicFile, Dest, Error, ErrorKind, IntoKind, OutputTarget, Place, Result, TempDir, WriteBack,
+};
 
 use crate::byte_stream::{AlignedBuf, BlockSink, ByteInput, ByteOutput};
 use crate::plan::SortPlan;
@@ -269,7 +271,12 @@ impl<'a> Output<'a> {
         Ok(match &self.kind {
             Kind::Atomic(f) => {
                 let target = f.target();
-                Box::new(ByteOutput::create_in(Dest::Open(f.file(), &target), self.unit, &cfg)?)
+                let sink = Box::new(ByteOutput::create_in(Dest::Open(f.file(), &target), self.unit, &cfg)?);
+                match cfg.kind.bypasses_cache() {
+                    true => sink,
+                    // Made after the stream, which starts the file anew.
+                    false => Box::new(HandOver { sink, back: f.writer()? }),
+                }
             }
             Kind::InPlace { spool, .. } => {
                 Box::new(ByteOutput::create(&spool.path().join("output"), self.unit, &cfg)?)
@@ -418,6 +425,39 @@ pub(crate) fn about_output(e: Error, to: &Path) -> Error {
         e.with_path(to)
     } else {
         e
+    }
+}
+
+/// An output written through the page cache (every kind but `direct` and
+/// `uring-direct`), handed to the disk as it is written ([`WriteBack`]):
+/// else the commit's `fsync` waits for all of it (a 1 GiB sort of lines
+/// with `--io uring`: 0.70 s, the CPUs idle).
+struct HandOver<'s> {
+    sink: Box<dyn BlockSink + 's>,
+    back: WriteBack,
+}
+
+impl BlockSink for HandOver<'_> {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        self.sink.write(bytes)?;
+        self.back.wrote(bytes.len() as u64);
+        Ok(())
+    }
+    fn close(&mut self) -> Result<()> {
+        self.sink.close()
+    }
+    fn write_block(
+        &mut self,
+        buf: AlignedBuf,
+        len: usize,
+        back: &std::sync::mpsc::Sender<AlignedBuf>,
+    ) -> Result<Option<AlignedBuf>> {
+        let kept = self.sink.write_block(buf, len, back)?;
+        self.back.wrote(len as u64);
+        Ok(kept)
+    }
+    fn keeps_blocks(&self) -> bool {
+        self.sink.keeps_blocks()
     }
 }
 
