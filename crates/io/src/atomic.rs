@@ -505,15 +505,10 @@ impl WriteBack {
     pub const STEP: u64 = 8 << 20;
 
     /// Writes into `file` from its current offset.
-    pub fn new(mut file: File) -> WriteBack {
+    pub(crate) fn new(mut file: File) -> WriteBack {
         use std::io::Seek;
         let start = file.stream_position().unwrap_or(0);
         WriteBack { file, at: start, started: start, waited: start }
-    }
-
-    /// The file written.
-    pub fn file(&self) -> &File {
-        &self.file
     }
 
     fn sync_range(&self, from: u64, to: u64, flags: libc::c_uint) {

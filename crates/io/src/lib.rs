@@ -27,10 +27,11 @@
 //! - **Nothing lost**: outputs written beside their target and renamed
 //!   when complete, keeping the target's mode, owner and attributes
 //!   ([`AtomicFile`]; [`WriteBack`] hands a page-cache output to the disk
-//!   as it is written, so the commit's `fsync` is short); outputs that are devices or FIFOs written into
-//!   ([`OutputTarget`]); inputs of unknown size read to their end
-//!   ([`input_size`]); temporary directories ([`TempDir`]) and files that
-//!   the next run removes when their process was killed ([`temp`]).
+//!   as it is written, so the commit's `fsync` is short); outputs that
+//!   are devices or FIFOs written into ([`OutputTarget`]); inputs of
+//!   unknown size read to their end ([`input_size`]); temporary
+//!   directories ([`TempDir`]) and files that the next run removes when
+//!   their process was killed ([`temp`]).
 //!
 //! Errors are [`Error`] values with an [`ErrorKind`] and the path concerned.
 //!

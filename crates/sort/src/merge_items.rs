@@ -405,8 +405,7 @@ pub(crate) fn merge(
                 .map(|s| s.last().expect("a live window has items"))
                 .reduce(|a, b| if order.before(b, a) { b } else { a })
                 .expect("live");
-            let live_safe = wins.iter().zip(&mut safe).filter(|(w, _)| !w.done).map(|(_, s)| s);
-            for (s, n) in live.iter().zip(live_safe) {
+            for (s, n) in live.iter().zip(of_live(&wins, &mut safe)) {
                 *n = match forward {
                     true => count_from(s, *n, &bound, &order),
                     false => s.partition_point(|h| !order.before(&bound, h)),
@@ -457,14 +456,18 @@ pub(crate) fn merge(
         for (w, &c) in wins.iter_mut().filter(|w| !w.done).zip(&counts) {
             w.next += c;
         }
-        let live_safe = wins.iter().zip(&mut safe).filter(|(w, _)| !w.done).map(|(_, s)| s);
-        for (s, &c) in live_safe.zip(&counts) {
+        for (s, &c) in of_live(&wins, &mut safe).zip(&counts) {
             *s -= c;
         }
         moved.read += bytes as u64;
         poll(bytes as u64)?;
     }
     Ok(moved)
+}
+
+/// The entries of `per` (one per window) of the windows not done, in order.
+fn of_live<'a, T>(wins: &'a [Window], per: &'a mut [T]) -> impl Iterator<Item = &'a mut T> {
+    wins.iter().zip(per).filter(|(w, _)| !w.done).map(|(_, x)| x)
 }
 
 /// How many of `items` (in order) come no later than `bound`, knowing that
@@ -1319,6 +1322,65 @@ mod tests {
                 out.finish().unwrap();
             });
             assert!(*got.lock().unwrap() == all.concat(), "blocks of {block} bytes");
+        }
+    }
+
+    /// `sort -m` of runs out of order merges as GNU sort does, head by
+    /// head (the smallest head next, ties to the earlier run), also where
+    /// output blocks cut rounds short and a run's descent moves the bound
+    /// back.
+    #[test]
+    fn runs_out_of_order_merge_head_by_head() {
+        use emsort_io::{StreamConfig, StreamKind};
+        use rand::{Rng, SeedableRng};
+        let codec = crate::codec::of(crate::Format::Lines, false, b'\n', None);
+        let dir = tempfile::tempdir().unwrap();
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(11);
+        for (block, items, seed) in [(128, 400, 1), (512, 3000, 2), (4096, 6000, 3)] {
+            let mut inputs = Vec::new();
+            let mut runs: Vec<Vec<Vec<u8>>> = Vec::new();
+            for r in 0..4 {
+                // Sorted stretches of random lengths, each starting anew.
+                let mut run: Vec<Vec<u8>> = Vec::new();
+                while run.len() < items {
+                    let n = rng.random_range(1..60usize).min(items - run.len());
+                    let mut part: Vec<Vec<u8>> = (0..n)
+                        .map(|_| {
+                            let mut l: Vec<u8> =
+                                (0..rng.random_range(0..6)).map(|_| rng.random_range(b'a'..b'e')).collect();
+                            l.push(b'\n');
+                            l
+                        })
+                        .collect();
+                    part.sort();
+                    run.extend(part);
+                }
+                let path = dir.path().join(format!("run{seed}-{r}"));
+                std::fs::write(&path, run.concat()).unwrap();
+                let cfg = StreamConfig::new(StreamKind::Buffered).block_size(block);
+                let stream = crate::byte_stream::ByteInput::open(&path, 1, &cfg).unwrap();
+                inputs.push(crate::read_ahead::Input { stream, path, free_behind: false, skip: 0 });
+                runs.push(run);
+            }
+            let mut want = Vec::new();
+            let mut at = vec![0; runs.len()];
+            while let Some(r) =
+                (0..runs.len()).filter(|&r| at[r] < runs[r].len()).min_by_key(|&r| (&runs[r][at[r]], r))
+            {
+                want.extend_from_slice(&runs[r][at[r]]);
+                at[r] += 1;
+            }
+            let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            let kinds = [RunKind { sorted: false, keyed: false }; 4];
+            std::thread::scope(|s| {
+                let readers = crate::read_ahead::start(s, inputs, block).unwrap();
+                let sink = Box::new(VecSink(got.clone()));
+                let mut out = WriteBehind::new(s, sink, block, dir.path()).unwrap();
+                merge(readers, &kinds, block, &*codec, &mut out, &pool, 2, &mut |_| Ok(())).unwrap();
+                out.finish().unwrap();
+            });
+            assert!(*got.lock().unwrap() == want, "blocks of {block} bytes");
         }
     }
 
