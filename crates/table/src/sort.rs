@@ -449,6 +449,7 @@ fn sort_with(
         group_bytes: ((sorter.memory / 6) as usize).max(1 << 20),
         codec: spec.codec.or(first.codec).unwrap_or_else(crate::write::default_codec),
         dictionary: first.dictionary.clone(),
+        threads: plan.threads(),
     };
     let (keys, key_fields) = (sorter.conv.key.keys().to_vec(), sorter.conv.key.fields().to_vec());
     // An Arrow IPC file holds one dictionary per column for all its
